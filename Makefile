@@ -1,0 +1,42 @@
+# make demo: the memory core on a bundled sample, no API key, no server.
+# make test: ruff, mypy and the whole pytest suite in .venv (Python 3.12).
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+# The first Python 3.12 that actually runs (a pyenv shim may exist but fail).
+PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
+	$$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && { echo $$p; break; }; done)
+PIP := $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it or run make PYTHON=/path/to/python3.12"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# The repository root is importable as the package astrbot_plugin_engram (as inside AstrBot).
+$(VENV)/.runtime: $(BIN)/python requirements.txt constraints.txt
+	$(PIP) -r requirements.txt
+	ln -sfn "$(CURDIR)" "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/astrbot_plugin_engram"
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PIP) -r requirements.txt -r requirements-dev.txt
+	touch $@
+
+demo: $(VENV)/.runtime
+	$(BIN)/python -m astrbot_plugin_engram.memory demo
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.runtime
+	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/perf.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

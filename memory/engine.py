@@ -1,0 +1,317 @@
+"""Engram: the core's one entry point — record, remember, recall, update, forget.
+
+``await Engram.open(path)`` gives a running memory: the SQLite store, the vector index of the
+current embedder (loaded at open, kept in sync) and a background task that embeds new items in
+batches. Recording never waits for an embedding; recall uses what is embedded so far.
+
+Durability: ``record()`` returns an episode id only after the transaction holding it has committed
+to the write-ahead log, so an acknowledged episode survives the process being killed. Concurrent
+``record()`` calls share one transaction (group commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embedders import Embedder, LocalE5, NoEmbedder
+from .errors import EmbeddingError, InvalidInputError, UnknownIdError
+from .model import MEMORY_KINDS, Audience, Episode, Hit, Memory, aware, now_utc
+from .ranker import LinearRanker, Ranker
+from .recall import RecallSettings, featurize, gather, rank
+from .scopes import parse_scope, visibility
+from .sqlite_store import SQLiteStore
+from .text import MAX_TEXT, cap
+from .vectors import VectorIndex
+
+log = logging.getLogger("engram")
+
+MAX_BATCH = 1000  # episodes per group commit
+EMBED_BATCH = 32
+MAX_K = 200
+
+
+class Engram:
+    """A bot's memory: one store, one embedder, one ranker."""
+
+    def __init__(self, store: SQLiteStore, embedder: Embedder, ranker: Ranker,
+                 settings: RecallSettings, query_timeout: float):
+        self.store = store
+        self.embedder = embedder
+        self.ranker = ranker
+        self.settings = settings
+        self.query_timeout = query_timeout
+        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
+        self._queue: list[tuple[Episode, asyncio.Future[int]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._kick = asyncio.Event()
+        self._indexer: asyncio.Task[None] | None = None
+        self._embed_failing = False
+
+    @classmethod
+    async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
+                   ranker: Ranker | None = None, settings: RecallSettings | None = None,
+                   background: bool = True, durable: bool = False,
+                   query_timeout: float = 10.0) -> Engram:
+        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
+        store = await SQLiteStore.open(path, durable=durable)
+        self = cls(store, embedder if embedder is not None else LocalE5(),
+                   ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
+        await self._load_index()
+        if background and self.index is not None:
+            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
+            self._kick.set()
+        return self
+
+    async def close(self) -> None:
+        """Write what is queued, stop the indexer, close the store."""
+        await self.flush()
+        if self._indexer:
+            self._indexer.cancel()
+            await asyncio.gather(self._indexer, return_exceptions=True)
+        await self.store.close()
+
+    # ---- recording -----------------------------------------------------------------------
+    async def record(self, episode: Episode) -> int:
+        """Append an episode; returns its id once it is durably committed."""
+        ep = _checked_episode(episode)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queue.append((ep, fut))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_queue())
+        return await asyncio.shield(fut)
+
+    async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
+        """Append many episodes in one transaction; returns their ids in order."""
+        eps = [_checked_episode(e) for e in episodes]
+        ids: list[int] = []
+        for i in range(0, len(eps), MAX_BATCH):
+            ids += await self.store.add_episodes(eps[i : i + MAX_BATCH])
+        self._kick.set()
+        return ids
+
+    async def flush(self) -> None:
+        """Wait until every queued episode is committed."""
+        while self._flusher is not None and not self._flusher.done():
+            await asyncio.shield(self._flusher)
+
+    async def _flush_queue(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            try:
+                ids = await self.store.add_episodes([e for e, _ in batch])
+            except Exception as e:
+                log.exception("recording %d episodes failed", len(batch))
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(e)
+                continue
+            for (_, fut), i in zip(batch, ids):
+                if not fut.done():
+                    fut.set_result(i)
+            self._kick.set()
+
+    # ---- memories ------------------------------------------------------------------------
+    async def add_memory(self, memory: Memory) -> int:
+        """Store a memory; returns its id."""
+        mid = await self.store.add_memory(_checked_memory(memory))
+        self._kick.set()
+        return mid
+
+    async def update(self, memory_id: int, text: str | None = None, **changes: Any) -> int:
+        """Write a new version of a memory (the old one is kept, marked superseded); returns its id."""
+        old = await self.get(memory_id)
+        if old.status == "superseded":
+            raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
+        new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
+                      created_at=now_utc(), status="active", **changes)
+        mid = await self.store.add_memory(_checked_memory(new), supersedes=memory_id)
+        if self.index:
+            self.index.set_status("m", memory_id, "superseded")
+        self._kick.set()
+        return mid
+
+    async def set_scope(self, memory_id: int, scope: str) -> None:
+        """Change a memory's scope in place (owner commands; models only narrow via scopes.narrow_scope)."""
+        scope = parse_scope(scope)
+        await self.get(memory_id)
+        await self.store.set_memory_fields(memory_id, scope=scope)
+        if self.index:
+            self.index.move(memory_id, scope)
+
+    async def forget(self, ids: Sequence[int]) -> int:
+        """Hard-delete memories with all their versions; returns how many rows went."""
+        known = await self.store.get_memories(list(ids))
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
+        gone = await self.store.delete_memories(list(ids))
+        if self.index:
+            for i in gone:
+                self.index.set_status("m", i, "superseded")
+        return len(gone)
+
+    # ---- reading -------------------------------------------------------------------------
+    async def get(self, memory_id: int) -> Memory:
+        found = await self.store.get_memories([memory_id])
+        if memory_id not in found:
+            raise UnknownIdError(f"no memory with id {memory_id}")
+        return found[memory_id]
+
+    async def get_episode(self, episode_id: int) -> Episode:
+        found = await self.store.get_episodes([episode_id])
+        if episode_id not in found:
+            raise UnknownIdError(f"no episode with id {episode_id}")
+        return found[episode_id]
+
+    async def history(self, memory_id: int) -> list[Memory]:
+        """Every version of a memory, oldest first."""
+        ids = await self.store.versions(memory_id)
+        if not ids:
+            raise UnknownIdError(f"no memory with id {memory_id}")
+        found = await self.store.get_memories(ids)
+        return [found[i] for i in ids]
+
+    async def sources(self, memory_id: int) -> list[Episode]:
+        """The episodes a memory was derived from."""
+        m = await self.get(memory_id)
+        eps = await self.store.get_episodes(list(m.sources))
+        return [eps[i] for i in m.sources if i in eps]
+
+    async def recall(self, query: str, audience: Audience, k: int = 10, *,
+                     include_archived: bool = False, now: datetime | None = None) -> list[Hit]:
+        """The ``k`` memories and episodes ``audience`` may see that best answer ``query``."""
+        if not isinstance(query, str):
+            raise InvalidInputError("query must be a string")
+        if not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}")
+        query = query[:MAX_TEXT]
+        if not query.strip():
+            return []
+        qvec = await self.embed_query(query)
+        vis = visibility(audience)
+        cands = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
+        featurize(cands, query, now or now_utc(), self.settings)
+        return rank(cands, self.ranker, k)
+
+    async def embed_query(self, query: str) -> np.ndarray | None:
+        """The query's vector, or None (recall then runs on keywords) when the embedder fails."""
+        if self.index is None:
+            return None
+        try:
+            vec = await asyncio.wait_for(self.embedder.embed([query], "query"), self.query_timeout)
+            return np.asarray(vec, np.float32).reshape(-1)
+        except (EmbeddingError, asyncio.TimeoutError, OSError) as e:
+            log.warning("query embedding failed, recall uses keywords only: %s", e)
+            return None
+
+    async def stats(self) -> dict[str, Any]:
+        counts: dict[str, Any] = dict(await self.store.counts())
+        counts["embedder"] = self.embedder.name
+        counts["indexed"] = len(self.index) if self.index else 0
+        return counts
+
+    # ---- vectors -------------------------------------------------------------------------
+    async def _load_index(self) -> None:
+        if self.index is None:
+            return
+        groups: dict[tuple[str, str], list[tuple[int, str, bytes]]] = {}
+        for kind, i, group, status, blob in await self.store.load_vectors(self.embedder.name):
+            groups.setdefault((kind, group), []).append((i, status, blob))
+        for (kind, group), rows in groups.items():
+            vecs = np.stack([np.frombuffer(b, np.float32) for _, _, b in rows])
+            self.index.add(kind, group, [r[0] for r in rows], vecs, [r[1] for r in rows])
+
+    async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
+        """Embed every item that has no vector yet; returns how many were embedded."""
+        if self.index is None:
+            return 0
+        done = 0
+        for kind in ("e", "m"):
+            name = f"vectors:{self.embedder.name}:{kind}"
+            while rows := await self.store.items_after(kind, await self.store.cursor(name), EMBED_BATCH):
+                live = [r for r in rows if r[2] != "superseded"]
+                vecs = await self.embedder.embed([r[3] for r in live], "passage") if live else None
+                if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
+                                         (self.index.dim and vecs.shape[1] != self.index.dim)):
+                    raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
+                                         f", expected ({len(live)}, {self.index.dim})")
+                pairs = list(zip([r[0] for r in live], vecs)) if vecs is not None else []
+                await self.store.save_vectors(self.embedder.name, kind, pairs, (name, rows[-1][0]))
+                for r, v in zip(live, vecs if vecs is not None else []):
+                    self.index.add(kind, r[1], [r[0]], v[None, :], [r[2]])
+                done += len(live)
+                if progress:
+                    progress(done)
+        return done
+
+    async def _index_loop(self) -> None:
+        delay = 1.0
+        while True:
+            await self._kick.wait()
+            self._kick.clear()
+            try:
+                await self.embed_pending()
+                if self._embed_failing:
+                    log.info("embedding works again; the backlog is indexed")
+                self._embed_failing, delay = False, 1.0
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the indexer must outlive any embedder failure
+                if not self._embed_failing:
+                    log.warning("embedding failed (will retry; recall uses keywords meanwhile): %s", e)
+                self._embed_failing = True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 300.0)
+                self._kick.set()
+
+    async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
+        """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
+        if self._indexer:
+            self._indexer.cancel()
+            await asyncio.gather(self._indexer, return_exceptions=True)
+        await self.store.drop_vectors(embedder.name)
+        self.embedder = embedder
+        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
+        n = await self.embed_pending(progress)
+        if self.index is not None and self._indexer is not None:
+            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
+        return n
+
+
+def _checked_episode(ep: Episode) -> Episode:
+    if not isinstance(ep, Episode):
+        raise InvalidInputError(f"expected an Episode, got {type(ep).__name__}")
+    if not isinstance(ep.space, str) or not ep.space.strip():
+        raise InvalidInputError("an episode needs a space")
+    if not isinstance(ep.content, str) or not ep.content.strip():
+        raise InvalidInputError("an episode needs some text")
+    text, cut = cap(ep.content)
+    meta = dict(ep.meta)
+    if cut:
+        log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
+        meta["truncated_from"] = cut
+    return replace(ep, content=text, meta=meta, time=aware(ep.time))
+
+
+def _checked_memory(m: Memory) -> Memory:
+    if not isinstance(m, Memory):
+        raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
+    if not isinstance(m.text, str) or not m.text.strip():
+        raise InvalidInputError("a memory needs some text")
+    if m.kind not in MEMORY_KINDS:
+        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
+    if not 0.0 <= float(m.importance) <= 1.0:
+        raise InvalidInputError("importance must be between 0 and 1")
+    text, cut = cap(m.text)
+    if cut:
+        log.warning("memory text of %d characters cut to %d", cut, MAX_TEXT)
+    return replace(m, text=text, scope=parse_scope(m.scope), subjects=tuple(m.subjects),
+                   sources=tuple(int(s) for s in m.sources), created_at=aware(m.created_at))

@@ -1,0 +1,28 @@
+"""The core's small error hierarchy."""
+
+
+class EngramError(Exception):
+    """Base class of every error the core raises on purpose."""
+
+
+class UnknownIdError(EngramError, KeyError):
+    """An id names no episode or memory (or one that was forgotten)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown id"
+
+
+class InvalidScopeError(EngramError, ValueError):
+    """A scope string is not one of public, self, owner, space:<space>."""
+
+
+class InvalidInputError(EngramError, ValueError):
+    """An argument is of the wrong kind or out of bounds."""
+
+
+class StoreError(EngramError):
+    """The store file cannot be used (not SQLite, newer schema, ...); it was left untouched."""
+
+
+class EmbeddingError(EngramError):
+    """An embedder failed or answered with the wrong shape."""

@@ -1,0 +1,103 @@
+"""The core's data: episodes, memories, audiences and recall hits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+EPISODE_KINDS = ("message_in", "message_out", "observation", "image", "note")
+MEMORY_KINDS = ("fact", "preference", "event", "relation", "diary", "reflection", "note")
+MEMORY_STATUSES = ("active", "superseded", "archived")
+SELF = "self"  # the actor id of the bot itself
+
+
+def now_utc() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(timezone.utc)
+
+
+def aware(t: datetime | None) -> datetime:
+    """``t`` as a timezone-aware datetime (naive times are taken as UTC); None means now."""
+    if t is None:
+        return now_utc()
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One thing the bot lived through: a message in or out, an image, an observation."""
+
+    space: str
+    content: str
+    actor: str = ""
+    actor_name: str = ""
+    kind: str = "message_in"
+    time: datetime | None = None
+    source: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    seq: int | None = None
+    section: int | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A readable memory derived from episodes (or told directly), with a scope."""
+
+    text: str
+    scope: str
+    kind: str = "fact"
+    subjects: tuple[str, ...] = ()
+    sources: tuple[int, ...] = ()
+    importance: float = 0.5
+    strength: float = 1.0
+    last_recalled: datetime | None = None
+    created_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    status: str = "active"
+    supersedes: int | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Audience:
+    """Who will read the reply: the space, the people present, and whether it is the owner's DM.
+
+    ``everything`` is for the owner's own tools (dashboard, CLI): it sees every space.
+    """
+
+    space: str
+    people: tuple[str, ...] = ()
+    owner_private: bool = False
+    everything: bool = False
+
+    @classmethod
+    def owner_console(cls) -> Audience:
+        """The owner's dashboard / CLI view, which may see every space."""
+        return cls(space="", everything=True)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A recalled item with its score and the features that produced it."""
+
+    kind: Literal["episode", "memory"]
+    id: int
+    text: str
+    score: float
+    features: dict[str, float]
+    item: Episode | Memory
+
+    @property
+    def key(self) -> str:
+        """A printable key: ``e12`` for episode 12, ``m7`` for memory 7."""
+        return ("e" if self.kind == "episode" else "m") + str(self.id)
+
+    @property
+    def time(self) -> datetime | None:
+        """When the recalled thing happened (episode time, or the memory's creation)."""
+        if isinstance(self.item, Episode):
+            return self.item.time
+        return self.item.valid_from or self.item.created_at

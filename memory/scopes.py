@@ -1,0 +1,80 @@
+"""Privacy by scope: the one place that decides what an audience may see.
+
+Scopes: ``public`` (anywhere), ``self`` (the bot's own feelings; anywhere), ``owner`` (only in a
+private chat with the owner), ``space:<space>`` (only in that place). Episodes are visible only in
+their own space. Every read path asks :func:`visibility` and filters *before* ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidScopeError
+from .model import Audience
+
+PUBLIC, SELF, OWNER = "public", "self", "owner"
+SPACE_PREFIX = "space:"
+
+
+def parse_scope(scope: object) -> str:
+    """Return ``scope`` normalised, or raise InvalidScopeError naming what is allowed."""
+    if not isinstance(scope, str):
+        raise InvalidScopeError(f"scope must be a string, not {type(scope).__name__}")
+    s = scope.strip()
+    if s in (PUBLIC, SELF, OWNER):
+        return s
+    if s.startswith(SPACE_PREFIX) and s[len(SPACE_PREFIX):].strip():
+        return SPACE_PREFIX + s[len(SPACE_PREFIX):].strip()
+    raise InvalidScopeError(
+        f"invalid scope {scope!r}: use public, self, owner or space:<space>"
+    )
+
+
+def space_scope(space: str) -> str:
+    """The scope of things learned in ``space`` and meant to stay there."""
+    return parse_scope(SPACE_PREFIX + space)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What one audience may see. ``None`` means no restriction (the owner's console)."""
+
+    memory_scopes: frozenset[str] | None
+    episode_spaces: frozenset[str] | None
+
+    def sees_memory(self, scope: str) -> bool:
+        return self.memory_scopes is None or scope in self.memory_scopes
+
+    def sees_episode(self, space: str) -> bool:
+        return self.episode_spaces is None or space in self.episode_spaces
+
+
+def visibility(audience: Audience) -> Visibility:
+    """The one function that decides what ``audience`` may see."""
+    if audience.everything:
+        return Visibility(None, None)
+    scopes = {PUBLIC, SELF, space_scope(audience.space)} if audience.space else {PUBLIC, SELF}
+    if audience.owner_private:
+        scopes.add(OWNER)
+    spaces = frozenset({audience.space}) if audience.space else frozenset()
+    return Visibility(frozenset(scopes), spaces)
+
+
+def narrow_scope(proposed: str, learned_in: str, subjects: tuple[str, ...] = ()) -> str:
+    """The scope code allows for a model's proposal: it can only narrow, never widen.
+
+    Memories about people stay in the space they were learned in (or ``owner``, if learned
+    there); only memories about no person may become ``public`` or ``self``.
+    """
+    home = space_scope(learned_in)
+    try:
+        wanted = parse_scope(proposed)
+    except InvalidScopeError:
+        return home
+    if wanted == home:
+        return home
+    if wanted == OWNER:
+        return OWNER
+    if wanted in (PUBLIC, SELF) and not subjects:
+        return wanted
+    return home

@@ -1,0 +1,474 @@
+"""The SQLite store: one file per bot, WAL, one long-lived writer and one reader connection.
+
+Everything SQLite-specific (FTS5, pragmas, migrations) stays in this module; the engine above it
+speaks the store's methods only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from .errors import StoreError, UnknownIdError
+from .model import Episode, Memory, aware
+from .schema import MIGRATIONS
+from .scopes import Visibility
+from .text import date_words, fts_query, words
+
+log = logging.getLogger("engram.store")
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
+
+
+def _ts(t: datetime | None) -> float | None:
+    return None if t is None else aware(t).timestamp()
+
+
+def _tz(t: datetime) -> int:
+    off = aware(t).utcoffset()
+    return int(off.total_seconds() // 60) if off else 0
+
+
+def _dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz_minutes)))
+
+
+def _in(values: Iterable[str]) -> tuple[str, list[str]]:
+    vals = list(values)
+    return "(" + ",".join("?" * len(vals)) + ")", vals
+
+
+@dataclass
+class _SpaceState:
+    seq: int
+    section: int
+    last_time: float
+
+
+def episode_words(ep: Episode) -> str:
+    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
+    parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
+    return " ".join(parts)
+
+
+def memory_words(m: Memory) -> str:
+    return " ".join(words(m.text))
+
+
+class SQLiteStore:
+    """Episodes, memories, sources, vectors, cursors and keyword indexes in one SQLite file."""
+
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+        self.path = path
+        self._w = writer
+        self._r = reader
+        self._lock = asyncio.Lock()
+        self._spaces: dict[str, _SpaceState] = {}
+        self.section_gap = SECTION_GAP.total_seconds()
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    async def open(cls, path: str | Path, *, durable: bool = False) -> SQLiteStore:
+        """Open (or create) the store at ``path``; a foreign or newer file is refused untouched."""
+        path = Path(path)
+        _check_header(path)
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await _check_known_schema(writer, path)
+            for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
+                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
+                await writer.execute(f"PRAGMA {pragma}")
+            await _migrate(writer)
+            reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            await reader.execute("PRAGMA busy_timeout=5000")
+        except BaseException:
+            await writer.close()
+            raise
+        return cls(path, writer, reader)
+
+    async def close(self) -> None:
+        await self._r.close()
+        await self._w.close()
+
+    # ---- episodes ------------------------------------------------------------------------
+    async def add_episodes(self, episodes: Sequence[Episode]) -> list[int]:
+        """Write ``episodes`` in one transaction; returns their ids once committed."""
+        async with self._lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            try:
+                ids = await self._insert_episodes(episodes)
+                await self._w.execute("COMMIT")
+            except BaseException:
+                await self._w.execute("ROLLBACK")
+                self._spaces.clear()  # the cached seq/section may be ahead of the file now
+                raise
+        return ids
+
+    async def _insert_episodes(self, episodes: Sequence[Episode]) -> list[int]:
+        async with self._w.execute("SELECT coalesce(max(id), 0) FROM episodes") as cur:
+            next_id = (await cur.fetchone())[0] + 1  # type: ignore[index]
+        rows, fts, aliases = [], [], []
+        for ep in episodes:
+            t = aware(ep.time)
+            seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
+            rows.append((next_id, t.timestamp(), _tz(t), ep.space, seq, section, ep.source, ep.actor,
+                         ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
+            fts.append((next_id, episode_words(ep)))
+            if ep.actor and ep.actor_name:
+                aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
+            next_id += 1
+        await self._w.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        await self._w.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        await self._w.executemany(
+            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        return [r[0] for r in rows]
+
+    async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int]:
+        """The next sequence number in ``space`` and its section (a new one after a silence)."""
+        st = self._spaces.get(space)
+        if st is None:
+            async with self._w.execute(
+                "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                (space,),
+            ) as cur:
+                row = await cur.fetchone()
+            st = _SpaceState(*row) if row else _SpaceState(0, 0, ts)
+            self._spaces[space] = st
+        if brk or ts - st.last_time > self.section_gap:
+            st.section += 1
+        st.seq += 1
+        st.last_time = max(st.last_time, ts)
+        return st.seq, st.section
+
+    async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
+        out: dict[int, Episode] = {}
+        for chunk in _chunks(list(ids)):
+            sql, vals = _in(map(str, chunk))
+            async with self._r.execute(f"SELECT * FROM episodes WHERE id IN {sql}", vals) as cur:
+                for row in await cur.fetchall():
+                    out[row[0]] = _episode(row)
+        return out
+
+    async def neighbours(self, episodes: Iterable[Episode], radius: int) -> dict[int, Episode]:
+        """Episodes within ``radius`` places of each given one, same space and same section."""
+        out: dict[int, Episode] = {}
+        for ep in episodes:
+            async with self._r.execute(
+                "SELECT * FROM episodes WHERE space = ? AND seq BETWEEN ? AND ? AND section = ?",
+                (ep.space, ep.seq - radius, ep.seq + radius, ep.section),  # type: ignore[operator]
+            ) as cur:
+                for row in await cur.fetchall():
+                    out[row[0]] = _episode(row)
+        return out
+
+    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+        sql = "SELECT time, tz FROM episodes WHERE space = ?"
+        args: list[Any] = [space]
+        if before is not None:
+            sql += " AND time < ?"
+            args.append(_ts(before))
+        async with self._r.execute(sql + " ORDER BY time DESC LIMIT 1", args) as cur:
+            row = await cur.fetchone()
+        return _dt(row[0], row[1]) if row else None
+
+    # ---- memories ------------------------------------------------------------------------
+    async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
+        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
+        async with self._lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            try:
+                root = None
+                if supersedes is not None:
+                    async with self._w.execute(
+                        "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
+                        row = await cur.fetchone()
+                    if row is None:
+                        raise UnknownIdError(f"no memory with id {supersedes}")
+                    if row[1] == "superseded":
+                        raise UnknownIdError(f"memory {supersedes} was already superseded")
+                    root = row[0]
+                    await self._w.execute(
+                        "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
+                    await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
+                cur = await self._w.execute(
+                    "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
+                    " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
+                    " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+                     m.importance, m.strength, _ts(m.last_recalled), _ts(aware(m.created_at)),
+                     _ts(m.valid_from), _ts(m.valid_to), m.status, supersedes))
+                mid = int(cur.lastrowid)  # type: ignore[arg-type]
+                await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
+                await self._w.execute(
+                    "INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, memory_words(m)))
+                await self._w.executemany(
+                    "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
+                await self._w.execute("COMMIT")
+            except BaseException:
+                await self._w.execute("ROLLBACK")
+                raise
+        return mid
+
+    async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
+        out: dict[int, Memory] = {}
+        for chunk in _chunks(list(ids)):
+            sql, vals = _in(map(str, chunk))
+            async with self._r.execute(f"SELECT * FROM memories WHERE id IN {sql}", vals) as cur:
+                rows = await cur.fetchall()
+            async with self._r.execute(
+                f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals
+            ) as cur:
+                srcs: dict[int, list[int]] = {}
+                for mid, eid in await cur.fetchall():
+                    srcs.setdefault(mid, []).append(eid)
+            for row in rows:
+                out[row[0]] = _memory(row, sorted(srcs.get(row[0], [])))
+        return out
+
+    async def versions(self, memory_id: int) -> list[int]:
+        """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
+        async with self._r.execute(
+            "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) ORDER BY id",
+            (memory_id,),
+        ) as cur:
+            return [r[0] for r in await cur.fetchall()]
+
+    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
+        """Change bookkeeping fields (status, strength, last_recalled, scope) in place."""
+        allowed = {"status", "strength", "last_recalled", "scope", "importance"}
+        if not fields or set(fields) - allowed:
+            raise ValueError(f"only {sorted(allowed)} can be set in place")
+        vals = [_ts(v) if isinstance(v, datetime) else v for v in fields.values()]
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        async with self._lock:
+            await self._w.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
+
+    async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
+        """Hard-delete every version of the given memories; returns the deleted row ids."""
+        async with self._lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            try:
+                sql, vals = _in(map(str, root_ids))
+                async with self._w.execute(
+                    f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
+                    vals,
+                ) as cur:
+                    ids = [r[0] for r in await cur.fetchall()]
+                for chunk in _chunks(ids):
+                    q, v = _in(map(str, chunk))
+                    await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
+                    await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
+                    await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
+                await self._w.execute("COMMIT")
+            except BaseException:
+                await self._w.execute("ROLLBACK")
+                raise
+        return ids
+
+    # ---- keyword search ------------------------------------------------------------------
+    async def keyword_episodes(
+        self, query: list[str], vis: Visibility, limit: int
+    ) -> list[tuple[int, float]]:
+        """(id, bm25) of the best-matching visible episodes; higher is better."""
+        if not query or vis.episode_spaces == frozenset():
+            return []
+        sql = ("SELECT f.rowid, -bm25(episodes_fts) FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
+               " WHERE episodes_fts MATCH ?")
+        args: list[Any] = [fts_query(query)]
+        if vis.episode_spaces is not None:
+            ins, vals = _in(sorted(vis.episode_spaces))
+            sql += f" AND e.space IN {ins}"
+            args += vals
+        async with self._r.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit]) as cur:
+            return [(r[0], r[1]) for r in await cur.fetchall()]
+
+    async def keyword_memories(
+        self, query: list[str], vis: Visibility, limit: int, include_archived: bool
+    ) -> list[tuple[int, float]]:
+        if not query or vis.memory_scopes == frozenset():
+            return []
+        statuses = ("active", "archived") if include_archived else ("active",)
+        st_sql, st_vals = _in(statuses)
+        sql = ("SELECT f.rowid, -bm25(memories_fts) FROM memories_fts f JOIN memories m ON m.id = f.rowid"
+               f" WHERE memories_fts MATCH ? AND m.status IN {st_sql}")
+        args: list[Any] = [fts_query(query), *st_vals]
+        if vis.memory_scopes is not None:
+            ins, vals = _in(sorted(vis.memory_scopes))
+            sql += f" AND m.scope IN {ins}"
+            args += vals
+        async with self._r.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit]) as cur:
+            return [(r[0], r[1]) for r in await cur.fetchall()]
+
+    # ---- vectors and cursors -------------------------------------------------------------
+    async def items_after(self, kind: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+        """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
+        if kind == "e":
+            sql = ("SELECT id, space, 'active', CASE WHEN actor_name != '' THEN actor_name || ': ' "
+                   "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
+        else:
+            sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
+        async with self._w.execute(sql, (after, limit)) as cur:
+            return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
+
+    async def save_vectors(self, model: str, kind: str, rows: list[tuple[int, np.ndarray]],
+                           cursor: tuple[str, int] | None = None) -> None:
+        """Store vectors (and advance a cursor) in one transaction."""
+        async with self._lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            try:
+                await self._w.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                    [(model, kind, i, v.astype(np.float32).tobytes()) for i, v in rows])
+                if cursor:
+                    await self._set_cursor(*cursor)
+                await self._w.execute("COMMIT")
+            except BaseException:
+                await self._w.execute("ROLLBACK")
+                raise
+
+    async def load_vectors(self, model: str) -> list[tuple[str, int, str, str, bytes]]:
+        """(kind, id, group, status, blob) of every live item with a vector of ``model``."""
+        async with self._w.execute(
+            "SELECT 'e', e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e"
+            " ON v.kind = 'e' AND e.id = v.item WHERE v.model = ?"
+            " UNION ALL SELECT 'm', m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m"
+            " ON v.kind = 'm' AND m.id = v.item WHERE v.model = ?",
+            (model, model),
+        ) as cur:
+            return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
+
+    async def drop_vectors(self, model: str) -> None:
+        async with self._lock:
+            await self._w.execute("BEGIN IMMEDIATE")
+            await self._w.execute("DELETE FROM vectors WHERE model = ?", (model,))
+            await self._w.execute("DELETE FROM cursors WHERE name LIKE ?", (f"vectors:{model}:%",))
+            await self._w.execute("COMMIT")
+
+    async def cursor(self, name: str) -> int:
+        async with self._w.execute("SELECT value FROM cursors WHERE name = ?", (name,)) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def set_cursor(self, name: str, value: int) -> None:
+        async with self._lock:
+            await self._set_cursor(name, value)
+
+    async def _set_cursor(self, name: str, value: int) -> None:
+        await self._w.execute(
+            "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            (name, value))
+
+    # ---- facts about the store -----------------------------------------------------------
+    async def counts(self) -> dict[str, int]:
+        out = {}
+        for name, sql in (
+            ("episodes", "SELECT count(*) FROM episodes"),
+            ("memories", "SELECT count(*) FROM memories WHERE status = 'active'"),
+            ("archived", "SELECT count(*) FROM memories WHERE status = 'archived'"),
+            ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
+            ("spaces", "SELECT count(DISTINCT space) FROM episodes"),
+            ("people", "SELECT count(DISTINCT person) FROM aliases"),
+            ("vectors", "SELECT count(*) FROM vectors"),
+        ):
+            async with self._r.execute(sql) as cur:
+                out[name] = (await cur.fetchone())[0]  # type: ignore[index]
+        return out
+
+    async def aliases(self, person: str) -> list[str]:
+        async with self._r.execute(
+            "SELECT alias FROM aliases WHERE person = ? ORDER BY last_seen DESC", (person,)) as cur:
+            return [r[0] for r in await cur.fetchall()]
+
+    async def integrity(self) -> list[str]:
+        """Problems found by SQLite's integrity check and FTS5's own check (empty when sound)."""
+        problems = []
+        async with self._r.execute("PRAGMA integrity_check") as cur:
+            problems += [r[0] for r in await cur.fetchall() if r[0] != "ok"]
+        for t in ("episodes_fts", "memories_fts"):
+            try:
+                async with self._lock:
+                    await self._w.execute(f"INSERT INTO {t}({t}) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError as e:
+                problems.append(f"{t}: {e}")
+        return problems
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(ids), n):
+        yield ids[i : i + n]
+
+
+def _episode(r: Sequence[Any]) -> Episode:
+    return Episode(id=r[0], time=_dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
+                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10], meta=json.loads(r[11]))
+
+
+def _memory(r: Sequence[Any], sources: list[int]) -> Memory:
+    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4], subjects=tuple(json.loads(r[5])),
+                  importance=r[6], strength=r[7], last_recalled=_dt(r[8]), created_at=_dt(r[9]),
+                  valid_from=_dt(r[10]), valid_to=_dt(r[11]), status=r[12], supersedes=r[13],
+                  sources=tuple(sources))
+
+
+def _check_header(path: Path) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as f:
+        if f.read(16) != SQLITE_MAGIC:
+            raise StoreError(f"{path} is not an Engram store (not an SQLite file); left untouched")
+
+
+async def _check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
+    try:
+        async with db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_migrations'") as cur:
+            exists = await cur.fetchone()
+        if not exists:
+            async with db.execute("SELECT count(*) FROM sqlite_master") as cur:
+                others = (await cur.fetchone())[0]  # type: ignore[index]
+            if others:
+                raise StoreError(f"{path} is an SQLite file of another program; left untouched")
+            return
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            applied = {r[0] for r in await cur.fetchall()}
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path} cannot be read as an Engram store ({e}); left untouched") from e
+    unknown = applied - {name for name, _ in MIGRATIONS}
+    if unknown:
+        raise StoreError(
+            f"{path} was written by a newer Engram (migrations {sorted(unknown)}); "
+            "upgrade the plugin to open it. The file was left untouched."
+        )
+
+
+async def _migrate(db: aiosqlite.Connection) -> None:
+    await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    async with db.execute("SELECT name FROM _migrations") as cur:
+        applied = {r[0] for r in await cur.fetchall()}
+    for name, fn in MIGRATIONS:
+        if name in applied:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await fn(db)
+            await db.execute("INSERT INTO _migrations VALUES (?, julianday('now'))", (name,))
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        log.info("applied migration %s", name)

@@ -1,0 +1,94 @@
+"""Words for the keyword index: jieba for Chinese, Snowball stems without stop words for the rest."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+from functools import lru_cache
+
+import jieba
+import snowballstemmer
+
+jieba.setLogLevel(logging.WARNING)
+
+MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# English function words plus question words: a question's "when"/"what" never finds the answer.
+# Month names are kept on purpose ("may" is a month too).
+STOP_EN = frozenset(
+    """a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can could did didn do does doesn doing don down during
+    each few for from further had has have having he her here hers herself him himself his how
+    i if in into is isn it its itself just let ll me might more most must my myself no nor not
+    now of off on once only or other our ours ourselves out over own re s same shall she
+    should so some such t than that the their theirs them themselves then there these they
+    this those through to too under until up ve very was wasn we were weren what when where
+    which while who whom whose why will with won would you your yours yourself yourselves d m
+    o y ever also yes ok oh hey hi tell think know kind like really something anything much
+    many""".split()
+)
+STOP_ZH = frozenset(
+    """的 了 是 我 你 他 她 它 们 我们 你们 他们 吗 呢 吧 啊 呀 哦 嗯 在
+    和 与 及 也 都 就 还 又 很 太 这 那 这个 那个 这些 那些 有 没 没有 不
+    一个 一 个 把 被 给 让 对 从 到 向 说 要 会 能 可以 什么 怎么 怎么样 怎样
+    哪 哪里 哪儿 谁 为什么 几 多少 何时 时候 什么时候 吗 么 啦 哈 嘛 呗 之 其 着 过
+    得 地 而 但 但是 因为 所以 如果 还是 或者 以及 自己 一下 一些 知道 觉得 告诉""".split()
+)
+MONTHS = (
+    "january february march april may june july august september october november december".split()
+)
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def _cjk_words(run: str) -> list[str]:
+    return [w for w in jieba.cut_for_search(run) if w.strip() and w not in STOP_ZH]
+
+
+def words(text: str) -> list[str]:
+    """The keyword-index words of ``text``, in order (duplicates kept)."""
+    out: list[str] = []
+    for cjk, other in _RUNS.findall(text.lower()):
+        if cjk:
+            out.extend(_cjk_words(cjk))
+        elif other not in STOP_EN:
+            out.append(_stem(other))
+    return out
+
+
+def query_words(text: str) -> list[str]:
+    """Distinct words of a query, in order."""
+    return list(dict.fromkeys(words(text)))
+
+
+def date_words(t: datetime) -> list[str]:
+    """Words that let a question naming a month or year find things of that time."""
+    return [MONTHS[t.month - 1], str(t.year)]
+
+
+def fts_query(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: any of the terms, each quoted."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def cap(text: str, limit: int = MAX_TEXT) -> tuple[str, int | None]:
+    """``text`` cut to ``limit`` characters; the original length when it was cut, else None."""
+    if len(text) <= limit:
+        return text, None
+    return text[:limit], len(text)
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap token estimate for budgets: a CJK character or ~4 latin characters is one token."""
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+    return cjk + (len(text) - cjk + 3) // 4

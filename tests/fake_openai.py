@@ -1,0 +1,168 @@
+"""A fake OpenAI-compatible server on 127.0.0.1, scripted per test, recording what it was sent.
+
+It runs its own event loop in a thread, so sync code, pytest-asyncio loops and AstrBot's loop
+can all talk to it through the real ``openai`` client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from aiohttp import web
+
+Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
+
+
+def hash_vector(text: str, dim: int) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words point the same way."""
+    v = np.zeros(dim, np.float32)
+    for w in text.lower().split():
+        h = int(hashlib.md5(w.strip(".,!?;:").encode()).hexdigest(), 16)
+        v[h % dim] += 1.0 if (h >> 8) % 2 else -1.0
+    n = float(np.linalg.norm(v)) or 1.0
+    return (v / n).tolist()
+
+
+@dataclass
+class FakeOpenAI:
+    """Scripted chat and embedding endpoints. Set attributes from a test to change behaviour."""
+
+    embed_dim: int = 8
+    replies: list[Reply] = field(default_factory=list)  # consumed in order; then default_reply
+    default_reply: str = "ok"
+    chat_status: int = 200
+    embed_status: int = 200
+    embed_delay: float = 0.0
+    chat_delay: float = 0.0
+    wrong_dim: int | None = None  # answer embeddings of this dimension instead
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+    _loop: asyncio.AbstractEventLoop | None = None
+    _runner: web.AppRunner | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    def embed_requests(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"].endswith("/embeddings")]
+
+    def seen_text(self) -> str:
+        """Everything the chat endpoint was sent, as one string (to search for leaks)."""
+        return "\n".join(json.dumps(b, ensure_ascii=False) for b in self.chat_requests())
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def start(self) -> FakeOpenAI:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._serve())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake OpenAI server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop and self._runner:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread:
+            self._thread.join(10)
+
+    async def _serve(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    # ---- handlers ------------------------------------------------------------------------
+    async def _record(self, request: web.Request) -> dict[str, Any]:
+        body = await request.json()
+        self.requests.append({"path": request.path, "body": body, "time": time.time()})
+        return body
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "m", "object": "model"}]})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await self._record(request)
+        await asyncio.sleep(self.embed_delay)
+        if self.embed_status != 200:
+            return web.json_response({"error": {"message": "embedding backend down"}},
+                                     status=self.embed_status)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        dim = self.wrong_dim or body.get("dimensions") or self.embed_dim
+        data = [{"object": "embedding", "index": i, "embedding": hash_vector(str(t), dim)}
+                for i, t in enumerate(texts)]
+        return web.json_response({"object": "list", "data": data, "model": body.get("model", "e"),
+                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await self._record(request)
+        await asyncio.sleep(self.chat_delay)
+        if self.chat_status != 200:
+            return web.json_response({"error": {"message": "chat backend down"}}, status=self.chat_status)
+        reply: Reply = self.replies.pop(0) if self.replies else self.default_reply
+        if callable(reply):
+            reply = reply(body)
+        message = _message(reply)
+        if body.get("stream"):
+            return await self._stream(request, body, message)
+        return web.json_response({
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "m"),
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        })
+
+    async def _stream(self, request: web.Request, body: dict[str, Any], message: dict[str, Any]
+                      ) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        delta = {k: v for k, v in message.items() if v is not None}
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [dict(tc, index=i) for i, tc in enumerate(delta["tool_calls"])]
+        chunks: list[dict[str, Any]] = [
+            {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {},
+                          "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]},
+        ]
+        for chunk in chunks:
+            chunk.update({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                          "created": int(time.time()), "model": body.get("model", "m")})
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        return resp
+
+
+def _message(reply: str | dict[str, Any]) -> dict[str, Any]:
+    """A reply is text, or {"tool_calls": [{"name": ..., "arguments": {...}}], "content": ...}."""
+    if isinstance(reply, str):
+        return {"role": "assistant", "content": reply}
+    calls = [{"id": f"call_{i}", "type": "function",
+              "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+             for i, c in enumerate(reply.get("tool_calls", []))]
+    return {"role": "assistant", "content": reply.get("content"), "tool_calls": calls or None}
