@@ -1,0 +1,156 @@
+"""The store on real SQLite files: migrations, reopening, append-only episodes, versions, forgetting."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
+from astrbot_plugin_engram.memory.schema import MIGRATIONS
+
+from .conftest import HashEmbedder
+
+GROUP = "qq:group:1"
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def rows(path: Path, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        return db.execute(sql, args).fetchall()
+
+
+async def test_migrations_are_recorded_by_name(engram: Engram, db_path: Path) -> None:
+    names = [r[0] for r in rows(db_path, "SELECT name FROM _migrations ORDER BY rowid")]
+    assert names == [name for name, _ in MIGRATIONS]
+    assert all(n.startswith("m0") for n in names)
+
+
+async def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
+    for _ in range(2):
+        e = await Engram.open(db_path, HashEmbedder(), background=False)
+        await e.close()
+    assert len(rows(db_path, "SELECT name FROM _migrations")) == len(MIGRATIONS)
+
+
+async def test_reopen_keeps_episodes_memories_versions_and_vectors(db_path: Path) -> None:
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    eid = await e.record(Episode(space=GROUP, content="Alice adopted a cat named Miso",
+                                 actor="qq:1", actor_name="Alice", time=T0))
+    m1 = await e.add_memory(Memory(text="Alice has a cat", scope=f"space:{GROUP}", sources=(eid,)))
+    m2 = await e.update(m1, "Alice has a cat named Miso")
+    await e.embed_pending()
+    await e.close()
+
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    try:
+        ep = await e.get_episode(eid)
+        assert (ep.content, ep.actor_name, ep.time) == ("Alice adopted a cat named Miso", "Alice", T0)
+        assert [m.text for m in await e.history(m2)] == ["Alice has a cat", "Alice has a cat named Miso"]
+        assert [s.id for s in await e.sources(m2)] == [eid]
+        stats = await e.stats()
+        assert (stats["episodes"], stats["memories"], stats["superseded"]) == (1, 1, 1)
+        assert stats["indexed"] == 2  # the superseded version needs no vector
+        assert await e.embed_pending() == 0  # nothing to redo after a restart
+        hits = await e.recall("cat Miso", Audience(GROUP))
+        assert {h.key for h in hits} == {f"e{eid}", f"m{m2}"}
+    finally:
+        await e.close()
+
+
+async def test_episode_time_keeps_its_timezone(engram: Engram) -> None:
+    t = datetime(2024, 5, 1, 20, 0, tzinfo=timezone(timedelta(hours=8)))
+    eid = await engram.record(Episode(space=GROUP, content="晚上好", time=t))
+    got = (await engram.get_episode(eid)).time
+    assert got == t and got.utcoffset() == timedelta(hours=8)  # type: ignore[union-attr]
+
+
+async def test_episodes_are_append_only(engram: Engram, db_path: Path) -> None:
+    eid = await engram.record(Episode(space=GROUP, content="what was said"))
+    with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        db.execute("UPDATE episodes SET content = 'rewritten' WHERE id = ?", (eid,))
+    assert (await engram.get_episode(eid)).content == "what was said"
+
+
+async def test_update_makes_a_new_version(engram: Engram) -> None:
+    m1 = await engram.add_memory(Memory(text="Bob lives in Paris", scope="public", importance=0.9))
+    m2 = await engram.update(m1, "Bob lives in Berlin")
+    assert m2 != m1
+    old, new = await engram.get(m1), await engram.get(m2)
+    assert (old.status, old.text) == ("superseded", "Bob lives in Paris")
+    assert (new.status, new.supersedes, new.importance) == ("active", m1, 0.9)
+    assert [v.id for v in await engram.history(m1)] == [m1, m2]
+
+
+async def test_recall_sees_only_the_newest_version(engram: Engram) -> None:
+    m1 = await engram.add_memory(Memory(text="Bob lives in Paris", scope="public"))
+    m2 = await engram.update(m1, "Bob lives in Berlin")
+    await engram.embed_pending()
+    hits = await engram.recall("where does Bob live, Paris or Berlin", Audience("anywhere"))
+    assert [h.id for h in hits] == [m2]
+
+
+async def test_updating_an_old_version_is_refused(engram: Engram) -> None:
+    m1 = await engram.add_memory(Memory(text="v1", scope="public"))
+    await engram.update(m1, "v2")
+    with pytest.raises(ValueError, match="superseded"):
+        await engram.update(m1, "v3 from a stale id")
+
+
+async def test_forget_removes_versions_vectors_and_keyword_rows(engram: Engram, db_path: Path) -> None:
+    m1 = await engram.add_memory(Memory(text="Carol's password hint is teapot", scope="owner"))
+    m2 = await engram.update(m1, "Carol's password hint is kettle")
+    keep = await engram.add_memory(Memory(text="Carol likes kettles", scope="owner"))
+    await engram.embed_pending()
+    assert await engram.forget([m1]) == 2
+    assert rows(db_path, "SELECT id FROM memories") == [(keep,)]
+    assert rows(db_path, "SELECT item FROM vectors WHERE kind = 'm'") == [(keep,)]
+    assert rows(db_path, "SELECT rowid FROM memories_fts") == [(keep,)]
+    hits = await engram.recall("password hint teapot kettle", Audience.owner_console())
+    assert [h.id for h in hits] == [keep]
+    for mid in (m1, m2):
+        with pytest.raises(UnknownIdError):
+            await engram.get(mid)
+
+
+async def test_forget_keeps_the_episodes(engram: Engram) -> None:
+    eid = await engram.record(Episode(space=GROUP, content="I moved to Berlin"))
+    mid = await engram.add_memory(Memory(text="moved to Berlin", scope="public", sources=(eid,)))
+    await engram.forget([mid])
+    assert (await engram.get_episode(eid)).content == "I moved to Berlin"
+
+
+@pytest.mark.parametrize("call", ["get", "history", "update", "forget", "get_episode", "sources",
+                                  "set_scope"])
+async def test_unknown_ids_raise_a_clear_error(engram: Engram, call: str) -> None:
+    known = await engram.add_memory(Memory(text="a real one", scope="public"))
+    args: dict[str, tuple] = {"forget": ([known, 4242],), "update": (4242, "x"),
+                              "set_scope": (4242, "public")}
+    with pytest.raises(UnknownIdError) as err:
+        await getattr(engram, call)(*args.get(call, (4242,)))
+    assert "4242" in str(err.value) and str(known) not in str(err.value)
+    assert (await engram.get(known)).text == "a real one"  # a failed forget deletes nothing
+
+
+async def test_a_forgotten_id_is_unknown(engram: Engram) -> None:
+    mid = await engram.add_memory(Memory(text="gone soon", scope="public"))
+    await engram.forget([mid])
+    with pytest.raises(UnknownIdError, match=str(mid)):
+        await engram.forget([mid])
+
+
+async def test_a_renamed_user_stays_one_person(engram: Engram) -> None:
+    for i, name in enumerate(["Alice", "Ally", "Alice"]):
+        await engram.record(Episode(space=GROUP, content=f"message {i}", actor="qq:1",
+                                    actor_name=name, time=T0 + timedelta(minutes=i)))
+    await engram.record(Episode(space=GROUP, content="hi", actor="qq:2", actor_name="Bob", time=T0))
+    assert await engram.store.aliases("qq:1") == ["Alice", "Ally"]  # most recent first
+    assert (await engram.stats())["people"] == 2
+
+
+async def test_sources_are_kept_in_order(engram: Engram) -> None:
+    ids = [await engram.record(Episode(space=GROUP, content=f"turn {i}")) for i in range(3)]
+    mid = await engram.add_memory(Memory(text="summary", scope="self", sources=(ids[2], ids[0])))
+    assert [e.id for e in await engram.sources(mid)] == [ids[0], ids[2]]
