@@ -54,6 +54,8 @@ class Engram:
         self._kick = asyncio.Event()
         self._indexer: asyncio.Task[None] | None = None
         self._embed_failing = False
+        self._query_failing = False  # log a failing query embedder once per outage, not per recall
+        self._background = False
 
     @classmethod
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
@@ -65,6 +67,7 @@ class Engram:
         self = cls(store, embedder if embedder is not None else LocalE5(),
                    ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
         await self._load_index()
+        self._background = background
         if background and self.index is not None:
             self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
             self._kick.set()
@@ -207,10 +210,15 @@ class Engram:
             return None
         try:
             vec = await asyncio.wait_for(self.embedder.embed([query], "query"), self.query_timeout)
-            return np.asarray(vec, np.float32).reshape(-1)
         except (EmbeddingError, asyncio.TimeoutError, OSError) as e:
-            log.warning("query embedding failed, recall uses keywords only: %s", e)
+            (log.debug if self._query_failing else log.warning)(
+                "query embedding failed, recall uses keywords only: %s", e or type(e).__name__)
+            self._query_failing = True
             return None
+        if self._query_failing:
+            log.info("query embedding works again")
+            self._query_failing = False
+        return np.asarray(vec, np.float32).reshape(-1)
 
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())
@@ -271,6 +279,23 @@ class Engram:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 300.0)
                 self._kick.set()
+
+    async def use_embedder(self, embedder: Embedder) -> None:
+        """Switch to ``embedder``, keeping every model's stored vectors; only its missing ones get embedded."""
+        if embedder.name == self.embedder.name:
+            self.embedder = embedder
+            return
+        if self._indexer:
+            self._indexer.cancel()
+            await asyncio.gather(self._indexer, return_exceptions=True)
+            self._indexer = None
+        self.embedder = embedder
+        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
+        self._embed_failing = self._query_failing = False
+        await self._load_index()
+        if self._background and self.index is not None:
+            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
+            self._kick.set()
 
     async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
         """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
