@@ -281,7 +281,7 @@ class Engram:
                 self._kick.set()
 
     async def use_embedder(self, embedder: Embedder) -> None:
-        """Switch to ``embedder``, keeping every model's stored vectors; only its missing ones get embedded."""
+        """Switch to ``embedder``, keeping each model's vectors; only its missing ones get embedded."""
         if embedder.name == self.embedder.name:
             self.embedder = embedder
             return
