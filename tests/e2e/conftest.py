@@ -1,0 +1,39 @@
+"""End-to-end fixtures: a temp AstrBot root (set before astrbot is imported), the fake server, a core."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+
+from ..fake_openai import FakeOpenAI
+from .harness import astrbot_root, server_for_module
+
+# AstrBot creates data/, its config and its database under $ASTRBOT_ROOT when first imported, so
+# the root must be a temp dir before any astrbot import in this process.
+os.environ.setdefault("ASTRBOT_ROOT", tempfile.mkdtemp(prefix="engram-astrbot-"))
+os.environ.setdefault("ASTRBOT_DISABLE_METRICS", "1")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAI]:
+    """The fake OpenAI server for one module (chat and embeddings)."""
+    s = server_for_module()
+    yield s
+    s.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def bot(server: FakeOpenAI) -> AsyncIterator[object]:
+    """A real AstrBot core with the plugin installed from this checkout, on the module's loop."""
+    astrbot_root()
+    from .bot import Bot  # imports astrbot: only after ASTRBOT_ROOT is set
+
+    b = Bot(server)
+    b.install()
+    await b.start()
+    yield b
+    await b.stop()
