@@ -1,0 +1,82 @@
+"""Engram for AstrBot: each hook hands its work to the plugin's service (``plugin/``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
+from astrbot.api.provider import LLMResponse, ProviderRequest
+from astrbot.api.star import Context, Star, StarTools
+
+from .plugin import tools
+from .plugin.commands import COMMANDS
+from .plugin.config import parse_settings
+from .plugin.providers import Providers
+from .plugin.service import EngramService
+
+PLUGIN_NAME = "astrbot_plugin_engram"
+
+
+class EngramPlugin(Star):
+    """Long-term memory: records every message, injects scoped memories, owner commands, model tools."""
+
+    def __init__(self, context: Context, config: Any = None):
+        super().__init__(context, config)
+        self.config = config
+        self.service: EngramService | None = None
+
+    async def initialize(self) -> None:
+        settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
+        providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
+        self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers)
+
+    async def terminate(self) -> None:
+        if self.service is not None:
+            await self.service.close()
+
+    @filter.event_message_type(filter.EventMessageType.ALL, priority=100)
+    async def record_message(self, event: AstrMessageEvent) -> None:
+        if self.service is not None:
+            self.service.record_message(event)
+
+    @filter.on_llm_request()
+    async def inject_memories(self, event: AstrMessageEvent, req: ProviderRequest) -> None:
+        if self.service is not None:
+            await self.service.inject(event, req)
+
+    @filter.on_llm_response()
+    async def record_reply(self, event: AstrMessageEvent, resp: LLMResponse) -> None:
+        if self.service is not None and resp.role != "err":
+            self.service.record_reply(event, resp.completion_text or "")
+
+    @filter.command("mem")
+    async def mem(self, event: AstrMessageEvent) -> AsyncIterator[MessageEventResult]:
+        """Engram's memory commands (admins only); /mem help lists them."""
+        if self.service is not None:
+            yield event.plain_result(await COMMANDS.dispatch(self.service, event, event.message_str))
+
+    @filter.llm_tool(name="memory_recall")
+    async def memory_recall(self, event: AstrMessageEvent, query: str = "", limit: int = 5, **_: Any) -> str:
+        """Recall what you remember about something. You only get what may be said in this chat.
+
+        Args:
+            query(string): what to recall, in a few words
+            limit(number): how many memories to return, from 1 to 20 (default 5)
+        """
+        if self.service is None:
+            return "error: memory is not ready"
+        return await tools.memory_recall(self.service, event, query, limit)
+
+    @filter.llm_tool(name="memory_remember")
+    async def memory_remember(self, event: AstrMessageEvent, text: str = "", about: str = "",
+                              **_: Any) -> str:
+        """Remember something for later. It is kept in this chat; you cannot choose where else it shows.
+
+        Args:
+            text(string): what to remember, as one short self-contained sentence
+            about(string): who it is about: the user, a person's name, or empty when it is about no one
+        """
+        if self.service is None:
+            return "error: memory is not ready"
+        return await tools.memory_remember(self.service, event, text, about)

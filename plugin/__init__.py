@@ -1,0 +1,1 @@
+"""The AstrBot adapter: events to episodes and audiences, injection, commands, tools, providers."""

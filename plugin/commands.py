@@ -1,0 +1,234 @@
+"""The ``/mem`` owner commands: a small registry of subcommands, each ``run(ctx, args) -> reply``.
+
+Later work adds its subcommands with ``@COMMANDS.command(...)`` in its own module; nothing here
+changes. Every read goes through the audience's visibility. A memory this chat may not see can be
+shown, re-scoped or forgotten only in the owner's private chat; elsewhere it does not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..memory import Audience, EngramError, Hit, Memory, UnknownIdError, parse_scope, space_scope, visibility
+from ..memory.model import now_utc
+from .events import COMMAND, audience_of
+from .inject import quoted, when
+from .service import EngramService
+
+log = logging.getLogger("engram.plugin")
+
+REFUSAL = "Engram: /mem is for the bot's admins only."
+SHOWN_CHARS = 160
+
+
+class UsageError(Exception):
+    """The arguments do not fit the subcommand; the reply is its usage line."""
+
+
+@dataclass
+class CommandContext:
+    """What a subcommand works with: the service, the event, and who would read the answer."""
+
+    service: EngramService
+    event: Any
+    audience: Audience
+
+
+Run = Callable[[CommandContext, str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    usage: str
+    summary: str
+    run: Run
+
+
+class Registry:
+    """Subcommands by name; ``dispatch`` turns a ``/mem ...`` line into a reply, never a traceback."""
+
+    def __init__(self, prog: str = "/" + COMMAND):
+        self.prog = prog
+        self._subs: dict[str, Subcommand] = {}
+
+    def command(self, name: str, usage: str, summary: str) -> Callable[[Run], Run]:
+        def add(run: Run) -> Run:
+            self._subs[name] = Subcommand(name, usage, summary, run)
+            return run
+        return add
+
+    def names(self) -> list[str]:
+        return list(self._subs)
+
+    def usage(self, name: str) -> str:
+        return f"Usage: {self.prog} {self._subs[name].usage}"
+
+    def help(self) -> str:
+        lines = [f"{self.prog} {s.usage} — {s.summary}" for s in self._subs.values()]
+        return "Engram commands (admins only):\n" + "\n".join(lines)
+
+    async def dispatch(self, service: EngramService, event: Any, text: str) -> str:
+        """The reply to one ``/mem`` line from ``event``."""
+        if not event.is_admin():
+            return REFUSAL
+        name, args = split_command(text)
+        if not name:
+            return self.help()
+        sub = self._subs.get(name)
+        if sub is None:
+            return f"Unknown subcommand {name!r}. Usage: {self.prog} <{'|'.join(self._subs)}> ..."
+        ctx = CommandContext(service, event, audience_of(event, service.settings))
+        try:
+            return await sub.run(ctx, args)
+        except UsageError as e:
+            return f"{e}\n{self.usage(name)}" if str(e) else self.usage(name)
+        except EngramError as e:
+            return f"Engram: {e}"
+        except Exception as e:  # the owner gets a line, the log gets the traceback
+            log.exception("Engram: /%s %s failed", COMMAND, name)
+            return f"Engram: {self.prog} {name} failed ({type(e).__name__}); see the log."
+
+
+COMMANDS = Registry()
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """``"/mem recall tea"`` -> ``("recall", "tea")``."""
+    words = str(text or "").strip().lstrip("/").split(None, 1)
+    if words and words[0] == COMMAND:
+        words = words[1].split(None, 1) if len(words) > 1 else []
+    return (words[0].lower(), words[1].strip() if len(words) > 1 else "") if words else ("", "")
+
+
+def parse_id(arg: str) -> int:
+    """A memory id as ``12`` or ``m12``."""
+    m = re.fullmatch(r"[mM]?(\d{1,18})", arg.strip())
+    if not m:
+        raise UsageError(f"{arg!r} is not a memory id (like 12 or m12)" if arg.strip() else "")
+    return int(m.group(1))
+
+
+async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
+    """The memory, if this chat may see it or this is the owner's private chat; else 'no memory'."""
+    mem = await ctx.service.memory()
+    try:
+        m = await mem.get(memory_id)
+    except UnknownIdError:
+        m = None
+    if m is None or not (ctx.audience.owner_private or visibility(ctx.audience).sees_memory(m.scope)):
+        raise UnknownIdError(f"no memory m{memory_id} here")
+    return m
+
+
+def short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
+
+
+def hit_line(h: Hit, ctx: CommandContext) -> str:
+    top = sorted(((k, v) for k, v in h.features.items() if v), key=lambda kv: -abs(kv[1]))[:3]
+    feats = ", ".join(f"{k}={v:.2f}" for k, v in top)
+    date = when(h.time, now_utc(), ctx.service.tz)
+    return f"{h.key} score {h.score:.2f} ({feats}) {date}: {quoted(short(h.text))}"
+
+
+@COMMANDS.command("help", "help", "this list")
+async def _help(ctx: CommandContext, args: str) -> str:
+    return COMMANDS.help()
+
+
+@COMMANDS.command("stats", "stats", "how much is remembered")
+async def _stats(ctx: CommandContext, args: str) -> str:
+    s = await (await ctx.service.memory()).stats()
+    return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
+            f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "
+            f"{s.get('spaces', 0)} places, {s.get('people', 0)} people; embeddings {s.get('embedder')} "
+            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space}"
+            + (" (the owner's private chat)" if ctx.audience.owner_private else ""))
+
+
+@COMMANDS.command("recall", "recall <query>", "what would be injected here, with scores")
+async def _recall(ctx: CommandContext, args: str) -> str:
+    if not args:
+        raise UsageError("")
+    hits = await ctx.service.recall(ctx.audience, args, ctx.service.settings.recall_k)
+    if not hits:
+        return f"Nothing recalled here for {quoted(args)}."
+    _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
+    lines = [hit_line(h, ctx) + ("" if i in taken else " [over budget]") for i, h in enumerate(hits)]
+    return f"Recalled here for {quoted(args)}:\n" + "\n".join(lines)
+
+
+@COMMANDS.command("why", "why", "the last injection in this chat, explained")
+async def _why(ctx: CommandContext, args: str) -> str:
+    inj = ctx.service.last_injection.get(ctx.audience.space)
+    if inj is None:
+        return "Nothing was injected in this chat since Engram started."
+    head = f"Last injection here {when(inj.at, now_utc(), ctx.service.tz)} for {quoted(short(inj.query))}:"
+    if not inj.injected:
+        return head + "\nno memories (nothing recalled fit)."
+    left = len(inj.hits) - len(inj.injected)
+    return "\n".join([head, *(hit_line(h, ctx) for h in inj.injected)]
+                     + ([f"({left} more recalled but over the budget)"] if left else []))
+
+
+@COMMANDS.command("remember", "remember <text> [--scope S]", "a memory kept in this place (or in scope S)")
+async def _remember(ctx: CommandContext, args: str) -> str:
+    found = re.search(r"(?:^|\s)--scope(?:\s+|=)(\S+)", args)
+    if re.search(r"(?:^|\s)--scope\s*$", args):
+        raise UsageError("--scope needs a value: public, self, owner or space:<place>")
+    scope = parse_scope(found.group(1)) if found else space_scope(ctx.audience.space)
+    text = (args[: found.start()] + args[found.end():]).strip() if found else args.strip()
+    if not text:
+        raise UsageError("")
+    mid = await (await ctx.service.memory()).add_memory(Memory(text=text, scope=scope, kind="fact"))
+    return f"Remembered m{mid} (scope {scope})."
+
+
+@COMMANDS.command("show", "show <id>", "one memory with its sources and versions")
+async def _show(ctx: CommandContext, args: str) -> str:
+    m = await reachable(ctx, parse_id(args))
+    mem = await ctx.service.memory()
+    assert m.id is not None
+    now = now_utc()
+    lines = [f"m{m.id} ({m.kind}, {m.status}) scope {m.scope}, importance {m.importance:.2f}",
+             quoted(m.text), f"created {when(m.created_at, now, ctx.service.tz)}"]
+    if m.subjects:
+        lines.append("about: " + ", ".join(m.subjects))
+    versions = await mem.history(m.id)
+    if len(versions) > 1:
+        lines.append("versions: " + " -> ".join(f"m{v.id} ({v.status})" for v in versions))
+    vis = visibility(ctx.audience)
+    sources = await mem.sources(m.id)
+    shown = [e for e in sources if ctx.audience.owner_private or vis.sees_episode(e.space)]
+    for e in shown:
+        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {e.actor_name or e.actor}: "
+                     f"{quoted(short(e.content))}")
+    if len(shown) < len(sources):
+        lines.append(f"({len(sources) - len(shown)} sources from other places not shown here)")
+    return "\n".join(lines)
+
+
+@COMMANDS.command("forget", "forget <id>", "erase a memory and all its versions")
+async def _forget(ctx: CommandContext, args: str) -> str:
+    m = await reachable(ctx, parse_id(args))
+    assert m.id is not None
+    n = await (await ctx.service.memory()).forget([m.id])
+    return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+
+
+@COMMANDS.command("scope", "scope <id> <scope>", "move a memory: public, self, owner or space:<place>")
+async def _scope(ctx: CommandContext, args: str) -> str:
+    parts = args.split()
+    if len(parts) != 2:
+        raise UsageError("")
+    m = await reachable(ctx, parse_id(parts[0]))
+    assert m.id is not None
+    scope = parse_scope(parts[1])
+    await (await ctx.service.memory()).set_scope(m.id, scope)
+    return f"m{m.id} is now scope {scope} (was {m.scope})."

@@ -1,0 +1,110 @@
+"""The plugin's settings: AstrBot's config dict parsed once into a typed, bounded object.
+
+A value of the wrong type or out of bounds is reported with its key and the default is kept, so a
+typo in the config never stops the bot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+log = logging.getLogger("engram.plugin")
+
+INJECT_MODES = ("user", "system")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every key of ``_conf_schema.json``, typed; the defaults here are the schema's defaults."""
+
+    owner_ids: tuple[str, ...] = ()
+    owner_private_spaces: tuple[str, ...] = ()
+    public_spaces: tuple[str, ...] = ()
+    inject_budget_tokens: int = 600
+    inject_mode: str = "user"
+    recall_k: int = 8
+    embedding_provider_id: str = ""
+    chat_provider_id: str = ""
+    blacklist_spaces: tuple[str, ...] = ()
+
+    def is_owner(self, platform: str, user_id: str) -> bool:
+        """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
+        return bool(user_id) and (user_id in self.owner_ids or f"{platform}:{user_id}" in self.owner_ids)
+
+    def is_blacklisted(self, space: str) -> bool:
+        """Whether nothing may be recorded in ``space``."""
+        return _listed(space, self.blacklist_spaces)
+
+    def is_owner_private_space(self, space: str) -> bool:
+        return _listed(space, self.owner_private_spaces)
+
+    def is_public_space(self, space: str) -> bool:
+        return _listed(space, self.public_spaces)
+
+
+# key -> (low, high) for numbers, or the allowed values for strings
+BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50)}
+CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
+
+
+def _listed(space: str, entries: tuple[str, ...]) -> bool:
+    """``space`` is listed in full (``qq:group:123``) or by its last part (``123``)."""
+    return space in entries or space.rsplit(":", 1)[-1] in entries
+
+
+def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
+    """Settings from AstrBot's config dict, and one message per bad key (its default kept)."""
+    raw = raw or {}
+    default = Settings()
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for f in fields(Settings):
+        if f.name not in raw:
+            continue
+        try:
+            values[f.name] = _convert(f.name, raw[f.name], getattr(default, f.name))
+        except ValueError as e:
+            errors.append(f"config key {f.name!r}: {e}; using the default {getattr(default, f.name)!r}")
+    for msg in errors:
+        log.error("Engram %s", msg)
+    return Settings(**values), errors
+
+
+def _convert(key: str, value: Any, default: Any) -> Any:
+    if isinstance(default, tuple):
+        return _string_list(value)
+    if isinstance(default, bool):  # before int: bool is an int
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        return _bounded_int(key, value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {type(value).__name__} {value!r}")
+    value = value.strip()
+    if key in CHOICES and value not in CHOICES[key]:
+        raise ValueError(f"expected one of {', '.join(CHOICES[key])}, got {value!r}")
+    return value
+
+
+def _bounded_int(key: str, value: Any) -> int:
+    integral_float = isinstance(value, float) and value.is_integer()
+    if isinstance(value, bool) or not (isinstance(value, int) or integral_float):
+        raise ValueError(f"expected a whole number, got {type(value).__name__} {value!r}")
+    number = int(value)
+    low, high = BOUNDS[key]
+    if not low <= number <= high:
+        raise ValueError(f"must be between {low} and {high}, got {number}")
+    return number
+
+
+def _string_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"expected a list of ids, got {type(value).__name__} {value!r}")
+    bad = [v for v in value if not isinstance(v, str | int) or isinstance(v, bool)]
+    if bad:
+        raise ValueError(f"expected a list of ids, got item {bad[0]!r}")
+    return tuple(str(v).strip() for v in value if str(v).strip())

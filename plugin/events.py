@@ -1,0 +1,168 @@
+"""AstrBot events translated into the core's words: the place, the person, the episode, the audience."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from astrbot.api.message_components import At, AtAll, Image, Plain, Reply
+
+from ..memory import SELF, Audience, Episode
+from .config import Settings
+
+COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
+UNKNOWN = "unknown"
+IMAGE_TEXT = "sent an image"
+
+
+def _clean(value: Any) -> str:
+    """A value as stripped text ("" when missing)."""
+    return "" if value is None else str(value).strip()
+
+
+def platform_of(event: Any) -> str:
+    """The platform type (``aiocqhttp``, ``telegram``, ``webchat``...), so a person keeps one id."""
+    for get in ("get_platform_name", "get_platform_id"):
+        try:
+            name = _clean(getattr(event, get)())
+        except Exception:  # a half-built event from an odd adapter must not stop recording
+            name = ""
+        if name:
+            return name
+    return UNKNOWN
+
+
+def sender_of(event: Any) -> str:
+    try:
+        return _clean(event.get_sender_id())
+    except Exception:
+        return ""
+
+
+def _group(event: Any) -> str | None:
+    """The group id ("" when a group message lacks one), or None in a private chat."""
+    try:
+        private = bool(event.is_private_chat())
+        group = _clean(event.get_group_id())
+    except Exception:
+        private, group = True, ""
+    return group if group or not private else None
+
+
+def space_of(event: Any) -> str:
+    """``<platform>:group:<gid>`` or ``<platform>:private:<uid>``; the session id when an id is missing."""
+    group = _group(event)
+    if group is not None:
+        return f"{platform_of(event)}:group:{group or _session(event)}"
+    return f"{platform_of(event)}:private:{sender_of(event) or _session(event)}"
+
+
+def _session(event: Any) -> str:
+    return _clean(getattr(event, "session_id", "")) or UNKNOWN
+
+
+def actor_of(event: Any) -> str:
+    """The stable person id ``<platform>:<user_id>``."""
+    return f"{platform_of(event)}:{sender_of(event) or UNKNOWN}"
+
+
+def event_time(event: Any) -> datetime:
+    """When the message was sent (the platform's timestamp), else now."""
+    ts = getattr(getattr(event, "message_obj", None), "timestamp", None)
+    try:
+        if isinstance(ts, int | float) and ts > 0:
+            return datetime.fromtimestamp(ts, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        pass
+    return datetime.now(timezone.utc)
+
+
+def is_engram_command(event: Any) -> bool:
+    """Whether AstrBot routes this message to ``/mem`` (a command, not conversation)."""
+    text = re.sub(r"\s+", " ", str(getattr(event, "message_str", "") or "")).strip()
+    if text.startswith("/"):  # the wake prefix, when a platform left it in
+        text = text[1:]
+    return text == COMMAND or text.startswith(COMMAND + " ")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one message holds: its text, its images, whom it mentions and what it answers."""
+
+    text: str
+    images: tuple[str, ...]
+    meta: dict[str, Any]
+
+
+def parse_message(event: Any) -> Parsed:
+    """The text, image references, mentions and reply of an incoming message."""
+    platform, self_id = platform_of(event), _clean(_safe(event, "get_self_id"))
+    try:
+        components = list(event.get_messages() or [])
+    except Exception:
+        components = []
+    plain, images, mentions = [], [], []
+    meta: dict[str, Any] = {}
+    for comp in components:
+        if isinstance(comp, Plain):
+            plain.append(comp.text or "")
+        elif isinstance(comp, Image):
+            images.append(_clean(comp.url or comp.file or getattr(comp, "path", "")) or "image")
+        elif isinstance(comp, AtAll):
+            mentions.append({"id": "all"})
+        elif isinstance(comp, At):
+            who = _clean(comp.qq)
+            mentions.append({"id": SELF if who and who == self_id else f"{platform}:{who}",
+                             "name": _clean(comp.name)})
+        elif isinstance(comp, Reply):
+            meta["reply_to"] = {"message_id": _clean(comp.id),
+                                "actor": SELF if _clean(comp.sender_id) == self_id
+                                else f"{platform}:{_clean(comp.sender_id)}"}
+    if mentions:
+        meta["mentions"] = mentions
+    text = str(getattr(event, "message_str", "") or "").strip() or " ".join(p.strip() for p in plain).strip()
+    return Parsed(text, tuple(images), meta)
+
+
+def _safe(event: Any, method: str) -> Any:
+    try:
+        return getattr(event, method)()
+    except Exception:
+        return ""
+
+
+def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | None = None) -> list[Episode]:
+    """The episodes of an incoming message: its text, then one per image (none for stickers or blanks)."""
+    meta = dict(parsed.meta)
+    message_id = _clean(getattr(getattr(event, "message_obj", None), "message_id", ""))
+    if message_id:
+        meta["message_id"] = message_id
+    base = {"space": space_of(event), "actor": actor_of(event), "time": event_time(event),
+            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}"}
+    out = [Episode(content=parsed.text, kind="message_in", meta=meta, **base)] if parsed.text else []
+    for ref in parsed.images:
+        caption = (captions or {}).get(ref)
+        out.append(Episode(content=f"{IMAGE_TEXT}: {caption}" if caption else IMAGE_TEXT, kind="image",
+                           meta={**meta, "image": ref, "captioned": bool(caption)}, **base))
+    return out
+
+
+def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> Episode | None:
+    """The bot's own reply in the event's place, attributed to the bot."""
+    if not text or not text.strip():
+        return None
+    return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
+                   time=datetime.now(timezone.utc), source=f"astrbot:{platform_of(event)}",
+                   meta=dict(meta or {}))
+
+
+def audience_of(event: Any, settings: Settings) -> Audience:
+    """Who will read the reply: this place, the people present, whether it is the owner's DM."""
+    space = space_of(event)
+    people = [actor_of(event)]
+    people += [m["id"] for m in parse_message(event).meta.get("mentions", []) if m["id"] not in ("all", SELF)]
+    owner = _group(event) is None and (settings.is_owner(platform_of(event), sender_of(event))
+                         or settings.is_owner_private_space(space))
+    return Audience(space=space, people=tuple(dict.fromkeys(people)), owner_private=owner)

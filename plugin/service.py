@@ -1,0 +1,240 @@
+"""The plugin's one service: the memory file, the recording queue, injection, and what commands share.
+
+Recording never delays a message: the hook queues the message and returns; one writer task keeps
+the order of the queue (an image waiting for its caption holds back later lines of the same run)
+and hands episodes to ``Engram.record``, which commits them in groups. ``close()`` drains the queue,
+waits for every write and closes the file, so a reload loses and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
+from ..memory.model import now_utc
+from .config import Settings
+from .events import (
+    audience_of,
+    event_time,
+    incoming_episodes,
+    is_engram_command,
+    parse_message,
+    reply_episode,
+    space_of,
+)
+from .inject import (
+    Injection,
+    already_in_context,
+    apply,
+    build_block,
+    note,
+    recall_query,
+    recent_turns,
+    time_line,
+)
+from .providers import Providers
+
+log = logging.getLogger("engram.plugin")
+
+DB_NAME = "engram.db"
+IDENTITY_FILE = "identity.md"
+INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
+INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
+QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
+IDENTITY_CHARS = 4000
+
+Item = list[Episode] | asyncio.Task[list[Episode]] | None
+
+
+class EngramService:
+    """Everything the hooks, commands and tools of the plugin share."""
+
+    def __init__(self, settings: Settings, data_dir: Path, providers: Providers, *,
+                 embedder: Embedder | None = None, tz: tzinfo | None = None):
+        self.settings = settings
+        self.data_dir = Path(data_dir)
+        self.providers = providers
+        self.tz = tz
+        self.engram: Engram | None = None
+        self.last_injection: dict[str, Injection] = {}
+        self._fixed_embedder = embedder  # tests pin one; otherwise resolved from AstrBot's providers
+        self._lock = asyncio.Lock()
+        self._queue: asyncio.Queue[Item] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._writes: set[asyncio.Task[Any]] = set()
+        self._closing = False
+        self._inject_failing = False
+        self._identity: tuple[float, str] = (0.0, "")
+
+    @property
+    def path(self) -> Path:
+        return self.data_dir / DB_NAME
+
+    # ---- the memory ----------------------------------------------------------------------
+    async def memory(self) -> Engram:
+        """The open memory (opened on first use, when AstrBot's providers exist)."""
+        async with self._lock:
+            if self._closing and self._writer is None:
+                raise EngramError("Engram is shut down")
+            embedder = self._fixed_embedder or self.providers.embedder()
+            if self.engram is None:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+                self.engram = await Engram.open(self.path, embedder, query_timeout=QUERY_TIMEOUT)
+                log.info("Engram: memory at %s, embeddings from %s", self.path, embedder.name)
+            elif embedder.name != self.engram.embedder.name:
+                log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
+                await self.engram.use_embedder(embedder)
+            return self.engram
+
+    async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = ()) -> list[Hit]:
+        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown."""
+        mem = await self.memory()
+        hits = await mem.recall(query, audience, k=min(200, k + len(seen) + 2))
+        return [h for h in hits if not already_in_context(h, seen)][:k]
+
+    async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
+        """The latest display name of every person the hits are about or were said by."""
+        mem = await self.memory()
+        people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
+        people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
+        out = {}
+        for person in people:
+            aliases = await mem.store.aliases(person)
+            if aliases:
+                out[person] = aliases[0]
+        return out
+
+    def identity(self) -> str:
+        """The bot's identity document (``identity.md`` in the data folder), or ""."""
+        path = self.data_dir / IDENTITY_FILE
+        try:
+            mtime = path.stat().st_mtime
+            if mtime != self._identity[0]:
+                self._identity = (mtime, path.read_text("utf-8").strip()[:IDENTITY_CHARS])
+        except OSError:
+            self._identity = (0.0, "")
+        return self._identity[1]
+
+    # ---- recording -----------------------------------------------------------------------
+    def record_message(self, event: Any) -> None:
+        """Queue an incoming message for recording; returns at once."""
+        if self._closing or is_engram_command(event) or self.settings.is_blacklisted(space_of(event)):
+            return
+        parsed = parse_message(event)
+        if not parsed.text and not parsed.images:
+            return  # stickers, empty lines: nothing worth keeping
+        if parsed.images:
+            umo = str(getattr(event, "unified_msg_origin", "") or "") or None
+            self._enqueue(asyncio.create_task(self._captioned(event, parsed, umo)))
+        else:
+            self._enqueue(incoming_episodes(event, parsed))
+
+    def record_reply(self, event: Any, text: str) -> None:
+        """Queue the bot's reply in the event's place, with the keys of the memories injected for it."""
+        if self._closing or self.settings.is_blacklisted(space_of(event)):
+            return
+        ep = reply_episode(event, text, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
+        if ep is not None:
+            self._enqueue([ep])
+
+    async def _captioned(self, event: Any, parsed: Any, umo: str | None) -> list[Episode]:
+        captions = {}
+        for ref in parsed.images:
+            caption = await self.providers.caption(ref, umo)
+            if caption:
+                captions[ref] = caption
+        return incoming_episodes(event, parsed, captions)
+
+    def _enqueue(self, item: Item) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._writer = asyncio.create_task(self._write_loop(self._queue), name="engram-recorder")
+        self._queue.put_nowait(item)
+
+    async def _write_loop(self, queue: asyncio.Queue[Item]) -> None:
+        while True:
+            item = await queue.get()
+            try:
+                if item is None:
+                    return
+                episodes = await item if isinstance(item, asyncio.Task) else item
+                mem = await self.memory()
+                for ep in episodes:  # created in order, so Engram queues them in order
+                    task = asyncio.create_task(mem.record(ep))
+                    self._writes.add(task)
+                    task.add_done_callback(self._write_done)
+            except Exception:  # one bad message must not stop the recorder
+                log.exception("Engram: recording a message failed")
+            finally:
+                queue.task_done()
+
+    def _write_done(self, task: asyncio.Task[Any]) -> None:
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("Engram: an episode was not recorded: %s", task.exception())
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is committed."""
+        if self._queue is not None:
+            await self._queue.join()
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
+        if self.engram is not None:
+            await self.engram.flush()
+
+    async def close(self) -> None:
+        """Record everything queued, wait for every write, close the file."""
+        self._closing = True
+        if self._writer is not None and self._queue is not None:
+            self._queue.put_nowait(None)
+            await self._writer
+            self._writer = None
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
+        if self.engram is not None:
+            await self.engram.close()
+            self.engram = None
+
+    # ---- injection -----------------------------------------------------------------------
+    async def inject(self, event: Any, req: Any) -> Injection | None:
+        """Add the memory block to ``req``; on any failure the reply goes on without it."""
+        try:
+            inj = await asyncio.wait_for(self._inject(event, req), INJECT_TIMEOUT)
+        except Exception as e:  # a hook must never break the reply
+            (log.debug if self._inject_failing else log.warning)(
+                "Engram: no memories for this reply, it goes on without them: %s", e or type(e).__name__)
+            self._inject_failing = True
+            return None
+        if self._inject_failing:
+            log.info("Engram: memories are injected again")
+            self._inject_failing = False
+        return inj
+
+    async def _inject(self, event: Any, req: Any) -> Injection:
+        audience = audience_of(event, self.settings)
+        turns = recent_turns(getattr(req, "contexts", None) or [])
+        query = recall_query(getattr(req, "prompt", ""), turns)
+        now = now_utc()
+        hits = await self.recall(audience, query, self.settings.recall_k,
+                                 seen=[getattr(req, "prompt", "") or "", *turns])
+        text, taken = await self.render(audience.space, hits, now, before=event_time(event))
+        apply(req, text, self.settings.inject_mode)
+        inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
+        self.last_injection[audience.space] = inj
+        event.set_extra(INJECTED_EXTRA, inj.keys)
+        return inj
+
+    async def render(self, space: str, hits: Sequence[Hit], now: datetime,
+                     before: datetime | None = None) -> tuple[str, list[int]]:
+        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
+        mem = await self.memory()
+        names = await self.names(hits)
+        last = await mem.store.last_episode_time(space, before=before or now)
+        notes = [note(h, names, now, self.tz) for h in hits]
+        return build_block(notes, time_line(now, last, self.tz), self.identity(),
+                           self.settings.inject_budget_tokens)
