@@ -12,7 +12,7 @@ from astrbot.api.star import Context, Star, StarTools
 from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
-from .plugin.providers import Providers
+from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
 
 PLUGIN_NAME = "astrbot_plugin_engram"
@@ -29,7 +29,8 @@ class EngramPlugin(Star):
     async def initialize(self) -> None:
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
-        self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers)
+        self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
+                                     tz=astrbot_timezone(self.context))
 
     async def terminate(self) -> None:
         if self.service is not None:

@@ -80,7 +80,8 @@ def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -
 
 def time_line(now: datetime, last: datetime | None, tz: tzinfo | None) -> str:
     """The sense of time: now, and how long since the last exchange in this place."""
-    head = f"Now: {now.astimezone(tz):%Y-%m-%d %H:%M %A}."
+    local = now.astimezone(tz)
+    head = f"Now: {local:%Y-%m-%d %H:%M %A} ({local.tzname()})."
     if last is None:
         return head + " Nothing was said in this place before."
     return head + f" The last message here before this one was {ago(last, now)} ({when(last, now, tz)[:10]})."

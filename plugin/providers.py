@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from datetime import tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -156,35 +158,59 @@ class Providers:
                 return "image" in ((getattr(p, "provider_config", {}) or {}).get("modalities") or [])
         return False
 
-    def chat(self, umo: str | None = None) -> AstrBotChat:
-        return AstrBotChat(self, umo)
+    async def vision_provider(self, umo: str | None = None) -> str | None:
+        """AstrBot's image-caption provider when set, else the chat provider if it takes images."""
+        try:
+            settings = self.context.get_config().get("provider_settings", {}) or {}
+            ids = {_provider_id(p) for p in self.context.get_all_providers() or []}
+        except Exception:
+            return None
+        captioner = str(settings.get("default_image_caption_provider_id") or "")
+        if captioner in ids:
+            return captioner
+        pid = await self.resolve_chat(umo)
+        return pid if pid and self.can_see_images(pid) else None
+
+    def chat(self, umo: str | None = None, provider_id: str | None = None) -> AstrBotChat:
+        return AstrBotChat(self, umo, provider_id)
 
     async def caption(self, image: str, umo: str | None = None) -> str | None:
         """A one-sentence caption of ``image`` when a vision-capable provider is configured, else None."""
         remote = image.startswith(("http://", "https://"))
         if not remote and not await asyncio.to_thread(os.path.isfile, image):
             return None
-        pid = await self.resolve_chat(umo)
-        if not pid or not self.can_see_images(pid):
+        pid = await self.vision_provider(umo)
+        if not pid:
             return None
         try:
-            text = await self.chat(umo).complete(CAPTION_PROMPT, image_urls=[image], timeout=CAPTION_TIMEOUT)
+            text = await self.chat(umo, pid).complete(CAPTION_PROMPT, image_urls=[image],
+                                                      timeout=CAPTION_TIMEOUT)
         except ChatError as e:
             self._warn_once(f"Engram: describing an image failed, it is recorded as an image: {e}")
             return None
         return " ".join(text.split())[:500] or None
 
 
+def astrbot_timezone(context: Any) -> tzinfo | None:
+    """AstrBot's configured time zone (so our times agree with its own), else None (local time)."""
+    try:
+        name = context.get_config().get("timezone")
+        return ZoneInfo(name) if name else None
+    except Exception:
+        return None
+
+
 class AstrBotChat:
     """A chat model through ``context.llm_generate``: ``await complete(prompt, system) -> text``."""
 
-    def __init__(self, providers: Providers, umo: str | None = None):
+    def __init__(self, providers: Providers, umo: str | None = None, provider_id: str | None = None):
         self._providers = providers
         self._umo = umo
+        self._provider_id = provider_id
 
     async def complete(self, prompt: str, system: str = "", *, image_urls: list[str] | None = None,
                        timeout: float = CHAT_TIMEOUT) -> str:
-        pid = await self._providers.resolve_chat(self._umo)
+        pid = self._provider_id or await self._providers.resolve_chat(self._umo)
         if not pid:
             raise ChatError("no chat provider is configured")
         try:

@@ -94,7 +94,7 @@ class EngramService:
     async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = ()) -> list[Hit]:
         """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown."""
         mem = await self.memory()
-        hits = await mem.recall(query, audience, k=min(200, k + len(seen) + 2))
+        hits = await mem.recall(query, audience, k=min(200, 2 * k + min(len(seen), 40)))
         return [h for h in hits if not already_in_context(h, seen)][:k]
 
     async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
@@ -217,11 +217,13 @@ class EngramService:
 
     async def _inject(self, event: Any, req: Any) -> Injection:
         audience = audience_of(event, self.settings)
-        turns = recent_turns(getattr(req, "contexts", None) or [])
-        query = recall_query(getattr(req, "prompt", ""), turns)
+        contexts = getattr(req, "contexts", None) or []
+        prompt = getattr(req, "prompt", "") or ""
+        query = recall_query(prompt, recent_turns(contexts))
         now = now_utc()
+        # what the model already reads (this message, the history) is not injected again
         hits = await self.recall(audience, query, self.settings.recall_k,
-                                 seen=[getattr(req, "prompt", "") or "", *turns])
+                                 seen=[prompt, *recent_turns(contexts, len(contexts))])
         text, taken = await self.render(audience.space, hits, now, before=event_time(event))
         apply(req, text, self.settings.inject_mode)
         inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)

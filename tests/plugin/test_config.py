@@ -1,0 +1,54 @@
+"""Config: parsed once into typed settings; a bad value names its key and keeps the default."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.plugin.config import Settings, parse_settings
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "_conf_schema.json").read_text("utf-8"))
+
+
+def test_schema_and_settings_agree_on_keys_and_defaults() -> None:
+    assert list(SCHEMA) == [f.name for f in fields(Settings)]
+    parsed, errors = parse_settings({k: v["default"] for k, v in SCHEMA.items()})
+    assert errors == [] and parsed == Settings()
+
+
+def test_good_values_are_typed() -> None:
+    s, errors = parse_settings({"owner_ids": ["42", 7], "recall_k": 12, "inject_mode": "system",
+                                "blacklist_spaces": ["qq:group:9"], "embedding_provider_id": " e1 "})
+    assert errors == []
+    assert s.owner_ids == ("42", "7") and s.recall_k == 12 and s.inject_mode == "system"
+    assert s.embedding_provider_id == "e1" and s.is_blacklisted("qq:group:9")
+
+
+@pytest.mark.parametrize("key, value", [
+    ("recall_k", "ten"), ("recall_k", 0), ("recall_k", True), ("inject_budget_tokens", 10),
+    ("inject_mode", "loud"), ("owner_ids", "alice"), ("owner_ids", [["x"]]), ("chat_provider_id", 5),
+])
+def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: object,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, "engram.plugin"):
+        s, errors = parse_settings({key: value, "public_spaces": ["g1"]})
+    assert getattr(s, key) == getattr(Settings(), key)
+    assert len(errors) == 1 and repr(key) in errors[0]
+    assert repr(key) in caplog.text
+    assert s.public_spaces == ("g1",)  # the good key next to it still counts
+
+
+def test_missing_config_gives_defaults() -> None:
+    assert parse_settings(None) == (Settings(), [])
+
+
+def test_spaces_match_in_full_or_by_id_and_owner_by_id_or_platform() -> None:
+    s = Settings(owner_ids=("qq:42", "7"), blacklist_spaces=("123",), public_spaces=("tg:group:5",))
+    assert s.is_blacklisted("qq:group:123") and not s.is_blacklisted("qq:group:1234")
+    assert s.is_public_space("tg:group:5") and not s.is_public_space("qq:group:5")
+    assert s.is_owner("qq", "42") and s.is_owner("tg", "7") and not s.is_owner("tg", "42")
+    assert not s.is_owner("qq", "")

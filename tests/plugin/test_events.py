@@ -1,0 +1,75 @@
+"""Events to episodes and audiences: places, people, mentions, replies, images, odd events."""
+
+from __future__ import annotations
+
+from astrbot_plugin_engram.memory import SELF
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.events import (
+    IMAGE_TEXT,
+    audience_of,
+    incoming_episodes,
+    is_engram_command,
+    parse_message,
+    space_of,
+)
+
+from .conftest import OWNER, SELF_ID, At, Image, Plain, Reply, event
+
+
+def episodes_of(ev: object) -> list:
+    return incoming_episodes(ev, parse_message(ev))
+
+
+def test_group_message_names_place_person_mentions_and_reply() -> None:
+    ev = event("see you at 5", "u1", "g7", name="Alice", timestamp=1_700_000_000, components=[
+        Reply(id="99", sender_id=SELF_ID), At(qq="u2", name="Bob"), At(qq=SELF_ID), Plain("see you at 5")])
+    [ep] = episodes_of(ev)
+    assert (ep.space, ep.actor, ep.actor_name, ep.kind) == ("qq:group:g7", "qq:u1", "Alice", "message_in")
+    assert ep.content == "see you at 5" and ep.time.timestamp() == 1_700_000_000
+    assert ep.meta["mentions"] == [{"id": "qq:u2", "name": "Bob"}, {"id": SELF, "name": ""}]
+    assert ep.meta["reply_to"] == {"message_id": "99", "actor": SELF}
+
+
+def test_private_message_is_the_senders_private_place() -> None:
+    [ep] = episodes_of(event("hi", "u1", platform="telegram"))
+    assert (ep.space, ep.actor) == ("telegram:private:u1", "telegram:u1")
+
+
+def test_image_only_message_is_an_image_episode() -> None:
+    [ep] = episodes_of(event("", "u1", "g1", components=[Image(file="http://x/cat.png")]))
+    assert ep.kind == "image" and ep.content == IMAGE_TEXT and ep.meta["image"] == "http://x/cat.png"
+
+
+def test_text_with_image_gives_the_text_then_the_image() -> None:
+    eps = episodes_of(event("look", "u1", components=[Plain("look"), Image(file="a.png")]))
+    assert [(e.kind, e.content) for e in eps] == [("message_in", "look"), ("image", IMAGE_TEXT)]
+
+
+def test_stickers_and_blank_messages_give_nothing() -> None:
+    assert episodes_of(event("   ", "u1", "g1")) == []
+    assert episodes_of(event("", "u1", components=[At(qq="u2")])) == []
+
+
+def test_missing_sender_and_group_ids_fall_back_without_crashing() -> None:
+    [ep] = episodes_of(event("hello", None, ""))
+    assert ep.space == "qq:group:unknown" and ep.actor == "qq:unknown"
+    assert space_of(event("hello", None)) == "qq:private:unknown"
+
+
+def test_engram_commands_are_recognised_and_conversation_is_not() -> None:
+    assert is_engram_command(event("mem stats")) and is_engram_command(event("/mem  recall tea"))
+    assert is_engram_command(event("mem"))
+    assert not is_engram_command(event("memories are nice")) and not is_engram_command(event("hi mem"))
+
+
+def test_owner_private_only_for_the_owner_in_a_private_chat() -> None:
+    s = Settings(owner_ids=(OWNER,), owner_private_spaces=("web:private:boss",))
+    assert audience_of(event("x", OWNER), s).owner_private
+    assert not audience_of(event("x", OWNER, "g1"), s).owner_private
+    assert not audience_of(event("x", "alice"), s).owner_private
+    assert audience_of(event("x", "boss", platform="web"), s).owner_private
+
+
+def test_audience_has_the_sender_and_the_people_mentioned() -> None:
+    ev = event("hey", "u1", "g1", components=[At(qq="u2"), At(qq=SELF_ID), Plain("hey")])
+    assert audience_of(ev, Settings()).people == ("qq:u1", "qq:u2")

@@ -1,0 +1,92 @@
+"""Recording: every message becomes an episode in the background, in order, durably, once."""
+
+from __future__ import annotations
+
+from astrbot_plugin_engram.memory import SELF
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.events import IMAGE_TEXT
+
+from .conftest import OWNER, FakeContext, FakeProvider, Image, MakeService, Plain, episodes, event
+
+
+async def test_group_and_private_lines_are_recorded_in_their_places(service) -> None:
+    service.record_message(event("I overheard this", "u1", "g1", name="Ann"))
+    service.record_message(event("a secret", "u2"))
+    eps = await episodes(service)
+    assert [(e.space, e.actor, e.actor_name, e.content) for e in eps] == [
+        ("qq:group:g1", "qq:u1", "Ann", "I overheard this"), ("qq:private:u2", "qq:u2", "U2", "a secret")]
+
+
+async def test_recording_returns_before_the_write(service) -> None:
+    service.record_message(event("first words", "u1"))
+    mem = await service.memory()
+    assert (await mem.store.counts())["episodes"] == 0  # queued, not yet written
+    assert len(await episodes(service)) == 1
+
+
+async def test_the_bots_reply_is_message_out_by_self_in_the_same_place(service) -> None:
+    ev = event("how are you", "u1", "g1")
+    service.record_message(ev)
+    ev.set_extra("engram_injected", ["m3"])
+    service.record_reply(ev, "fine, thanks")
+    _, out = await episodes(service)
+    assert (out.kind, out.actor, out.space, out.content) == ("message_out", SELF, "qq:group:g1", "fine, thanks")
+    assert out.meta["injected"] == ["m3"]
+
+
+async def test_blacklisted_places_record_nothing(make_service: MakeService) -> None:
+    svc = make_service(Settings(blacklist_spaces=("g9",)))
+    ev = event("do not keep this", "u1", "g9")
+    svc.record_message(ev)
+    svc.record_reply(ev, "ok")
+    svc.record_message(event("keep this", "u1", "g1"))
+    assert [e.content for e in await episodes(svc)] == ["keep this"]
+
+
+async def test_engram_commands_are_not_conversation(service) -> None:
+    service.record_message(event("mem remember the sky is blue", OWNER, admin=True))
+    service.record_message(event("memories fade", OWNER))
+    assert [e.content for e in await episodes(service)] == ["memories fade"]
+
+
+async def test_close_keeps_everything_queued_and_a_reload_duplicates_nothing(make_service: MakeService,
+                                                                             tmp_path) -> None:
+    first = make_service(data_dir=tmp_path / "d")
+    for i in range(50):
+        first.record_message(event(f"line {i}", "u1", "g1"))
+    await first.close()  # no flush: close itself drains the queue
+    second = make_service(data_dir=tmp_path / "d")
+    second.record_message(event("after reload", "u1", "g1"))
+    eps = await episodes(second)
+    assert [e.content for e in eps] == [f"line {i}" for i in range(50)] + ["after reload"]
+    assert [e.seq for e in eps] == list(range(1, 52))
+
+
+async def test_an_image_is_captioned_by_a_vision_provider_and_keeps_its_place(make_service: MakeService) -> None:
+    vision = FakeProvider("vis", config={"modalities": ["text", "image"]}, delay=0.2, answer="A cat\non a sofa.")
+    ctx = FakeContext(chats=[vision])
+    svc = make_service(context=ctx)
+    svc.record_message(event("", "u1", "g1", components=[Image(file="https://x/cat.png")]))
+    svc.record_message(event("cute!", "u2", "g1"))
+    eps = await episodes(svc)
+    assert [(e.kind, e.content) for e in eps] == [("image", f"{IMAGE_TEXT}: A cat on a sofa."),
+                                                  ("message_in", "cute!")]
+    assert ctx.prompts[0]["image_urls"] == ["https://x/cat.png"]
+
+
+async def test_without_a_vision_provider_an_image_is_just_sent(make_service: MakeService) -> None:
+    ctx = FakeContext(chats=[FakeProvider("text-only", config={"modalities": ["text"]})])
+    svc = make_service(context=ctx)
+    svc.record_message(event("", "u1", components=[Plain(""), Image(file="https://x/a.png")]))
+    [ep] = await episodes(svc)
+    assert (ep.kind, ep.content) == ("image", IMAGE_TEXT) and ctx.prompts == []
+
+
+async def test_a_chat_provider_that_times_out_still_records_the_image(make_service: MakeService,
+                                                                      monkeypatch) -> None:
+    monkeypatch.setattr("astrbot_plugin_engram.plugin.providers.CAPTION_TIMEOUT", 0.1)
+    slow = FakeProvider("vis", config={"modalities": ["image"]}, delay=5)
+    svc = make_service(context=FakeContext(chats=[slow]))
+    svc.record_message(event("", "u1", components=[Image(file="https://x/a.png")]))
+    [ep] = await episodes(svc)
+    assert ep.content == IMAGE_TEXT
