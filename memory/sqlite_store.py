@@ -118,8 +118,7 @@ class SQLiteStore:
         return ids
 
     async def _insert_episodes(self, episodes: Sequence[Episode]) -> list[int]:
-        async with self._w.execute("SELECT coalesce(max(id), 0) FROM episodes") as cur:
-            next_id = (await cur.fetchone())[0] + 1  # type: ignore[index]
+        next_id = (await _rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
         rows, fts, aliases = [], [], []
         for ep in episodes:
             t = aware(ep.time)
@@ -158,22 +157,24 @@ class SQLiteStore:
         out: dict[int, Episode] = {}
         for chunk in _chunks(list(ids)):
             sql, vals = _in(map(str, chunk))
-            async with self._r.execute(f"SELECT * FROM episodes WHERE id IN {sql}", vals) as cur:
-                for row in await cur.fetchall():
-                    out[row[0]] = _episode(row)
+            for row in await _rows(self._r, f"SELECT * FROM episodes WHERE id IN {sql}", vals):
+                out[row[0]] = _episode(row)
         return out
 
     async def neighbours(self, episodes: Iterable[Episode], radius: int) -> dict[int, Episode]:
         """Episodes within ``radius`` places of each given one, same space and same section."""
-        out: dict[int, Episode] = {}
-        for ep in episodes:
-            async with self._r.execute(
-                "SELECT * FROM episodes WHERE space = ? AND seq BETWEEN ? AND ? AND section = ?",
-                (ep.space, ep.seq - radius, ep.seq + radius, ep.section),  # type: ignore[operator]
-            ) as cur:
-                for row in await cur.fetchall():
-                    out[row[0]] = _episode(row)
-        return out
+        seeds = list(dict.fromkeys((ep.space, ep.seq, ep.section) for ep in episodes))
+        if not seeds:
+            return {}
+        # One query for all seeds (each trip to the reader thread costs more than the lookup),
+        # ordered as one query per seed would return them.
+        args = [v for i, (sp, seq, sec) in enumerate(seeds)
+                for v in (i, sp, seq - radius, seq + radius, sec)]  # type: ignore[operator]
+        rows = await _rows(self._r, "WITH s(i, space, lo, hi, section) AS (VALUES "
+                           + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") SELECT e.* FROM s"
+                           " JOIN episodes e ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
+                           " AND e.section = s.section ORDER BY s.i, e.seq", args)
+        return {row[0]: _episode(row) for row in rows}
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -227,14 +228,11 @@ class SQLiteStore:
         out: dict[int, Memory] = {}
         for chunk in _chunks(list(ids)):
             sql, vals = _in(map(str, chunk))
-            async with self._r.execute(f"SELECT * FROM memories WHERE id IN {sql}", vals) as cur:
-                rows = await cur.fetchall()
-            async with self._r.execute(
-                f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals
-            ) as cur:
-                srcs: dict[int, list[int]] = {}
-                for mid, eid in await cur.fetchall():
-                    srcs.setdefault(mid, []).append(eid)
+            rows = await _rows(self._r, f"SELECT * FROM memories WHERE id IN {sql}", vals)
+            srcs: dict[int, list[int]] = {}
+            for mid, eid in await _rows(
+                    self._r, f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
+                srcs.setdefault(mid, []).append(eid)
             for row in rows:
                 out[row[0]] = _memory(row, sorted(srcs.get(row[0], [])))
         return out
@@ -293,8 +291,7 @@ class SQLiteStore:
             ins, vals = _in(sorted(vis.episode_spaces))
             sql += f" AND e.space IN {ins}"
             args += vals
-        async with self._r.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit]) as cur:
-            return [(r[0], r[1]) for r in await cur.fetchall()]
+        return [(r[0], r[1]) for r in await _rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
 
     async def keyword_memories(
         self, query: list[str], vis: Visibility, limit: int, include_archived: bool
@@ -310,8 +307,7 @@ class SQLiteStore:
             ins, vals = _in(sorted(vis.memory_scopes))
             sql += f" AND m.scope IN {ins}"
             args += vals
-        async with self._r.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit]) as cur:
-            return [(r[0], r[1]) for r in await cur.fetchall()]
+        return [(r[0], r[1]) for r in await _rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
 
     # ---- vectors and cursors -------------------------------------------------------------
     async def items_after(self, kind: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
@@ -408,6 +404,11 @@ class SQLiteStore:
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+async def _rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    """Every row of one query in a single trip to the connection's thread (not three)."""
+    return list(await db.execute_fetchall(sql, args))
+
+
 def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
         yield ids[i : i + n]

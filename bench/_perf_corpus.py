@@ -1,0 +1,112 @@
+"""Synthetic but realistic load for bench/perf.py: real chat text spread over a skewed set of spaces.
+
+Texts are LoCoMo turns (English) and MemoryBank chats (Chinese and English), varied by swapping
+names and sometimes joining two turns. Spaces follow a Zipf law (s = 1): 60 groups carry 80 % of
+the traffic, 240 private chats the other 20 %, so the largest group holds ~17 % of all episodes —
+a busy group a companion bot lives in. Queries are LoCoMo questions and MemoryBank probing questions.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from astrbot_plugin_engram.memory import Episode, Memory, space_scope
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not DATA.exists():  # the checkout may live elsewhere; the shared data sits beside it
+    DATA = Path("/work/shared/data")
+
+GROUPS, PRIVATES = 60, 240
+GROUP_SHARE = 0.8
+MEMORY_SHARE = 0.05  # of all items, readable memories (facts), the rest episodes
+NAMES = ("Caroline Melanie Jon Gina John Maria Joanna Nate Tim Audrey Andrew Evan Sam Deborah Jolene "
+         "Calvin Dave Tom Lily Ava Noah Mia Leo Zoe Kai Nina Omar Ivy Ethan Chloe").split()
+NAMES_ZH = "张曼婷 王峰 李雪 赵磊 陈静 刘洋 杨帆 黄敏 周杰 吴倩 徐鹏 孙悦 马超 朱琳 胡斌".split()
+
+
+@dataclass(frozen=True)
+class Line:
+    speaker: str
+    text: str
+
+
+def _texts() -> list[Line]:
+    lines: list[Line] = []
+    for conv in json.loads((DATA / "locomo-dev.json").read_text()):
+        c = conv["conversation"]
+        n = 1
+        while f"session_{n}" in c:
+            lines += [Line(t["speaker"], t["text"]) for t in c[f"session_{n}"] if t.get("text")]
+            n += 1
+    for lang in ("cn", "en"):
+        users = json.loads((DATA / "memorybank" / f"memory_bank_{lang}.json").read_text())
+        for name, user in users.items():
+            for day in user["history"].values():
+                for pair in day:
+                    if pair.get("query"):
+                        lines.append(Line(name, pair["query"]))
+                    if pair.get("response"):
+                        lines.append(Line("bot", pair["response"]))
+    return lines
+
+
+def queries(n: int, seed: int = 7) -> list[str]:
+    """``n`` varied questions in English and Chinese."""
+    qs = [q["question"] for conv in json.loads((DATA / "locomo-dev.json").read_text())
+          for q in conv["qa"]]
+    for lang in ("cn", "en"):
+        for line in (DATA / "memorybank" / f"probing_questions_{lang}.jsonl").read_text().splitlines():
+            if line.strip():
+                for v in json.loads(line).values():
+                    qs += v
+    rng = random.Random(seed)
+    rng.shuffle(qs)
+    return qs[:n]
+
+
+def spaces() -> tuple[list[str], list[float]]:
+    """Every space with its share of the traffic (largest first within groups and privates)."""
+    names = [f"qq:group:{1000 + i}" for i in range(GROUPS)]
+    names += [f"qq:private:{5000 + i}" for i in range(PRIVATES)]
+    g = [1 / (i + 1) for i in range(GROUPS)]
+    p = [1 / (i + 1) for i in range(PRIVATES)]
+    weights = [GROUP_SHARE * w / sum(g) for w in g] + [(1 - GROUP_SHARE) * w / sum(p) for w in p]
+    return names, weights
+
+
+def _vary(rng: random.Random, line: Line, pool: list[Line]) -> str:
+    text = line.text
+    if rng.random() < 0.5:
+        for name in NAMES + NAMES_ZH:
+            if name in text:
+                text = text.replace(name, rng.choice(NAMES_ZH if name in NAMES_ZH else NAMES))
+    if rng.random() < 0.15:
+        text += " " + rng.choice(pool).text
+    return text
+
+
+def items(n: int, one_space: str | None = None, seed: int = 1) -> Iterator[Episode | Memory]:
+    """``n`` items in time order: ~95 % episodes over the skewed spaces, ~5 % memories."""
+    rng = random.Random(seed)
+    pool = _texts()
+    names, weights = spaces()
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    for _ in range(n):
+        t += timedelta(seconds=rng.expovariate(1 / 120))  # ~one message every two minutes overall
+        space = one_space or rng.choices(names, weights)[0]
+        line = pool[rng.randrange(len(pool))]
+        if rng.random() < MEMORY_SHARE:
+            scope = rng.choice(("public", "self", "owner", space_scope(space), space_scope(space)))
+            yield Memory(text=_vary(rng, line, pool), scope=scope, created_at=t)
+            continue
+        bot = line.speaker == "bot"
+        actor = "self" if bot else f"qq:{zlib.crc32((space + line.speaker).encode())}"
+        yield Episode(space=space, content=_vary(rng, line, pool), actor=actor,
+                      actor_name="" if bot else line.speaker, time=t,
+                      kind="message_out" if bot else "message_in")

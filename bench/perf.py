@@ -1,0 +1,236 @@
+"""Latency, throughput and memory of the core: `bench/perf.py [--sizes 10000,100000] [--json OUT]`.
+
+For each size a store is built through the public API (episodes with `record_many`, memories with
+`add_memory`, 384-dim random unit vectors stored by `embed_pending` through a fake embedder), then
+a fresh process opens it and measures recall latency (query embedding excluded: the query vectors
+are precomputed) in the largest space, the real LocalE5 query embedding time, and its RSS. A second
+store of the same size with everything in one space gives the worst case. Recording throughput is
+measured on an empty store: concurrent `record()` calls awaiting their ids (group commit), and
+`record_many`. Each phase runs in its own process so RSS and timings do not leak between them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
+
+from _perf_corpus import items, queries  # noqa: E402
+
+from astrbot_plugin_engram.memory import (  # noqa: E402
+    Audience,
+    Engram,
+    Episode,
+    LocalE5,
+    Memory,
+    RecallSettings,
+)
+
+DIM = 384
+MODEL = "bench/random-384"
+WORST_SPACE = "qq:group:everyone"
+
+
+class RandomEmbedder:
+    """Random unit vectors: the latency of the index does not depend on what the vectors mean."""
+
+    name = MODEL
+
+    def __init__(self, table: dict[str, np.ndarray] | None = None, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.table = table or {}
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        if kind == "query" and all(t in self.table for t in texts):
+            return np.stack([self.table[t] for t in texts])
+        v = self.rng.standard_normal((len(texts), DIM)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def rss_mb() -> float:
+    import psutil  # dev-only (comes with astrbot); the core never needs it
+
+    return float(psutil.Process().memory_info().rss / 2**20)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ---- workers (each runs in its own process) ------------------------------------------------------
+async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
+    """Fill a store with ``n`` items; returns the time taken and the largest space."""
+    eng = await Engram.open(path, RandomEmbedder(), background=False)
+    eps: list[Episode] = []
+    mems: list[Memory] = []
+    for it in items(n, WORST_SPACE if one_space else None):
+        (eps if isinstance(it, Episode) else mems).append(it)
+    t0 = time.perf_counter()
+    for i in range(0, len(eps), 5000):
+        await eng.record_many(eps[i : i + 5000])
+    t1 = time.perf_counter()
+    for m in mems:
+        await eng.add_memory(m)
+    t2 = time.perf_counter()
+    await eng.embed_pending()
+    t3 = time.perf_counter()
+    await eng.close()
+    spaces = Counter(e.space for e in eps)
+    largest, count = spaces.most_common(1)[0]
+    return {"episodes": len(eps), "memories": len(mems), "spaces": len(spaces),
+            "largest_space": largest, "largest_count": count, "record_many_s": t1 - t0,
+            "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2}
+
+
+async def query(path: str, space: str, nq: int) -> dict[str, Any]:
+    """Recall latency over ``nq`` questions in ``space``, LocalE5 query time, and RSS."""
+    qs = queries(nq)
+    rng = np.random.default_rng(1)
+    table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
+    t0 = time.perf_counter()
+    eng = await Engram.open(path, RandomEmbedder(table), background=False)
+    open_s = time.perf_counter() - t0
+    aud = Audience(space=space)
+    for q in qs[:20]:  # warm the page cache and jieba
+        await eng.recall(q, aud)
+    lat, hits = [], 0
+    for q in qs:
+        t = time.perf_counter()
+        hits += len(await eng.recall(q, aud))
+        lat.append((time.perf_counter() - t) * 1000)
+    e5 = LocalE5()
+    e5.embed_sync(["warm up"], "query")
+    emb = []
+    for q in qs[:100]:
+        t = time.perf_counter()
+        e5.embed_sync([q], "query")
+        emb.append((time.perf_counter() - t) * 1000)
+    out = {"recall_p50_ms": _pct(lat, 50), "recall_p99_ms": _pct(lat, 99), "recall_mean_ms":
+           statistics.fmean(lat), "embed_query_ms": _pct(emb, 50), "rss_mb": rss_mb(),
+           "peak_rss_mb": peak_rss_mb(), "open_s": open_s, "queries": len(qs),
+           "hits_per_recall": hits / len(qs), "indexed": len(eng.index or ())}
+    await eng.close()
+    return out
+
+
+async def throughput(path: str, n: int, durable: bool) -> dict[str, Any]:
+    """Episodes per second, durably acknowledged, through record() and record_many()."""
+    eps = [e for e in items(3 * n, seed=5) if isinstance(e, Episode)][: 3 * n]
+    eng = await Engram.open(path, RandomEmbedder(), background=False, durable=durable)
+    await eng.record(eps[0])  # opens the file, loads jieba
+    out: dict[str, Any] = {}
+    t = time.perf_counter()
+    ids = await asyncio.gather(*(eng.record(e) for e in eps[1:n]))
+    out["record_gather_per_s"] = len(ids) / (time.perf_counter() - t)
+    chunk = eps[n : 2 * n]
+    producers = 64  # e.g. 64 busy chats, each awaiting its ack before the next message
+
+    async def produce(mine: list[Episode]) -> None:
+        for e in mine:
+            await eng.record(e)
+
+    t = time.perf_counter()
+    await asyncio.gather(*(produce(chunk[i::producers]) for i in range(producers)))
+    out["record_64_producers_per_s"] = len(chunk) / (time.perf_counter() - t)
+    t = time.perf_counter()
+    for i in range(2 * n, 3 * n, 1000):
+        await eng.record_many(eps[i : i + 1000])
+    out["record_many_per_s"] = n / (time.perf_counter() - t)
+    await eng.close()
+    return out
+
+
+def _pct(xs: list[float], p: float) -> float:
+    return float(np.percentile(np.asarray(xs), p))
+
+
+def _worker(argv: list[str]) -> None:
+    kind, *rest = argv
+    if kind == "build":
+        res = asyncio.run(build(rest[0], int(rest[1]), rest[2] == "1"))
+    elif kind == "query":
+        res = asyncio.run(query(rest[0], rest[1], int(rest[2])))
+    else:
+        res = asyncio.run(throughput(rest[0], int(rest[1]), rest[2] == "1"))
+    print(json.dumps(res))
+
+
+def run(*args: object) -> dict[str, Any]:
+    """Run one worker in a fresh process; its last stdout line is its JSON result."""
+    out = subprocess.run([sys.executable, __file__, "--_worker", *map(str, args)],
+                         check=True, capture_output=True, text=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+# ---- the command -----------------------------------------------------------------------------
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000", help="store sizes, comma-separated")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--queries", type=int, default=300, help="recalls timed per store")
+    ap.add_argument("--records", type=int, default=20000, help="episodes per throughput mode")
+    ap.add_argument("--no-worst", action="store_true", help="skip the everything-in-one-space stores")
+    ap.add_argument("--_worker", nargs="+", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a._worker:
+        return _worker(a._worker)
+    sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    res: dict[str, Any] = {"machine": _machine(), "settings": vars(RecallSettings()), "sizes": {},
+                           "worst_case": {}, "build": {}}
+    with tempfile.TemporaryDirectory(prefix="engram-perf-") as tmp:
+        for n in sizes:
+            for worst in (False,) if a.no_worst else (False, True):
+                path = f"{tmp}/{n}-{'one' if worst else 'spread'}.db"
+                b = run("build", path, n, int(worst))
+                q = run("query", path, b["largest_space"], a.queries)
+                (res["worst_case"] if worst else res["sizes"])[str(n)] = q
+                res["build"][f"{n}-{'one' if worst else 'spread'}"] = b
+                _row(n, "one space" if worst else f"largest of {b['spaces']}", b, q)
+        res["throughput"] = run("throughput", f"{tmp}/tp.db", a.records, 0)
+        res["throughput_durable"] = run("throughput", f"{tmp}/tpd.db", a.records, 1)
+    res["episodes_per_s"] = res["throughput"]["record_gather_per_s"]
+    _print_throughput(res)
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=2))
+
+
+def _machine() -> dict[str, Any]:
+    import sqlite3
+
+    return {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "cpus": os.cpu_count(),
+            "platform": platform.platform(), "loadavg": os.getloadavg()}
+
+
+def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
+    if not getattr(_row, "done", False):
+        print(f"{'items':>8} {'audience':<18} {'visible eps':>11} {'p50 ms':>7} {'p99 ms':>7} "
+              f"{'mean ms':>7} {'embed q ms':>10} {'RSS MB':>7} {'peak MB':>7} {'open s':>6}")
+        _row.done = True  # type: ignore[attr-defined]
+    print(f"{n:>8} {where:<18} {b['largest_count']:>11} {q['recall_p50_ms']:>7.1f} "
+          f"{q['recall_p99_ms']:>7.1f} {q['recall_mean_ms']:>7.1f} {q['embed_query_ms']:>10.1f} "
+          f"{q['rss_mb']:>7.0f} {q['peak_rss_mb']:>7.0f} {q['open_s']:>6.1f}", flush=True)
+
+
+def _print_throughput(res: dict[str, Any]) -> None:
+    print("\nepisodes/s, durably acknowledged (synchronous=NORMAL | durable=True -> FULL):")
+    for k in res["throughput"]:
+        print(f"  {k:<28} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
+
+
+if __name__ == "__main__":
+    main()
