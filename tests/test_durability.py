@@ -1,0 +1,99 @@
+"""Durability: every episode acknowledged before a SIGKILL is there on reopen, and the file is sound.
+
+A child process (tests/_record_child.py) records episodes as fast as it can with concurrent
+``record()`` calls and ``record_many()``, printing each id once it is returned; the test kills it at
+a random moment, five times on the same file, and checks the store after each kill.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from astrbot_plugin_engram.memory import Audience, Engram, NoEmbedder
+
+from ._record_child import content_of, space_of
+
+ROOT = Path(__file__).resolve().parents[1]
+ROUNDS = 5
+
+
+def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dict[int, str]:
+    """Start a recording child, SIGKILL it at a random moment; the acks it printed, id -> token."""
+    child = subprocess.Popen([sys.executable, "-m", "tests._record_child", str(path), str(rnd),
+                              "1" if durable else "0"], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    lines: list[bytes] = []
+    first = threading.Event()
+
+    def read() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.append(line)
+            first.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if rnd == 0:  # the first kill may land anywhere, even while the store is being created
+        time.sleep(rng.uniform(0.0, 1.5))
+    else:
+        assert first.wait(30), f"the child acknowledged nothing: {child.stderr.read1().decode()}"  # type: ignore[union-attr]
+        time.sleep(rng.uniform(0.0, 0.5))
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    reader.join(10)
+    acks = {}
+    for line in lines:
+        if line.endswith(b"\n"):  # a line cut by the kill was never a full acknowledgement
+            i, token = line.decode().rstrip("\n").split("\t")
+            acks[int(i)] = token
+    return acks
+
+
+def check_file(path: Path, acked: dict[int, str]) -> None:
+    """Every acknowledged episode is stored with its text, and the keyword index matches the table."""
+    db = sqlite3.connect(path)
+    try:
+        rows = dict(db.execute("SELECT id, content FROM episodes").fetchall())
+        fts = [r[0] for r in db.execute("SELECT rowid FROM episodes_fts ORDER BY rowid")]
+        spaces = dict(db.execute("SELECT id, space FROM episodes").fetchall())
+    finally:
+        db.close()
+    missing = [i for i in acked if i not in rows]
+    assert not missing, f"{len(missing)} acknowledged episodes lost, e.g. {missing[:5]}"
+    wrong = [i for i, t in acked.items() if rows[i] != content_of(t) or spaces[i] != space_of(t)]
+    assert not wrong, f"acknowledged episodes with other content: {wrong[:5]}"
+    assert fts == sorted(rows), "the keyword index and the episodes table disagree"
+
+
+async def check_store(path: Path, acked: dict[int, str], rng: random.Random) -> None:
+    eng = await Engram.open(path, NoEmbedder())
+    try:
+        assert await eng.store.integrity() == []
+        for i in rng.sample(sorted(acked), min(5, len(acked))):
+            token = acked[i]
+            hits = await eng.recall(token, Audience(space_of(token)))
+            assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
+    finally:
+        await eng.close()
+
+
+async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    rng = random.Random()
+    acked: dict[int, str] = {}
+    started = time.monotonic()
+    for rnd in range(ROUNDS):
+        new = run_and_kill(path, rnd, durable=rnd % 2 == 1, rng=rng)
+        assert not set(new) & set(acked), "an id was handed out twice"
+        acked |= new
+        await check_store(path, acked, rng)  # opening first also creates a store killed before birth
+        check_file(path, acked)
+    assert len(acked) > 100, f"only {len(acked)} episodes were acknowledged in {ROUNDS} rounds"
+    assert time.monotonic() - started < 60
