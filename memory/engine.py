@@ -210,6 +210,9 @@ class Engram:
             return None
         try:
             vec = await asyncio.wait_for(self.embedder.embed([query], "query"), self.query_timeout)
+            vec = np.asarray(vec, np.float32).reshape(-1)
+            if self.index.dim and vec.shape[0] != self.index.dim:  # a silently changed model
+                raise EmbeddingError(f"query vector has dimension {vec.shape[0]}, the index {self.index.dim}")
         except (EmbeddingError, asyncio.TimeoutError, OSError) as e:
             (log.debug if self._query_failing else log.warning)(
                 "query embedding failed, recall uses keywords only: %s", e or type(e).__name__)
@@ -218,7 +221,7 @@ class Engram:
         if self._query_failing:
             log.info("query embedding works again")
             self._query_failing = False
-        return np.asarray(vec, np.float32).reshape(-1)
+        return vec
 
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())
