@@ -1,0 +1,280 @@
+"""Bad input: empty and huge text, bad scopes, wrong objects, bad store files, a failing embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory import (
+    Audience,
+    Engram,
+    Episode,
+    InvalidInputError,
+    InvalidScopeError,
+    Memory,
+    OpenAIEmbedder,
+    StoreError,
+)
+from astrbot_plugin_engram.memory.text import MAX_TEXT
+
+from .fake_openai import FakeOpenAI
+
+SPACE = "qq:group:1"
+
+
+def snapshot(path: Path) -> tuple[str, list[str]]:
+    """The file's hash and the names in its folder (a refused open must leave both as they were)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest(), sorted(p.name for p in path.parent.iterdir())
+
+
+def write(path: Path, data: bytes) -> None:
+    path.write_bytes(data)
+
+
+# ---- text ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["", "   ", "\n\t "])
+async def test_empty_text_is_refused(engram: Engram, text: str) -> None:
+    with pytest.raises(InvalidInputError, match="needs some text"):
+        await engram.record(Episode(space=SPACE, content=text))
+    with pytest.raises(InvalidInputError, match="needs some text"):
+        await engram.add_memory(Memory(text=text, scope="public"))
+    assert (await engram.stats())["episodes"] == 0
+
+
+async def test_an_episode_needs_a_space(engram: Engram) -> None:
+    with pytest.raises(InvalidInputError, match="space"):
+        await engram.record(Episode(space=" ", content="hello"))
+
+
+async def test_huge_episode_is_capped_and_says_so(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    text = "长" * (MAX_TEXT + 500)
+    with caplog.at_level(logging.WARNING, logger="engram"):
+        eid = await engram.record(Episode(space=SPACE, content=text))
+    ep = await engram.get_episode(eid)
+    assert len(ep.content) == MAX_TEXT
+    assert ep.meta["truncated_from"] == MAX_TEXT + 500
+    assert f"{MAX_TEXT + 500} characters cut to {MAX_TEXT}" in caplog.text
+
+
+async def test_huge_memory_is_capped_and_says_so(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="engram"):
+        mid = await engram.add_memory(Memory(text="x " * MAX_TEXT, scope="public"))
+    assert len((await engram.get(mid)).text) == MAX_TEXT
+    assert "memory text of" in caplog.text
+
+
+async def test_huge_query_still_answers(engram: Engram) -> None:
+    await engram.record(Episode(space=SPACE, content="the piano lesson is on Friday"))
+    hits = await engram.recall("piano " * MAX_TEXT, Audience(SPACE))
+    assert [h.text for h in hits] == ["the piano lesson is on Friday"]
+
+
+async def test_blank_query_finds_nothing(engram: Engram) -> None:
+    await engram.record(Episode(space=SPACE, content="anything"))
+    assert await engram.recall("   ", Audience(SPACE)) == []
+
+
+# ---- scopes, objects, numbers -------------------------------------------------------------------
+@pytest.mark.parametrize("scope", ["", "everyone", "space:", "Owner", "group:1"])
+async def test_invalid_scope_is_refused(engram: Engram, scope: str) -> None:
+    with pytest.raises(InvalidScopeError, match="invalid scope"):
+        await engram.add_memory(Memory(text="something", scope=scope))
+    mid = await engram.add_memory(Memory(text="something", scope="public"))
+    with pytest.raises(InvalidScopeError):
+        await engram.set_scope(mid, scope)
+    assert (await engram.get(mid)).scope == "public"
+
+
+@pytest.mark.parametrize("thing", ["hello", {"space": SPACE, "content": "hi"}, None,
+                                   Memory(text="x", scope="public")])
+async def test_record_refuses_what_is_not_an_episode(engram: Engram, thing: object) -> None:
+    with pytest.raises(InvalidInputError, match="expected an Episode"):
+        await engram.record(thing)  # type: ignore[arg-type]
+
+
+async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> None:
+    good = Episode(space=SPACE, content="fine")
+    with pytest.raises(InvalidInputError):
+        await engram.record_many([good, "bad"])  # type: ignore[list-item]
+    assert (await engram.stats())["episodes"] == 0
+
+
+async def test_add_memory_refuses_an_episode(engram: Engram) -> None:
+    with pytest.raises(InvalidInputError, match="expected a Memory"):
+        await engram.add_memory(Episode(space=SPACE, content="hi"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("changes, msg", [({"kind": "gossip"}, "unknown memory kind"),
+                                          ({"importance": 1.5}, "importance")])
+async def test_bad_memory_fields_are_refused(engram: Engram, changes: dict, msg: str) -> None:
+    with pytest.raises(InvalidInputError, match=msg):
+        await engram.add_memory(Memory(text="x", scope="public", **changes))
+
+
+@pytest.mark.parametrize("k", [0, -1, 201, 10_000, 2.5, "5"])
+async def test_k_out_of_range_is_refused(engram: Engram, k: object) -> None:
+    with pytest.raises(InvalidInputError, match="k must be"):
+        await engram.recall("hello", Audience(SPACE), k=k)  # type: ignore[arg-type]
+
+
+async def test_query_must_be_text(engram: Engram) -> None:
+    with pytest.raises(InvalidInputError, match="query"):
+        await engram.recall(None, Audience(SPACE))  # type: ignore[arg-type]
+
+
+# ---- store files --------------------------------------------------------------------------------
+async def assert_refused_untouched(path: Path, match: str) -> None:
+    before = snapshot(path)
+    with pytest.raises(StoreError, match=match) as err:
+        await Engram.open(path, background=False)
+    assert "untouched" in str(err.value)
+    assert snapshot(path) == before
+
+
+async def test_a_file_that_is_not_sqlite_is_refused_untouched(db_path: Path) -> None:
+    write(db_path, b"name,age\nalice,30\n")
+    await assert_refused_untouched(db_path, "not an SQLite file")
+
+
+async def test_a_corrupt_sqlite_file_is_refused_untouched(db_path: Path) -> None:
+    write(db_path, b"SQLite format 3\x00" + b"\xff" * 4000)
+    await assert_refused_untouched(db_path, "cannot be read")
+
+
+async def test_another_programs_sqlite_file_is_refused_untouched(db_path: Path) -> None:
+    with sqlite3.connect(db_path) as db:
+        db.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
+        db.execute("INSERT INTO contacts VALUES ('alice', '555')")
+    await assert_refused_untouched(db_path, "another program")
+
+
+async def test_a_store_from_a_newer_schema_is_refused_untouched(db_path: Path) -> None:
+    e = await Engram.open(db_path, background=False)
+    await e.record(Episode(space=SPACE, content="kept"))
+    await e.close()
+    db = sqlite3.connect(db_path)
+    db.execute("INSERT INTO _migrations VALUES ('m999_from_the_future', 0)")
+    db.commit()
+    db.close()
+    await assert_refused_untouched(db_path, "newer Engram")
+
+
+# ---- a failing embedding endpoint ---------------------------------------------------------------
+def remote(server: FakeOpenAI, dims: int | None = 8) -> OpenAIEmbedder:
+    return OpenAIEmbedder("fake-embed", base_url=server.base_url, api_key="k", dimensions=dims, timeout=5)
+
+
+async def record_chat(e: Engram, n: int = 6) -> list[int]:
+    lines = ["I adopted a kitten called Miso", "my sister lives in Lisbon", "the dentist is on Monday",
+             "we should try the ramen place", "Miso knocked over my tea", "Lisbon trip in June"]
+    return [await e.record(Episode(space=SPACE, content=lines[i % len(lines)])) for i in range(n)]
+
+
+async def test_endpoint_down_degrades_to_keywords_and_fills_in_later(
+        fake_openai: FakeOpenAI, db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fake_openai.embed_status = 500
+    e = await Engram.open(db_path, remote(fake_openai), background=False, query_timeout=10)
+    try:
+        ids = await record_chat(e)
+        with pytest.raises(Exception, match="embedding endpoint failed"):
+            await e.embed_pending()
+        with caplog.at_level(logging.WARNING, logger="engram"):
+            hits = await e.recall("kitten Miso", Audience(SPACE))
+        assert "recall uses keywords only" in caplog.text
+        assert hits and hits[0].text == "I adopted a kitten called Miso"
+        assert hits[0].features["cos"] == 0.0
+        assert [(await e.get_episode(i)).id for i in ids] == ids  # nothing lost
+
+        fake_openai.embed_status = 200
+        assert await e.embed_pending() == len(ids)
+        assert (await e.stats())["indexed"] == len(ids)
+        hits = await e.recall("kitten Miso", Audience(SPACE))
+        assert "vec" in _routes(hits[0])
+    finally:
+        await e.close()
+
+
+async def test_background_indexer_survives_an_outage(
+        fake_openai: FakeOpenAI, db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fake_openai.embed_status = 503
+    caplog.set_level(logging.INFO, logger="engram")
+    e = await Engram.open(db_path, remote(fake_openai), background=True)
+    try:
+        ids = await record_chat(e)
+        await _until(lambda: "embedding failed (will retry" in caplog.text)
+        assert (await e.stats())["indexed"] == 0
+        fake_openai.embed_status = 200
+        e._kick.set()  # a new message would do the same; the retry timer would too, only later
+        await _until_async(lambda: _indexed(e), len(ids))
+        assert "embedding works again" in caplog.text
+        assert (await e.stats())["episodes"] == len(ids)
+    finally:
+        await e.close()
+
+
+async def test_wrong_dimension_degrades_to_keywords(
+        fake_openai: FakeOpenAI, db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fake_openai.wrong_dim = 5
+    e = await Engram.open(db_path, remote(fake_openai), background=False)
+    try:
+        ids = await record_chat(e)
+        with pytest.raises(Exception, match="shape"):
+            await e.embed_pending()
+        with caplog.at_level(logging.WARNING, logger="engram"):
+            hits = await e.recall("dentist Monday", Audience(SPACE))
+        assert hits[0].text == "the dentist is on Monday"
+        assert "recall uses keywords only" in caplog.text
+        fake_openai.wrong_dim = None
+        assert await e.embed_pending() == len(ids)
+    finally:
+        await e.close()
+
+
+async def test_a_model_that_changes_dimension_is_noticed(
+        fake_openai: FakeOpenAI, db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """No dimension configured: the index learns 8 from the first answers, then the model changes."""
+    e = await Engram.open(db_path, remote(fake_openai, dims=None), background=False)
+    try:
+        await record_chat(e)
+        await e.embed_pending()
+        fake_openai.wrong_dim = 5
+        with caplog.at_level(logging.WARNING, logger="engram"):
+            hits = await e.recall("dentist Monday", Audience(SPACE))
+        assert hits[0].text == "the dentist is on Monday"
+        assert "recall uses keywords only" in caplog.text
+        await e.record(Episode(space=SPACE, content="one more"))
+        with pytest.raises(Exception, match="shape"):
+            await e.embed_pending()
+        assert (await e.stats())["episodes"] == 7
+    finally:
+        await e.close()
+
+
+def _routes(hit: object) -> set[str]:
+    f = hit.features  # type: ignore[attr-defined]
+    return ({"vec"} if f["cos"] > 0 else set()) | ({"kw"} if f["kw"] > 0 else set())
+
+
+async def _indexed(e: Engram) -> int:
+    return int((await e.stats())["indexed"])
+
+
+async def _until(cond: object, timeout: float = 15.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if cond():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+async def _until_async(get: object, want: int, timeout: float = 15.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if await get() == want:  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never reached {want}")
