@@ -1,0 +1,168 @@
+"""The command line, through main(argv) and once as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory.cli import clip, main, pad, width
+
+from .fake_openai import FakeOpenAI
+
+COMMANDS = ["init", "record", "remember", "recall", "stats", "reindex", "show", "update", "forget", "demo"]
+
+
+@pytest.fixture
+def cli(db_path: Path, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run the CLI on the test's store (keyword-only unless told); returns (status, stdout, stderr)."""
+
+    def run(*argv: str, embedder: str = "none") -> tuple[int, str, str]:
+        code = main(["--db", str(db_path), "--embedder", embedder, *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def seed(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("record", "Alice adopted a kitten called Miso", "--space", "qq:group:1", "--actor", "qq:1",
+        "--name", "Alice", "--time", "2024-05-01T20:00:00+08:00")
+    cli("record", "我下周三去上海出差，猫先寄养在朋友家", "--space", "qq:private:1", "--name", "Alice")
+    cli("remember", "Alice's kitten is called Miso", "--space", "qq:group:1")
+    cli("remember", "the owner's bank PIN hint: kitten birthday", "--owner")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_record_and_remember_print_their_keys(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("init")[0] == 0
+    assert cli("record", "hello there", "--space", "web")[1].strip() == "e1"
+    code, out, _ = cli("remember", "likes jasmine tea", "--scope", "public")
+    assert (code, out.split()) == (0, ["m1", "[public]"])
+    assert cli("remember", "keeps a diary", "--space", "web")[1].split()[1] == "[space:web]"
+
+
+def test_recall_prints_hits_with_scores_and_features(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    code, out, _ = cli("recall", "kitten Miso", "--space", "qq:group:1")
+    assert code == 0
+    assert "Alice adopted a kitten called Miso" in out and "Alice's kitten is called Miso" in out
+    assert "score" in out and "kw=" in out
+    assert "PIN" not in out and "上海" not in out  # neither the owner's nor the DM's
+
+
+def test_recall_answers_depend_on_the_audience(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    dm = cli("recall", "kitten 猫 上海", "--space", "qq:private:1")[1]
+    assert "上海" in dm and "adopted" not in dm and "PIN" not in dm
+    assert "PIN" in cli("recall", "PIN kitten", "--space", "qq:private:owner", "--owner")[1]
+    everything = cli("recall", "kitten 猫", "--all", "-k", "20")[1]
+    assert all(s in everything for s in ("adopted", "上海", "PIN"))
+
+
+def test_recall_json(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    hits = json.loads(cli("recall", "kitten", "--space", "qq:group:1", "--json")[1])
+    assert hits[0]["key"] in ("e1", "m1") and hits[0]["features"]["kw"] > 0
+    assert {h["where"] for h in hits} <= {"qq:group:1 Alice", "[space:qq:group:1]"}
+
+
+def test_stats_and_show(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    stats = dict(line.split(None, 1) for line in cli("stats")[1].splitlines())
+    assert (stats["episodes"], stats["memories"], stats["spaces"]) == ("2", "2", "2")
+    assert cli("update", "1", "Alice's cat is called Miso")[1].startswith("m3")
+    shown = cli("show", "m3")[1]
+    assert "superseded" in shown and "Alice's cat is called Miso" in shown
+    assert "2024-05-01 20:00" in cli("show", "e1")[1]  # the time zone it was recorded in
+
+
+def test_forget(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    assert cli("forget", "1") == (0, "forgot 1 memory rows (every version)\n", "")
+    hits = json.loads(cli("recall", "kitten Miso", "--space", "qq:group:1", "--json")[1])
+    assert [h["key"] for h in hits] == ["e1"]
+
+
+def test_reindex_shows_progress(cli) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    code, out, err = cli("reindex", embedder="local")
+    assert code == 0 and "4 items embedded" in out
+    assert "4/4" in err
+    assert "vectors      4" in cli("stats", embedder="local")[1]
+
+
+def test_openai_embedder_from_the_command_line(cli, fake_openai: FakeOpenAI,  # type: ignore[no-untyped-def]
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEY", "sk-from-env")
+    seed(cli)
+    spec = ["--base-url", fake_openai.base_url, "--dimensions", "8"]
+    code, out, _ = cli(*spec, "recall", "kitten Miso", "--space", "qq:group:1", embedder="openai:emb")
+    assert code == 0 and "cos=" in out
+    assert {r["model"] for r in fake_openai.embed_requests()} == {"emb"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["forget", "99"], "no memory with id 99"),
+    (["show", "m42"], "no memory with id 42"),
+    (["show", "e42"], "no episode with id 42"),
+    (["show", "x42"], "not a key"),
+    (["update", "42", "new"], "no memory with id 42"),
+    (["remember", "x", "--scope", "everyone"], "invalid scope 'everyone'"),
+    (["remember", "x"], "give the memory a --scope"),
+    (["recall", "x"], "say who is asking"),
+    (["recall", "x", "--space", "web", "-k", "0"], "k must be"),
+    (["record", "   ", "--space", "web"], "needs some text"),
+])
+def test_bad_input_is_one_line_and_status_2(cli, argv: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    code, out, err = cli(*argv)
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_unknown_embedder_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = cli("stats", embedder="bert")
+    assert code == 2 and "unknown embedder 'bert'" in err
+
+
+def test_bad_time_is_a_usage_error(cli) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as done:
+        cli("record", "x", "--space", "web", "--time", "yesterday")
+    assert done.value.code == 2
+
+
+def test_a_bad_store_file_is_refused_untouched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("my shopping list\n")
+    assert main(["--db", str(bad), "--embedder", "none", "stats"]) == 2
+    assert "not an SQLite file" in capsys.readouterr().err
+    assert bad.read_text() == "my shopping list\n"
+
+
+def test_as_a_real_process(tmp_path: Path) -> None:
+    env = {**os.environ, "ENGRAM_DB": str(tmp_path / "p.db")}
+    cmd = [sys.executable, "-m", "astrbot_plugin_engram.memory", "--embedder", "none"]
+    ok = subprocess.run([*cmd, "record", "hi", "--space", "web"], capture_output=True, text=True, env=env)
+    assert (ok.returncode, ok.stdout.strip()) == (0, "e1")
+    bad = subprocess.run([*cmd, "forget", "7"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "engram: error: no memory with id 7"
+    assert (tmp_path / "p.db").exists()
+
+
+def test_terminal_widths_count_chinese_as_two() -> None:
+    assert width("猫ab") == 4
+    assert width(pad("上海出差", 6)) == 6 and pad("上海出差", 6).rstrip().endswith("…")
+    assert clip("a\nb   c", 10) == "a b c"
