@@ -255,16 +255,17 @@ COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "r
             "forget": cmd_forget}
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> int:
+    """Run the parsed command; returns the exit status."""
     if args.command == "demo":
         from .demo import run_demo
 
-        await run_demo(fast=args.fast)
-        return
+        return 1 if (await run_demo(fast=args.fast)).leaks else 0
     embedder = embedder_of(args)
     e = await Engram.open(args.db, embedder, background=False)
     try:
         await COMMANDS[args.command](e, args)
+        return 0
     finally:
         await e.close()
         if isinstance(embedder, OpenAIEmbedder):
@@ -272,15 +273,14 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit status (0, or 2 for a usage error or bad input)."""
+    """Run one command; returns the exit status (2 for a usage error or bad input, 1 if the demo leaked)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="engram: %(message)s", stream=sys.stderr)
     try:
-        asyncio.run(run(args))
+        return asyncio.run(run(args))
     except (EngramError, ValueError) as err:  # our typed errors, and make_embedder's bad name
         print(f"engram: error: {err}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         return 130
-    return 0
