@@ -1,17 +1,39 @@
-"""Keyed lifecycle: record, add, get, update, history, forget."""
+"""Keyed lifecycle: record, add, get, update, history, forget; the engine's start, stop and indexer."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, UnknownIdError
+
+from .conftest import HashEmbedder
+
+GROUP, DM = "qq:group:1", "qq:private:9"
 
 
 async def test_record_returns_increasing_ids(engram: Engram) -> None:
-    a = await engram.record(Episode(space="qq:group:1", content="hello"))
-    b = await engram.record(Episode(space="qq:group:1", content="again"))
+    a = await engram.record(Episode(space=GROUP, content="hello"))
+    b = await engram.record(Episode(space=GROUP, content="again"))
     assert b > a
     assert (await engram.get_episode(a)).content == "hello"
+
+
+async def test_concurrent_records_each_get_their_own_id(engram: Engram) -> None:
+    texts = [f"message number {i}" for i in range(200)]
+    ids = await asyncio.gather(*(engram.record(Episode(space=GROUP, content=t)) for t in texts))
+    assert len(set(ids)) == 200
+    eps = await engram.store.get_episodes(ids)
+    assert [eps[i].content for i in ids] == texts  # each caller got the id of its own episode
+    assert [eps[i].seq for i in ids] == list(range(1, 201))  # in order within the place
+
+
+async def test_record_many_keeps_order(engram: Engram) -> None:
+    ids = await engram.record_many([Episode(space=DM, content=f"line {i}") for i in range(5)])
+    assert ids == sorted(ids)
+    assert [(await engram.get_episode(i)).content for i in ids] == [f"line {i}" for i in range(5)]
 
 
 async def test_update_keeps_old_version_superseded(engram: Engram) -> None:
@@ -22,6 +44,13 @@ async def test_update_keeps_old_version_superseded(engram: Engram) -> None:
     assert [v.status for v in versions] == ["superseded", "active"]
 
 
+async def test_update_can_change_other_fields(engram: Engram) -> None:
+    m = await engram.add_memory(Memory(text="Bob's birthday is in May", scope=f"space:{GROUP}"))
+    m2 = await engram.update(m, importance=0.9)
+    new = await engram.get(m2)
+    assert (new.text, new.importance, new.scope) == ("Bob's birthday is in May", 0.9, f"space:{GROUP}")
+
+
 async def test_forget_removes_every_version(engram: Engram) -> None:
     m = await engram.add_memory(Memory(text="likes tea", scope="public"))
     m2 = await engram.update(m, "likes green tea")
@@ -29,3 +58,63 @@ async def test_forget_removes_every_version(engram: Engram) -> None:
     with pytest.raises(UnknownIdError):
         await engram.get(m)
     assert await engram.recall("tea", Audience("x")) == []
+
+
+async def test_set_scope_moves_a_memory_between_audiences(engram: Engram) -> None:
+    m = await engram.add_memory(Memory(text="Dana is planning a surprise party", scope=f"space:{GROUP}"))
+    await engram.embed_pending()
+    assert [h.id for h in await engram.recall("surprise party", Audience(GROUP))] == [m]
+    await engram.set_scope(m, "owner")
+    assert await engram.recall("surprise party", Audience(GROUP)) == []
+    owner = Audience("qq:private:owner", owner_private=True)
+    assert [h.id for h in await engram.recall("surprise party", owner)] == [m]
+
+
+async def test_close_commits_what_was_queued(db_path: Path) -> None:
+    e = await Engram.open(db_path, NoEmbedder())
+    pending = [asyncio.ensure_future(e.record(Episode(space=GROUP, content=f"m{i}"))) for i in range(50)]
+    await asyncio.sleep(0)  # queued, maybe not yet written
+    await e.close()
+    assert len({await p for p in pending}) == 50
+    e = await Engram.open(db_path, NoEmbedder())
+    try:
+        assert (await e.stats())["episodes"] == 50
+    finally:
+        await e.close()
+
+
+async def test_background_indexer_embeds_new_items_and_stops_on_close(db_path: Path) -> None:
+    emb = HashEmbedder()
+    e = await Engram.open(db_path, emb)
+    await e.record(Episode(space=GROUP, content="the kettle is broken"))
+    await e.add_memory(Memory(text="buy a new kettle", scope="self"))
+    for _ in range(200):
+        if (await e.stats())["indexed"] == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert (await e.stats())["indexed"] == 2
+    task = e._indexer
+    await e.close()
+    assert task is not None and task.done()
+
+
+async def test_reindex_switches_model_and_keeps_recall(engram: Engram, db_path: Path) -> None:
+    await engram.record(Episode(space=GROUP, content="the red bicycle was stolen"))
+    await engram.record(Episode(space=GROUP, content="lunch at noon tomorrow"))
+    await engram.embed_pending()
+    seen: list[int] = []
+    n = await engram.reindex(HashEmbedder(dim=24, name="hash-24"), seen.append)
+    assert n == 2 and seen == [2]
+    assert (await engram.stats())["embedder"] == "hash-24" and engram.index and engram.index.dim == 24
+    hits = await engram.recall("bicycle stolen", Audience(GROUP))
+    assert hits[0].text == "the red bicycle was stolen" and hits[0].features["cos"] == 1.0
+
+
+async def test_hits_explain_themselves(engram: Engram) -> None:
+    await engram.record(Episode(space=GROUP, content="Erin moved to Lisbon last spring",
+                                actor="qq:5", actor_name="Erin"))
+    await engram.embed_pending()
+    [hit] = await engram.recall("Lisbon", Audience(GROUP))
+    assert hit.key.startswith("e") and hit.time is not None
+    assert {"kw", "cos", "recency"} <= set(hit.features)
+    assert hit.score == pytest.approx(engram.ranker.score([hit.features])[0])
