@@ -12,6 +12,7 @@ to the write-ahead log, so an acknowledged episode survives the process being ki
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -23,7 +24,7 @@ import numpy as np
 
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
-from .model import MEMORY_KINDS, Audience, Episode, Hit, Memory, aware, now_utc
+from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
 from .ranker import LinearRanker, Ranker
 from .recall import RecallSettings, featurize, gather, rank
 from .scopes import parse_scope, visibility
@@ -321,6 +322,7 @@ def _checked_episode(ep: Episode) -> Episode:
         raise InvalidInputError("an episode needs a space")
     if not isinstance(ep.content, str) or not ep.content.strip():
         raise InvalidInputError("an episode needs some text")
+    _check_episode_fields(ep)
     text, cut = cap(ep.content)
     meta = dict(ep.meta)
     if cut:
@@ -329,11 +331,29 @@ def _checked_episode(ep: Episode) -> Episode:
     return replace(ep, content=text, meta=meta, time=aware(ep.time))
 
 
+def _check_episode_fields(ep: Episode) -> None:
+    """Refuse what would fail inside the store: one bad episode must not sink its group commit."""
+    for name in ("actor", "actor_name", "kind", "source"):
+        if not isinstance(getattr(ep, name), str):
+            raise InvalidInputError(f"an episode's {name} must be a string")
+    if ep.time is not None and not isinstance(ep.time, datetime):
+        raise InvalidInputError("an episode's time must be a datetime")
+    if not isinstance(ep.meta, dict):
+        raise InvalidInputError("an episode's meta must be a dict")
+    if ep.meta:
+        try:
+            json.dumps(ep.meta, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError(f"an episode's meta must be plain JSON: {e}") from None
+
+
 def _checked_memory(m: Memory) -> Memory:
     if not isinstance(m, Memory):
         raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
     if not isinstance(m.text, str) or not m.text.strip():
         raise InvalidInputError("a memory needs some text")
+    if m.status not in MEMORY_STATUSES:
+        raise InvalidInputError(f"unknown memory status {m.status!r}: use {', '.join(MEMORY_STATUSES)}")
     if m.kind not in MEMORY_KINDS:
         raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
     if not 0.0 <= float(m.importance) <= 1.0:

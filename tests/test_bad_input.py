@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import logging
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -104,13 +105,29 @@ async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> 
     assert (await engram.stats())["episodes"] == 0
 
 
+@pytest.mark.parametrize("bad, msg", [
+    ({"meta": {"when": datetime.now()}}, "meta must be plain JSON"),
+    ({"meta": ["not", "a", "dict"]}, "meta must be a dict"),
+    ({"actor_name": None}, "actor_name must be a string"),
+    ({"time": "yesterday"}, "time must be a datetime"),
+])
+async def test_one_bad_episode_does_not_sink_its_commit(engram: Engram, bad: dict, msg: str) -> None:
+    good = engram.record(Episode(space=SPACE, content="a good message"))
+    worse = engram.record(Episode(space=SPACE, content="a bad one", **bad))
+    results: list[object] = list(await asyncio.gather(good, worse, return_exceptions=True))
+    ok, err = results
+    assert isinstance(err, InvalidInputError) and msg in str(err)
+    assert isinstance(ok, int) and (await engram.get_episode(ok)).content == "a good message"
+
+
 async def test_add_memory_refuses_an_episode(engram: Engram) -> None:
     with pytest.raises(InvalidInputError, match="expected a Memory"):
         await engram.add_memory(Episode(space=SPACE, content="hi"))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("changes, msg", [({"kind": "gossip"}, "unknown memory kind"),
-                                          ({"importance": 1.5}, "importance")])
+                                          ({"importance": 1.5}, "importance"),
+                                          ({"status": "deleted"}, "unknown memory status")])
 async def test_bad_memory_fields_are_refused(engram: Engram, changes: dict, msg: str) -> None:
     with pytest.raises(InvalidInputError, match=msg):
         await engram.add_memory(Memory(text="x", scope="public", **changes))
