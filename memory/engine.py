@@ -328,7 +328,7 @@ def _checked_episode(ep: Episode) -> Episode:
     if cut:
         log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
         meta["truncated_from"] = cut
-    return replace(ep, content=text, meta=meta, time=aware(ep.time))
+    return replace(ep, space=ep.space.strip(), content=text, meta=meta, time=aware(ep.time))
 
 
 def _check_episode_fields(ep: Episode) -> None:

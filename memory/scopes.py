@@ -53,10 +53,11 @@ def visibility(audience: Audience) -> Visibility:
     """The one function that decides what ``audience`` may see."""
     if audience.everything:
         return Visibility(None, None)
-    scopes = {PUBLIC, SELF, space_scope(audience.space)} if audience.space else {PUBLIC, SELF}
+    space = audience.space.strip()  # spaces are compared as episodes store them: stripped
+    scopes = {PUBLIC, SELF, space_scope(space)} if space else {PUBLIC, SELF}
     if audience.owner_private:
         scopes.add(OWNER)
-    spaces = frozenset({audience.space}) if audience.space else frozenset()
+    spaces = frozenset({space}) if space else frozenset()
     return Visibility(frozenset(scopes), spaces)
 
 

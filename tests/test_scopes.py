@@ -74,6 +74,15 @@ def test_episodes_only_in_their_own_space() -> None:
     assert not visibility(Audience("")).sees_episode("")
 
 
+async def test_a_space_is_the_same_place_with_or_without_stray_whitespace(engram: Engram) -> None:
+    await engram.record(Episode(space=" web ", content="the tram strike is on Tuesday"))
+    await engram.add_memory(Memory(text="tram strike Tuesday", scope="space: web"))
+    for aud in (Audience("web"), Audience("web  ")):
+        assert len(await engram.recall("tram strike", aud)) == 2
+    assert await engram.recall("tram strike", Audience("   ")) == []
+    assert await engram.recall("tram strike", Audience("web2")) == []
+
+
 def test_the_owner_console_sees_everything() -> None:
     vis = visibility(Audience.owner_console())
     assert all(vis.sees_memory(s) for s in ("public", "self", "owner", f"space:{DM_BOB}"))
@@ -120,7 +129,7 @@ def test_narrow_scope_can_only_narrow(proposed: str, learned_in: str, subjects: 
 
 # ---- the property test: no recall returns what its audience may not see -------------------------
 SPACES = ["qq:group:1", "qq:group:11", "qq:private:1", "qq:private:owner", "web", "微信:群:1", "owner",
-          "public"]
+          "public", "web "]  # a stray space names the same place
 VOCAB = "cat dog tea Berlin Paris birthday secret 猫 生日 秘密 咖啡 piano salary doctor".split()
 STATUSES = ("active", "archived")
 
@@ -140,7 +149,7 @@ def may_see(aud: Audience, kind: str, truth: Truth, item_id: int, include_archiv
     """The rules of DESIGN.md, written independently of memory.scopes."""
     if kind == "episode":
         space = truth.episodes[item_id]
-        return aud.everything or (space == aud.space and aud.space != "")
+        return aud.everything or (space == aud.space.strip() and aud.space.strip() != "")
     scope, status = truth.memories[item_id]
     if status == "superseded" or (status == "archived" and not include_archived):
         return False
@@ -148,7 +157,7 @@ def may_see(aud: Audience, kind: str, truth: Truth, item_id: int, include_archiv
         return True
     if scope == "owner":
         return aud.owner_private
-    return aud.space != "" and scope == "space:" + aud.space
+    return aud.space.strip() != "" and scope == "space:" + aud.space.strip()
 
 
 world_items = st.lists(
@@ -161,7 +170,7 @@ world_items = st.lists(
 
 
 def scope_of(where: str) -> str:
-    return where.strip("<>") if where.startswith("<") else f"space:{where}"
+    return where.strip("<>") if where.startswith("<") else f"space:{where.strip()}"
 
 
 async def build(e: Engram, items: list, truth: Truth) -> None:
@@ -170,7 +179,7 @@ async def build(e: Engram, items: list, truth: Truth) -> None:
         text = " ".join(ws)
         space = where if not where.startswith("<") else "web"
         if kind == "episode":
-            truth.episodes[await e.record(Episode(space=space, content=text))] = space
+            truth.episodes[await e.record(Episode(space=space, content=text))] = space.strip()
         elif kind == "memory" or not truth.memories:
             mid = await e.add_memory(Memory(text=text, scope=scope_of(where), status=status))
             truth.memories[mid] = (scope_of(where), status)
@@ -191,7 +200,7 @@ async def build(e: Engram, items: list, truth: Truth) -> None:
 
 audiences = st.builds(
     Audience,
-    space=st.sampled_from(SPACES + ["qq:group:2", "", "space:web"]),
+    space=st.sampled_from(SPACES + ["qq:group:2", "", " ", "space:web", " qq:group:1"]),
     people=st.lists(st.sampled_from(["qq:1", "qq:owner", "qq:bob"]), max_size=2).map(tuple),
     owner_private=st.booleans(),
     everything=st.integers(0, 4).map(lambda i: i == 0),
