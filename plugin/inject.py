@@ -45,7 +45,7 @@ def ago(then: datetime, now: datetime) -> str:
     if s < 0:
         return "later"
     for unit, size, limit in (("minute", 60, 60), ("hour", 3600, 24), ("day", 86400, 60),
-                              ("month", 86400 * 30.44, 24), ("year", 86400 * 365.25, None)):
+                              ("month", 86400 * 30.44, 12), ("year", 86400 * 365.25, None)):
         n = int(s // size)
         if limit is None or n < limit:
             if n == 0 and unit == "minute":
