@@ -1,0 +1,121 @@
+"""/mem: admins only, a usage line for anything wrong, reads through the audience's visibility."""
+
+from __future__ import annotations
+
+import re
+
+from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin.commands import COMMANDS, REFUSAL, CommandContext, Registry
+from astrbot_plugin_engram.plugin.service import EngramService
+
+from .conftest import OWNER, event, request
+
+
+async def mem(svc: EngramService, line: str, sender: str = OWNER, group: str | None = None,
+              admin: bool = True) -> str:
+    return await COMMANDS.dispatch(svc, event(line, sender, group, admin=admin), line)
+
+
+async def add(svc: EngramService, text: str, scope: str) -> int:
+    return await (await svc.memory()).add_memory(Memory(text, scope))
+
+
+async def test_non_admins_get_a_short_refusal_and_nothing_happens(service: EngramService) -> None:
+    mid = await add(service, "a fact", "public")
+    assert await mem(service, "mem forget 1", "stranger", admin=False) == REFUSAL
+    assert (await (await service.memory()).get(mid)).text == "a fact"
+
+
+async def test_unknown_subcommands_and_bad_arguments_get_a_usage_line(service: EngramService) -> None:
+    assert (await mem(service, "mem fly")).startswith("Unknown subcommand 'fly'. Usage: /mem <help|stats")
+    assert await mem(service, "mem recall") == "Usage: /mem recall <query>"
+    assert await mem(service, "mem show abc") == (
+        "'abc' is not a memory id (like 12 or m12)\nUsage: /mem show <id>")
+    assert await mem(service, "mem scope 1") == "Usage: /mem scope <id> <scope>"
+    assert await mem(service, "mem remember") == "Usage: /mem remember <text> [--scope S]"
+    assert (await mem(service, "mem remember x --scope")).endswith("Usage: /mem remember <text> [--scope S]")
+    assert (await mem(service, "mem remember x --scope everywhere")).startswith("Engram: invalid scope")
+    assert await mem(service, "mem show 999") == "Engram: no memory m999 here"
+
+
+async def test_help_lists_every_subcommand(service: EngramService) -> None:
+    text = await mem(service, "mem")
+    for name in ("stats", "recall", "why", "remember", "show", "forget", "scope", "help"):
+        assert f"/mem {name}" in text
+
+
+async def test_remember_keeps_a_memory_in_this_place_or_the_given_scope(service: EngramService) -> None:
+    reply = await mem(service, "mem remember the wifi password is hunter2", group="g1")
+    mid = int(re.search(r"m(\d+)", reply).group(1))  # type: ignore[union-attr]
+    m = await (await service.memory()).get(mid)
+    assert (m.text, m.scope) == ("the wifi password is hunter2", "space:qq:group:g1")
+    reply = await mem(service, "mem remember --scope public the sky is blue")
+    assert reply.endswith("(scope public).")
+
+
+async def test_recall_shows_scores_and_only_what_this_chat_may_see(service: EngramService) -> None:
+    await add(service, "Alice's tea is oolong", "space:qq:private:alice")
+    await add(service, "The group's tea is puer", "space:qq:group:g1")
+    text = await mem(service, "mem recall tea", group="g1")
+    assert "puer" in text and "oolong" not in text and re.search(r"m2 score -?\d+\.\d\d", text)
+
+
+async def test_show_forget_and_scope_of_a_hidden_memory_only_in_the_owners_private_chat(
+        service: EngramService) -> None:
+    mid = await add(service, "Alice's secret", "space:qq:private:alice")
+    for line in (f"mem show {mid}", f"mem forget {mid}", f"mem scope {mid} public"):
+        assert await mem(service, line, group="g1") == f"Engram: no memory m{mid} here"
+    assert "Alice's secret" in await mem(service, f"mem show m{mid}")
+    assert await mem(service, f"mem scope {mid} owner") == (
+        f"m{mid} is now scope owner (was space:qq:private:alice).")
+    assert await mem(service, f"mem forget {mid}") == f"Forgot m{mid} (1 version)."
+    assert await mem(service, f"mem show {mid}") == f"Engram: no memory m{mid} here"
+
+
+async def test_an_admin_acts_on_what_this_chat_may_see(service: EngramService) -> None:
+    mid = await add(service, "group rule: no spoilers", "space:qq:group:g1")
+    assert "no spoilers" in await mem(service, f"mem show {mid}", "mod", group="g1")
+    assert await mem(service, f"mem forget {mid}", "mod", group="g1") == f"Forgot m{mid} (1 version)."
+
+
+async def test_show_lists_versions_and_visible_sources(service: EngramService) -> None:
+    service.record_message(event("I moved to Oslo", "alice"))
+    await service.flush()
+    engram = await service.memory()
+    old = await engram.add_memory(Memory("Alice lives in Bergen", "owner", sources=(1,)))
+    new = await engram.update(old, "Alice lives in Oslo")
+    text = await mem(service, f"mem show {new}")
+    assert f"versions: m{old} (superseded) -> m{new} (active)" in text
+    assert 'source e1' in text and '"I moved to Oslo"' in text
+
+
+async def test_why_explains_the_last_injection_here(service: EngramService) -> None:
+    assert await mem(service, "mem why") == "Nothing was injected in this chat since Engram started."
+    service.record_message(event("I collect stamps", OWNER))
+    await service.flush()
+    await service.inject(event("what do I collect?", OWNER), request("what do I collect?"))
+    text = await mem(service, "mem why")
+    assert text.startswith('Last injection here') and '"I collect stamps"' in text and "score" in text
+
+
+async def test_stats_counts_what_is_remembered(service: EngramService) -> None:
+    service.record_message(event("hello", "alice"))
+    await service.flush()
+    assert (await mem(service, "mem stats")).startswith("Engram: 1 episodes, 0 memories")
+
+
+async def test_a_failing_subcommand_answers_a_line_not_a_traceback(service: EngramService) -> None:
+    reg = Registry()
+
+    @reg.command("boom", "boom", "fails")
+    async def boom(ctx: CommandContext, args: str) -> str:
+        raise RuntimeError("kaput")
+
+    @reg.command("echo", "echo <text>", "later work adds commands like this")
+    async def echo(ctx: CommandContext, args: str) -> str:
+        return args
+
+    ev = event("mem boom", OWNER, admin=True)
+    assert await reg.dispatch(service, ev, "mem boom") == (
+        "Engram: /mem boom failed (RuntimeError); see the log.")
+    assert await reg.dispatch(service, ev, "/mem echo hi there") == "hi there"

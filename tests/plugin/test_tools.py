@@ -1,0 +1,72 @@
+"""The model's tools: arguments checked, answers scoped to the chat, scopes never widened."""
+
+from __future__ import annotations
+
+import pytest
+
+from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.service import EngramService
+from astrbot_plugin_engram.plugin.tools import memory_recall, memory_remember
+
+from .conftest import MakeService, event
+
+
+@pytest.mark.parametrize("query, limit, error", [
+    (5, 3, "error: query must be a string, not int"),
+    ("", 3, "error: query must not be empty"),
+    (None, 3, "error: query must not be empty"),
+    ("tea", "many", "error: limit must be a whole number from 1 to 20, not 'many'"),
+    ("tea", 0, "error: limit must be from 1 to 20, not 0"),
+    ("tea", 2.5, "error: limit must be a whole number from 1 to 20, not 2.5"),
+    ("tea", True, "error: limit must be a whole number from 1 to 20, not True"),
+])
+async def test_recall_rejects_wrong_arguments_readably(service: EngramService, query: object, limit: object,
+                                                       error: str) -> None:
+    assert await memory_recall(service, event("x", "alice"), query, limit) == error
+
+
+async def test_recall_returns_only_what_this_chat_may_see(service: EngramService) -> None:
+    engram = await service.memory()
+    await engram.add_memory(Memory("Alice's tea is oolong", "space:qq:private:alice"))
+    await engram.add_memory(Memory("The group's tea is puer", "space:qq:group:g1"))
+    in_group = await memory_recall(service, event("x", "alice", "g1"), "tea", "5")
+    in_private = await memory_recall(service, event("x", "alice"), "tea", None)
+    assert "puer" in in_group and "oolong" not in in_group
+    assert "oolong" in in_private and "puer" not in in_private
+    assert await memory_recall(service, event("x", "bob"), "tea", 5) == "No memories found for 'tea'."
+
+
+async def test_remember_keeps_it_in_this_chat(service: EngramService) -> None:
+    reply = await memory_remember(service, event("x", "alice"), "Alice is allergic to nuts", "the user")
+    assert reply == "Remembered (m1); it will come up in this chat."
+    m = await (await service.memory()).get(1)
+    assert (m.scope, m.subjects) == ("space:qq:private:alice", ("qq:alice",))
+
+
+async def test_only_a_public_place_makes_a_memory_about_no_one_public(make_service: MakeService) -> None:
+    svc = make_service(Settings(public_spaces=("g1",)))
+    engram = await svc.memory()
+    await memory_remember(svc, event("x", "alice", "g1"), "The club meets on Mondays", "")
+    await memory_remember(svc, event("x", "alice", "g1"), "Bob failed his exam", "Bob")
+    await memory_remember(svc, event("x", "alice", "g2"), "Chess is fun", "nobody")
+    assert [(await engram.get(i)).scope for i in (1, 2, 3)] == [
+        "public", "space:qq:group:g1", "space:qq:group:g2"]
+
+
+@pytest.mark.parametrize("text, about, error", [
+    (["a"], "", "error: text must be a string, not list"),
+    ("  ", "", "error: text must not be empty"),
+    ("x" * 2001, "", "error: text is too long (2001 characters, at most 2000)"),
+    ("fine", 7, "error: about must be a string, not int"),
+])
+async def test_remember_rejects_wrong_arguments_readably(service: EngramService, text: object,
+                                                         about: object, error: str) -> None:
+    assert await memory_remember(service, event("x", "alice"), text, about) == error
+    assert (await (await service.memory()).stats())["memories"] == 0
+
+
+async def test_remember_refuses_in_a_place_that_opted_out(make_service: MakeService) -> None:
+    svc = make_service(Settings(blacklist_spaces=("g9",)))
+    reply = await memory_remember(svc, event("x", "alice", "g9"), "something", "")
+    assert reply.startswith("Not remembered") and (await (await svc.memory()).stats())["memories"] == 0
