@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from astrbot.api.message_components import At, Plain
 from astrbot.api.platform import (
@@ -25,7 +27,7 @@ from astrbot.core.utils.astrbot_path import get_astrbot_data_path
 from ..fake_openai import FakeOpenAI
 from .harness import (
     PLUGIN_DIR,
-    REPO,
+    PLUGIN_SRC,
     SELF_ID,
     PluginLoadError,
     Reply,
@@ -36,6 +38,16 @@ from .harness import (
 )
 
 _ids = itertools.count(1)
+T = TypeVar("T")
+STOP_TIMEOUT = 60.0  # a shutdown or reload that takes longer is hung (a terminate() never returned)
+
+
+async def bounded(work: Awaitable[T], what: str, timeout: float = STOP_TIMEOUT) -> T:
+    """``await work``, failing the test (instead of hanging the run) when it takes too long."""
+    try:
+        return await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        raise AssertionError(f"{what} did not finish in {timeout:.0f} s") from None
 
 
 class FakeEvent(AstrMessageEvent):
@@ -75,7 +87,7 @@ class Bot:
         self.core: Any = None
 
     # ---- lifecycle -----------------------------------------------------------------------
-    def install(self, src: Path = REPO) -> None:
+    def install(self, src: Path = PLUGIN_SRC) -> None:
         """Point AstrBot at the fake server and copy the plugin in, wiping earlier plugins and data."""
         fresh_root_state(self.data)
         # AstrBot imports plugins as data.plugins.<dir>.main; `astrbot run` puts the root on sys.path.
@@ -99,12 +111,12 @@ class Bot:
     async def stop(self) -> None:
         """Terminate the plugins and close the core, as a shutdown does."""
         if self.core is not None:
-            await self.core.stop()
-            self.core = None
+            core, self.core = self.core, None
+            await bounded(core.stop(), "AstrBot shutdown (each plugin's terminate())")
 
     async def reload_plugin(self) -> None:
         """Terminate and load the plugin again through AstrBot's plugin manager (the dashboard's reload)."""
-        ok, err = await self.core.plugin_manager.reload(self.metadata().name)
+        ok, err = await bounded(self.core.plugin_manager.reload(self.metadata().name), "plugin reload")
         if not ok:
             raise PluginLoadError(f"reload failed: {err}")
         self.check_loaded()
@@ -127,6 +139,12 @@ class Bot:
             if s.root_dir_name == name:
                 return s
         raise PluginLoadError(f"{name} is not loaded")
+
+    async def settle(self) -> None:
+        """Wait until the plugin has durably written what it queued (recording is asynchronous)."""
+        service = getattr(self.metadata().star_cls, "service", None)
+        if service is not None:
+            await service.flush()
 
     # ---- talking -------------------------------------------------------------------------
     async def send(self, text: str, sender: str, group: str | None = None, *, name: str | None = None,

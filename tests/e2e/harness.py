@@ -20,6 +20,8 @@ from typing import Any
 from ..fake_openai import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]
+# The plugin tree to install; another tree (e.g. a deliberately broken copy) checks the tests can fail.
+PLUGIN_SRC = Path(os.environ.get("ENGRAM_E2E_PLUGIN_SRC") or REPO)
 PLUGIN_DIR = "astrbot_plugin_engram"  # the folder name AstrBot loads it under (data/plugins/<dir>)
 # What ships as the plugin (the repository root minus tests, benchmarks, venv, git).
 PLUGIN_PARTS = ("main.py", "plugin", "memory", "scheduler", "dashboard", "metadata.yaml",
@@ -51,6 +53,9 @@ def copy_plugin(src: Path, plugins_dir: Path, name: str = PLUGIN_DIR, parts: tup
 def provider_config(base_url: str) -> dict[str, Any]:
     """The cmd_config.json keys that point AstrBot at the fake server and make it headless."""
     return {
+        # AstrBot moves chat providers' connection fields into provider_sources on first start;
+        # clear them so a later core (new fake server port) does not keep using a stale source.
+        "provider_sources": [],
         "provider": [
             {"id": "fake_chat", "type": "openai_chat_completion", "provider_type": "chat_completion",
              "enable": True, "key": ["sk-x"], "api_base": base_url, "model": "m", "timeout": 20},
