@@ -85,14 +85,19 @@ class SQLiteStore:
         """Open (or create) the store at ``path``; a foreign or newer file is refused untouched."""
         path = Path(path)
         _check_header(path)
-        writer = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            writer = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open {path}: {e}") from e
         try:
             await _check_known_schema(writer, path)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
                 await writer.execute(f"PRAGMA {pragma}")
             await _migrate(writer)
-            reader = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
+            reader = await aiosqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                             isolation_level=None)
             await reader.execute("PRAGMA busy_timeout=5000")
         except BaseException:
             await writer.close()
@@ -427,6 +432,10 @@ def _memory(r: Sequence[Any], sources: list[int]) -> Memory:
 
 
 def _check_header(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder; give the path of a store file inside it")
+    if not path.parent.is_dir():
+        raise StoreError(f"cannot create {path}: the folder {path.parent} does not exist")
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb") as f:

@@ -181,6 +181,27 @@ async def test_a_store_from_a_newer_schema_is_refused_untouched(db_path: Path) -
     await assert_refused_untouched(db_path, "newer Engram")
 
 
+async def test_a_folder_or_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a folder"):
+        await Engram.open(tmp_path, background=False)
+    with pytest.raises(StoreError, match="does not exist"):
+        await Engram.open(tmp_path / "nowhere" / "engram.db", background=False)
+    assert not (tmp_path / "nowhere").exists()
+
+
+async def test_a_file_name_with_uri_characters_works(tmp_path: Path) -> None:
+    path = tmp_path / "my #1 bot?" / "100% engram.db"
+    path.parent.mkdir()
+    e = await Engram.open(path, background=False)
+    try:
+        await e.record(Episode(space=SPACE, content="odd file names are fine"))
+        assert (await e.stats())["episodes"] == 1  # read through the read-only connection
+    finally:
+        await e.close()
+    assert snapshot(path)[1] == ["100% engram.db"]  # no stray file made from a cut-short name
+    assert not (tmp_path / "my ").exists()
+
+
 # ---- a failing embedding endpoint ---------------------------------------------------------------
 def remote(server: FakeOpenAI, dims: int | None = 8) -> OpenAIEmbedder:
     return OpenAIEmbedder("fake-embed", base_url=server.base_url, api_key="k", dimensions=dims, timeout=5)
