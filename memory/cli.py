@@ -244,8 +244,14 @@ async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
 
 async def _index_quietly(e: Engram) -> None:
     """Embed what is not embedded yet; a failing embedder leaves recall on keywords."""
+
+    def progress(done: int) -> None:  # only a person watching needs it; pipes get clean output
+        if sys.stderr.isatty():
+            print(f"\rembedding new items: {done}", end="", file=sys.stderr, flush=True)
+
     try:
-        await e.embed_pending()
+        if await e.embed_pending(progress) and sys.stderr.isatty():
+            print(file=sys.stderr)
     except EngramError as err:
         log.warning("embedding failed, recall uses keywords only: %s", err)
 

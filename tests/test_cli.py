@@ -151,6 +151,22 @@ def test_a_bad_store_file_is_refused_untouched(tmp_path: Path, capsys: pytest.Ca
     assert bad.read_text() == "my shopping list\n"
 
 
+def test_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", str(tmp_path / "no" / "x.db"), "--embedder", "none", "init"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("engram: error: cannot create") and len(err.splitlines()) == 1
+
+
+def test_recall_with_an_endpoint_down_answers_from_keywords(  # type: ignore[no-untyped-def]
+        cli, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    seed(cli)
+    fake_openai.embed_status = 500
+    code, out, _ = cli("--base-url", fake_openai.base_url, "recall", "kitten", "--space", "qq:group:1",
+                       embedder="openai:emb")
+    assert code == 0 and "Alice adopted a kitten" in out
+    assert "recall uses keywords only" in caplog.text  # on stderr when run as a program
+
+
 def test_as_a_real_process(tmp_path: Path) -> None:
     env = {**os.environ, "ENGRAM_DB": str(tmp_path / "p.db")}
     cmd = [sys.executable, "-m", "astrbot_plugin_engram.memory", "--embedder", "none"]
