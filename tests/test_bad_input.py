@@ -302,7 +302,7 @@ async def _indexed(e: Engram) -> int:
     return int((await e.stats())["indexed"])
 
 
-async def _until(cond: object, timeout: float = 15.0) -> None:
+async def _until(cond: object, timeout: float = 30.0) -> None:
     for _ in range(int(timeout / 0.05)):
         if cond():  # type: ignore[operator]
             return
@@ -310,7 +310,7 @@ async def _until(cond: object, timeout: float = 15.0) -> None:
     raise AssertionError("condition not reached in time")
 
 
-async def _until_async(get: object, want: int, timeout: float = 15.0) -> None:
+async def _until_async(get: object, want: int, timeout: float = 30.0) -> None:
     for _ in range(int(timeout / 0.05)):
         if await get() == want:  # type: ignore[operator]
             return
