@@ -296,5 +296,9 @@ def test_the_oracle_is_not_vacuous(big_world: tuple[Path, Truth]) -> None:
 
     dm, owner, console = asyncio.run(run())
     assert any(h.kind == "episode" for h in dm)
+    # both routes are exercised: keyword hits, and hits the vector route alone found
+    assert any(h.features["kw"] > 0 for h in console)
+    assert any(h.features["kw"] == 0 and h.features["cos"] > 0 for h in console + owner + dm)
+    assert any(truth.memories[h.id][1] == "archived" for h in console if h.kind == "memory")
     assert any(h.kind == "memory" and truth.memories[h.id][0] == "owner" for h in owner)
     assert {truth.episodes[h.id] for h in console if h.kind == "episode"} >= {"qq:group:1", "web"}
