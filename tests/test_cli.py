@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory.cli import clip, main, pad, width
+from astrbot_plugin_engram.memory import OpenAIEmbedder
+from astrbot_plugin_engram.memory.cli import build_parser, clip, embedder_of, main, pad, width
 
 from .fake_openai import FakeOpenAI
 
@@ -111,6 +112,16 @@ def test_openai_embedder_from_the_command_line(cli, fake_openai: FakeOpenAI,  # 
     code, out, _ = cli(*spec, "recall", "kitten Miso", "--space", "qq:group:1", embedder="openai:emb")
     assert code == 0 and "cos=" in out
     assert {r["model"] for r in fake_openai.embed_requests()} == {"emb"}
+
+
+async def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEY", "sk-from-env")
+    args = build_parser().parse_args(["--embedder", "openai:emb", "--base-url", "http://127.0.0.1:9/v1",
+                                      "--dimensions", "8", "stats"])
+    emb = embedder_of(args)
+    assert isinstance(emb, OpenAIEmbedder)
+    assert (emb._client.api_key, emb.model, emb.dimensions) == ("sk-from-env", "emb", 8)
+    await emb.close()
 
 
 @pytest.mark.parametrize("argv, message", [
