@@ -328,7 +328,19 @@ def _checked_episode(ep: Episode) -> Episode:
     if cut:
         log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
         meta["truncated_from"] = cut
-    return replace(ep, space=ep.space.strip(), content=text, meta=meta, time=aware(ep.time))
+    return replace(ep, space=_clean(ep.space.strip()), content=_clean(text), actor=_clean(ep.actor),
+                   actor_name=_clean(ep.actor_name), meta=meta, time=aware(ep.time))
+
+
+def _clean(s: str) -> str:
+    """``s`` with lone surrogates (a broken emoji from a platform) replaced: SQLite cannot store them."""
+    if not isinstance(s, str):
+        raise InvalidInputError(f"expected text, got {type(s).__name__}")
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _check_episode_fields(ep: Episode) -> None:
@@ -342,7 +354,7 @@ def _check_episode_fields(ep: Episode) -> None:
         raise InvalidInputError("an episode's meta must be a dict")
     if ep.meta:
         try:
-            json.dumps(ep.meta, ensure_ascii=False)
+            json.dumps(ep.meta, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as e:
             raise InvalidInputError(f"an episode's meta must be plain JSON: {e}") from None
 
@@ -361,5 +373,6 @@ def _checked_memory(m: Memory) -> Memory:
     text, cut = cap(m.text)
     if cut:
         log.warning("memory text of %d characters cut to %d", cut, MAX_TEXT)
-    return replace(m, text=text, scope=parse_scope(m.scope), subjects=tuple(m.subjects),
+    return replace(m, text=_clean(text), scope=_clean(parse_scope(m.scope)),
+                   subjects=tuple(_clean(s) for s in m.subjects),
                    sources=tuple(int(s) for s in m.sources), created_at=aware(m.created_at))

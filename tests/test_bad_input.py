@@ -120,6 +120,17 @@ async def test_one_bad_episode_does_not_sink_its_commit(engram: Engram, bad: dic
     assert isinstance(ok, int) and (await engram.get_episode(ok)).content == "a good message"
 
 
+async def test_a_broken_emoji_is_stored_with_a_replacement_character(engram: Engram) -> None:
+    good = engram.record(Episode(space=SPACE, content="a good message"))
+    broken = engram.record(Episode(space=SPACE, content="nice \ud83d shot", actor_name="Zo\udc00e"))
+    ok, eid = await asyncio.gather(good, broken)
+    ep = await engram.get_episode(eid)
+    assert (ep.content, ep.actor_name) == ("nice \ufffd shot", "Zo\ufffde")
+    assert (await engram.get_episode(ok)).content == "a good message"
+    mid = await engram.add_memory(Memory(text="emoji \ud83d\ude00 pair and lone \udfff", scope="public"))
+    assert (await engram.get(mid)).text == "emoji \U0001F600 pair and lone \ufffd"
+
+
 async def test_add_memory_refuses_an_episode(engram: Engram) -> None:
     with pytest.raises(InvalidInputError, match="expected a Memory"):
         await engram.add_memory(Episode(space=SPACE, content="hi"))  # type: ignore[arg-type]
