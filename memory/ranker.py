@@ -7,9 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 FEATURES = (
-    "kw", "cos", "mix", "nb1", "nb2", "session_best", "mix_rank", "both", "question_turn",
-    "length", "speaker_named", "recency", "strength", "importance", "is_memory",
+    "kw", "cos", "mix", "kw_rank", "cos_rank", "both", "nb_prev", "nb_next", "nb2", "after_question",
+    "session_best", "mix_rank", "question_turn", "length", "has_date", "when_dated", "has_image",
+    "date_match", "speaker_named", "cov", "wcov", "recency", "strength", "importance", "is_memory",
 )
 
 
@@ -19,13 +22,42 @@ class Ranker(Protocol):
     def score(self, features: Sequence[Mapping[str, float]]) -> list[float]: ...
 
 
-# Hand-set to start with; bench/locomo.py fits these by logistic regression, cross-validated across
-# conversations, and prints weights in this form.
+# Weights no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
+# evenly over the past): memory-only features and recency, hand-set. A memory lacks the neighbour
+# features an episode gets, and is a distilled note, so ``is_memory`` makes up for both.
+HAND_SET: dict[str, float] = {"recency": 0.1, "strength": 0.1, "importance": 0.2, "is_memory": 1.0}
+
+# Fitted by bench/locomo.py (logistic regression over recall's candidate pools, all seven LoCoMo dev
+# conversations, all five question categories; cross-validated across conversations, see
+# bench/RESULTS.md) and pasted here; HAND_SET entries kept as set by hand.
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "mix": 3.0, "nb1": 1.2, "nb2": 0.6, "session_best": 0.8, "mix_rank": 1.0, "both": 0.3,
-    "question_turn": -0.4, "length": 0.2, "speaker_named": 0.2, "recency": 0.1, "strength": 0.1,
-    "importance": 0.2, "is_memory": 0.3,
+    "kw": -0.737,
+    "cos": 1.671,
+    "mix": 0.467,
+    "kw_rank": 1.374,
+    "cos_rank": -0.054,
+    "both": -0.399,
+    "nb_prev": -0.284,
+    "nb_next": -0.330,
+    "nb2": 0.896,
+    "after_question": 2.339,
+    "session_best": 4.770,
+    "mix_rank": 2.600,
+    "question_turn": -1.255,
+    "length": 4.067,
+    "has_date": 0.543,
+    "when_dated": 0.870,
+    "has_image": -0.128,
+    "date_match": 1.120,
+    "speaker_named": 0.500,
+    "cov": 0.133,
+    "wcov": 1.710,
+    "recency": 0.100,
+    "strength": 0.100,
+    "importance": 0.200,
+    "is_memory": 1.000,
 }
+DEFAULT_BIAS = -15.520
 
 
 @dataclass
@@ -33,7 +65,7 @@ class LinearRanker:
     """A weighted sum of features (the logit of a logistic model)."""
 
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    bias: float = 0.0
+    bias: float = DEFAULT_BIAS
 
     def score(self, features: Sequence[Mapping[str, float]]) -> list[float]:
         w = self.weights
@@ -52,3 +84,28 @@ class FeatureRanker:
 
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
+
+
+def fit_logistic(rows: Sequence[Mapping[str, float]], labels: Sequence[float], names: Sequence[str],
+                 l2: float = 1.0, weights: Sequence[float] | None = None, iters: int = 50
+                 ) -> tuple[dict[str, float], float]:
+    """Logistic regression by Newton's method (numpy only): feature weights and the bias.
+
+    ``l2`` penalises the weights (not the bias); ``weights`` are per-row sample weights.
+    """
+    x = np.array([[r.get(n, 0.0) for n in names] for r in rows], np.float64)
+    x = np.hstack([x, np.ones((len(x), 1))])
+    y = np.asarray(labels, np.float64)
+    sw = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+    reg = np.full(x.shape[1], l2)
+    reg[-1] = 0.0
+    beta = np.zeros(x.shape[1])
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -50, 50)))
+        grad = x.T @ (sw * (p - y)) + reg * beta
+        hess = (x * (sw * p * (1 - p))[:, None]).T @ x + np.diag(reg + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return {n: float(b) for n, b in zip(names, beta[:-1])}, float(beta[-1])

@@ -73,7 +73,7 @@ def query_words(text: str) -> list[str]:
 
 def date_words(t: datetime) -> list[str]:
     """Words that let a question naming a month or year find things of that time."""
-    return [MONTHS[t.month - 1], str(t.year)]
+    return [_stem(MONTHS[t.month - 1]), str(t.year)]
 
 
 def fts_query(terms: list[str]) -> str:
@@ -92,3 +92,49 @@ def approx_tokens(text: str) -> int:
     """A cheap token estimate for budgets: a CJK character or ~4 latin characters is one token."""
     cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
     return cjk + (len(text) - cjk + 3) // 4
+
+
+_MONTH_RE = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in MONTHS)
+_DATE_EN = re.compile(
+    rf"\b(?:(?:{_MONTH_RE})\b|(?:19|20)\d\d\b|\d{{1,2}}/\d{{1,2}}\b|yesterday|today|tonight|tomorrow|"
+    r"(?:last|next|this) (?:week|weekend|month|year|night|summer|winter|spring|fall)|\d+ \w+ ago|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)", re.IGNORECASE)
+_DATE_ZH = re.compile(r"昨天|今天|明天|前天|后天|昨晚|今晚|上周|下周|本周|上个?月|下个?月|去年|今年|"
+                      r"明年|周末|星期|礼拜|\d+\s*[月号日年]|[一二三四五六七八九十]+月")
+_ASKS_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|何时|哪天|"
+                        r"哪一天|几月|几号|哪年|多久以前", re.IGNORECASE)
+_YEAR = re.compile(r"\b((?:19|20)\d\d)\b|((?:19|20)\d\d)年")
+_MONTH_EN = re.compile(rf"\b({_MONTH_RE})\b", re.IGNORECASE)
+_MONTH_ZH = re.compile(r"(\d{1,2})月")
+
+
+@lru_cache(maxsize=100_000)
+def has_date(text: str) -> bool:
+    """Whether ``text`` names a time (a date, a month, a weekday, 'yesterday', '上个月', ...)."""
+    return bool(_DATE_EN.search(text) or _DATE_ZH.search(text))
+
+
+@lru_cache(maxsize=100_000)
+def word_set(text: str) -> frozenset[str]:
+    """The distinct index words of ``text`` (cached: recall asks for the same items again)."""
+    return frozenset(words(text))
+
+
+@lru_cache(maxsize=20_000)
+def name_words(name: str) -> frozenset[str]:
+    """The index words of a person's name (cached: names repeat in every recall)."""
+    return frozenset(words(name))
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks for a time ('when ...', '什么时候 ...')."""
+    return bool(_ASKS_WHEN.search(query))
+
+
+def named_dates(query: str) -> tuple[set[int], set[int]]:
+    """The years and months a query names ('in May 2023', '2023年5月')."""
+    years = {int(a or b) for a, b in _YEAR.findall(query)}
+    months = {MONTHS.index(next(m for m in MONTHS if m.startswith(x.lower()[:3]))) + 1
+              for x in _MONTH_EN.findall(query)}
+    months |= {int(x) for x in _MONTH_ZH.findall(query) if 1 <= int(x) <= 12}
+    return years, months

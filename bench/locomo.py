@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""Evidence recall@5/@10 on LoCoMo through Engram's public API, for three rankers.
+
+Each conversation is recorded as episodes in its own space (``locomo:<sample_id>``), each question
+is recalled with that space's audience. Rankers: ``keyword`` (BM25 alone), ``embedding`` (cosine
+alone) and ``hybrid`` (the LinearRanker with weights fitted by logistic regression over the
+recall candidate pools, leave-one-conversation-out: each conversation is scored with weights
+fitted on the others). The weights fitted on every conversation are printed at the end, in the
+form of ``memory.ranker.DEFAULT_WEIGHTS``.
+
+    .venv/bin/python bench/locomo.py [--data FILE] [--json OUT] [--embedder local|none]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from _embed_cache import CachingEmbedder
+from _locomo_data import Conversation, Question, load
+
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
+from astrbot_plugin_engram.memory.ranker import FEATURES, HAND_SET, LinearRanker, Ranker, fit_logistic
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
+CACHE = HERE / ".cache"
+POOL_K = 200  # recall this many to see a question's whole candidate pool with its features
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# Fitted from the data; the rest (memory-only features, recency) stay hand-set: LoCoMo holds no
+# memories, and its questions are spread evenly over the past, so it cannot teach either.
+FITTED = tuple(f for f in FEATURES if f not in HAND_SET)
+
+
+@dataclass
+class Pool:
+    """One question's recall candidates: their dia_ids and features (from ``recall``)."""
+
+    conv: str
+    q: Question
+    dia: list[str]
+    feats: list[dict[str, float]]
+
+
+def space(sample_id: str) -> str:
+    return f"locomo:{sample_id}"
+
+
+async def record(engram: Engram, conv: Conversation) -> dict[int, str]:
+    """Record one conversation as episodes; returns episode id -> dia_id."""
+    sp = space(conv.sample_id)
+    eps = [Episode(space=sp, content=t.text, actor=f"{sp}:{t.speaker}", actor_name=t.speaker,
+                   kind="message_in", time=t.time, source="locomo",
+                   meta={"dia_id": t.dia_id, **({"image": True} if t.has_image else {})})
+           for t in conv.turns]
+    ids = await engram.record_many(eps)
+    return {i: t.dia_id for i, t in zip(ids, conv.turns)}
+
+
+async def ranked(engram: Engram, conv: Conversation, ids: dict[int, str], k: int
+                 ) -> list[tuple[Question, list[str], list[dict[str, float]]]]:
+    """Recall every question of ``conv`` with the engram's current ranker."""
+    aud, now = Audience(space(conv.sample_id)), conv.end
+    out = []
+    for q in conv.questions:
+        hits = await engram.recall(q.text, aud, k=k, now=now)
+        out.append((q, [ids[h.id] for h in hits if h.kind == "episode"], [h.features for h in hits]))
+    return out
+
+
+def recall_at(evidence: frozenset[str], dia: Sequence[str], k: int) -> float:
+    return len(evidence & set(dia[:k])) / len(evidence)
+
+
+def fit(pools: Sequence[Pool], l2: float) -> LinearRanker:
+    """A LinearRanker whose fitted weights come from logistic regression on ``pools``."""
+    rows, labels, sw = [], [], []
+    for p in pools:
+        for d, f in zip(p.dia, p.feats):
+            rows.append(f)
+            labels.append(1.0 if d in p.q.evidence else 0.0)
+            sw.append(1.0 / len(p.q.evidence) if d in p.q.evidence else 1.0)
+    w, b = fit_logistic(rows, labels, FITTED, l2=l2, weights=sw)
+    return LinearRanker({**w, **{k: v for k, v in HAND_SET.items()}}, b)
+
+
+def summarise(results: list[tuple[Question, list[str]]]) -> dict:
+    """r5/r10 over categories 1-4, r5_all/r10_all over all, and per category."""
+    def mean(qs: list[tuple[Question, list[str]]], k: int) -> float:
+        return round(statistics.fmean(recall_at(q.evidence, d, k) for q, d in qs), 4) if qs else 0.0
+    main = [r for r in results if r[0].category != 5]
+    per = {CATEGORIES[c]: {"n": len(sel), "r5": mean(sel, 5), "r10": mean(sel, 10)}
+           for c in sorted(CATEGORIES) if (sel := [r for r in results if r[0].category == c])}
+    return {"r5": mean(main, 5), "r10": mean(main, 10), "r5_all": mean(results, 5),
+            "r10_all": mean(results, 10), "n": len(main), "n_all": len(results), "per_category": per}
+
+
+async def run(args: argparse.Namespace) -> dict:
+    convs = load(args.data)
+    if args.conversations:
+        keep = set(args.conversations.split(","))
+        convs = [c for c in convs if c.sample_id in keep]
+    inner = LocalE5() if args.embedder == "local" else NoEmbedder()
+    embedder = CachingEmbedder(inner, CACHE) if args.embedder == "local" else inner
+    with tempfile.TemporaryDirectory() as tmp:
+        engram = await Engram.open(Path(tmp) / "locomo.db", embedder, background=False)
+        try:
+            return await evaluate(engram, embedder, convs, args)
+        finally:
+            await engram.close()
+
+
+async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
+                   args: argparse.Namespace) -> dict:
+    t0 = time.perf_counter()
+    ids = {c.sample_id: await record(engram, c) for c in convs}
+    await engram.embed_pending()
+    if isinstance(embedder, CachingEmbedder):
+        embedder.save()
+    n_turns = sum(len(c.turns) for c in convs)
+    print(f"recorded and embedded {n_turns} turns in {time.perf_counter() - t0:.1f}s")
+    pools: list[Pool] = []
+    t0 = time.perf_counter()
+    for c in convs:
+        pools += [Pool(c.sample_id, q, d, f) for q, d, f in await ranked(engram, c, ids[c.sample_id], POOL_K)]
+    if isinstance(embedder, CachingEmbedder):
+        embedder.save()
+    n_q = sum(len(c.questions) for c in convs)
+    sizes = [len(p.dia) for p in pools]
+    print(f"recalled {n_q} questions in {time.perf_counter() - t0:.1f}s; pool size mean "
+          f"{statistics.fmean(sizes):.0f}, max {max(sizes)}; evidence in pool (cat 1-4) "
+          f"{pool_coverage(pools):.3f}")
+    rankers: dict[str, dict] = {}
+    baselines: dict[str, Ranker] = {"keyword": FeatureRanker("kw")}
+    if not isinstance(embedder, NoEmbedder):
+        baselines["embedding"] = FeatureRanker("cos")
+    for name, r in baselines.items():
+        engram.ranker = r
+        rankers[name] = summarise(
+            [(q, d) for c in convs for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)])
+    folds, hybrid = [], []
+    for c in convs:  # leave one conversation out
+        train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
+        engram.ranker = fit(train, args.l2)
+        res = [(q, d) for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)]
+        hybrid += res
+        folds.append((c.sample_id, summarise(res)))
+    rankers["hybrid"] = summarise(hybrid)
+    rankers["hybrid"]["folds"] = {sid: {"r5": s["r5"], "r10": s["r10"]} for sid, s in folds}
+    for key in ("r5", "r10"):
+        vals = [s[key] for _, s in folds]
+        rankers["hybrid"][f"{key}_fold_mean"] = round(statistics.fmean(vals), 4)
+        rankers["hybrid"][f"{key}_fold_std"] = round(statistics.pstdev(vals), 4)
+    final = fit(pools, args.l2)
+    return {"data": str(args.data), "conversations": [c.sample_id for c in convs], "questions": n_q,
+            "rankers": rankers, "weights": final.weights, "bias": final.bias}
+
+
+def pool_coverage(pools: Sequence[Pool]) -> float:
+    main = [p for p in pools if p.q.category != 5]
+    return statistics.fmean(len(p.q.evidence & set(p.dia)) / len(p.q.evidence) for p in main)
+
+
+def table(out: dict) -> str:
+    cats = list(CATEGORIES.values())
+    head = ("| ranker | R@5 1-4 | R@10 1-4 | R@5 all | R@10 all | "
+            + " | ".join(f"{c} R@5/@10" for c in cats) + " |")
+    lines = [head, "|" + "---|" * (5 + len(cats))]
+    for name, r in out["rankers"].items():
+        per = r["per_category"]
+        cells = [f"{per[c]['r5']:.3f} / {per[c]['r10']:.3f}" if c in per else "-" for c in cats]
+        lines.append(f"| {name} | {r['r5']:.3f} | {r['r10']:.3f} | {r['r5_all']:.3f} | {r['r10_all']:.3f} | "
+                     + " | ".join(cells) + " |")
+    h = out["rankers"]["hybrid"]
+    lines.append("")
+    lines.append(f"hybrid across folds (cat 1-4): R@5 {h['r5_fold_mean']:.3f} ± {h['r5_fold_std']:.3f}, "
+                 f"R@10 {h['r10_fold_mean']:.3f} ± {h['r10_fold_std']:.3f}")
+    lines.append("folds: " + ", ".join(f"{k} {v['r5']:.3f}/{v['r10']:.3f}" for k, v in h["folds"].items()))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="a file in the LoCoMo format")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--embedder", choices=("local", "none"), default="local")
+    ap.add_argument("--conversations", help="comma-separated sample_ids (default: all)")
+    ap.add_argument("--l2", type=float, default=1.0, help="L2 penalty of the logistic regression")
+    args = ap.parse_args()
+    out = asyncio.run(run(args))
+    print(table(out))
+    print("\nDEFAULT_WEIGHTS fitted on all conversations (paste into memory/ranker.py):")
+    print("DEFAULT_WEIGHTS: dict[str, float] = {")
+    for k, v in out["weights"].items():
+        print(f'    "{k}": {v:.3f},')
+    print(f"}}\nDEFAULT_BIAS = {out['bias']:.3f}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Recall as a user notices it: what is found, what is lifted, what never leaks across a break."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LinearRanker, Memory
+from astrbot_plugin_engram.memory.ranker import FEATURES
+
+SPACE = "qq:group:1"
+T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
+FILLER = [
+    "The weather was grey all day.",
+    "My sister bought a new bicycle.",
+    "Dinner was pasta with tomatoes.",
+    "The cat slept on the sofa again.",
+]
+
+
+async def chat(e: Engram, lines: list[str], start: datetime = T0, space: str = SPACE,
+               meta: dict | None = None) -> list[int]:
+    """Record ``lines`` as consecutive turns one minute apart; returns their ids."""
+    eps = [Episode(space=space, content=t, actor=f"u{i % 2}", actor_name=("Ann", "Bob")[i % 2],
+                   time=start + timedelta(minutes=i), meta=dict(meta or {}) if i == 0 else {})
+           for i, t in enumerate(lines)]
+    return await e.record_many(eps)
+
+
+async def test_keyword_finds_the_matching_turn(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, [*FILLER, "I adopted a puppy named Biscuit."])
+    hits = await keyword_engram.recall("the puppy Biscuit", Audience(SPACE))
+    assert hits[0].id == ids[-1]
+
+
+async def test_stemming_finds_other_forms(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, [*FILLER, "We hiked up the mountain on Sunday."])
+    hits = await keyword_engram.recall("hiking", Audience(SPACE))
+    assert hits[0].id == ids[-1] and hits[0].features["kw"] > 0
+    assert all(h.features["kw"] == 0 for h in hits[1:])  # the rest are only its neighbours
+
+
+async def test_question_words_do_not_match(keyword_engram: Engram) -> None:
+    await chat(keyword_engram, ["What a day! When will this end? Who knows."])
+    assert await keyword_engram.recall("what when who", Audience(SPACE)) == []
+
+
+async def test_chinese_query_finds_chinese_text(keyword_engram: Engram) -> None:
+    lines = ["今天天气不错。", "我上周末和朋友去爬山了，风景很美。", "晚饭吃了饺子。"]
+    ids = await chat(keyword_engram, lines)
+    hits = await keyword_engram.recall("你还记得我去爬山的事吗", Audience(SPACE))
+    assert hits[0].id == ids[1]
+
+
+async def test_answer_after_a_matching_question_is_lifted(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, [*FILLER, "Where did you spend the summer holiday?",
+                                      "We went to Lisbon with the kids.", *FILLER])
+    hits = await keyword_engram.recall("summer holiday", Audience(SPACE), k=3)
+    answer = hits[0]  # it shares no word with the query, yet beats the question itself
+    assert answer.id == ids[5] and answer.features["kw"] == 0 and answer.features["after_question"] > 0
+    assert hits[1].id == ids[4]
+    other = (await keyword_engram.recall("summer holiday", Audience(SPACE), k=10))
+    assert ids[3] in [h.id for h in other][2:]  # the turn before the question is not lifted as much
+
+
+async def test_neighbours_stop_at_a_long_silence(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, ["Where did you spend the summer holiday?"])
+    later = await chat(keyword_engram, ["We went to Lisbon with the kids."], start=T0 + timedelta(hours=5))
+    hits = await keyword_engram.recall("summer holiday", Audience(SPACE))
+    assert [h.id for h in hits] == ids and later[0] not in [h.id for h in hits]
+
+
+async def test_neighbours_stop_at_an_explicit_section_break(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, ["Where did you spend the summer holiday?"])
+    later = await chat(keyword_engram, ["We went to Lisbon with the kids."],
+                       start=T0 + timedelta(minutes=1), meta={"section_break": True})
+    hits = await keyword_engram.recall("summer holiday", Audience(SPACE))
+    assert [h.id for h in hits] == ids and later[0] not in [h.id for h in hits]
+
+
+async def test_a_named_month_prefers_that_month(keyword_engram: Engram) -> None:
+    may = await chat(keyword_engram, ["We painted the fence blue."])
+    july = await chat(keyword_engram, ["We painted the fence green."], start=T0 + timedelta(days=60))
+    hits = await keyword_engram.recall("Which fence did we paint in May?", Audience(SPACE))
+    assert hits[0].id == may[0] and hits[0].features["date_match"] == 1.0
+    hits = await keyword_engram.recall("Which fence did we paint in July?", Audience(SPACE))
+    assert hits[0].id == july[0]
+
+
+async def test_every_hit_carries_features_and_its_score(engram: Engram) -> None:
+    await chat(engram, [*FILLER, "I adopted a puppy named Biscuit."])
+    await engram.add_memory(Memory(text="Ann has a puppy called Biscuit", scope=f"space:{SPACE}"))
+    await engram.embed_pending()
+    hits = await engram.recall("puppy Biscuit", Audience(SPACE))
+    assert {h.kind for h in hits} == {"episode", "memory"}
+    for h in hits:
+        assert set(FEATURES) <= set(h.features)
+        assert h.score == engram.ranker.score([h.features])[0]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_swapping_the_ranker_changes_the_order(engram: Engram) -> None:
+    await chat(engram, ["puppy", "I adopted a puppy named Biscuit last week and he loves the park."])
+    await engram.embed_pending()
+    engram.ranker = LinearRanker({"length": 1.0})
+    longest_first = [h.id for h in await engram.recall("puppy", Audience(SPACE))]
+    engram.ranker = LinearRanker({"length": -1.0})
+    shortest_first = [h.id for h in await engram.recall("puppy", Audience(SPACE))]
+    assert shortest_first == longest_first[::-1] and len(shortest_first) == 2
+
+
+async def test_keyword_only_ranker_ranks_by_bm25(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, ["Where did you spend the summer holiday?",
+                                      "We went to Lisbon with the kids."])
+    keyword_engram.ranker = FeatureRanker("kw")
+    hits = await keyword_engram.recall("summer holiday", Audience(SPACE))
+    assert hits[0].id == ids[0] and hits[1].score == 0.0
