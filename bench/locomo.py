@@ -148,7 +148,7 @@ async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
     folds, hybrid = [], []
     for c in convs:  # leave one conversation out
         train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
-        engram.ranker = fit(train, args.l2)
+        engram.ranker = LinearRanker() if args.fixed else fit(train, args.l2)
         res = [(q, d) for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)]
         hybrid += res
         folds.append((c.sample_id, summarise(res)))
@@ -193,6 +193,8 @@ def main() -> None:
     ap.add_argument("--embedder", choices=("local", "none"), default="local")
     ap.add_argument("--conversations", help="comma-separated sample_ids (default: all)")
     ap.add_argument("--l2", type=float, default=1.0, help="L2 penalty of the logistic regression")
+    ap.add_argument("--fixed", action="store_true",
+                    help="hybrid = the shipped LinearRanker (DEFAULT_WEIGHTS), no cross-validated fit")
     args = ap.parse_args()
     out = asyncio.run(run(args))
     print(table(out))
