@@ -36,6 +36,7 @@ log = logging.getLogger("engram")
 
 MAX_BATCH = 1000  # episodes per group commit
 EMBED_BATCH = 32
+LOAD_PAGE = 4096  # vectors read per query when the index is loaded at open
 MAX_K = 200
 
 
@@ -94,10 +95,7 @@ class Engram:
 
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
-        eps = [_checked_episode(e) for e in episodes]
-        ids: list[int] = []
-        for i in range(0, len(eps), MAX_BATCH):
-            ids += await self.store.add_episodes(eps[i : i + MAX_BATCH])
+        ids = await self.store.add_episodes([_checked_episode(e) for e in episodes])
         self._kick.set()
         return ids
 
@@ -234,12 +232,18 @@ class Engram:
     async def _load_index(self) -> None:
         if self.index is None:
             return
-        groups: dict[tuple[str, str], list[tuple[int, str, bytes]]] = {}
-        for kind, i, group, status, blob in await self.store.load_vectors(self.embedder.name):
-            groups.setdefault((kind, group), []).append((i, status, blob))
-        for (kind, group), rows in groups.items():
-            vecs = np.stack([np.frombuffer(b, np.float32) for _, _, b in rows])
-            self.index.add(kind, group, [r[0] for r in rows], vecs, [r[1] for r in rows])
+        # Blocks sized first and filled page by page: peak memory stays near the index's own size.
+        model, sizes = self.embedder.name, await self.store.vector_groups(self.embedder.name)
+        for kind in ("e", "m"):
+            after = 0
+            while rows := await self.store.vectors_page(model, kind, after, LOAD_PAGE):
+                if self.index.dim is None:
+                    self.index.dim = len(rows[0][3]) // 4
+                    for k, group, n in sizes:
+                        self.index.reserve(k, group, n)
+                vecs = np.frombuffer(b"".join(r[3] for r in rows), np.float32).reshape(len(rows), -1)
+                self._index_rows(kind, rows, vecs)
+                after = rows[-1][0]
 
     async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
         """Embed every item that has no vector yet; returns how many were embedded."""
@@ -257,12 +261,21 @@ class Engram:
                                          f", expected ({len(live)}, {self.index.dim})")
                 pairs = list(zip([r[0] for r in live], vecs)) if vecs is not None else []
                 await self.store.save_vectors(self.embedder.name, kind, pairs, (name, rows[-1][0]))
-                for r, v in zip(live, vecs if vecs is not None else []):
-                    self.index.add(kind, r[1], [r[0]], v[None, :], [r[2]])
+                if vecs is not None:
+                    self._index_rows(kind, live, vecs)
                 done += len(live)
                 if progress:
                     progress(done)
         return done
+
+    def _index_rows(self, kind: str, rows: Sequence[tuple[Any, ...]], vecs: np.ndarray) -> None:
+        """Add vectors of rows (id, group, status, ...) to the index, one call per group."""
+        assert self.index is not None
+        groups: dict[str, list[int]] = {}
+        for j, r in enumerate(rows):
+            groups.setdefault(r[1], []).append(j)
+        for group, js in groups.items():
+            self.index.add(kind, group, [rows[j][0] for j in js], vecs[js], [rows[j][2] for j in js])
 
     async def _index_loop(self) -> None:
         delay = 1.0

@@ -352,6 +352,25 @@ class SQLiteStore:
         ) as cur:
             return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
 
+    async def vector_groups(self, model: str) -> list[tuple[str, str, int]]:
+        """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
+        return await _rows(self._r,
+            "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
+            " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
+            " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
+            " WHERE v.model = ? AND v.kind = 'm' GROUP BY m.scope", (model, model))
+
+    async def vectors_page(self, model: str, kind: str, after: int, limit: int
+                           ) -> list[tuple[int, str, str, bytes]]:
+        """(id, group, status, blob) of up to ``limit`` items of ``kind`` past ``after`` with a vector."""
+        if kind == "e":
+            sql = ("SELECT e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e ON e.id = v.item"
+                   " WHERE v.model = ? AND v.kind = 'e' AND v.item > ? ORDER BY v.item LIMIT ?")
+        else:
+            sql = ("SELECT m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m ON m.id = v.item"
+                   " WHERE v.model = ? AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?")
+        return await _rows(self._r, sql, (model, after, limit))
+
     async def drop_vectors(self, model: str) -> None:
         async with self._lock:
             await self._w.execute("BEGIN IMMEDIATE")
