@@ -131,7 +131,9 @@ class VectorIndex:
         for (kind, group), block in self._blocks.items():
             if block.n == 0 or not _visible(vis, kind, group):
                 continue
-            sims = block.mat[: block.n] @ q
+            # einsum, not BLAS: a threaded gemv waits on its other threads when the machine is busy
+            # (1,600 x 384: 3 ms instead of 0.5 ms under load), and one thread suffices here.
+            sims = np.einsum("ij,j->i", block.mat[: block.n], q)
             ok = block.live[: block.n] == 1
             if include_archived:
                 ok |= block.live[: block.n] == 2
