@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import sys
 from collections.abc import Awaitable
 from pathlib import Path
@@ -40,6 +41,12 @@ from .harness import (
 _ids = itertools.count(1)
 T = TypeVar("T")
 STOP_TIMEOUT = 60.0  # a shutdown or reload that takes longer is hung (a terminate() never returned)
+
+
+def quiet_http_logs() -> None:
+    """AstrBot sets the root logger to DEBUG; keep HTTP client chatter out of failure reports."""
+    for name in ("httpcore", "httpcore2", "httpx", "httpx2", "openai", "aiosqlite", "asyncio"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 async def bounded(work: Awaitable[T], what: str, timeout: float = STOP_TIMEOUT) -> T:
@@ -101,6 +108,7 @@ class Bot:
         """Build and initialize a core (plugins, then providers, then pipelines), like ``astrbot run``."""
         self.core = AstrBotCoreLifecycle(LogBroker(), db_helper)
         await self.core.initialize()
+        quiet_http_logs()
         self.check_loaded()
         # What core.start() does before it parks in gather(): background tasks, then the
         # on_astrbot_loaded hooks (awaited here, so a test starts after they have run).
@@ -142,9 +150,10 @@ class Bot:
 
     async def settle(self) -> None:
         """Wait until the plugin has durably written what it queued (recording is asynchronous)."""
-        service = getattr(self.metadata().star_cls, "service", None)
-        if service is not None:
-            await service.flush()
+        flush = getattr(getattr(self.metadata().star_cls, "service", None), "flush", None)
+        if not callable(flush):
+            raise AssertionError("the plugin has no service.flush(); the harness cannot wait for recording")
+        await flush()
 
     # ---- talking -------------------------------------------------------------------------
     async def send(self, text: str, sender: str, group: str | None = None, *, name: str | None = None,
