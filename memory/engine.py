@@ -290,6 +290,10 @@ class Engram:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the indexer must outlive any embedder failure
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # a cancel that hit mid-transaction can surface as the store's rollback error
+                    raise asyncio.CancelledError() from e
                 if not self._embed_failing:
                     log.warning("embedding failed (will retry; recall uses keywords meanwhile): %s", e)
                 self._embed_failing = True

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from astrbot_plugin_engram.memory import SELF
+import asyncio
+
+import numpy as np
+
+from astrbot_plugin_engram.memory import SELF, EmbeddingError
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.events import IMAGE_TEXT
 
@@ -92,3 +96,25 @@ async def test_a_chat_provider_that_times_out_still_records_the_image(make_servi
     svc.record_message(event("", "u1", components=[Image(file="https://x/a.png")]))
     [ep] = await episodes(svc)
     assert ep.content == IMAGE_TEXT
+
+
+class CancelSwallowingEmbedder:
+    """Turns a cancel into another error, as the store's rollback can when a cancel hits mid-commit."""
+
+    name = "swallow"
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise EmbeddingError("interrupted") from None
+        raise AssertionError
+
+
+async def test_close_never_hangs_when_a_cancel_surfaces_as_another_error(make_service: MakeService) -> None:
+    svc = make_service(embedder=CancelSwallowingEmbedder())
+    svc.record_message(event("something to embed", "u1"))
+    await svc.flush()
+    await asyncio.sleep(0.05)  # the indexer is now inside embed()
+    await asyncio.wait_for(svc.close(), 10)
+    assert svc.engram is None
