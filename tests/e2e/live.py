@@ -68,6 +68,14 @@ class LiveAstrBot:
                 time.sleep(0.5)
         raise TimeoutError(f"astrbot run did not answer on port {self.port} in {START_TIMEOUT:.0f}s")
 
+    def check_loaded(self) -> None:
+        """Fail with AstrBot's own log lines when the plugin did not load (it logs and carries on)."""
+        log = self.log.read_text("utf-8", errors="replace")
+        failed = [line for line in log.splitlines()
+                  if f"plugin {self.plugin}" in line and ("Failed to" in line or "failed" in line)]
+        if failed or f"Plugin {self.plugin} (" not in log:
+            raise AssertionError(f"{self.plugin} did not load:\n" + "\n".join(failed or [self.log_tail()]))
+
     def stop(self) -> None:
         """Terminate the subprocess (kill it if it lingers)."""
         if self.proc and self.proc.poll() is None:

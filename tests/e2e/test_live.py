@@ -20,6 +20,7 @@ def live(server: FakeOpenAI, tmp_path: Path) -> Iterator[LiveAstrBot]:
     try:
         bot.setup()
         bot.start()
+        bot.check_loaded()
         bot.login()
         yield bot
     except BaseException:
