@@ -8,6 +8,7 @@ of this module does not let one test's memories satisfy another's assertions.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -136,6 +137,23 @@ async def test_embedding_provider_down_reply_still_goes_through(bot, server: Fak
         assert (await bot.send("Thanks!", "judy")).texts
     finally:
         server.embed_status = 200
+
+
+async def test_slow_embedding_provider_does_not_hold_up_the_reply(bot, server: FakeOpenAI) -> None:
+    await bot.send("My umbrella is the yellow Fulton one.", "liam")
+    await bot.settle()
+    await bot.send("/reset", "liam")
+    server.embed_delay = 15.0  # far beyond any sane wait for a query embedding
+    try:
+        server.replies.append("The yellow one.")
+        started = time.monotonic()
+        reply = await bot.send("Which umbrella is mine?", "liam")
+        took = time.monotonic() - started
+    finally:
+        server.embed_delay = 0.0
+    assert reply.text == "The yellow one."
+    assert took < 12.0, f"the reply waited {took:.1f} s for a hanging embedding provider"
+    assert "Fulton" in injected_text(reply.requests[-1])  # keyword recall carries on
 
 
 async def test_restart_keeps_everything(bot) -> None:
