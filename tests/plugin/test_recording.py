@@ -10,7 +10,7 @@ from astrbot_plugin_engram.memory import SELF, EmbeddingError
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.events import IMAGE_TEXT
 
-from .conftest import OWNER, FakeContext, FakeProvider, Image, MakeService, Plain, episodes, event
+from .conftest import OWNER, FakeContext, FakeProvider, Image, MakeService, Plain, episodes, event, request
 
 
 async def test_group_and_private_lines_are_recorded_in_their_places(service) -> None:
@@ -118,3 +118,12 @@ async def test_close_never_hangs_when_a_cancel_surfaces_as_another_error(make_se
     await asyncio.sleep(0.05)  # the indexer is now inside embed()
     await asyncio.wait_for(svc.close(), 10)
     assert svc.engram is None
+
+
+async def test_a_very_long_message_is_kept_capped_and_odd_events_do_not_crash(service) -> None:
+    service.record_message(event("tea " * 20_000, "u1"))
+    service.record_message(event("no sender here", None, ""))
+    long, odd = await episodes(service)
+    assert len(long.content) == 16_000 and long.meta["truncated_from"] == 79_999  # stripped
+    assert (odd.space, odd.actor) == ("qq:group:unknown", "qq:unknown")
+    assert await service.inject(event("who?", None, ""), request("who?")) is not None
