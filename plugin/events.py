@@ -80,11 +80,12 @@ def event_time(event: Any) -> datetime:
 
 
 def is_engram_command(event: Any) -> bool:
-    """Whether AstrBot routes this message to ``/mem`` (a command, not conversation)."""
+    """Whether AstrBot routes this message to ``/mem``: addressed to the bot and starting with ``mem``."""
     text = re.sub(r"\s+", " ", str(getattr(event, "message_str", "") or "")).strip()
-    if text.startswith("/"):  # the wake prefix, when a platform left it in
-        text = text[1:]
-    return text == COMMAND or text.startswith(COMMAND + " ")
+    addressed = bool(getattr(event, "is_at_or_wake_command", False))
+    if text.startswith("/"):  # the wake prefix, when the waking stage has not stripped it yet
+        text, addressed = text[1:], True
+    return addressed and (text == COMMAND or text.startswith(COMMAND + " "))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from astrbot.api.platform import AstrMessageEvent
+
 from astrbot_plugin_engram.memory import SELF
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.events import (
@@ -56,10 +58,17 @@ def test_missing_sender_and_group_ids_fall_back_without_crashing() -> None:
     assert space_of(event("hello", None)) == "qq:private:unknown"
 
 
+def woken(ev: AstrMessageEvent) -> AstrMessageEvent:
+    ev.is_at_or_wake_command = True  # what AstrBot's waking stage sets for a DM, an @ or a prefix
+    return ev
+
+
 def test_engram_commands_are_recognised_and_conversation_is_not() -> None:
-    assert is_engram_command(event("mem stats")) and is_engram_command(event("/mem  recall tea"))
-    assert is_engram_command(event("mem"))
-    assert not is_engram_command(event("memories are nice")) and not is_engram_command(event("hi mem"))
+    assert is_engram_command(woken(event("mem stats"))) and is_engram_command(event("/mem  recall tea"))
+    assert is_engram_command(woken(event("mem")))
+    assert not is_engram_command(woken(event("memories are nice")))
+    assert not is_engram_command(woken(event("hi mem")))
+    assert not is_engram_command(event("mem stats", "u1", "g1"))  # a group line not addressed to the bot
 
 
 def test_owner_private_only_for_the_owner_in_a_private_chat() -> None:

@@ -49,7 +49,10 @@ async def test_blacklisted_places_record_nothing(make_service: MakeService) -> N
 
 
 async def test_engram_commands_are_not_conversation(service) -> None:
-    service.record_message(event("mem remember the sky is blue", OWNER, admin=True))
+    command = event("mem remember the sky is blue", OWNER, admin=True)
+    command.is_at_or_wake_command = True  # a DM wakes the bot, so AstrBot routes this to /mem
+    service.record_message(command)
+    service.record_message(event("/mem stats", OWNER, "g1", admin=True))
     service.record_message(event("memories fade", OWNER))
     assert [e.content for e in await episodes(service)] == ["memories fade"]
 
