@@ -3,10 +3,10 @@
 
 Each conversation is recorded as episodes in its own space (``locomo:<sample_id>``), each question
 is recalled with that space's audience. Rankers: ``keyword`` (BM25 alone), ``embedding`` (cosine
-alone) and ``hybrid`` (the LinearRanker with weights fitted by logistic regression over the
-recall candidate pools, leave-one-conversation-out: each conversation is scored with weights
-fitted on the others). The weights fitted on every conversation are printed at the end, in the
-form of ``memory.ranker.DEFAULT_WEIGHTS``.
+alone) and ``hybrid`` (the LinearRanker with weights fitted by pairwise logistic regression over
+recall's candidate pools — each question's evidence above its other candidates — leave one
+conversation out: each conversation is scored with weights fitted on the others). The weights
+fitted on every conversation are printed at the end, in the form of ``memory.ranker.DEFAULT_WEIGHTS``.
 
     .venv/bin/python bench/locomo.py [--data FILE] [--json OUT] [--embedder local|none]
 """
@@ -27,7 +27,14 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
-from astrbot_plugin_engram.memory.ranker import FEATURES, HAND_SET, LinearRanker, Ranker, fit_logistic
+from astrbot_plugin_engram.memory.ranker import (
+    FEATURES,
+    HAND_SET,
+    LinearRanker,
+    Ranker,
+    fit_logistic,
+    fit_pairwise,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
@@ -79,16 +86,20 @@ def recall_at(evidence: frozenset[str], dia: Sequence[str], k: int) -> float:
     return len(evidence & set(dia[:k])) / len(evidence)
 
 
-def fit(pools: Sequence[Pool], l2: float) -> LinearRanker:
+def fit(pools: Sequence[Pool], l2: float | None, how: str = "pairwise") -> LinearRanker:
     """A LinearRanker whose fitted weights come from logistic regression on ``pools``."""
+    if how == "pairwise":
+        w = fit_pairwise([(p.feats, [d in p.q.evidence for d in p.dia]) for p in pools], FITTED,
+                         l2=0.1 if l2 is None else l2)
+        return LinearRanker({**w, **HAND_SET}, 0.0)
     rows, labels, sw = [], [], []
     for p in pools:
         for d, f in zip(p.dia, p.feats):
             rows.append(f)
             labels.append(1.0 if d in p.q.evidence else 0.0)
             sw.append(1.0 / len(p.q.evidence) if d in p.q.evidence else 1.0)
-    w, b = fit_logistic(rows, labels, FITTED, l2=l2, weights=sw)
-    return LinearRanker({**w, **{k: v for k, v in HAND_SET.items()}}, b)
+    w, b = fit_logistic(rows, labels, FITTED, l2=1.0 if l2 is None else l2, weights=sw)
+    return LinearRanker({**w, **HAND_SET}, b)
 
 
 def summarise(results: list[tuple[Question, list[str]]]) -> dict:
@@ -148,7 +159,7 @@ async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
     folds, hybrid = [], []
     for c in convs:  # leave one conversation out
         train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
-        engram.ranker = LinearRanker() if args.fixed else fit(train, args.l2)
+        engram.ranker = LinearRanker() if args.fixed else fit(train, args.l2, args.fit)
         res = [(q, d) for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)]
         hybrid += res
         folds.append((c.sample_id, summarise(res)))
@@ -158,7 +169,7 @@ async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
         vals = [s[key] for _, s in folds]
         rankers["hybrid"][f"{key}_fold_mean"] = round(statistics.fmean(vals), 4)
         rankers["hybrid"][f"{key}_fold_std"] = round(statistics.pstdev(vals), 4)
-    final = fit(pools, args.l2)
+    final = fit(pools, args.l2, args.fit)
     return {"data": str(args.data), "conversations": [c.sample_id for c in convs], "questions": n_q,
             "rankers": rankers, "weights": final.weights, "bias": final.bias}
 
@@ -192,7 +203,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--embedder", choices=("local", "none"), default="local")
     ap.add_argument("--conversations", help="comma-separated sample_ids (default: all)")
-    ap.add_argument("--l2", type=float, default=1.0, help="L2 penalty of the logistic regression")
+    ap.add_argument("--fit", choices=("pairwise", "pointwise"), default="pairwise",
+                    help="logistic regression on (relevant - other) pairs per question, or on rows")
+    ap.add_argument("--l2", type=float, help="L2 penalty (default 0.1 pairwise, 1.0 pointwise)")
     ap.add_argument("--fixed", action="store_true",
                     help="hybrid = the shipped LinearRanker (DEFAULT_WEIGHTS), no cross-validated fit")
     args = ap.parse_args()

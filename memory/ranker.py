@@ -27,37 +27,37 @@ class Ranker(Protocol):
 # features an episode gets, and is a distilled note, so ``is_memory`` makes up for both.
 HAND_SET: dict[str, float] = {"recency": 0.1, "strength": 0.1, "importance": 0.2, "is_memory": 1.0}
 
-# Fitted by bench/locomo.py (logistic regression over recall's candidate pools, all seven LoCoMo dev
-# conversations, all five question categories; cross-validated across conversations, see
+# Fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools, all seven
+# LoCoMo dev conversations, all five question categories; cross-validated across conversations, see
 # bench/RESULTS.md) and pasted here; HAND_SET entries kept as set by hand.
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "kw": -0.737,
-    "cos": 1.671,
-    "mix": 0.467,
-    "kw_rank": 1.374,
-    "cos_rank": -0.054,
-    "both": -0.399,
-    "nb_prev": -0.284,
-    "nb_next": -0.330,
-    "nb2": 0.896,
-    "after_question": 2.339,
-    "session_best": 4.770,
-    "mix_rank": 2.600,
-    "question_turn": -1.255,
-    "length": 4.067,
-    "has_date": 0.543,
-    "when_dated": 0.870,
-    "has_image": -0.128,
-    "date_match": 1.120,
-    "speaker_named": 0.500,
-    "cov": 0.133,
-    "wcov": 1.710,
+    "kw": -0.519,
+    "cos": 1.802,
+    "mix": 0.641,
+    "kw_rank": -0.230,
+    "cos_rank": 0.191,
+    "both": -0.331,
+    "nb_prev": 0.232,
+    "nb_next": 0.098,
+    "nb2": 1.428,
+    "after_question": 1.843,
+    "session_best": 3.787,
+    "mix_rank": 1.667,
+    "question_turn": -1.156,
+    "length": 3.101,
+    "has_date": 0.792,
+    "when_dated": 1.341,
+    "has_image": 0.034,
+    "date_match": 2.753,
+    "speaker_named": 0.976,
+    "cov": 2.123,
+    "wcov": 2.842,
     "recency": 0.100,
     "strength": 0.100,
     "importance": 0.200,
     "is_memory": 1.000,
 }
-DEFAULT_BIAS = -15.520
+DEFAULT_BIAS = 0.0  # a pairwise fit has none: only differences between candidates matter
 
 
 @dataclass
@@ -109,3 +109,36 @@ def fit_logistic(rows: Sequence[Mapping[str, float]], labels: Sequence[float], n
         if np.abs(step).max() < 1e-7:
             break
     return {n: float(b) for n, b in zip(names, beta[:-1])}, float(beta[-1])
+
+
+def fit_pairwise(queries: Sequence[tuple[Sequence[Mapping[str, float]], Sequence[bool]]],
+                 names: Sequence[str], l2: float = 0.1) -> dict[str, float]:
+    """Feature weights that rank each query's relevant rows above its others (pairwise logistic).
+
+    Every (relevant, other) pair of one query is a sample ``x_rel - x_other``; each query weighs
+    the same in total. The weights suit a LinearRanker (bias 0: only differences matter).
+    """
+    diffs, sw = [], []
+    for rows, relevant in queries:
+        x = np.array([[r.get(n, 0.0) for n in names] for r in rows], np.float64)
+        rel = np.asarray(relevant, bool)
+        if rel.all() or not rel.any():
+            continue
+        pos, neg = x[rel], x[~rel]
+        d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, len(names))
+        diffs.append(d)
+        sw.append(np.full(len(d), 1.0 / len(d)))
+    if not diffs:
+        return {n: 0.0 for n in names}
+    d, w = np.vstack(diffs), np.concatenate(sw)
+    x, y, w = np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], np.r_[w, w]
+    beta = np.zeros(len(names))
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -50, 50)))
+        grad = x.T @ (w * (p - y)) + l2 * beta
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + l2 * np.eye(len(names))
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return {n: float(b) for n, b in zip(names, beta)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LinearRanker, Memory
-from astrbot_plugin_engram.memory.ranker import FEATURES
+from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
 
 SPACE = "qq:group:1"
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
@@ -114,3 +114,18 @@ async def test_keyword_only_ranker_ranks_by_bm25(keyword_engram: Engram) -> None
     keyword_engram.ranker = FeatureRanker("kw")
     hits = await keyword_engram.recall("summer holiday", Audience(SPACE))
     assert hits[0].id == ids[0] and hits[1].score == 0.0
+
+
+def test_fitted_weights_learn_which_feature_marks_the_answer() -> None:
+    queries = [([{"kw": 0.9, "length": 0.1}, {"kw": 0.5, "length": 0.9}, {"kw": 0.7, "length": 0.2}],
+                [False, True, False]),
+               ([{"kw": 0.2, "length": 0.8}, {"kw": 1.0, "length": 0.3}], [True, False])]
+    w = fit_pairwise(queries, ["kw", "length"])
+    assert w["length"] > 0 > w["kw"]
+    ranker = LinearRanker(w, 0.0)
+    for rows, relevant in queries:
+        scores = ranker.score(rows)
+        assert scores.index(max(scores)) == relevant.index(True)
+    weights, _ = fit_logistic([r for rows, _ in queries for r in rows],
+                              [float(x) for _, rel in queries for x in rel], ["kw", "length"])
+    assert weights["length"] > 0
