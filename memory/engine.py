@@ -291,7 +291,7 @@ class Engram:
                 raise
             except Exception as e:  # the indexer must outlive any embedder failure
                 task = asyncio.current_task()
-                if task is not None and task.cancelling():
+                if task is not None and getattr(task, "cancelling", lambda: 0)():  # 3.11+
                     # a cancel that hit mid-transaction can surface as the store's rollback error
                     raise asyncio.CancelledError() from e
                 if not self._embed_failing:

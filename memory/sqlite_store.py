@@ -10,7 +10,8 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -115,18 +116,30 @@ class SQLiteStore:
         await self._r.close()
         await self._w.close()
 
-    # ---- episodes ------------------------------------------------------------------------
-    async def add_episodes(self, episodes: Sequence[Episode]) -> list[int]:
-        """Write ``episodes`` in one transaction; returns their ids once committed."""
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """One write transaction under the writer lock; a failed rollback never hides the first error."""
         async with self._lock:
             await self._w.execute("BEGIN IMMEDIATE")
             try:
-                ids = await self._insert_episodes(episodes)
+                yield
                 await self._w.execute("COMMIT")
             except BaseException:
-                await self._w.execute("ROLLBACK")
-                self._spaces.clear()  # the cached seq/section may be ahead of the file now
+                try:
+                    await self._w.execute("ROLLBACK")
+                except sqlite3.Error as e:  # e.g. a cancel that arrived after the COMMIT went through
+                    log.warning("rollback failed (%s); the transaction had already ended", e)
                 raise
+
+    # ---- episodes ------------------------------------------------------------------------
+    async def add_episodes(self, episodes: Sequence[Episode]) -> list[int]:
+        """Write ``episodes`` in one transaction; returns their ids once committed."""
+        try:
+            async with self._transaction():
+                ids = await self._insert_episodes(episodes)
+        except BaseException:
+            self._spaces.clear()  # the cached seq/section may be ahead of the file now
+            raise
         return ids
 
     async def _insert_episodes(self, episodes: Sequence[Episode]) -> list[int]:
@@ -205,39 +218,33 @@ class SQLiteStore:
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
         """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
-        async with self._lock:
-            await self._w.execute("BEGIN IMMEDIATE")
-            try:
-                root = None
-                if supersedes is not None:
-                    async with self._w.execute(
-                        "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
-                        row = await cur.fetchone()
-                    if row is None:
-                        raise UnknownIdError(f"no memory with id {supersedes}")
-                    if row[1] == "superseded":
-                        raise UnknownIdError(f"memory {supersedes} was already superseded")
-                    root = row[0]
-                    await self._w.execute(
-                        "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
-                    await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
-                cur = await self._w.execute(
-                    "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
-                    " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
-                    " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
-                     m.importance, m.strength, _ts(m.last_recalled), _ts(aware(m.created_at)),
-                     _ts(m.valid_from), _ts(m.valid_to), m.status, supersedes))
-                mid = int(cur.lastrowid)  # type: ignore[arg-type]
-                await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
+        async with self._transaction():
+            root = None
+            if supersedes is not None:
+                async with self._w.execute(
+                    "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
+                    row = await cur.fetchone()
+                if row is None:
+                    raise UnknownIdError(f"no memory with id {supersedes}")
+                if row[1] == "superseded":
+                    raise UnknownIdError(f"memory {supersedes} was already superseded")
+                root = row[0]
                 await self._w.execute(
-                    "INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, memory_words(m)))
-                await self._w.executemany(
-                    "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
-                await self._w.execute("COMMIT")
-            except BaseException:
-                await self._w.execute("ROLLBACK")
-                raise
+                    "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
+                await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
+            cur = await self._w.execute(
+                "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
+                " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
+                " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+                 m.importance, m.strength, _ts(m.last_recalled), _ts(aware(m.created_at)),
+                 _ts(m.valid_from), _ts(m.valid_to), m.status, supersedes))
+            mid = int(cur.lastrowid)  # type: ignore[arg-type]
+            await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
+            await self._w.execute(
+                "INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, memory_words(m)))
+            await self._w.executemany(
+                "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
         return mid
 
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
@@ -273,24 +280,18 @@ class SQLiteStore:
 
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
-        async with self._lock:
-            await self._w.execute("BEGIN IMMEDIATE")
-            try:
-                sql, vals = _in(map(str, root_ids))
-                async with self._w.execute(
-                    f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
-                    vals,
-                ) as cur:
-                    ids = [r[0] for r in await cur.fetchall()]
-                for chunk in _chunks(ids):
-                    q, v = _in(map(str, chunk))
-                    await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
-                    await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
-                    await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
-                await self._w.execute("COMMIT")
-            except BaseException:
-                await self._w.execute("ROLLBACK")
-                raise
+        async with self._transaction():
+            sql, vals = _in(map(str, root_ids))
+            async with self._w.execute(
+                f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
+                vals,
+            ) as cur:
+                ids = [r[0] for r in await cur.fetchall()]
+            for chunk in _chunks(ids):
+                q, v = _in(map(str, chunk))
+                await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
+                await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
+                await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
         return ids
 
     # ---- keyword search ------------------------------------------------------------------
@@ -339,18 +340,12 @@ class SQLiteStore:
     async def save_vectors(self, model: str, kind: str, rows: list[tuple[int, np.ndarray]],
                            cursor: tuple[str, int] | None = None) -> None:
         """Store vectors (and advance a cursor) in one transaction."""
-        async with self._lock:
-            await self._w.execute("BEGIN IMMEDIATE")
-            try:
-                await self._w.executemany(
-                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                    [(model, kind, i, v.astype(np.float32).tobytes()) for i, v in rows])
-                if cursor:
-                    await self._set_cursor(*cursor)
-                await self._w.execute("COMMIT")
-            except BaseException:
-                await self._w.execute("ROLLBACK")
-                raise
+        async with self._transaction():
+            await self._w.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                [(model, kind, i, v.astype(np.float32).tobytes()) for i, v in rows])
+            if cursor:
+                await self._set_cursor(*cursor)
 
     async def load_vectors(self, model: str) -> list[tuple[str, int, str, str, bytes]]:
         """(kind, id, group, status, blob) of every live item with a vector of ``model``."""
@@ -383,11 +378,9 @@ class SQLiteStore:
         return await _rows(self._r, sql, (model, after, limit))
 
     async def drop_vectors(self, model: str) -> None:
-        async with self._lock:
-            await self._w.execute("BEGIN IMMEDIATE")
+        async with self._transaction():
             await self._w.execute("DELETE FROM vectors WHERE model = ?", (model,))
             await self._w.execute("DELETE FROM cursors WHERE name LIKE ?", (f"vectors:{model}:%",))
-            await self._w.execute("COMMIT")
 
     async def cursor(self, name: str) -> int:
         async with self._w.execute("SELECT value FROM cursors WHERE name = ?", (name,)) as cur:

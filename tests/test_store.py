@@ -10,6 +10,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
 from astrbot_plugin_engram.memory.schema import MIGRATIONS
+from astrbot_plugin_engram.memory.sqlite_store import SQLiteStore
 
 from .conftest import HashEmbedder
 
@@ -154,3 +155,16 @@ async def test_sources_are_kept_in_order(engram: Engram) -> None:
     ids = [await engram.record(Episode(space=GROUP, content=f"turn {i}")) for i in range(3)]
     mid = await engram.add_memory(Memory(text="summary", scope="self", sources=(ids[2], ids[0])))
     assert [e.id for e in await engram.sources(mid)] == [ids[0], ids[2]]
+
+
+async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> None:
+    """A cancel that lands after COMMIT made the rollback fail and replaced the cancel (close hung)."""
+    store = await SQLiteStore.open(db_path)
+    try:
+        with pytest.raises(ValueError, match="first"):
+            async with store._transaction():
+                await store._w.execute("COMMIT")  # the transaction ends early, as when a cancel lands late
+                raise ValueError("first")
+        assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
+    finally:
+        await store.close()
