@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from astrbot.core.agent.message import TextPart
+try:
+    from astrbot.core.agent.message import TextPart
+except ImportError:  # AstrBot before temporary user parts: the block goes into the system prompt
+    TextPart = None  # type: ignore[assignment,misc]
 
 from ..memory import SELF, Episode, Hit
 from ..memory.text import approx_tokens
@@ -145,7 +148,7 @@ def already_in_context(hit: Hit, seen: Sequence[str]) -> bool:
 
 def apply(req: Any, text: str, mode: str) -> None:
     """Add the block to the request: a temporary user part (not saved) or the system prompt."""
-    if mode == "system":
+    if mode == "system" or TextPart is None or not hasattr(req, "extra_user_content_parts"):
         req.system_prompt = f"{req.system_prompt or ''}\n\n{text}".strip()
     else:
         req.extra_user_content_parts.append(TextPart(text=text).mark_as_temp())

@@ -154,3 +154,14 @@ def test_dates_read_like_a_person_would_say_them() -> None:
     assert ago(now - timedelta(seconds=20), now) == "just now"
     assert ago(now - timedelta(minutes=1), now) == "1 minute ago"
     assert ago(now - timedelta(days=400), now) == "1 year ago"
+
+
+def test_an_older_request_without_temporary_parts_gets_the_block_in_the_system_prompt() -> None:
+    from astrbot_plugin_engram.plugin.inject import apply
+
+    class OlderRequest:  # AstrBot before 4.2x has no extra_user_content_parts
+        system_prompt = "Be kind."
+
+    req = OlderRequest()
+    apply(req, "<engram-memory>note</engram-memory>", "user")
+    assert req.system_prompt == "Be kind.\n\n<engram-memory>note</engram-memory>"
