@@ -201,6 +201,16 @@ class SQLiteStore:
                            " AND e.section = s.section ORDER BY s.i, e.seq", args)
         return {row[0]: _episode(row) for row in rows}
 
+    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
+        """The words the keyword index holds for each episode (see ``episode_words``), by id."""
+        out: dict[int, list[str]] = {}
+        for chunk in _chunks(list(ids)):
+            sql, vals = _in(map(str, chunk))
+            # FTS5's own content table: a rowid lookup there is twice as fast as through the index.
+            for i, w in await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {sql}", vals):
+                out[i] = w.split(" ") if w else []
+        return out
+
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
         args: list[Any] = [space]

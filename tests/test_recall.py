@@ -129,3 +129,32 @@ def test_fitted_weights_learn_which_feature_marks_the_answer() -> None:
     weights, _ = fit_logistic([r for rows, _ in queries for r in rows],
                               [float(x) for _, rel in queries for x in rel], ["kw", "length"])
     assert weights["length"] > 0
+
+
+async def test_coverage_from_the_index_words_equals_tokenising_again(keyword_engram: Engram,
+                                                                   monkeypatch) -> None:
+    # Recall reads episodes' words back from the keyword index instead of running jieba again.
+    tz8 = timezone(timedelta(hours=8))  # 2024-12-01 02:00 here is still November in UTC
+    lines = [*FILLER, "我们去杭州看了西湖，天气很好", "Did you go hiking in Hangzhou?",
+             "Yes, we hiked near the lake with Ann"]
+    await chat(keyword_engram, lines, start=datetime(2024, 12, 1, 2, 0, tzinfo=tz8))
+    q, now = "hiking 西湖 Ann Hangzhou December", datetime(2025, 2, 1, tzinfo=timezone.utc)
+    store, got = keyword_engram.store, []
+    stored = store.episode_index_words
+
+    async def spy(ids: list[int]) -> dict[int, list[str]]:
+        got.append(out := await stored(ids))
+        return out
+
+    monkeypatch.setattr(store, "episode_index_words", spy)
+    hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
+    seen = [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in hits]
+    assert len(got[0]) == len(hits)
+
+    async def none(ids: list[int]) -> dict[int, list[str]]:
+        return {}
+
+    monkeypatch.setattr(store, "episode_index_words", none)
+    again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
+    assert [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in again] == seen
+    assert any(c > 0 for _, c, _, _ in seen)
