@@ -1,11 +1,20 @@
-"""Schema migrations: named functions, applied in order, each recorded by name in its own transaction."""
+"""Schema migrations: named functions, applied in order, each recorded by name in its own transaction.
+
+Also the checks run before a file is touched: a foreign or newer file is refused, left as it was.
+"""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import aiosqlite
+
+from .errors import StoreError
+
+log = logging.getLogger("engram.store")
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -100,3 +109,60 @@ async def m001_core_tables(db: aiosqlite.Connection) -> None:
         CREATE VIRTUAL TABLE memories_fts USING fts5(words, tokenize = 'unicode61 remove_diacritics 0');
         """
     )
+
+
+# ---- opening a file safely ------------------------------------------------------------------
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_header(path: Path) -> None:
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder; give the path of a store file inside it")
+    if not path.parent.is_dir():
+        raise StoreError(f"cannot create {path}: the folder {path.parent} does not exist")
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as f:
+        if f.read(16) != SQLITE_MAGIC:
+            raise StoreError(f"{path} is not an Engram store (not an SQLite file); left untouched")
+
+
+async def check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
+    try:
+        async with db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_migrations'") as cur:
+            exists = await cur.fetchone()
+        if not exists:
+            async with db.execute("SELECT count(*) FROM sqlite_master") as cur:
+                others = (await cur.fetchone())[0]  # type: ignore[index]
+            if others:
+                raise StoreError(f"{path} is an SQLite file of another program; left untouched")
+            return
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            applied = {r[0] for r in await cur.fetchall()}
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path} cannot be read as an Engram store ({e}); left untouched") from e
+    unknown = applied - {name for name, _ in MIGRATIONS}
+    if unknown:
+        raise StoreError(
+            f"{path} was written by a newer Engram (migrations {sorted(unknown)}); "
+            "upgrade the plugin to open it. The file was left untouched."
+        )
+
+
+async def migrate(db: aiosqlite.Connection) -> None:
+    await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    async with db.execute("SELECT name FROM _migrations") as cur:
+        applied = {r[0] for r in await cur.fetchall()}
+    for name, fn in MIGRATIONS:
+        if name in applied:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await fn(db)
+            await db.execute("INSERT INTO _migrations VALUES (?, julianday('now'))", (name,))
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        log.info("applied migration %s", name)

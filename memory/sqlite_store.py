@@ -22,13 +22,12 @@ import numpy as np
 
 from .errors import StoreError, UnknownIdError
 from .model import Episode, Memory, aware
-from .schema import MIGRATIONS
+from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
 from .text import date_words, fts_query, words
 
 log = logging.getLogger("engram.store")
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
 
 
@@ -89,17 +88,17 @@ class SQLiteStore:
     async def open(cls, path: str | Path, *, durable: bool = False) -> SQLiteStore:
         """Open (or create) the store at ``path``; a foreign or newer file is refused untouched."""
         path = Path(path)
-        _check_header(path)
+        check_header(path)
         try:
             writer = await aiosqlite.connect(path, isolation_level=None)
         except sqlite3.Error as e:
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
-            await _check_known_schema(writer, path)
+            await check_known_schema(writer, path)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
                 await writer.execute(f"PRAGMA {pragma}")
-            await _migrate(writer)
+            await migrate(writer)
             # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
             reader = await aiosqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                                              isolation_level=None)
@@ -462,56 +461,3 @@ def _memory(r: Sequence[Any], sources: list[int]) -> Memory:
                   importance=r[6], strength=r[7], last_recalled=_dt(r[8]), created_at=_dt(r[9]),
                   valid_from=_dt(r[10]), valid_to=_dt(r[11]), status=r[12], supersedes=r[13],
                   sources=tuple(sources))
-
-
-def _check_header(path: Path) -> None:
-    if path.is_dir():
-        raise StoreError(f"{path} is a folder; give the path of a store file inside it")
-    if not path.parent.is_dir():
-        raise StoreError(f"cannot create {path}: the folder {path.parent} does not exist")
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as f:
-        if f.read(16) != SQLITE_MAGIC:
-            raise StoreError(f"{path} is not an Engram store (not an SQLite file); left untouched")
-
-
-async def _check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
-    try:
-        async with db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_migrations'") as cur:
-            exists = await cur.fetchone()
-        if not exists:
-            async with db.execute("SELECT count(*) FROM sqlite_master") as cur:
-                others = (await cur.fetchone())[0]  # type: ignore[index]
-            if others:
-                raise StoreError(f"{path} is an SQLite file of another program; left untouched")
-            return
-        async with db.execute("SELECT name FROM _migrations") as cur:
-            applied = {r[0] for r in await cur.fetchall()}
-    except sqlite3.DatabaseError as e:
-        raise StoreError(f"{path} cannot be read as an Engram store ({e}); left untouched") from e
-    unknown = applied - {name for name, _ in MIGRATIONS}
-    if unknown:
-        raise StoreError(
-            f"{path} was written by a newer Engram (migrations {sorted(unknown)}); "
-            "upgrade the plugin to open it. The file was left untouched."
-        )
-
-
-async def _migrate(db: aiosqlite.Connection) -> None:
-    await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    async with db.execute("SELECT name FROM _migrations") as cur:
-        applied = {r[0] for r in await cur.fetchall()}
-    for name, fn in MIGRATIONS:
-        if name in applied:
-            continue
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await fn(db)
-            await db.execute("INSERT INTO _migrations VALUES (?, julianday('now'))", (name,))
-            await db.execute("COMMIT")
-        except BaseException:
-            await db.execute("ROLLBACK")
-            raise
-        log.info("applied migration %s", name)
