@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,33 +22,25 @@ import numpy as np
 
 from .errors import StoreError, UnknownIdError
 from .model import Episode, Memory, aware
+from .rows import (
+    chunks,
+    dt,
+    episode_row,
+    episode_words,
+    fetch_rows,
+    in_list,
+    memory_row,
+    memory_words,
+    ts,
+    tz_minutes,
+)
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
-from .text import date_words, fts_query, words
+from .text import fts_query
 
 log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
-
-
-def _ts(t: datetime | None) -> float | None:
-    return None if t is None else aware(t).timestamp()
-
-
-def _tz(t: datetime) -> int:
-    off = aware(t).utcoffset()
-    return int(off.total_seconds() // 60) if off else 0
-
-
-def _dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz_minutes)))
-
-
-def _in(values: Iterable[str]) -> tuple[str, list[str]]:
-    vals = list(values)
-    return "(" + ",".join("?" * len(vals)) + ")", vals
 
 
 @dataclass
@@ -56,16 +48,6 @@ class _SpaceState:
     seq: int
     section: int
     last_time: float
-
-
-def episode_words(ep: Episode) -> str:
-    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
-    parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
-    return " ".join(parts)
-
-
-def memory_words(m: Memory) -> str:
-    return " ".join(words(m.text))
 
 
 class SQLiteStore:
@@ -142,12 +124,12 @@ class SQLiteStore:
         return ids
 
     async def _insert_episodes(self, episodes: Sequence[Episode]) -> list[int]:
-        next_id = (await _rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
+        next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
         rows, fts, aliases = [], [], []
         for ep in episodes:
             t = aware(ep.time)
             seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
-            rows.append((next_id, t.timestamp(), _tz(t), ep.space, seq, section, ep.source, ep.actor,
+            rows.append((next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                          ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
             fts.append((next_id, episode_words(ep)))
             if ep.actor and ep.actor_name:
@@ -179,10 +161,10 @@ class SQLiteStore:
 
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
-        for chunk in _chunks(list(ids)):
-            sql, vals = _in(map(str, chunk))
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(map(str, chunk))
             for row in await self._read(f"SELECT * FROM episodes WHERE id IN {sql}", vals):
-                out[row[0]] = _episode(row)
+                out[row[0]] = episode_row(row)
         return out
 
     async def neighbours(self, episodes: Iterable[Episode], radius: int) -> dict[int, Episode]:
@@ -198,13 +180,13 @@ class SQLiteStore:
                            + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") SELECT e.* FROM s"
                            " JOIN episodes e ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
                            " AND e.section = s.section ORDER BY s.i, e.seq", args)
-        return {row[0]: _episode(row) for row in rows}
+        return {row[0]: episode_row(row) for row in rows}
 
     async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
         """The words the keyword index holds for each episode (see ``episode_words``), by id."""
         out: dict[int, list[str]] = {}
-        for chunk in _chunks(list(ids)):
-            sql, vals = _in(map(str, chunk))
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(map(str, chunk))
             # FTS5's own content table: a rowid lookup there is twice as fast as through the index.
             for i, w in await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {sql}", vals):
                 out[i] = w.split(" ") if w else []
@@ -215,10 +197,10 @@ class SQLiteStore:
         args: list[Any] = [space]
         if before is not None:
             sql += " AND time < ?"
-            args.append(_ts(before))
+            args.append(ts(before))
         async with self._r.execute(sql + " ORDER BY time DESC LIMIT 1", args) as cur:
             row = await cur.fetchone()
-        return _dt(row[0], row[1]) if row else None
+        return dt(row[0], row[1]) if row else None
 
     async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         """Rows of a quick indexed read, run on the event loop's own thread (see ``__init__``)."""
@@ -246,8 +228,8 @@ class SQLiteStore:
                 " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
                 " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
-                 m.importance, m.strength, _ts(m.last_recalled), _ts(aware(m.created_at)),
-                 _ts(m.valid_from), _ts(m.valid_to), m.status, supersedes))
+                 m.importance, m.strength, ts(m.last_recalled), ts(aware(m.created_at)),
+                 ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
             mid = int(cur.lastrowid)  # type: ignore[arg-type]
             await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
             await self._w.execute(
@@ -258,15 +240,15 @@ class SQLiteStore:
 
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
-        for chunk in _chunks(list(ids)):
-            sql, vals = _in(map(str, chunk))
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(map(str, chunk))
             rows = await self._read(f"SELECT * FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
             for mid, eid in await self._read(
                     f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
                 srcs.setdefault(mid, []).append(eid)
             for row in rows:
-                out[row[0]] = _memory(row, sorted(srcs.get(row[0], [])))
+                out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out
 
     async def versions(self, memory_id: int) -> list[int]:
@@ -282,7 +264,7 @@ class SQLiteStore:
         allowed = {"status", "strength", "last_recalled", "scope", "importance"}
         if not fields or set(fields) - allowed:
             raise ValueError(f"only {sorted(allowed)} can be set in place")
-        vals = [_ts(v) if isinstance(v, datetime) else v for v in fields.values()]
+        vals = [ts(v) if isinstance(v, datetime) else v for v in fields.values()]
         sets = ", ".join(f"{k} = ?" for k in fields)
         async with self._lock:
             await self._w.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
@@ -290,14 +272,14 @@ class SQLiteStore:
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
         async with self._transaction():
-            sql, vals = _in(map(str, root_ids))
+            sql, vals = in_list(map(str, root_ids))
             async with self._w.execute(
                 f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
                 vals,
             ) as cur:
                 ids = [r[0] for r in await cur.fetchall()]
-            for chunk in _chunks(ids):
-                q, v = _in(map(str, chunk))
+            for chunk in chunks(ids):
+                q, v = in_list(map(str, chunk))
                 await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
                 await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
                 await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
@@ -314,10 +296,11 @@ class SQLiteStore:
                " WHERE episodes_fts MATCH ?")
         args: list[Any] = [fts_query(query)]
         if vis.episode_spaces is not None:
-            ins, vals = _in(sorted(vis.episode_spaces))
+            ins, vals = in_list(sorted(vis.episode_spaces))
             sql += f" AND e.space IN {ins}"
             args += vals
-        return [(r[0], r[1]) for r in await _rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
+        rows = await fetch_rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])
+        return [(r[0], r[1]) for r in rows]
 
     async def keyword_memories(
         self, query: list[str], vis: Visibility, limit: int, include_archived: bool
@@ -325,15 +308,16 @@ class SQLiteStore:
         if not query or vis.memory_scopes == frozenset():
             return []
         statuses = ("active", "archived") if include_archived else ("active",)
-        st_sql, st_vals = _in(statuses)
+        st_sql, st_vals = in_list(statuses)
         sql = ("SELECT f.rowid, -bm25(memories_fts) FROM memories_fts f JOIN memories m ON m.id = f.rowid"
                f" WHERE memories_fts MATCH ? AND m.status IN {st_sql}")
         args: list[Any] = [fts_query(query), *st_vals]
         if vis.memory_scopes is not None:
-            ins, vals = _in(sorted(vis.memory_scopes))
+            ins, vals = in_list(sorted(vis.memory_scopes))
             sql += f" AND m.scope IN {ins}"
             args += vals
-        return [(r[0], r[1]) for r in await _rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
+        rows = await fetch_rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])
+        return [(r[0], r[1]) for r in rows]
 
     # ---- vectors and cursors -------------------------------------------------------------
     async def items_after(self, kind: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
@@ -356,20 +340,9 @@ class SQLiteStore:
             if cursor:
                 await self._set_cursor(*cursor)
 
-    async def load_vectors(self, model: str) -> list[tuple[str, int, str, str, bytes]]:
-        """(kind, id, group, status, blob) of every live item with a vector of ``model``."""
-        async with self._w.execute(
-            "SELECT 'e', e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e"
-            " ON v.kind = 'e' AND e.id = v.item WHERE v.model = ?"
-            " UNION ALL SELECT 'm', m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m"
-            " ON v.kind = 'm' AND m.id = v.item WHERE v.model = ?",
-            (model, model),
-        ) as cur:
-            return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
-
     async def vector_groups(self, model: str) -> list[tuple[str, str, int]]:
         """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
-        return await _rows(self._r,
+        return await fetch_rows(self._r,
             "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
             " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
             " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
@@ -384,7 +357,7 @@ class SQLiteStore:
         else:
             sql = ("SELECT m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m ON m.id = v.item"
                    " WHERE v.model = ? AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?")
-        return await _rows(self._r, sql, (model, after, limit))
+        return await fetch_rows(self._r, sql, (model, after, limit))
 
     async def drop_vectors(self, model: str) -> None:
         async with self._transaction():
@@ -395,10 +368,6 @@ class SQLiteStore:
         async with self._w.execute("SELECT value FROM cursors WHERE name = ?", (name,)) as cur:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
-
-    async def set_cursor(self, name: str, value: int) -> None:
-        async with self._lock:
-            await self._set_cursor(name, value)
 
     async def _set_cursor(self, name: str, value: int) -> None:
         await self._w.execute(
@@ -438,26 +407,3 @@ class SQLiteStore:
             except sqlite3.DatabaseError as e:
                 problems.append(f"{t}: {e}")
         return problems
-
-
-# ---- helpers ---------------------------------------------------------------------------------
-async def _rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-    """Every row of one query in a single trip to the connection's thread (not three)."""
-    return list(await db.execute_fetchall(sql, args))
-
-
-def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
-    for i in range(0, len(ids), n):
-        yield ids[i : i + n]
-
-
-def _episode(r: Sequence[Any]) -> Episode:
-    return Episode(id=r[0], time=_dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
-                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10], meta=json.loads(r[11]))
-
-
-def _memory(r: Sequence[Any], sources: list[int]) -> Memory:
-    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4], subjects=tuple(json.loads(r[5])),
-                  importance=r[6], strength=r[7], last_recalled=_dt(r[8]), created_at=_dt(r[9]),
-                  valid_from=_dt(r[10]), valid_to=_dt(r[11]), status=r[12], supersedes=r[13],
-                  sources=tuple(sources))

@@ -1,0 +1,65 @@
+"""How rows of the store map to the model, and to the words of the keyword index."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import aiosqlite
+
+from .model import Episode, Memory, aware
+from .text import date_words, words
+
+
+def ts(t: datetime | None) -> float | None:
+    return None if t is None else aware(t).timestamp()
+
+
+def tz_minutes(t: datetime) -> int:
+    off = aware(t).utcoffset()
+    return int(off.total_seconds() // 60) if off else 0
+
+
+def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz_minutes)))
+
+
+def in_list(values: Iterable[str]) -> tuple[str, list[str]]:
+    vals = list(values)
+    return "(" + ",".join("?" * len(vals)) + ")", vals
+
+
+def episode_words(ep: Episode) -> str:
+    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
+    parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
+    return " ".join(parts)
+
+
+def memory_words(m: Memory) -> str:
+    return " ".join(words(m.text))
+
+
+async def fetch_rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    """Every row of one query in a single trip to the connection's thread (not three)."""
+    return list(await db.execute_fetchall(sql, args))
+
+
+def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(ids), n):
+        yield ids[i : i + n]
+
+
+def episode_row(r: Sequence[Any]) -> Episode:
+    return Episode(id=r[0], time=dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
+                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10], meta=json.loads(r[11]))
+
+
+def memory_row(r: Sequence[Any], sources: list[int]) -> Memory:
+    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4], subjects=tuple(json.loads(r[5])),
+                  importance=r[6], strength=r[7], last_recalled=dt(r[8]), created_at=dt(r[9]),
+                  valid_from=dt(r[10]), valid_to=dt(r[11]), status=r[12], supersedes=r[13],
+                  sources=tuple(sources))
