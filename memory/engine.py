@@ -25,6 +25,7 @@ import numpy as np
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
 from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
+from .outage import Outage
 from .ranker import LinearRanker, Ranker
 from .recall import RecallSettings, featurize, gather, rank
 from .scopes import parse_scope, visibility
@@ -55,8 +56,10 @@ class Engram:
         self._flusher: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._indexer: asyncio.Task[None] | None = None
-        self._embed_failing = False
-        self._query_failing = False  # log a failing query embedder once per outage, not per recall
+        self._embed_outage = Outage(log, "embedding failed (will retry; recall uses keywords meanwhile): %s",
+                                    "embedding works again; the backlog is indexed")
+        self._query_outage = Outage(log, "query embedding failed, recall uses keywords only: %s",
+                                    "query embedding works again")
         self._background = False
 
     @classmethod
@@ -213,13 +216,9 @@ class Engram:
             if self.index.dim and vec.shape[0] != self.index.dim:  # a silently changed model
                 raise EmbeddingError(f"query vector has dimension {vec.shape[0]}, the index {self.index.dim}")
         except (EmbeddingError, asyncio.TimeoutError, OSError) as e:
-            (log.debug if self._query_failing else log.warning)(
-                "query embedding failed, recall uses keywords only: %s", e or type(e).__name__)
-            self._query_failing = True
+            self._query_outage.failed(e)
             return None
-        if self._query_failing:
-            log.info("query embedding works again")
-            self._query_failing = False
+        self._query_outage.recovered()
         return vec
 
     async def stats(self) -> dict[str, Any]:
@@ -284,9 +283,8 @@ class Engram:
             self._kick.clear()
             try:
                 await self.embed_pending()
-                if self._embed_failing:
-                    log.info("embedding works again; the backlog is indexed")
-                self._embed_failing, delay = False, 1.0
+                self._embed_outage.recovered()
+                delay = 1.0
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the indexer must outlive any embedder failure
@@ -294,9 +292,7 @@ class Engram:
                 if task is not None and getattr(task, "cancelling", lambda: 0)():  # 3.11+
                     # a cancel that hit mid-transaction can surface as the store's rollback error
                     raise asyncio.CancelledError() from e
-                if not self._embed_failing:
-                    log.warning("embedding failed (will retry; recall uses keywords meanwhile): %s", e)
-                self._embed_failing = True
+                self._embed_outage.failed(e)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 300.0)
                 self._kick.set()
@@ -312,7 +308,7 @@ class Engram:
             self._indexer = None
         self.embedder = embedder
         self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        self._embed_failing = self._query_failing = False
+        self._embed_outage.active = self._query_outage.active = False
         await self._load_index()
         if self._background and self.index is not None:
             self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")

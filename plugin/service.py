@@ -17,6 +17,7 @@ from typing import Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
 from ..memory.model import now_utc
+from ..memory.outage import Outage
 from .config import Settings
 from .events import (
     audience_of,
@@ -68,7 +69,8 @@ class EngramService:
         self._writer: asyncio.Task[None] | None = None
         self._writes: set[asyncio.Task[Any]] = set()
         self._closing = False
-        self._inject_failing = False
+        self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
+                                     "Engram: memories are injected again")
         self._identity: tuple[float, str] = (0.0, "")
 
     @property
@@ -206,13 +208,9 @@ class EngramService:
         try:
             inj = await asyncio.wait_for(self._inject(event, req), INJECT_TIMEOUT)
         except Exception as e:  # a hook must never break the reply
-            (log.debug if self._inject_failing else log.warning)(
-                "Engram: no memories for this reply, it goes on without them: %s", e or type(e).__name__)
-            self._inject_failing = True
+            self._inject_outage.failed(e)
             return None
-        if self._inject_failing:
-            log.info("Engram: memories are injected again")
-            self._inject_failing = False
+        self._inject_outage.recovered()
         return inj
 
     async def _inject(self, event: Any, req: Any) -> Injection:
