@@ -24,10 +24,11 @@ import numpy as np
 
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
+from .features import featurize, rank
 from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
-from .recall import RecallSettings, featurize, gather, rank
+from .recall import RecallSettings, gather
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
 from .text import MAX_TEXT, cap

@@ -113,25 +113,33 @@ class SQLiteStore:
                 raise
 
     # ---- episodes ------------------------------------------------------------------------
-    async def add_episodes(self, episodes: Sequence[Episode]) -> list[int]:
-        """Write ``episodes`` in one transaction; returns their ids once committed."""
+    async def add_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None = None
+                           ) -> list[int]:
+        """Write ``episodes`` in one transaction; returns their ids once committed.
+
+        ``words``: each episode's ``episode_words``, when the caller worked them out beforehand
+        (tokenising outside the writer lock lets it overlap the previous batch's commit).
+        """
+        if words is not None and len(words) != len(episodes):
+            raise ValueError("one words string per episode")
         try:
             async with self._transaction():
-                ids = await self._insert_episodes(episodes)
+                ids = await self._insert_episodes(episodes, words)
         except BaseException:
             self._spaces.clear()  # the cached seq/section may be ahead of the file now
             raise
         return ids
 
-    async def _insert_episodes(self, episodes: Sequence[Episode]) -> list[int]:
+    async def _insert_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None
+                               ) -> list[int]:
         next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
         rows, fts, aliases = [], [], []
-        for ep in episodes:
+        for n, ep in enumerate(episodes):
             t = aware(ep.time)
             seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
             rows.append((next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                          ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
-            fts.append((next_id, episode_words(ep)))
+            fts.append((next_id, episode_words(ep) if words is None else words[n]))
             if ep.actor and ep.actor_name:
                 aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
             next_id += 1
