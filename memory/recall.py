@@ -70,14 +70,16 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
     seeds = [c for c in best(pool.values(), "kw", s.seeds) + best(pool.values(), "cos", s.seeds)
              if isinstance(c.item, Episode)]
     seed_eps = {c.id: c.item for c in seeds if isinstance(c.item, Episode)}
-    for i, ep in (await store.neighbours(seed_eps.values(), s.radius)).items():
+    for i, (ep, ws) in (await store.neighbours(seed_eps.values(), s.radius)).items():
         c = cand("e", i)
-        c.item, c.via = ep, c.via | {"near"}
+        if c.item is None:
+            c.item, c.words = ep, index_word_set(ep, ws)
+        c.via = c.via | {"near"}
     if qvec is not None and index is not None:
-        _fill_cosines(index, qvec, [c for c in pool.values() if c.cos is None])
-    out = [c for c in pool.values() if c.item is not None and _visible(vis, c.item, include_archived)]
-    await _index_words(store, out)
-    return out
+        todo = [c for c in pool.values() if c.cos is None]
+        for c, cos in zip(todo, index.similarities([(c.kind, c.id) for c in todo], qvec)):
+            c.cos = cos
+    return [c for c in pool.values() if c.item is not None and _visible(vis, c.item, include_archived)]
 
 
 def best(cands: object, attr: str, n: int) -> list[Candidate]:
@@ -86,26 +88,25 @@ def best(cands: object, attr: str, n: int) -> list[Candidate]:
 
 
 async def _load(store: SQLiteStore, pool: dict[tuple[str, int], Candidate]) -> None:
-    eps = await store.get_episodes([i for (k, i) in pool if k == "e"])
+    eps = await store.episodes_and_words([i for (k, i) in pool if k == "e"])
     mems = await store.get_memories([i for (k, i) in pool if k == "m"])
     for (k, i), c in pool.items():
-        c.item = eps.get(i) if k == "e" else mems.get(i)
+        if k == "e":
+            ep, ws = eps.get(i, (None, []))
+            c.item, c.words = ep, index_word_set(ep, ws) if ep else None
+        else:
+            c.item = mems.get(i)
 
 
-async def _index_words(store: SQLiteStore, cands: list[Candidate]) -> None:
-    """Episodes' words as the keyword index stored them: tokenising ~200 texts again took ~20 ms."""
-    eps = {c.id: c for c in cands if isinstance(c.item, Episode)}
-    for i, ws in (await store.episode_index_words(list(eps))).items():
-        c = eps[i]
-        assert isinstance(c.item, Episode)
-        # The index holds the text's words, the speaker's, then the month and year (2 words).
-        if ws[-2:] == date_words(aware(c.item.time)):
-            c.words = frozenset(ws[:-2])
+def index_word_set(ep: Episode, ws: list[str]) -> frozenset[str] | None:
+    """An episode's words as the keyword index holds them (tokenising ~200 texts again took ~20 ms).
 
-
-def _fill_cosines(index: VectorIndex, qvec: np.ndarray, cands: list[Candidate]) -> None:
-    for c in cands:
-        c.cos = index.similarity(c.kind, c.id, qvec)
+    The index holds the text's words, the speaker's, then the month and year (2 words); None when
+    they do not look like that, and the features tokenise the text themselves.
+    """
+    if ws[-2:] == date_words(aware(ep.time)):
+        return frozenset(ws[:-2])
+    return None
 
 
 def _visible(vis: Visibility, item: Episode | Memory, include_archived: bool) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any
 
 import aiosqlite
@@ -25,10 +27,15 @@ def tz_minutes(t: datetime) -> int:
 def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz_minutes)))
+    return datetime.fromtimestamp(ts, _zone(tz_minutes))
 
 
-def in_list(values: Iterable[str]) -> tuple[str, list[str]]:
+@lru_cache(maxsize=256)
+def _zone(minutes: int) -> timezone:
+    return timezone(timedelta(minutes=minutes))
+
+
+def in_list(values: Iterable[Any]) -> tuple[str, list[Any]]:
     vals = list(values)
     return "(" + ",".join("?" * len(vals)) + ")", vals
 
@@ -37,6 +44,28 @@ def episode_words(ep: Episode) -> str:
     """What the keyword index holds for an episode: its words, the speaker and the month/year."""
     parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
     return " ".join(parts)
+
+
+# A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
+# index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
+# token and tells word and space apart unambiguously.
+KEY_MARK = "\ue000"
+_KEYED = re.compile(KEY_MARK + r"\d+")
+
+
+def keyed_words(words: str, key: int) -> str:
+    """``episode_words`` with each word tied to its space: the episode keyword index's tokens."""
+    mark = f"{KEY_MARK}{key}"
+    return words.replace(" ", mark + " ") + mark if words else ""
+
+
+def keyed_query(terms: Iterable[str], key: int) -> list[str]:
+    return [f"{t}{KEY_MARK}{key}" for t in terms]
+
+
+def unkeyed(words: str) -> str:
+    """The plain words back from the index's tokens."""
+    return _KEYED.sub("", words)
 
 
 def memory_words(m: Memory) -> str:
@@ -55,7 +84,8 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
 
 def episode_row(r: Sequence[Any]) -> Episode:
     return Episode(id=r[0], time=dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
-                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10], meta=json.loads(r[11]))
+                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10],
+                   meta={} if r[11] == "{}" else json.loads(r[11]))
 
 
 def memory_row(r: Sequence[Any], sources: list[int]) -> Memory:

@@ -111,6 +111,40 @@ async def m001_core_tables(db: aiosqlite.Connection) -> None:
     )
 
 
+@migration
+async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
+    """Each episode's index words carry its space's key, so a MATCH reads only that chat's lists.
+
+    Without it every keyword recall scored the matches of all chats (~14k rows at 100k episodes)
+    and then threw away the other chats' rows; see ``rows.keyed_words``.
+    """
+    from .rows import keyed_words  # rows imports text (jieba); keep schema's import light
+
+    await run_script(
+        db,
+        """
+        CREATE TABLE spaces (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        INSERT INTO spaces(name) SELECT space FROM episodes GROUP BY space ORDER BY min(id);
+        CREATE VIRTUAL TABLE episodes_kw USING fts5(words, tokenize = 'unicode61 remove_diacritics 0');
+        """,
+    )
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n:
+        log.info("re-indexing the words of %d episodes per chat (once)", n)
+    last = 0
+    while True:
+        rows = list(await db.execute_fetchall(
+            "SELECT e.id, s.id, f.c0 FROM episodes e JOIN spaces s ON s.name = e.space"
+            " JOIN episodes_fts_content f ON f.id = e.id WHERE e.id > ? ORDER BY e.id LIMIT 5000", (last,)))
+        if not rows:
+            break
+        await db.executemany("INSERT INTO episodes_kw(rowid, words) VALUES (?, ?)",
+                             [(i, keyed_words(w, key)) for i, key, w in rows])
+        last = rows[-1][0]
+    await db.execute("DROP TABLE episodes_fts")
+    await db.execute("ALTER TABLE episodes_kw RENAME TO episodes_fts")
+
+
 # ---- opening a file safely ------------------------------------------------------------------
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -23,16 +23,20 @@ import numpy as np
 from .errors import StoreError, UnknownIdError
 from .model import Episode, Memory, aware
 from .rows import (
+    KEY_MARK,
     chunks,
     dt,
     episode_row,
     episode_words,
     fetch_rows,
     in_list,
+    keyed_query,
+    keyed_words,
     memory_row,
     memory_words,
     ts,
     tz_minutes,
+    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
@@ -41,13 +45,27 @@ from .text import fts_query
 log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
+KEYED_SPACES = 16  # audiences seeing more spaces than this search the whole index, then filter
 
 
 @dataclass
 class _SpaceState:
+    key: int  # the space's number in the keyword index (``rows.keyed_words``)
     seq: int
     section: int
     last_time: float
+
+
+# FTS5's own content table holds each episode's index words: a rowid lookup there is cheap.
+_WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
+
+
+def _words(index_words: str | None, key: int | None) -> list[str]:
+    """The plain words of an episode in the space of ``key`` from its index tokens."""
+    if not index_words:
+        return []
+    plain = unkeyed(index_words) if key is None else index_words.replace(f"{KEY_MARK}{key}", "")
+    return plain.split(" ")
 
 
 class SQLiteStore:
@@ -62,7 +80,8 @@ class SQLiteStore:
         # thread costs a GIL hand-off (up to 5 ms on a busy machine), more than the read itself.
         self._q = quick
         self._lock = asyncio.Lock()
-        self._spaces: dict[str, _SpaceState] = {}
+        self._spaces: dict[str, _SpaceState] = {}  # the writer's view
+        self._keys: dict[str, int] = {}  # space -> key, as recall reads them (keys never change)
         self.section_gap = SECTION_GAP.total_seconds()
 
     # ---- opening -------------------------------------------------------------------------
@@ -136,10 +155,10 @@ class SQLiteStore:
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
-            seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
+            key, seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
             rows.append((next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                          ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
-            fts.append((next_id, episode_words(ep) if words is None else words[n]))
+            fts.append((next_id, keyed_words(episode_words(ep) if words is None else words[n], key)))
             if ep.actor and ep.actor_name:
                 aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
             next_id += 1
@@ -150,33 +169,41 @@ class SQLiteStore:
             " last_seen = max(last_seen, excluded.last_seen)", aliases)
         return [r[0] for r in rows]
 
-    async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int]:
-        """The next sequence number in ``space`` and its section (a new one after a silence)."""
+    async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
+        """The space's key, the next sequence number in it and its section (new after a silence)."""
         st = self._spaces.get(space)
         if st is None:
-            async with self._w.execute(
-                "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                (space,),
-            ) as cur:
-                row = await cur.fetchone()
-            st = _SpaceState(*row) if row else _SpaceState(0, 0, ts)
+            rows = await fetch_rows(self._w, "SELECT id FROM spaces WHERE name = ?", (space,))
+            if rows:
+                key = rows[0][0]
+            else:
+                key = (await self._w.execute("INSERT INTO spaces(name) VALUES (?)", (space,))).lastrowid
+            rows = await fetch_rows(
+                self._w, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                (space,))
+            st = _SpaceState(key, *rows[0]) if rows else _SpaceState(key, 0, 0, ts)  # type: ignore[arg-type]
             self._spaces[space] = st
         if brk or ts - st.last_time > self.section_gap:
             st.section += 1
         st.seq += 1
         st.last_time = max(st.last_time, ts)
-        return st.seq, st.section
+        return st.key, st.seq, st.section
 
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
-        out: dict[int, Episode] = {}
+        return {i: ep for i, (ep, _) in (await self.episodes_and_words(ids)).items()}
+
+    async def episodes_and_words(self, ids: Sequence[int]) -> dict[int, tuple[Episode, list[str]]]:
+        """Episodes by id, each with the words the keyword index holds for it (``episode_words``)."""
+        out: dict[int, tuple[Episode, list[str]]] = {}
         for chunk in chunks(list(ids)):
-            sql, vals = in_list(map(str, chunk))
-            for row in await self._read(f"SELECT * FROM episodes WHERE id IN {sql}", vals):
-                out[row[0]] = episode_row(row)
+            sql, vals = in_list(chunk)
+            for row in await self._read(f"{_WITH_WORDS} WHERE e.id IN {sql}", vals):
+                out[row[0]] = episode_row(row), _words(row[-1], self._space_key(row[3]))
         return out
 
-    async def neighbours(self, episodes: Iterable[Episode], radius: int) -> dict[int, Episode]:
-        """Episodes within ``radius`` places of each given one, same space and same section."""
+    async def neighbours(self, episodes: Iterable[Episode], radius: int
+                         ) -> dict[int, tuple[Episode, list[str]]]:
+        """Episodes (with their index words) within ``radius`` places of each given one, same section."""
         seeds = list(dict.fromkeys((ep.space, ep.seq, ep.section) for ep in episodes))
         if not seeds:
             return {}
@@ -185,20 +212,10 @@ class SQLiteStore:
         args = [v for i, (sp, seq, sec) in enumerate(seeds)
                 for v in (i, sp, seq - radius, seq + radius, sec)]  # type: ignore[operator]
         rows = await self._read("WITH s(i, space, lo, hi, section) AS (VALUES "
-                           + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") SELECT e.* FROM s"
-                           " JOIN episodes e ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
-                           " AND e.section = s.section ORDER BY s.i, e.seq", args)
-        return {row[0]: episode_row(row) for row in rows}
-
-    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
-        """The words the keyword index holds for each episode (see ``episode_words``), by id."""
-        out: dict[int, list[str]] = {}
-        for chunk in chunks(list(ids)):
-            sql, vals = in_list(map(str, chunk))
-            # FTS5's own content table: a rowid lookup there is twice as fast as through the index.
-            for i, w in await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {sql}", vals):
-                out[i] = w.split(" ") if w else []
-        return out
+                                + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") " + _WITH_WORDS +
+                                " JOIN s ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
+                                " AND e.section = s.section ORDER BY s.i, e.seq", args)
+        return {row[0]: (episode_row(row), _words(row[-1], self._space_key(row[3]))) for row in rows}
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -249,7 +266,7 @@ class SQLiteStore:
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
         for chunk in chunks(list(ids)):
-            sql, vals = in_list(map(str, chunk))
+            sql, vals = in_list(chunk)
             rows = await self._read(f"SELECT * FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
             for mid, eid in await self._read(
@@ -280,14 +297,14 @@ class SQLiteStore:
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
         async with self._transaction():
-            sql, vals = in_list(map(str, root_ids))
+            sql, vals = in_list(map(int, root_ids))
             async with self._w.execute(
                 f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
                 vals,
             ) as cur:
                 ids = [r[0] for r in await cur.fetchall()]
             for chunk in chunks(ids):
-                q, v = in_list(map(str, chunk))
+                q, v = in_list(chunk)
                 await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
                 await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
                 await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
@@ -300,15 +317,33 @@ class SQLiteStore:
         """(id, bm25) of the best-matching visible episodes; higher is better."""
         if not query or vis.episode_spaces == frozenset():
             return []
-        sql = ("SELECT f.rowid, -bm25(episodes_fts) FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
-               " WHERE episodes_fts MATCH ?")
-        args: list[Any] = [fts_query(query)]
-        if vis.episode_spaces is not None:
-            ins, vals = in_list(sorted(vis.episode_spaces))
-            sql += f" AND e.space IN {ins}"
-            args += vals
-        rows = await fetch_rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])
-        return [(r[0], r[1]) for r in rows]
+        spaces = vis.episode_spaces
+        if spaces is not None and len(spaces) <= KEYED_SPACES:
+            # Each word asked in each visible space: only those chats' lists are read and scored.
+            keys = [k for k in map(self._space_key, sorted(spaces)) if k is not None]
+            if not keys:
+                return []
+            sql = "SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ?"
+            args: list[Any] = [fts_query([t for k in keys for t in keyed_query(query, k)])]
+        else:  # many or all spaces (the owner's console): each word in any space, filtered after
+            sql = ("SELECT f.rowid, -bm25(episodes_fts) FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
+                   " WHERE episodes_fts MATCH ?")
+            args = [fts_query([t + KEY_MARK for t in query], prefix=True)]
+            if spaces is not None:
+                ins, vals = in_list(sorted(spaces))
+                sql += f" AND e.space IN {ins}"
+                args += vals
+        return [(r[0], r[1]) for r in self._q.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
+
+    def _space_key(self, space: str) -> int | None:
+        """The keyword index's key of ``space``; None if nothing was recorded there yet."""
+        key = self._keys.get(space)
+        if key is None:
+            row = self._q.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
+            if row is None:
+                return None
+            key = self._keys[space] = row[0]
+        return key
 
     async def keyword_memories(
         self, query: list[str], vis: Visibility, limit: int, include_archived: bool
@@ -324,8 +359,7 @@ class SQLiteStore:
             ins, vals = in_list(sorted(vis.memory_scopes))
             sql += f" AND m.scope IN {ins}"
             args += vals
-        rows = await fetch_rows(self._r, sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])
-        return [(r[0], r[1]) for r in rows]
+        return [(r[0], r[1]) for r in self._q.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
 
     # ---- vectors and cursors -------------------------------------------------------------
     async def items_after(self, kind: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:

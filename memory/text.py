@@ -76,9 +76,10 @@ def date_words(t: datetime) -> list[str]:
     return [_stem(MONTHS[t.month - 1]), str(t.year)]
 
 
-def fts_query(terms: list[str]) -> str:
-    """An FTS5 MATCH expression: any of the terms, each quoted."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+def fts_query(terms: list[str], prefix: bool = False) -> str:
+    """An FTS5 MATCH expression: any of the terms, each quoted (``prefix``: any token starting so)."""
+    star = " *" if prefix else ""
+    return " OR ".join('"' + t.replace('"', '""') + '"' + star for t in terms)
 
 
 def cap(text: str, limit: int = MAX_TEXT) -> tuple[str, int | None]:

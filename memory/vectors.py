@@ -6,6 +6,7 @@ the cost follows what one chat can see, not the size of the whole store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,12 +112,26 @@ class VectorIndex:
 
     def similarity(self, kind: str, item: int, query: np.ndarray) -> float | None:
         """Cosine between the query and one item, or None when the item has no vector yet."""
-        where = self._where.get((kind, item))
-        if where is None or self.dim is None or query.shape[-1] != self.dim:
-            return None
-        q = np.asarray(query, np.float32).reshape(-1)
-        norm = np.sqrt(np.add.reduce(q * q))  # as normalise() computes it, minus its overhead
-        return float(self._blocks[where[0]].mat[where[1]] @ (q / norm if norm else q))
+        return self.similarities([(kind, item)], query)[0]
+
+    def similarities(self, items: Sequence[tuple[str, int]], query: np.ndarray) -> list[float | None]:
+        """Cosines between the query and each (kind, id); None for an item without a vector yet."""
+        out: list[float | None] = [None] * len(items)
+        if self.dim is None or query.shape[-1] != self.dim:
+            return out
+        q = normalise(query.reshape(-1))
+        rows: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+        for n, it in enumerate(items):
+            where = self._where.get(it)
+            if where is not None:
+                at, places = rows.setdefault(where[0], ([], []))
+                at.append(n)
+                places.append(where[1])
+        for key, (at, places) in rows.items():
+            sims = np.einsum("ij,j->i", self._blocks[key].mat[places], q)
+            for n, sim in zip(at, sims.tolist()):
+                out[n] = sim
+        return out
 
     def has(self, kind: str, item: int) -> bool:
         return (kind, item) in self._where
