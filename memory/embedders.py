@@ -108,5 +108,8 @@ def make_embedder(spec: str, **opts: object) -> Embedder:
     if spec == "none":
         return NoEmbedder()
     if spec.startswith("openai:"):
-        return OpenAIEmbedder(spec.split(":", 1)[1], **opts)  # type: ignore[arg-type]
+        model = spec.split(":", 1)[1].strip()
+        if not model:
+            raise ValueError("openai:<model> needs a model name, e.g. openai:text-embedding-3-small")
+        return OpenAIEmbedder(model, **opts)  # type: ignore[arg-type]
     raise ValueError(f"unknown embedder {spec!r}: use local, none or openai:<model>")

@@ -196,7 +196,7 @@ class Engram:
         """The ``k`` memories and episodes ``audience`` may see that best answer ``query``."""
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
-        if not isinstance(k, int) or not 1 <= k <= MAX_K:
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}")
         query = query[:MAX_TEXT]
         if not query.strip():

@@ -144,7 +144,7 @@ async def test_bad_memory_fields_are_refused(engram: Engram, changes: dict, msg:
         await engram.add_memory(Memory(text="x", scope="public", **changes))
 
 
-@pytest.mark.parametrize("k", [0, -1, 201, 10_000, 2.5, "5"])
+@pytest.mark.parametrize("k", [0, -1, 201, 10_000, 2.5, "5", True])
 async def test_k_out_of_range_is_refused(engram: Engram, k: object) -> None:
     with pytest.raises(InvalidInputError, match="k must be"):
         await engram.recall("hello", Audience(SPACE), k=k)  # type: ignore[arg-type]

@@ -96,3 +96,9 @@ def test_make_embedder_by_name(spec: str, cls: type) -> None:
 def test_make_embedder_rejects_unknown_names(spec: str) -> None:
     with pytest.raises(ValueError, match="use local, none or openai:<model>"):
         make_embedder(spec)
+
+
+@pytest.mark.parametrize("spec", ["openai:", "openai:  "])
+def test_make_embedder_wants_a_model_name_for_openai(spec: str) -> None:
+    with pytest.raises(ValueError, match="needs a model name"):
+        make_embedder(spec)
