@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
+from .._astrbot_root import use_temp_astrbot_root
 from ..fake_openai import FakeOpenAI
 from .harness import astrbot_root, server_for_module
 
 # AstrBot creates data/, its config and its database under $ASTRBOT_ROOT when first imported, so
 # the root must be a temp dir before any astrbot import in this process.
-os.environ.setdefault("ASTRBOT_ROOT", tempfile.mkdtemp(prefix="engram-astrbot-"))
-os.environ.setdefault("ASTRBOT_DISABLE_METRICS", "1")
+use_temp_astrbot_root("engram-astrbot-")
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
-import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +16,9 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("ASTRBOT_ROOT", tempfile.mkdtemp(prefix="engram-plugin-tests-"))
-os.environ.setdefault("ASTRBOT_DISABLE_METRICS", "1")
+from .._astrbot_root import use_temp_astrbot_root
+
+use_temp_astrbot_root("engram-plugin-tests-")
 
 from astrbot.api.message_components import At, Image, Plain, Reply  # noqa: E402
 from astrbot.api.platform import (  # noqa: E402
