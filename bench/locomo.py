@@ -82,6 +82,16 @@ async def ranked(engram: Engram, conv: Conversation, ids: dict[int, str], k: int
     return out
 
 
+async def crowd(engram: Engram, n: int) -> None:
+    """``n`` episodes of other chats (bench/perf.py's corpus, not embedded): a store shared by many."""
+    from _perf_corpus import items
+
+    eps = [e for e in items(n + n // 10, seed=7) if isinstance(e, Episode)][:n]
+    for i in range(0, len(eps), 5000):
+        await engram.record_many(eps[i : i + 5000])
+    print(f"recorded {len(eps)} episodes of {len({e.space for e in eps})} other chats")
+
+
 def recall_at(evidence: frozenset[str], dia: Sequence[str], k: int) -> float:
     return len(evidence & set(dia[:k])) / len(evidence)
 
@@ -137,6 +147,8 @@ async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
         embedder.save()
     n_turns = sum(len(c.turns) for c in convs)
     print(f"recorded and embedded {n_turns} turns in {time.perf_counter() - t0:.1f}s")
+    if args.crowd:
+        await crowd(engram, args.crowd)
     pools: list[Pool] = []
     t0 = time.perf_counter()
     for c in convs:
@@ -206,6 +218,8 @@ def main() -> None:
     ap.add_argument("--fit", choices=("pairwise", "pointwise"), default="pairwise",
                     help="logistic regression on (relevant - other) pairs per question, or on rows")
     ap.add_argument("--l2", type=float, help="L2 penalty (default 0.1 pairwise, 1.0 pointwise)")
+    ap.add_argument("--crowd", type=int, default=0, metavar="N",
+                    help="first fill the store with N episodes of other chats (a bot in many chats)")
     ap.add_argument("--fixed", action="store_true",
                     help="hybrid = the shipped LinearRanker (DEFAULT_WEIGHTS), no cross-validated fit")
     args = ap.parse_args()
