@@ -13,6 +13,7 @@ MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cu
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+_ANY_CJK = re.compile(f"[{_CJK}]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # jieba's own Chinese range: it cuts text outside it (CJK extension A, compatibility ideographs,
 # U+9FD6 on) into single characters, while rjieba would join them; stores were indexed by jieba.
@@ -65,8 +66,11 @@ def _cjk_words(run: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """The keyword-index words of ``text``, in order (duplicates kept)."""
+    text = text.lower()
+    if not _ANY_CJK.search(text):  # the same words as below; one plain regex is ~1/3 cheaper
+        return [_stem(w) for w in _WORD.findall(text) if w not in STOP_EN]
     out: list[str] = []
-    for cjk, other in _RUNS.findall(text.lower()):
+    for cjk, other in _RUNS.findall(text):
         if cjk:
             out.extend(_cjk_words(cjk))
         elif other not in STOP_EN:
