@@ -1,12 +1,15 @@
 """Latency, throughput and memory of the core: `bench/perf.py [--sizes 10000,100000] [--json OUT]`.
 
+`--only throughput` runs the recording phase alone (no recall stores are built).
+
 For each size a store is built through the public API (episodes with `record_many`, memories with
 `add_memory`, 384-dim random unit vectors stored by `embed_pending` through a fake embedder), then
 a fresh process opens it and measures recall latency (query embedding excluded: the query vectors
 are precomputed) in the largest space, the real LocalE5 query embedding time, and its RSS. A second
 store of the same size with everything in one space gives the worst case. Recording throughput is
 measured on an empty store: concurrent `record()` calls awaiting their ids (group commit), and
-`record_many`. Each phase runs in its own process so RSS and timings do not leak between them.
+`record_many`, as episodes per second and CPU µs per episode (every thread of the process, the
+writer's included). Each phase runs in its own process so RSS and timings do not leak between them.
 """
 
 from __future__ import annotations
