@@ -1,12 +1,15 @@
 """Latency, throughput and memory of the core: `bench/perf.py [--sizes 10000,100000] [--json OUT]`.
 
+`--only throughput` runs the recording phase alone (no recall stores are built).
+
 For each size a store is built through the public API (episodes with `record_many`, memories with
 `add_memory`, 384-dim random unit vectors stored by `embed_pending` through a fake embedder), then
 a fresh process opens it and measures recall latency (query embedding excluded: the query vectors
 are precomputed) in the largest space, the real LocalE5 query embedding time, and its RSS. A second
 store of the same size with everything in one space gives the worst case. Recording throughput is
 measured on an empty store: concurrent `record()` calls awaiting their ids (group commit), and
-`record_many`. Each phase runs in its own process so RSS and timings do not leak between them.
+`record_many`, as episodes per second and CPU µs per episode (every thread of the process, the
+writer's included). Each phase runs in its own process so RSS and timings do not leak between them.
 """
 
 from __future__ import annotations
@@ -131,14 +134,19 @@ async def query(path: str, space: str, nq: int) -> dict[str, Any]:
 
 
 async def throughput(path: str, n: int, durable: bool) -> dict[str, Any]:
-    """Episodes per second, durably acknowledged, through record() and record_many()."""
+    """Episodes per second, durably acknowledged, through record() and record_many(); CPU µs each."""
     eps = [e for e in items(3 * n, seed=5) if isinstance(e, Episode)][: 3 * n]
     eng = await Engram.open(path, RandomEmbedder(), background=False, durable=durable)
-    await eng.record(eps[0])  # opens the file, loads jieba
+    await eng.record(eps[0])  # opens the file, loads the segmenter
     out: dict[str, Any] = {}
-    t = time.perf_counter()
-    ids = await asyncio.gather(*(eng.record(e) for e in eps[1:n]))
-    out["record_gather_per_s"] = len(ids) / (time.perf_counter() - t)
+
+    async def timed(key: str, count: int, work: Any) -> None:
+        t, c = time.perf_counter(), time.process_time()  # CPU of every thread: the writer's too
+        await work
+        out[f"{key}_per_s"] = count / (time.perf_counter() - t)
+        out[f"{key}_cpu_us"] = (time.process_time() - c) / count * 1e6
+
+    await timed("record_gather", n - 1, asyncio.gather(*(eng.record(e) for e in eps[1:n])))
     chunk = eps[n : 2 * n]
     producers = 64  # e.g. 64 busy chats, each awaiting its ack before the next message
 
@@ -146,13 +154,14 @@ async def throughput(path: str, n: int, durable: bool) -> dict[str, Any]:
         for e in mine:
             await eng.record(e)
 
-    t = time.perf_counter()
-    await asyncio.gather(*(produce(chunk[i::producers]) for i in range(producers)))
-    out["record_64_producers_per_s"] = len(chunk) / (time.perf_counter() - t)
-    t = time.perf_counter()
-    for i in range(2 * n, 3 * n, 1000):
-        await eng.record_many(eps[i : i + 1000])
-    out["record_many_per_s"] = n / (time.perf_counter() - t)
+    await timed("record_64_producers", len(chunk),
+                asyncio.gather(*(produce(chunk[i::producers]) for i in range(producers))))
+
+    async def batches() -> None:
+        for i in range(2 * n, 3 * n, 1000):
+            await eng.record_many(eps[i : i + 1000])
+
+    await timed("record_many", n, batches())
     await eng.close()
     return out
 
@@ -187,11 +196,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300, help="recalls timed per store")
     ap.add_argument("--records", type=int, default=20000, help="episodes per throughput mode")
     ap.add_argument("--no-worst", action="store_true", help="skip the everything-in-one-space stores")
+    ap.add_argument("--only", choices=("throughput",), help="run only this phase (no recall stores)")
     ap.add_argument("--_worker", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._worker:
         return _worker(a._worker)
-    sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    sizes = [] if a.only == "throughput" else [int(s) for s in a.sizes.split(",") if s.strip()]
     res: dict[str, Any] = {"machine": _machine(), "settings": vars(RecallSettings()), "sizes": {},
                            "worst_case": {}, "build": {}}
     with tempfile.TemporaryDirectory(prefix="engram-perf-") as tmp:
@@ -232,7 +242,7 @@ def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
 def _print_throughput(res: dict[str, Any]) -> None:
     print("\nepisodes/s, durably acknowledged (synchronous=NORMAL | durable=True -> FULL):")
     for k in res["throughput"]:
-        print(f"  {k:<28} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
+        print(f"  {k:<32} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ batches. Recording never waits for an embedding; recall uses what is embedded so
 
 Durability: ``record()`` returns an episode id only after the transaction holding it has committed
 to the write-ahead log, so an acknowledged episode survives the process being killed. Concurrent
-``record()`` calls share one transaction (group commit).
+``record()`` calls share one transaction (group commit); each episode's index words are worked out
+when it is queued, so they overlap the previous batch's commit instead of holding the writer.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
 from .recall import RecallSettings, gather
+from .rows import episode_words
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
 from .text import MAX_TEXT, cap
@@ -53,7 +55,7 @@ class Engram:
         self.settings = settings
         self.query_timeout = query_timeout
         self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        self._queue: list[tuple[Episode, asyncio.Future[int]]] = []
+        self._queue: list[tuple[Episode, str, asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._indexer: asyncio.Task[None] | None = None
@@ -92,14 +94,17 @@ class Engram:
         """Append an episode; returns its id once it is durably committed."""
         ep = _checked_episode(episode)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queue.append((ep, fut))
+        # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
+        # written all the same and no other caller is touched.
+        self._queue.append((ep, episode_words(ep), fut))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_queue())
-        return await asyncio.shield(fut)
+        return await fut
 
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
-        ids = await self.store.add_episodes([_checked_episode(e) for e in episodes])
+        eps = [_checked_episode(e) for e in episodes]
+        ids = await self.store.add_episodes(eps, [episode_words(e) for e in eps])
         self._kick.set()
         return ids
 
@@ -112,14 +117,14 @@ class Engram:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             try:
-                ids = await self.store.add_episodes([e for e, _ in batch])
+                ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
                 log.exception("recording %d episodes failed", len(batch))
-                for _, fut in batch:
+                for _, _, fut in batch:
                     if not fut.done():
                         fut.set_exception(e)
                 continue
-            for (_, fut), i in zip(batch, ids):
+            for (_, _, fut), i in zip(batch, ids):
                 if not fut.done():
                     fut.set_result(i)
             self._kick.set()

@@ -1,22 +1,24 @@
-"""Words for the keyword index: jieba for Chinese, Snowball stems without stop words for the rest."""
+"""Words for the keyword index: jieba (rjieba) for Chinese, Snowball stems without stop words for the rest."""
 
 from __future__ import annotations
 
-import logging
 import re
 from datetime import datetime
 from functools import lru_cache
 
-import jieba
+import rjieba
 import snowballstemmer
-
-jieba.setLogLevel(logging.WARNING)
 
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+_ANY_CJK = re.compile(f"[{_CJK}]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# jieba's own Chinese range: it cuts text outside it (CJK extension A, compatibility ideographs,
+# U+9FD6 on) into single characters, while rjieba would join them; stores were indexed by jieba.
+_JIEBA_HAN = re.compile("([\u4e00-\u9fd5]+)")
+_NOT_JIEBA_HAN = re.compile("[^\u4e00-\u9fd5]")
 
 # English function words plus question words: a question's "when"/"what" never finds the answer.
 # Month names are kept on purpose ("may" is a month too).
@@ -52,13 +54,23 @@ def _stem(word: str) -> str:
 
 
 def _cjk_words(run: str) -> list[str]:
-    return [w for w in jieba.cut_for_search(run) if w.strip() and w not in STOP_ZH]
+    """jieba's ``cut_for_search`` words of a CJK run (rjieba: the same words, ~10x faster)."""
+    if not _NOT_JIEBA_HAN.search(run):
+        cut = rjieba.cut_for_search(run, True)
+    else:
+        cut = []
+        for part in _JIEBA_HAN.split(run):
+            cut.extend(rjieba.cut_for_search(part, True) if _JIEBA_HAN.match(part) else part)
+    return [w for w in cut if w not in STOP_ZH]
 
 
 def words(text: str) -> list[str]:
     """The keyword-index words of ``text``, in order (duplicates kept)."""
+    text = text.lower()
+    if not _ANY_CJK.search(text):  # the same words as below; one plain regex is ~1/3 cheaper
+        return [_stem(w) for w in _WORD.findall(text) if w not in STOP_EN]
     out: list[str] = []
-    for cjk, other in _RUNS.findall(text.lower()):
+    for cjk, other in _RUNS.findall(text):
         if cjk:
             out.extend(_cjk_words(cjk))
         elif other not in STOP_EN:

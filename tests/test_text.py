@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
+
+import jieba
 
 from astrbot_plugin_engram.memory.text import (
+    _RUNS,
     MONTHS,
+    STOP_ZH,
     asks_when,
     date_words,
     has_date,
@@ -48,3 +56,54 @@ def test_named_dates_of_a_question() -> None:
 def test_asking_for_a_time() -> None:
     assert asks_when("When did Mel paint a sunrise?") and asks_when("你什么时候去的北京")
     assert not asks_when("What did Mel paint?")
+
+
+# ---- the compiled segmenter gives jieba's words (stores indexed by jieba keep matching) ----------
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _strings(x: object) -> Iterator[str]:
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _strings(v)
+
+
+def _cjk_runs(paths: list[Path]) -> list[str]:
+    runs: set[str] = set()
+    for p in paths:
+        text = p.read_text("utf-8")
+        docs = [json.loads(line) for line in text.splitlines() if line.strip()] if p.suffix == ".jsonl" \
+            else [json.loads(text)]
+        for s in (s for d in docs for s in _strings(d)):
+            runs.update(cjk for cjk, _ in _RUNS.findall(s.lower()) if cjk)
+    return sorted(runs)
+
+
+jieba.setLogLevel(logging.WARNING)
+
+
+def _jieba_words(run: str) -> list[str]:
+    """What words() gave for a CJK run when it called jieba itself."""
+    return [w for w in jieba.cut_for_search(run) if w.strip() and w not in STOP_ZH]
+
+
+def test_chinese_words_are_jiebas_on_every_run_of_the_real_data() -> None:
+    paths = [*DATA.glob("memorybank/*.json*"), DATA / "locomo-dev.json", ROOT / "memory/samples/demo.json",
+             *ROOT.glob("bench/data/memorybank-cn*.json")]
+    runs = _cjk_runs(paths)
+    assert len(runs) > 4000  # MemoryBank's Chinese chats, its questions, the demo and the bench set
+    differ = [(r, words(r), _jieba_words(r)) for r in runs if words(r) != _jieba_words(r)]
+    assert not differ, f"{len(differ)} runs cut differently, e.g. {differ[:3]}"
+
+
+def test_characters_outside_jiebas_range_stay_single_words_as_jieba_cuts_them() -> None:
+    # CJK extension A, U+9FD6 on and compatibility ideographs: jieba cuts them one by one
+    for run in ("㐀㐁中国人", "中国\u9fd6\u9fe0人民", "爬山\uf91a\uf900朋友", "䍥䘽䐦鿬㼓"):
+        assert words(run) == _jieba_words(run)

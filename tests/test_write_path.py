@@ -1,0 +1,104 @@
+"""The write path under concurrency: ids, order, and what a failed or cancelled caller does to others."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from astrbot_plugin_engram.memory import Engram, Episode
+
+SPACES = ("qq:group:1", "qq:group:2", "qq:private:3")
+
+
+class GatedStore:
+    """Wraps the real store's add_episodes: each batch waits for its gate; a batch holding 'poison' fails."""
+
+    def __init__(self, engram: Engram):
+        self.real = engram.store.add_episodes
+        self.batches: list[list[str]] = []
+        self.gates = [asyncio.Event() for _ in range(10)]
+        self.arrived = [asyncio.Event() for _ in range(10)]
+
+    async def add_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None = None
+                           ) -> list[int]:
+        n = len(self.batches)
+        self.batches.append([e.content for e in episodes])
+        self.arrived[n].set()
+        await self.gates[n].wait()
+        if any("poison" in e.content for e in episodes):
+            raise OSError("disk full")
+        return await self.real(episodes, words)
+
+    async def until_batches(self, n: int) -> None:
+        await asyncio.wait_for(self.arrived[n - 1].wait(), 10)
+
+
+def records(e: Engram, texts: list[str], space: str = SPACES[0]) -> list[asyncio.Task[int]]:
+    return [asyncio.ensure_future(e.record(Episode(space=space, content=t))) for t in texts]
+
+
+async def settled(tasks: list[asyncio.Task[int]]) -> list[int | BaseException]:
+    """Each task's id or error; a caller left hanging fails the test instead of stalling it."""
+    await asyncio.wait(tasks, timeout=10)
+    assert all(t.done() for t in tasks), "some callers were never answered"
+    return [t.exception() or t.result() if not t.cancelled() else asyncio.CancelledError() for t in tasks]
+
+
+async def test_producers_in_several_spaces_get_their_own_ids_in_order(engram: Engram) -> None:
+    async def produce(p: int) -> list[tuple[int, str]]:
+        out = []
+        for n in range(25):  # each awaits its id before recording the next, like a chat hook
+            text = f"producer {p} message {n}"
+            out.append((await engram.record(Episode(space=SPACES[p % 3], content=text)), text))
+        return out
+
+    acks = [a for got in await asyncio.gather(*(produce(p) for p in range(8))) for a in got]
+    eps = await engram.store.get_episodes([i for i, _ in acks])
+    assert len(eps) == 200 and all(eps[i].content == text for i, text in acks)
+    for space in SPACES:  # seq follows the order the episodes were acknowledged in, without gaps
+        ids = sorted(i for i in eps if eps[i].space == space)
+        assert [eps[i].seq for i in ids] == list(range(1, len(ids) + 1))
+    for p in range(8):  # one producer's episodes come out in the order it recorded them
+        mine = [i for i, text in acks if text.startswith(f"producer {p} ")]
+        assert mine == sorted(mine)
+
+
+async def test_a_failed_batch_fails_only_its_own_callers(
+        engram: Engram, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = GatedStore(engram)
+    monkeypatch.setattr(engram.store, "add_episodes", store.add_episodes)
+    first = records(engram, ["one", "two"])
+    await store.until_batches(1)
+    failing = records(engram, ["three", "poison four"])  # queued while the first batch commits
+    store.gates[0].set()
+    await store.until_batches(2)
+    last = records(engram, ["five", "six"])
+    store.gates[1].set()
+    store.gates[2].set()
+    done = await settled([*first, *failing, *last])
+    assert store.batches == [["one", "two"], ["three", "poison four"], ["five", "six"]]
+    assert [type(d) for d in done[2:4]] == [OSError, OSError]
+    ok = [d for d in done[:2] + done[4:] if isinstance(d, int)]
+    eps = await engram.store.get_episodes(ok)
+    assert [eps[i].content for i in ok] == ["one", "two", "five", "six"]
+    assert [eps[i].seq for i in ok] == [1, 2, 3, 4]  # the failed batch left no hole in the sequence
+    assert (await engram.stats())["episodes"] == 4
+
+
+async def test_a_cancelled_caller_does_not_lose_the_others_episodes(
+        engram: Engram, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = GatedStore(engram)
+    monkeypatch.setattr(engram.store, "add_episodes", store.add_episodes)
+    tasks = records(engram, [f"line {i}" for i in range(5)])
+    await store.until_batches(1)
+    tasks[2].cancel()  # e.g. the host times out one message hook while its batch commits
+    store.gates[0].set()
+    done = await settled(tasks)
+    assert isinstance(done[2], asyncio.CancelledError)
+    ids = [d for d in done if isinstance(d, int)]
+    eps = await engram.store.get_episodes(ids)
+    assert [eps[i].content for i in ids] == ["line 0", "line 1", "line 3", "line 4"]
+    assert (await engram.stats())["episodes"] == 5  # once queued, the cancelled caller's line is kept too
+
