@@ -29,7 +29,7 @@ from .features import featurize, rank
 from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
-from .recall import RecallSettings, gather
+from .recall import RecallSettings, gather, with_sources
 from .rows import episode_words
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
@@ -210,7 +210,7 @@ class Engram:
         vis = visibility(audience)
         cands = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
         featurize(cands, query, now or now_utc(), self.settings)
-        return rank(cands, self.ranker, k)
+        return await with_sources(self.store, rank(cands, self.ranker, k))
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""

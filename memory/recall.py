@@ -8,14 +8,14 @@ gathered (before ranking); every candidate is checked against it once more befor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .model import Episode, Memory, aware
+from .model import Episode, Hit, Memory, aware
 from .scopes import Visibility
 from .sqlite_store import SQLiteStore
-from .text import date_words, query_words
+from .text import MONTH_WORDS, query_words
 from .vectors import VectorIndex
 
 
@@ -89,7 +89,8 @@ def best(cands: object, attr: str, n: int) -> list[Candidate]:
 
 async def _load(store: SQLiteStore, pool: dict[tuple[str, int], Candidate]) -> None:
     eps = await store.episodes_and_words([i for (k, i) in pool if k == "e"])
-    mems = await store.get_memories([i for (k, i) in pool if k == "m"])
+    # Sources are read for the memories recall returns (``with_sources``), not for every candidate.
+    mems = await store.get_memories([i for (k, i) in pool if k == "m"], sources=False)
     for (k, i), c in pool.items():
         if k == "e":
             ep, ws = eps.get(i, (None, []))
@@ -98,13 +99,20 @@ async def _load(store: SQLiteStore, pool: dict[tuple[str, int], Candidate]) -> N
             c.item = mems.get(i)
 
 
+async def with_sources(store: SQLiteStore, hits: list[Hit]) -> list[Hit]:
+    """The hits, each memory's ``sources`` filled in."""
+    found = await store.get_memories([h.id for h in hits if h.kind == "memory"])
+    return [replace(h, item=found.get(h.id, h.item)) if h.kind == "memory" else h for h in hits]
+
+
 def index_word_set(ep: Episode, ws: list[str]) -> frozenset[str] | None:
     """An episode's words as the keyword index holds them (tokenising ~200 texts again took ~20 ms).
 
     The index holds the text's words, the speaker's, then the month and year (2 words); None when
     they do not look like that, and the features tokenise the text themselves.
     """
-    if ws[-2:] == date_words(aware(ep.time)):
+    t = aware(ep.time)
+    if len(ws) >= 2 and ws[-1] == str(t.year) and ws[-2] == MONTH_WORDS[t.month - 1]:
         return frozenset(ws[:-2])
     return None
 

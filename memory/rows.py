@@ -89,7 +89,8 @@ def episode_row(r: Sequence[Any]) -> Episode:
 
 
 def memory_row(r: Sequence[Any], sources: list[int]) -> Memory:
-    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4], subjects=tuple(json.loads(r[5])),
+    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4],
+                  subjects=() if r[5] == "[]" else tuple(json.loads(r[5])),
                   importance=r[6], strength=r[7], last_recalled=dt(r[8]), created_at=dt(r[9]),
                   valid_from=dt(r[10]), valid_to=dt(r[11]), status=r[12], supersedes=r[13],
                   sources=tuple(sources))

@@ -263,15 +263,17 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
         return mid
 
-    async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
+    async def get_memories(self, ids: Sequence[int], *, sources: bool = True) -> dict[int, Memory]:
+        """Memories by id; ``sources=False`` leaves their ``sources`` empty (one read fewer)."""
         out: dict[int, Memory] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
             rows = await self._read(f"SELECT * FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
-            for mid, eid in await self._read(
-                    f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
-                srcs.setdefault(mid, []).append(eid)
+            if sources:
+                for mid, eid in await self._read(
+                        f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
+                    srcs.setdefault(mid, []).append(eid)
             for row in rows:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out

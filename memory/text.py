@@ -85,7 +85,10 @@ def query_words(text: str) -> list[str]:
 
 def date_words(t: datetime) -> list[str]:
     """Words that let a question naming a month or year find things of that time."""
-    return [_stem(MONTHS[t.month - 1]), str(t.year)]
+    return [MONTH_WORDS[t.month - 1], str(t.year)]
+
+
+MONTH_WORDS = tuple(_stem(m) for m in MONTHS)  # as the index holds them
 
 
 def fts_query(terms: list[str], prefix: bool = False) -> str:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LinearRanker, Memory
+from astrbot_plugin_engram.memory import (
+    Audience,
+    Engram,
+    Episode,
+    FeatureRanker,
+    LinearRanker,
+    Memory,
+    space_scope,
+)
 from astrbot_plugin_engram.memory import recall as recall_module
 from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
 from astrbot_plugin_engram.memory.recall import index_word_set
@@ -156,3 +164,12 @@ async def test_coverage_from_the_index_words_equals_tokenising_again(keyword_eng
     again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
     assert [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in again] == seen
     assert any(c > 0 for _, c, _, _ in seen)
+
+
+async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) -> None:
+    ids = await chat(keyword_engram, [*FILLER, "I moved to Lisbon last spring", "Lisbon is lovely"])
+    mid = await keyword_engram.add_memory(Memory("Ann moved to Lisbon", space_scope(SPACE),
+                                                 sources=(ids[-2], ids[-1])))
+    hits = await keyword_engram.recall("Lisbon move", Audience(SPACE), k=5)
+    mem = next(h for h in hits if h.kind == "memory")
+    assert mem.id == mid and mem.item.sources == (ids[-2], ids[-1])  # type: ignore[union-attr]
