@@ -204,8 +204,7 @@ class Engram:
         qvec = await self.embed_query(query)
         vis = visibility(audience)
         cands = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
-        featurize(cands, query, now or now_utc(), self.settings)
-        return rank(cands, self.ranker, k)
+        return rank(featurize(cands, query, now or now_utc(), self.settings), self.ranker, k)
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""
