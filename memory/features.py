@@ -51,18 +51,27 @@ class Features:
 
 def featurize(cands: list[Candidate], query: str, now: datetime, s: RecallSettings) -> Features:
     """The pool's features (all in [0, 1]); see ``ranker.FEATURES``."""
+    m = np.zeros((len(COLUMNS), len(cands)))
     if not cands:
-        return Features(cands, np.zeros((len(COLUMNS), 0)))
+        return Features(cands, m)
     q, pool = _QueryFacts(query), _Pool(cands)
-    cols = _score_features(pool)
-    cols |= _neighbour_features(pool, cols["mix"])
-    cols |= _item_features(pool, q, now, s)
+    # numpy calls are few and on whole blocks: right after gather each costs ~10-20 µs (cold caches)
+    _score_features(pool, m)
+    _neighbour_features(pool, m)
+    _item_features(pool, q, now, s, m)
     # a question turn right before lends its match to its answer
-    prev = pool.near[-1]
-    asked = (prev >= 0) & (cols["question_turn"][prev] == 1.0)
-    cols["after_question"] = pool.column(np.where(asked, cols["nb_prev"][pool.eps], 0.0))
-    cols |= _coverage_features(pool, q.words)
-    return Features(cands, np.stack([cols[n] for n in COLUMNS]))
+    prev = pool.near[1]
+    asked = (prev >= 0) & (m[_ROW["question_turn"], prev] == 1.0)
+    m[_ROW["after_question"], pool.eps] = np.where(asked, m[_ROW["nb_prev"], pool.eps], 0.0)
+    _coverage_features(pool, q.words, m)
+    return Features(cands, m)
+
+
+_ROW = {name: i for i, name in enumerate(COLUMNS)}
+
+
+def _rows(*names: str) -> list[int]:
+    return [_ROW[n] for n in names]
 
 
 class _QueryFacts:
@@ -80,6 +89,9 @@ class _QueryFacts:
         return 1.0 if year_ok and month_ok else 0.0
 
 
+_OFFSETS = np.array([[-2], [-1], [1], [2]])
+
+
 class _Pool:
     """The candidates split into episodes and memories; episodes' sections and neighbours."""
 
@@ -92,28 +104,21 @@ class _Pool:
         self.memories: list[Memory] = [cands[i].item for i in self.mems.tolist()]  # type: ignore[misc]
         self.section, self.near = self._neighbours()
 
-    def _neighbours(self) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """Each episode's section number, and the pool row of the episode d places away (or -1)."""
+    def _neighbours(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each episode's section number, and the pool rows of the episodes 2 and 1 places before
+        and 1 and 2 after it in its section (-1: none in the pool)."""
         number: dict[tuple[str, int], int] = {}
         section = np.array([number.setdefault((e.space, e.section or 0), len(number))
                             for e in self.episodes], np.int64)
         places = section * _SEQ + np.array([e.seq or 0 for e in self.episodes], np.int64)
         order = np.argsort(places, kind="stable")
-        ordered, near = places[order], {}
-        for d in (-2, -1, 1, 2):
-            # the last of equal places wins, as it did when a dict mapped places to candidates
-            pos = np.maximum(np.searchsorted(ordered, places + d, side="right") - 1, 0)
-            near[d] = np.where(ordered[pos] == places + d, self.eps[order[pos]], -1)
-        return section, near
-
-    def column(self, on_eps: np.ndarray | float, on_mems: np.ndarray | float = 0.0) -> np.ndarray:
-        """A feature from the episodes' values (in ``eps`` order) and the memories' (``mems``)."""
-        out = np.empty(self.n)
-        out[self.eps], out[self.mems] = on_eps, on_mems
-        return out
+        ordered, wanted = places[order], places + _OFFSETS
+        # the last of equal places wins, as it did when a dict mapped places to candidates
+        pos = np.maximum(np.searchsorted(ordered, wanted, side="right") - 1, 0)
+        return section, np.where(ordered[pos] == wanted, self.eps[order[pos]], -1)
 
 
-def _score_features(pool: _Pool) -> dict[str, np.ndarray]:
+def _score_features(pool: _Pool, m: np.ndarray) -> None:
     """kw/cos scaled over the pool, their mix, each route's rank, found by both."""
     cands, is_m = pool.cands, pool.is_m
     raw_kw = np.array([c.kw for c in cands], np.float64)
@@ -124,9 +129,10 @@ def _score_features(pool: _Pool) -> dict[str, np.ndarray]:
     sims = raw_cos[has_cos]
     lo, hi = (float(sims.min()), float(sims.max())) if len(sims) else (0.0, 1.0)
     cos = np.where(has_cos, (raw_cos - lo) / ((hi - lo) or 1.0), 0.0)
-    both = np.array([{"kw", "vec"} <= c.via for c in cands], np.float64)
-    return {"kw": kw, "cos": cos, "mix": (kw + cos) / 2 if len(sims) else kw, "both": both,
-            "kw_rank": _rank_of(raw_kw), "cos_rank": _rank_of(np.where(has_cos, raw_cos, 0.0))}
+    m[_rows("kw", "cos")] = kw, cos
+    m[_ROW["mix"]] = (kw + cos) / 2 if len(sims) else kw
+    m[_ROW["both"]] = [{"kw", "vec"} <= c.via for c in cands]
+    m[_ROW["kw_rank"]], m[_ROW["cos_rank"]] = _rank_of(raw_kw), _rank_of(np.where(has_cos, raw_cos, 0.0))
 
 
 def _top_or_one(values: np.ndarray) -> float:
@@ -141,18 +147,17 @@ def _rank_of(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _neighbour_features(pool: _Pool, mix: np.ndarray) -> dict[str, np.ndarray]:
+def _neighbour_features(pool: _Pool, m: np.ndarray) -> None:
     """Neighbours' mix (before, after, two away), the section's best mix and the boosted rank."""
-    near = {d: np.where(at >= 0, mix[at], 0.0) for d, at in pool.near.items()}
+    mix = m[_ROW["mix"]]
+    two_before, before, after, two_after = np.append(mix, 0.0)[pool.near]  # row -1: no neighbour
+    m[np.ix_(_rows("nb_prev", "nb_next", "nb2"), pool.eps)] = before, after, np.maximum(two_before, two_after)
     section_best = np.zeros(int(pool.section.max(initial=-1)) + 1)
     np.maximum.at(section_best, pool.section, mix[pool.eps])
-    cols = {"nb_prev": pool.column(near[-1]), "nb_next": pool.column(near[1]),
-            "nb2": pool.column(np.maximum(near[-2], near[2])),  # a memory has no section: its own mix
-            "session_best": pool.column(section_best[pool.section], mix[pool.mems])}
-    boost = mix + 0.5 * np.maximum(cols["nb_prev"], cols["nb_next"])
-    cols["mix_rank"] = np.empty(pool.n)
-    cols["mix_rank"][np.argsort(-boost, kind="stable")] = 1.0 / (1.0 + np.arange(pool.n) / 5.0)
-    return cols
+    m[_ROW["session_best"]] = mix  # a memory has no section: its own mix
+    m[_ROW["session_best"], pool.eps] = section_best[pool.section]
+    boost = mix + 0.5 * np.maximum(m[_ROW["nb_prev"]], m[_ROW["nb_next"]])
+    m[_ROW["mix_rank"], np.argsort(-boost, kind="stable")] = 1.0 / (1.0 + np.arange(pool.n) / 5.0)
 
 
 # question_turn, length and has_date for each code of ``_text_code``: (tokens * 2 + question) * 2
@@ -169,27 +174,28 @@ def _text_code(text: str) -> int:
     return (min(approx_tokens(text), 80) * 2 + question) * 2 + has_date(text)
 
 
-def _item_features(pool: _Pool, q: _QueryFacts, now: datetime, s: RecallSettings) -> dict[str, np.ndarray]:
+def _item_features(pool: _Pool, q: _QueryFacts, now: datetime, s: RecallSettings, m: np.ndarray) -> None:
     """Shape of the text, time, speaker and bookkeeping features."""
     eps, mems = pool.episodes, pool.memories
     rows = np.concatenate([pool.eps, pool.mems])  # lists below hold the episodes, then the memories
-    texts = [e.content for e in eps] + [m.text for m in mems]
-    whens = [e.time for e in eps] + [m.valid_from or m.created_at for m in mems]
-    cols = {n: np.empty(pool.n) for n in ("question_turn", "length", "has_date", "recency", "date_match")}
-    facts = _TEXT_FACTS[np.array([_text_code(t) for t in texts], np.intp)].T
-    cols["question_turn"][rows], cols["length"][rows], cols["has_date"][rows] = facts
-    cols["when_dated"] = cols["has_date"] if q.asks_when else np.zeros(pool.n)
-    cols["is_memory"] = pool.is_m.astype(np.float64)
-    cols["recency"][rows] = _recency(whens, now, s.recency_days)
-    cols["date_match"][rows] = [q.date_match(w) if w else 0.0 for w in whens] if q.years or q.months else 0.0
+    texts = [e.content for e in eps] + [x.text for x in mems]
+    whens = [e.time for e in eps] + [x.valid_from or x.created_at for x in mems]
+    facts = _TEXT_FACTS[[_text_code(t) for t in texts]].T
+    m[np.ix_(_rows("question_turn", "length", "has_date"), rows)] = facts
+    if q.asks_when:
+        m[_ROW["when_dated"]] = m[_ROW["has_date"]]
+    m[_ROW["is_memory"]] = pool.is_m
+    m[_ROW["recency"], rows] = _recency(whens, now, s.recency_days)
+    if q.years or q.months:
+        m[_ROW["date_match"], rows] = [q.date_match(w) if w else 0.0 for w in whens]
     names = [e.actor_name for e in eps]
     named = {a: 1.0 if a and name_words(a) & q.words else 0.0 for a in set(names)}
-    cols["speaker_named"] = pool.column(np.array([named[a] for a in names], np.float64))
     image = [e.kind == "image" or bool(e.meta and e.meta.get("image")) for e in eps]
-    cols["has_image"] = pool.column(np.array(image, np.float64))
-    cols["strength"] = pool.column(1.0, np.array([min(1.0, m.strength) for m in mems], np.float64))
-    cols["importance"] = pool.column(0.5, np.array([m.importance for m in mems], np.float64))
-    return cols
+    m[np.ix_(_rows("speaker_named", "has_image", "strength", "importance"), pool.eps)] = (
+        [named[a] for a in names], image, [1.0] * len(eps), [0.5] * len(eps))
+    if mems:
+        m[np.ix_(_rows("strength", "importance"), pool.mems)] = (
+            [min(1.0, x.strength) for x in mems], [x.importance for x in mems])
 
 
 def _recency(whens: list[datetime | None], now: datetime, half_life: float) -> list[float]:
@@ -203,7 +209,7 @@ def _recency(whens: list[datetime | None], now: datetime, half_life: float) -> l
     return list(map(pow, repeat(0.5), halves))  # pow, as ** does, not numpy's: the same last bit
 
 
-def _coverage_features(pool: _Pool, qwords: set[str]) -> dict[str, np.ndarray]:
+def _coverage_features(pool: _Pool, qwords: set[str], m: np.ndarray) -> None:
     """cov: share of the query's words in the text; wcov: in the text and its ±1 neighbours.
 
     Words are weighted by their rarity in the pool, so a word every candidate has counts little;
@@ -217,15 +223,13 @@ def _coverage_features(pool: _Pool, qwords: set[str]) -> dict[str, np.ndarray]:
     matched = [i for i, s in enumerate(sets) if s]
     cov = np.zeros(pool.n)
     cov[matched] = [sum(map(weight, sets[i])) for i in matched]
+    m[_ROW["cov"]] = m[_ROW["wcov"]] = cov / total
     sets.append(frozenset())  # row -1: no neighbour
-    eps, prev, nxt = pool.eps, pool.near[-1], pool.near[1]
-    at = [a.tolist() for a in (eps, prev, nxt)]
     some = np.zeros(pool.n + 1, bool)
     some[matched] = True
-    in_window = np.flatnonzero(some[eps] | some[prev] | some[nxt]).tolist()
-    wcov = np.zeros(len(eps))
-    wcov[in_window] = [sum(map(weight, sets[at[0][j]] | sets[at[1][j]] | sets[at[2][j]])) for j in in_window]
-    return {"cov": cov / total, "wcov": pool.column(wcov / total, cov[pool.mems] / total)}
+    at = np.stack([pool.eps, pool.near[1], pool.near[2]])
+    at = at[:, some[at].any(axis=0)].tolist()  # episodes with a word in their window
+    m[_ROW["wcov"], at[0]] = [sum(map(weight, sets[i] | sets[j] | sets[k])) / total for i, j, k in zip(*at)]
 
 
 def _words_of(c: Candidate) -> frozenset[str]:
@@ -237,7 +241,7 @@ def _words_of(c: Candidate) -> frozenset[str]:
 
 def rank(feats: Features, ranker: Ranker, k: int) -> list[Hit]:
     """The ``k`` best candidates as hits, each with its features and score."""
-    scores = score_all(ranker, feats.columns, len(feats.cands))
+    scores = score_all(ranker, COLUMNS, feats.matrix)
     top = np.argsort(-scores, kind="stable")[:k]
     cands = [feats.cands[i] for i in top.tolist()]
     return [Hit(kind="episode" if c.kind == "e" else "memory", id=c.id, text=c.text, score=sc,

@@ -19,21 +19,22 @@ FEATURES = (
 class Ranker(Protocol):
     """Scores candidates from their features; higher is better.
 
-    A ranker may also have ``score_columns(columns) -> array``: the same scores from one array per
-    feature (a row per candidate), which recall then uses instead of a dict per candidate.
+    A ranker may also have ``score_matrix(names, matrix) -> array``: the same scores for a whole
+    pool at once (``matrix[i, j]``: feature ``names[i]`` of candidate ``j``), which recall then
+    uses instead of building a dict per candidate.
     """
 
     def score(self, features: Sequence[Mapping[str, float]]) -> list[float]: ...
 
 
-def score_all(ranker: Ranker, columns: Mapping[str, np.ndarray], n: int) -> np.ndarray:
-    """The scores of all ``n`` rows: by ``score_columns`` if the ranker has it, else row by row."""
-    by_columns = getattr(ranker, "score_columns", None)
-    if by_columns is not None:
-        return np.asarray(by_columns(columns), np.float64).reshape(n)
-    names = list(columns)
-    table = np.stack([columns[k] for k in names], axis=1).tolist() if names else [[]] * n
-    return np.asarray(ranker.score([dict(zip(names, r)) for r in table]), np.float64).reshape(n)
+def score_all(ranker: Ranker, names: Sequence[str], matrix: np.ndarray) -> np.ndarray:
+    """Every candidate's score: by the ranker's ``score_matrix`` if it has one, else dict by dict."""
+    n = matrix.shape[1]
+    by_matrix = getattr(ranker, "score_matrix", None)
+    if by_matrix is not None:
+        return np.asarray(by_matrix(names, matrix), np.float64).reshape(n)
+    rows = [dict(zip(names, r)) for r in matrix.T.tolist()]
+    return np.asarray(ranker.score(rows), np.float64).reshape(n)
 
 
 # Weights no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
@@ -85,12 +86,10 @@ class LinearRanker:
         w = self.weights
         return [self.bias + sum(w.get(k, 0.0) * v for k, v in f.items()) for f in features]
 
-    def score_columns(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
-        """``score`` of every row at once, the same to the last bit (see ``_python_sum``)."""
-        if not columns:
-            return np.asarray(self.bias + 0.0)
-        w = np.array([self.weights.get(k, 0.0) for k in columns], np.float64)
-        return np.asarray(self.bias + _python_sum(np.stack(list(columns.values())) * w[:, None]))
+    def score_matrix(self, names: Sequence[str], matrix: np.ndarray) -> np.ndarray:
+        """``score`` of every candidate at once, the same to the last bit (see ``_python_sum``)."""
+        w = np.array([self.weights.get(k, 0.0) for k in names], np.float64).reshape(-1, 1)
+        return self.bias + _python_sum(matrix * w)
 
 
 @dataclass
@@ -102,9 +101,8 @@ class FeatureRanker:
     def score(self, features: Sequence[Mapping[str, float]]) -> list[float]:
         return [f.get(self.feature, 0.0) for f in features]
 
-    def score_columns(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
-        n = len(next(iter(columns.values()))) if columns else 0
-        return columns[self.feature] if self.feature in columns else np.zeros(n)
+    def score_matrix(self, names: Sequence[str], matrix: np.ndarray) -> np.ndarray:
+        return matrix[list(names).index(self.feature)] if self.feature in names else np.zeros(matrix.shape[1])
 
 
 def _python_sum(terms: np.ndarray) -> np.ndarray:
@@ -114,6 +112,8 @@ def _python_sum(terms: np.ndarray) -> np.ndarray:
     running sums come from one ``cumsum`` (strictly in order), their errors from Knuth's two-sum
     (exact, as Neumaier's are), and the errors are added up in order too.
     """
+    if len(terms) == 0:
+        return np.zeros(terms.shape[1:])
     running = np.add.accumulate(terms, axis=0)
     total = running[-1] + 0.0
     if len(terms) < 2:

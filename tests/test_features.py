@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from astrbot_plugin_engram.memory import Episode, FeatureRanker, LinearRanker, Memory, RecallSettings
-from astrbot_plugin_engram.memory.features import COLUMNS, Features, featurize, rank
+from astrbot_plugin_engram.memory.features import COLUMNS, featurize, rank
 from astrbot_plugin_engram.memory.ranker import FEATURES
 from astrbot_plugin_engram.memory.recall import Candidate
 
@@ -134,5 +134,5 @@ def test_column_scores_equal_dict_scores_to_the_last_bit() -> None:
     names = list(COLUMNS)
     ranker = LinearRanker({n: rng.uniform(-4, 4) * 10 ** rng.randint(-6, 6) for n in names}, 0.37)
     rows = [{n: rng.choice([0.0, 1.0, rng.random(), 1e-9 * rng.random()]) for n in names} for _ in range(300)]
-    feats = Features([], np.array([[r[n] for r in rows] for n in names]))
-    assert ranker.score_columns(feats.columns).tolist() == ranker.score(rows)
+    matrix = np.array([[r[n] for r in rows] for n in names])
+    assert ranker.score_matrix(names, matrix).tolist() == ranker.score(rows)
