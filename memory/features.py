@@ -1,8 +1,9 @@
 """Features of recall's candidates (all in [0, 1]) and the ranking that turns them into hits.
 
-The pool's features are a matrix, a row per feature and a column per candidate: each candidate's
-fields are read once, the features are worked out with numpy, and a feature dict is built only
-for the hits returned (a dict per candidate cost ~40 µs a candidate).
+The pool's features are a matrix, a row per feature and a column per candidate, worked out with
+list comprehensions over the candidates and a few numpy calls on whole blocks; a feature dict is
+built only for the hits returned (a dict per candidate cost ~40 µs a candidate). Every feature and
+score is the same, to the last bit, as when each candidate had its dict.
 """
 
 from __future__ import annotations
@@ -39,10 +40,6 @@ class Features:
 
     cands: list[Candidate]
     matrix: np.ndarray
-
-    @property
-    def columns(self) -> dict[str, np.ndarray]:
-        return dict(zip(COLUMNS, self.matrix))
 
     def rows(self, which: np.ndarray) -> list[dict[str, float]]:
         """The features of the candidates ``which`` as dicts, in ``COLUMNS`` order."""
