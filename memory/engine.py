@@ -209,8 +209,8 @@ class Engram:
         qvec = await self.embed_query(query)
         vis = visibility(audience)
         cands = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
-        featurize(cands, query, now or now_utc(), self.settings)
-        return await with_sources(self.store, rank(cands, self.ranker, k))
+        feats = featurize(cands, query, now or now_utc(), self.settings)
+        return await with_sources(self.store, rank(feats, self.ranker, k))
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""
