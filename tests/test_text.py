@@ -75,15 +75,18 @@ def _strings(x: object) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _cjk_runs(paths: list[Path]) -> list[str]:
-    runs: set[str] = set()
+def _texts(paths: list[Path]) -> set[str]:
+    out: set[str] = set()
     for p in paths:
         text = p.read_text("utf-8")
         docs = [json.loads(line) for line in text.splitlines() if line.strip()] if p.suffix == ".jsonl" \
             else [json.loads(text)]
-        for s in (s for d in docs for s in _strings(d)):
-            runs.update(cjk for cjk, _ in _RUNS.findall(s.lower()) if cjk)
-    return sorted(runs)
+        out.update(s for d in docs for s in _strings(d))
+    return out
+
+
+def _cjk_runs(paths: list[Path]) -> list[str]:
+    return sorted({cjk for s in _texts(paths) for cjk, _ in _RUNS.findall(s.lower()) if cjk})
 
 
 jieba.setLogLevel(logging.WARNING)
@@ -107,3 +110,14 @@ def test_characters_outside_jiebas_range_stay_single_words_as_jieba_cuts_them() 
     # CJK extension A, U+9FD6 on and compatibility ideographs: jieba cuts them one by one
     for run in ("㐀㐁中国人", "中国\u9fd6\u9fe0人民", "爬山\uf91a\uf900朋友", "䍥䘽䐦鿬㼓"):
         assert words(run) == _jieba_words(run)
+
+
+def test_the_quick_no_date_check_agrees_with_the_full_patterns_on_the_real_data() -> None:
+    # has_date skips its patterns for ASCII text with no digit and no date hint; same answers
+    from astrbot_plugin_engram.memory.text import _DATE_EN, _DATE_ZH
+
+    texts = _texts([*DATA.glob("memorybank/*.json*"), DATA / "locomo-dev.json", ROOT / "memory/samples/demo.json"])
+    texts |= {"see you on Monday", "TONIGHT", "last  week", "5 days ago", "ok cool", "this weekend"}
+    assert len(texts) > 10_000
+    wrong = [t for t in texts if has_date.__wrapped__(t) != bool(_DATE_EN.search(t) or _DATE_ZH.search(t))]
+    assert not wrong, wrong[:5]
