@@ -116,7 +116,8 @@ def test_the_quick_no_date_check_agrees_with_the_full_patterns_on_the_real_data(
     # has_date skips its patterns for ASCII text with no digit and no date hint; same answers
     from astrbot_plugin_engram.memory.text import _DATE_EN, _DATE_ZH
 
-    texts = _texts([*DATA.glob("memorybank/*.json*"), DATA / "locomo-dev.json", ROOT / "memory/samples/demo.json"])
+    texts = _texts([*DATA.glob("memorybank/*.json*"), DATA / "locomo-dev.json",
+                    ROOT / "memory/samples/demo.json"])
     texts |= {"see you on Monday", "TONIGHT", "last  week", "5 days ago", "ok cool", "this weekend"}
     assert len(texts) > 10_000
     wrong = [t for t in texts if has_date.__wrapped__(t) != bool(_DATE_EN.search(t) or _DATE_ZH.search(t))]
