@@ -89,13 +89,14 @@ def best(cands: object, attr: str, n: int) -> list[Candidate]:
 async def _load(store: SQLiteStore, pool: dict[tuple[str, int], Candidate]) -> None:
     eps = await store.episodes_and_words([i for (k, i) in pool if k == "e"])
     # Sources are read for the memories recall returns (``with_sources``), not for every candidate.
-    mems = await store.get_memories([i for (k, i) in pool if k == "m"], sources=False)
+    mems = await store.memories_and_words([i for (k, i) in pool if k == "m"])
     for (k, i), c in pool.items():
         if k == "e":
             ep, ws = eps.get(i, (None, []))
             c.item, c.words = ep, index_word_set(ep, ws) if ep else None
-        else:
-            c.item = mems.get(i)
+        elif i in mems:
+            c.item, mws = mems[i]
+            c.words = None if mws is None else frozenset(mws)
 
 
 async def with_sources(store: SQLiteStore, hits: list[Hit]) -> list[Hit]:

@@ -263,19 +263,28 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
         return mid
 
-    async def get_memories(self, ids: Sequence[int], *, sources: bool = True) -> dict[int, Memory]:
-        """Memories by id; ``sources=False`` leaves their ``sources`` empty (one read fewer)."""
+    async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
             rows = await self._read(f"SELECT * FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
-            if sources:
-                for mid, eid in await self._read(
-                        f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
-                    srcs.setdefault(mid, []).append(eid)
+            for mid, eid in await self._read(
+                    f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
+                srcs.setdefault(mid, []).append(eid)
             for row in rows:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
+        return out
+
+    async def memories_and_words(self, ids: Sequence[int]) -> dict[int, tuple[Memory, list[str] | None]]:
+        """Memories by id (``sources`` left empty), each with its keyword-index words if it has any."""
+        out: dict[int, tuple[Memory, list[str] | None]] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            for row in await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
+                                        f" ON f.id = m.id WHERE m.id IN {sql}", vals):
+                words = None if row[-1] is None else row[-1].split(" ") if row[-1] else []
+                out[row[0]] = memory_row(row, []), words
         return out
 
     async def versions(self, memory_id: int) -> list[int]:

@@ -173,3 +173,21 @@ async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) 
     hits = await keyword_engram.recall("Lisbon move", Audience(SPACE), k=5)
     mem = next(h for h in hits if h.kind == "memory")
     assert mem.id == mid and mem.item.sources == (ids[-2], ids[-1])  # type: ignore[union-attr]
+
+
+async def test_memories_words_from_the_index_equal_tokenising_again(keyword_engram: Engram,
+                                                                   monkeypatch) -> None:
+    await chat(keyword_engram, FILLER)
+    for text in ("Ann's cat is called Mimi", "安妮的猫叫咪咪，很喜欢晒太阳", "Bob hikes every weekend"):
+        await keyword_engram.add_memory(Memory(text, "public"))
+    q, now = "Ann cat 咪咪 晒太阳 hiking", datetime(2025, 2, 1, tzinfo=timezone.utc)
+    hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
+    store, read = keyword_engram.store, keyword_engram.store.memories_and_words
+
+    async def without_words(ids: list[int]) -> dict:
+        return {i: (m, None) for i, (m, _) in (await read(ids)).items()}
+
+    monkeypatch.setattr(store, "memories_and_words", without_words)  # features tokenise the texts
+    again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
+    assert [(h.id, h.features, h.score) for h in again] == [(h.id, h.features, h.score) for h in hits]
+    assert any(h.kind == "memory" and h.features["cov"] > 0 for h in hits)
