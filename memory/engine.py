@@ -238,10 +238,10 @@ class Engram:
         if self.index is None:
             return
         # Blocks sized first and filled page by page: peak memory stays near the index's own size.
-        model, sizes = self.embedder.name, await self.store.vector_groups(self.embedder.name)
+        model, sizes = self.embedder.name, await self.store.vectors.vector_groups(self.embedder.name)
         for kind in ("e", "m"):
             after = 0
-            while rows := await self.store.vectors_page(model, kind, after, LOAD_PAGE):
+            while rows := await self.store.vectors.vectors_page(model, kind, after, LOAD_PAGE):
                 if self.index.dim is None:
                     self.index.dim = len(rows[0][3]) // 4
                     for k, group, n in sizes:
@@ -257,7 +257,8 @@ class Engram:
         done = 0
         for kind in ("e", "m"):
             name = f"vectors:{self.embedder.name}:{kind}"
-            while rows := await self.store.items_after(kind, await self.store.cursor(name), EMBED_BATCH):
+            vec_rows = self.store.vectors
+            while rows := await vec_rows.items_after(kind, await vec_rows.cursor(name), EMBED_BATCH):
                 live = [r for r in rows if r[2] != "superseded"]
                 vecs = await self.embedder.embed([r[3] for r in live], "passage") if live else None
                 if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
@@ -265,7 +266,7 @@ class Engram:
                     raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
                                          f", expected ({len(live)}, {self.index.dim})")
                 pairs = list(zip([r[0] for r in live], vecs)) if vecs is not None else []
-                await self.store.save_vectors(self.embedder.name, kind, pairs, (name, rows[-1][0]))
+                await self.store.vectors.save_vectors(self.embedder.name, kind, pairs, (name, rows[-1][0]))
                 if vecs is not None:
                     self._index_rows(kind, live, vecs)
                 done += len(live)
@@ -325,7 +326,7 @@ class Engram:
         if self._indexer:
             self._indexer.cancel()
             await asyncio.gather(self._indexer, return_exceptions=True)
-        await self.store.drop_vectors(embedder.name)
+        await self.store.vectors.drop_vectors(embedder.name)
         self.embedder = embedder
         self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
         n = await self.embed_pending(progress)

@@ -68,6 +68,18 @@ def unkeyed(words: str) -> str:
     return _KEYED.sub("", words)
 
 
+# FTS5's own content table holds each episode's index words: a rowid lookup there is cheap.
+WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
+
+
+def plain_words(index_words: str | None, key: int | None) -> list[str]:
+    """The plain words of an episode in the space of ``key`` from its index tokens."""
+    if not index_words:
+        return []
+    plain = unkeyed(index_words) if key is None else index_words.replace(f"{KEY_MARK}{key}", "")
+    return plain.split(" ")
+
+
 def memory_words(m: Memory) -> str:
     return " ".join(words(m.text))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import aiosqlite
 
 from .errors import StoreError
+from .rows import keyed_words
 
 log = logging.getLogger("engram.store")
 
@@ -118,8 +119,6 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
     Without it every keyword recall scored the matches of all chats (~14k rows at 100k episodes)
     and then threw away the other chats' rows; see ``rows.keyed_words``.
     """
-    from .rows import keyed_words  # rows imports text (jieba); keep schema's import light
-
     await run_script(
         db,
         """

@@ -1,7 +1,7 @@
 """The SQLite store: one file per bot, WAL, one long-lived writer and one reader connection.
 
-Everything SQLite-specific (FTS5, pragmas, migrations) stays in this module; the engine above it
-speaks the store's methods only.
+Everything SQLite-specific (FTS5, pragmas, migrations) stays in this module and its helpers
+(``schema.py``, ``rows.py``, ``vector_rows.py``); the engine above it speaks the store's methods only.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import numpy as np
 
 from .errors import StoreError, UnknownIdError
 from .model import Episode, Memory, aware
 from .rows import (
     KEY_MARK,
+    WITH_WORDS,
     chunks,
     dt,
     episode_row,
@@ -34,13 +34,14 @@ from .rows import (
     keyed_words,
     memory_row,
     memory_words,
+    plain_words,
     ts,
     tz_minutes,
-    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
 from .text import fts_query
+from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
 
@@ -54,18 +55,6 @@ class _SpaceState:
     seq: int
     section: int
     last_time: float
-
-
-# FTS5's own content table holds each episode's index words: a rowid lookup there is cheap.
-_WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
-
-
-def _words(index_words: str | None, key: int | None) -> list[str]:
-    """The plain words of an episode in the space of ``key`` from its index tokens."""
-    if not index_words:
-        return []
-    plain = unkeyed(index_words) if key is None else index_words.replace(f"{KEY_MARK}{key}", "")
-    return plain.split(" ")
 
 
 class SQLiteStore:
@@ -82,6 +71,7 @@ class SQLiteStore:
         self._lock = asyncio.Lock()
         self._spaces: dict[str, _SpaceState] = {}  # the writer's view
         self._keys: dict[str, int] = {}  # space -> key, as recall reads them (keys never change)
+        self.vectors = VectorRows(writer, reader, self._transaction)
         self.section_gap = SECTION_GAP.total_seconds()
 
     # ---- opening -------------------------------------------------------------------------
@@ -197,8 +187,8 @@ class SQLiteStore:
         out: dict[int, tuple[Episode, list[str]]] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            for row in await self._read(f"{_WITH_WORDS} WHERE e.id IN {sql}", vals):
-                out[row[0]] = episode_row(row), _words(row[-1], self._space_key(row[3]))
+            for row in await self._read(f"{WITH_WORDS} WHERE e.id IN {sql}", vals):
+                out[row[0]] = episode_row(row), plain_words(row[-1], self._space_key(row[3]))
         return out
 
     async def neighbours(self, episodes: Iterable[Episode], radius: int
@@ -212,10 +202,10 @@ class SQLiteStore:
         args = [v for i, (sp, seq, sec) in enumerate(seeds)
                 for v in (i, sp, seq - radius, seq + radius, sec)]  # type: ignore[operator]
         rows = await self._read("WITH s(i, space, lo, hi, section) AS (VALUES "
-                                + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") " + _WITH_WORDS +
+                                + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") " + WITH_WORDS +
                                 " JOIN s ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
                                 " AND e.section = s.section ORDER BY s.i, e.seq", args)
-        return {row[0]: (episode_row(row), _words(row[-1], self._space_key(row[3]))) for row in rows}
+        return {row[0]: (episode_row(row), plain_words(row[-1], self._space_key(row[3]))) for row in rows}
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -371,61 +361,6 @@ class SQLiteStore:
             sql += f" AND m.scope IN {ins}"
             args += vals
         return [(r[0], r[1]) for r in self._q.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
-
-    # ---- vectors and cursors -------------------------------------------------------------
-    async def items_after(self, kind: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
-        """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
-        if kind == "e":
-            sql = ("SELECT id, space, 'active', CASE WHEN actor_name != '' THEN actor_name || ': ' "
-                   "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
-        else:
-            sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
-        async with self._w.execute(sql, (after, limit)) as cur:
-            return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
-
-    async def save_vectors(self, model: str, kind: str, rows: list[tuple[int, np.ndarray]],
-                           cursor: tuple[str, int] | None = None) -> None:
-        """Store vectors (and advance a cursor) in one transaction."""
-        async with self._transaction():
-            await self._w.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                [(model, kind, i, v.astype(np.float32).tobytes()) for i, v in rows])
-            if cursor:
-                await self._set_cursor(*cursor)
-
-    async def vector_groups(self, model: str) -> list[tuple[str, str, int]]:
-        """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
-        return await fetch_rows(self._r,
-            "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
-            " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
-            " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
-            " WHERE v.model = ? AND v.kind = 'm' GROUP BY m.scope", (model, model))
-
-    async def vectors_page(self, model: str, kind: str, after: int, limit: int
-                           ) -> list[tuple[int, str, str, bytes]]:
-        """(id, group, status, blob) of up to ``limit`` items of ``kind`` past ``after`` with a vector."""
-        if kind == "e":
-            sql = ("SELECT e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e ON e.id = v.item"
-                   " WHERE v.model = ? AND v.kind = 'e' AND v.item > ? ORDER BY v.item LIMIT ?")
-        else:
-            sql = ("SELECT m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m ON m.id = v.item"
-                   " WHERE v.model = ? AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?")
-        return await fetch_rows(self._r, sql, (model, after, limit))
-
-    async def drop_vectors(self, model: str) -> None:
-        async with self._transaction():
-            await self._w.execute("DELETE FROM vectors WHERE model = ?", (model,))
-            await self._w.execute("DELETE FROM cursors WHERE name LIKE ?", (f"vectors:{model}:%",))
-
-    async def cursor(self, name: str) -> int:
-        async with self._w.execute("SELECT value FROM cursors WHERE name = ?", (name,)) as cur:
-            row = await cur.fetchone()
-        return int(row[0]) if row else 0
-
-    async def _set_cursor(self, name: str, value: int) -> None:
-        await self._w.execute(
-            "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-            (name, value))
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:
