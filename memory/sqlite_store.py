@@ -14,15 +14,16 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from .errors import StoreError, UnknownIdError
+from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
 from .rows import (
-    KEY_MARK,
     WITH_WORDS,
     chunks,
     dt,
@@ -30,7 +31,6 @@ from .rows import (
     episode_words,
     fetch_rows,
     in_list,
-    keyed_query,
     keyed_words,
     memory_row,
     memory_words,
@@ -40,13 +40,11 @@ from .rows import (
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
-from .text import fts_query
 from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
-KEYED_SPACES = 16  # audiences seeing more spaces than this search the whole index, then filter
 
 
 @dataclass
@@ -70,7 +68,7 @@ class SQLiteStore:
         self._q = quick
         self._lock = asyncio.Lock()
         self._spaces: dict[str, _SpaceState] = {}  # the writer's view
-        self._keys: dict[str, int] = {}  # space -> key, as recall reads them (keys never change)
+        self.keywords = Keywords(quick)
         self.vectors = VectorRows(writer, reader, self._transaction)
         self.section_gap = SECTION_GAP.total_seconds()
 
@@ -96,10 +94,12 @@ class SQLiteStore:
             await reader.execute("PRAGMA busy_timeout=5000")
             quick = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
             quick.execute("PRAGMA busy_timeout=5000")
+            store = cls(path, writer, reader, quick)
+            await store.keywords.load(partial(fetch_rows, reader))
         except BaseException:
             await writer.close()
             raise
-        return cls(path, writer, reader, quick)
+        return store
 
     async def close(self) -> None:
         self._q.close()
@@ -131,16 +131,20 @@ class SQLiteStore:
         """
         if words is not None and len(words) != len(episodes):
             raise ValueError("one words string per episode")
+        placed: list[tuple[int, int, int]] = []
         try:
             async with self._transaction():
-                ids = await self._insert_episodes(episodes, words)
+                await self._insert_episodes(episodes, words, placed)
         except BaseException:
             self._spaces.clear()  # the cached seq/section may be ahead of the file now
             raise
-        return ids
+        ids, keys, counts = zip(*placed) if placed else ((), (), ())
+        self.keywords.episodes.put(ids, keys, counts)  # committed: now recall may score them
+        return list(ids)
 
-    async def _insert_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None
-                               ) -> list[int]:
+    async def _insert_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None,
+                               placed: list[tuple[int, int, int]]) -> None:
+        """Insert rows; ``placed`` gets each one's (id, space key, number of index words)."""
         next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
@@ -148,7 +152,9 @@ class SQLiteStore:
             key, seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
             rows.append((next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                          ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
-            fts.append((next_id, keyed_words(episode_words(ep) if words is None else words[n], key)))
+            ws = episode_words(ep) if words is None else words[n]
+            fts.append((next_id, keyed_words(ws, key)))
+            placed.append((next_id, key, word_count(ws)))
             if ep.actor and ep.actor_name:
                 aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
             next_id += 1
@@ -157,7 +163,6 @@ class SQLiteStore:
         await self._w.executemany(
             "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
             " last_seen = max(last_seen, excluded.last_seen)", aliases)
-        return [r[0] for r in rows]
 
     async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
         """The space's key, the next sequence number in it and its section (new after a silence)."""
@@ -247,10 +252,14 @@ class SQLiteStore:
                  ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
             mid = int(cur.lastrowid)  # type: ignore[arg-type]
             await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
-            await self._w.execute(
-                "INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, memory_words(m)))
+            words = memory_words(m)
+            await self._w.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
             await self._w.executemany(
                 "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
+        kw = self.keywords
+        if supersedes is not None:
+            kw.memories.drop([supersedes])
+        kw.memories.put([mid], [kw.memory_group(m.scope, m.status)], [word_count(words)])
         return mid
 
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
@@ -294,6 +303,9 @@ class SQLiteStore:
         sets = ", ".join(f"{k} = ?" for k in fields)
         async with self._lock:
             await self._w.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
+            row = (await fetch_rows(self._w, "SELECT scope, status FROM memories WHERE id = ?", (memory_id,)))
+        if row and ("scope" in fields or "status" in fields):  # who may find it by keyword changed
+            self.keywords.memories.regroup(memory_id, self.keywords.memory_group(*row[0]))
 
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
@@ -309,6 +321,7 @@ class SQLiteStore:
                 await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
                 await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
                 await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
+        self.keywords.memories.drop(ids)
         return ids
 
     # ---- keyword search ------------------------------------------------------------------
@@ -316,51 +329,16 @@ class SQLiteStore:
         self, query: list[str], vis: Visibility, limit: int
     ) -> list[tuple[int, float]]:
         """(id, bm25) of the best-matching visible episodes; higher is better."""
-        if not query or vis.episode_spaces == frozenset():
-            return []
-        spaces = vis.episode_spaces
-        if spaces is not None and len(spaces) <= KEYED_SPACES:
-            # Each word asked in each visible space: only those chats' lists are read and scored.
-            keys = [k for k in map(self._space_key, sorted(spaces)) if k is not None]
-            if not keys:
-                return []
-            sql = "SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ?"
-            args: list[Any] = [fts_query([t for k in keys for t in keyed_query(query, k)])]
-        else:  # many or all spaces (the owner's console): each word in any space, filtered after
-            sql = ("SELECT f.rowid, -bm25(episodes_fts) FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
-                   " WHERE episodes_fts MATCH ?")
-            args = [fts_query([t + KEY_MARK for t in query], prefix=True)]
-            if spaces is not None:
-                ins, vals = in_list(sorted(spaces))
-                sql += f" AND e.space IN {ins}"
-                args += vals
-        return [(r[0], r[1]) for r in self._q.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
+        return self.keywords.search_episodes(query, vis, limit)
 
     def _space_key(self, space: str) -> int | None:
-        """The keyword index's key of ``space``; None if nothing was recorded there yet."""
-        key = self._keys.get(space)
-        if key is None:
-            row = self._q.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
-            if row is None:
-                return None
-            key = self._keys[space] = row[0]
-        return key
+        return self.keywords.space_key(space)
 
     async def keyword_memories(
         self, query: list[str], vis: Visibility, limit: int, include_archived: bool
     ) -> list[tuple[int, float]]:
-        if not query or vis.memory_scopes == frozenset():
-            return []
-        statuses = ("active", "archived") if include_archived else ("active",)
-        st_sql, st_vals = in_list(statuses)
-        sql = ("SELECT f.rowid, -bm25(memories_fts) FROM memories_fts f JOIN memories m ON m.id = f.rowid"
-               f" WHERE memories_fts MATCH ? AND m.status IN {st_sql}")
-        args: list[Any] = [fts_query(query), *st_vals]
-        if vis.memory_scopes is not None:
-            ins, vals = in_list(sorted(vis.memory_scopes))
-            sql += f" AND m.scope IN {ins}"
-            args += vals
-        return [(r[0], r[1]) for r in self._q.execute(sql + " ORDER BY 2 DESC LIMIT ?", [*args, limit])]
+        """(id, bm25) of the best-matching visible memories (active, or archived too); higher is better."""
+        return self.keywords.search_memories(query, vis, limit, include_archived)
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:

@@ -22,6 +22,7 @@ from astrbot_plugin_engram.memory import (
     parse_scope,
     visibility,
 )
+from astrbot_plugin_engram.memory.text import query_words
 
 from .conftest import HashEmbedder
 
@@ -218,6 +219,15 @@ def check(hits: list, aud: Audience, truth: Truth, include_archived: bool) -> No
             assert (h.item.scope, h.item.status) == truth.memories[h.id]
 
 
+def check_keyword_routes(e: Engram, aud: Audience, query: str, truth: Truth, include_archived: bool) -> None:
+    """The keyword searches alone return only what the audience may see (not just recall's last check)."""
+    vis, words = visibility(aud), query_words(query)
+    for i, _ in e.store.keywords.search_episodes(words, vis, 200):
+        assert may_see(aud, "episode", truth, i, include_archived), (aud, "episode", i)
+    for i, _ in e.store.keywords.search_memories(words, vis, 200, include_archived):
+        assert may_see(aud, "memory", truth, i, include_archived), (aud, "memory", i)
+
+
 # 80 random worlds x 30 recalls, plus 40 x 40 below on a bigger store: 4,000 recalls in ~15-25 s
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=world_items, tries=st.lists(st.tuples(audiences, queries, st.booleans()),
@@ -231,6 +241,7 @@ def test_no_recall_returns_what_its_audience_may_not_see(items: list, tries: lis
             for aud, query, include_archived in tries:
                 hits = await e.recall(query, aud, k=200, include_archived=include_archived)
                 check(hits, aud, truth, include_archived)
+                check_keyword_routes(e, aud, query, truth, include_archived)
         finally:
             await e.close()
         return len(tries)
@@ -275,6 +286,7 @@ def test_no_recall_leaks_from_a_bigger_store(big_world: tuple[Path, Truth], trie
                 hits = await e.recall(query, aud, k=k, include_archived=include_archived)
                 assert len(hits) <= k
                 check(hits, aud, truth, include_archived)
+                check_keyword_routes(e, aud, query, truth, include_archived)
         finally:
             await e.close()
 

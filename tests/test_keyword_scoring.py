@@ -1,0 +1,116 @@
+"""Keyword scores: FTS5's BM25, worked out from its postings with each chat's own statistics."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
+from astrbot_plugin_engram.memory.keyword import KeywordIndex, Keywords
+from astrbot_plugin_engram.memory.scopes import visibility
+from astrbot_plugin_engram.memory.text import query_words
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+LINES = ["my sister adopted a puppy", "the puppy chewed my shoes", "we walked to the lighthouse",
+         "lighthouse keeper waved at the puppy and my sister", "rain all day", "pottery class tonight"]
+
+
+async def scores(eng: Engram, query: str, space: str) -> dict[int, float]:
+    return dict(await eng.store.keyword_episodes(query_words(query), visibility(Audience(space)), 50))
+
+
+async def test_scores_are_fts5_bm25_when_no_line_repeats_a_word(keyword_engram: Engram, db_path: Path
+                                                                ) -> None:
+    await keyword_engram.record_many(Episode(space="qq:group:1", content=t, time=T0) for t in LINES)
+    query = "puppy sister lighthouse"
+    mine = await scores(keyword_engram, query, "qq:group:1")
+    db = sqlite3.connect(db_path)
+    terms = " OR ".join(f'"{t}\ue0001"' for t in query_words(query))
+    theirs = dict(db.execute("SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                             (terms,)).fetchall())
+    db.close()
+    assert len(theirs) == 4
+    assert mine.keys() == theirs.keys()
+    assert mine == pytest.approx(theirs, rel=1e-9)
+
+
+async def test_a_chats_keyword_scores_do_not_depend_on_other_chats(keyword_engram: Engram) -> None:
+    await keyword_engram.record_many(Episode(space="qq:private:7", content=t, time=T0) for t in LINES)
+    before = await scores(keyword_engram, "puppy sister rain", "qq:private:7")
+    # another chat grows a lot, and talks about the same things
+    await keyword_engram.record_many(Episode(space="qq:group:9", content=f"{t} {n}", time=T0)
+                                     for n in range(300) for t in LINES[:2])
+    after = await scores(keyword_engram, "puppy sister rain", "qq:private:7")
+    assert after == pytest.approx(before, rel=1e-12) and len(before) == 4
+
+
+async def test_a_word_most_of_the_chat_says_weighs_less_than_a_rare_one(keyword_engram: Engram) -> None:
+    lines = ["rain", "rain again today", "rain rain go away", "the sun came out over the hills at last"]
+    ids = await keyword_engram.record_many(Episode(space="qq:group:3", content=t, time=T0) for t in lines)
+    await keyword_engram.record_many(Episode(space="qq:group:4", content=f"filler {n}", time=T0)
+                                     for n in range(500))
+    found = await scores(keyword_engram, "rain sun", "qq:group:3")
+    assert max(found, key=found.__getitem__) == ids[3]
+
+
+async def test_memory_keyword_search_follows_scope_and_status(keyword_engram: Engram) -> None:
+    e = keyword_engram
+    here, there = Audience("qq:group:1"), Audience("qq:group:2")
+    mid = await e.add_memory(Memory(text="Ann keeps bees on the roof", scope="space:qq:group:1"))
+
+    async def found(aud: Audience, archived: bool = False) -> set[int]:
+        return {i for i, _ in await e.store.keyword_memories(["bee"], visibility(aud), 10, archived)}
+
+    assert await found(here) == {mid} and await found(there) == set()
+    await e.set_scope(mid, "space:qq:group:2")
+    assert await found(here) == set() and await found(there) == {mid}
+    await e.store.set_memory_fields(mid, status="archived")
+    assert await found(there) == set() and await found(there, archived=True) == {mid}
+    await e.store.set_memory_fields(mid, status="active")
+    new = await e.update(mid, "Ann keeps bees and hens")
+    assert await found(there) == {new}
+    await e.forget([new])
+    assert await found(there) == set() and await found(Audience.owner_console()) == set()
+
+
+async def test_the_statistics_kept_in_step_equal_those_read_at_open(db_path: Path) -> None:
+    e = await Engram.open(db_path, NoEmbedder(), background=False)
+    await e.record_many(Episode(space=f"qq:group:{n % 3}", content=t, time=T0) for n, t in enumerate(LINES))
+    m1 = await e.add_memory(Memory(text="Ann keeps bees", scope="public"))
+    m2 = await e.add_memory(Memory(text="the bot likes rain", scope="self"))
+    await e.set_scope(m1, "space:qq:group:1")
+    await e.update(m2, "the bot likes rain and thunder")
+    m3 = await e.add_memory(Memory(text="a secret of the owner", scope="owner"))
+    await e.forget([m3])
+    kept = e.store.keywords
+    await e.close()
+    e = await Engram.open(db_path, NoEmbedder(), background=False)
+    try:
+        read = e.store.keywords
+        assert state(kept.episodes) == state(read.episodes) and len(state(read.episodes)) == 6
+        assert state(kept.memories, kept) == state(read.memories, read) and len(state(read.memories)) == 2
+        assert totals(kept.episodes) == totals(read.episodes)
+        assert totals(kept.memories, kept) == totals(read.memories, read)
+        hits = await e.recall("bees", Audience("qq:group:1"), k=3)
+        assert [h.id for h in hits if h.kind == "memory"] == [m1]
+    finally:
+        await e.close()
+
+
+def state(index: KeywordIndex, kw: Keywords | None = None) -> dict[int, tuple[object, float]]:
+    """Each indexed row's group and length; a memory's group by (scope, status): numbers follow load order."""
+    names = {g: name for name, g in kw._mgroups.items()} if kw else {}
+    rows = np.flatnonzero(index._group >= 0)
+    return {int(r): (names.get(int(index._group[r]), int(index._group[r])), float(index._length[r]))
+            for r in rows}
+
+
+def totals(index: KeywordIndex, kw: Keywords | None = None) -> dict[object, tuple[int, float]]:
+    """Each non-empty group's row and word counts (what BM25's row count and average length use)."""
+    names = {g: name for name, g in kw._mgroups.items()} if kw else {}
+    return {names.get(g, g): (int(index._rows[g]), float(index._words[g]))
+            for g in range(len(index._rows)) if index._rows[g]}
