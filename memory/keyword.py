@@ -26,6 +26,7 @@ from .text import fts_query
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1
+_NONE = np.zeros(0, np.int64)
 
 
 class KeywordIndex:
@@ -77,11 +78,17 @@ class KeywordIndex:
         return int(self._group[rowid]) if rowid < len(self._group) else NO_GROUP
 
     # ---- searching -----------------------------------------------------------------------
-    def postings(self, db: sqlite3.Connection, terms: list[str], prefix: bool = False) -> np.ndarray:
-        """The rowids holding any of ``terms`` (one doclist read, no scoring)."""
-        row = db.execute(f"SELECT group_concat(rowid) FROM {self.table} WHERE {self.table} MATCH ?",
-                         [fts_query(terms, prefix)]).fetchone()
-        return np.array(row[0].split(","), np.int64) if row and row[0] else np.zeros(0, np.int64)
+    def postings(self, db: sqlite3.Connection, terms: list[list[str]], prefix: bool = False
+                 ) -> list[np.ndarray]:
+        """For each group of tokens, the rowids holding any of them (doclist reads, no scoring)."""
+        if not terms:
+            return []
+        one = f"SELECT ?, group_concat(rowid) FROM {self.table} WHERE {self.table} MATCH ?"
+        args = [v for n, tokens in enumerate(terms) for v in (n, fts_query(tokens, prefix))]
+        found = dict(db.execute(" UNION ALL ".join([one] * len(terms)), args).fetchall())
+        # rowids as text parsed by numpy: ~3x cheaper than a Python int per row
+        return [np.fromstring(found[n], np.int64, sep=",") if found.get(n) else _NONE
+                for n in range(len(terms))]
 
     def best(self, lists: list[np.ndarray], groups: Collection[int] | None, limit: int,
              filtered: bool) -> list[tuple[int, float]]:
@@ -156,10 +163,10 @@ class Keywords:
         index = self.episodes
         if keys is not None and len(keys) <= KEYED_SPACES:
             # Each word asked in each visible chat: only those chats' doclists are read.
-            lists = [index.postings(self._q, [f"{t}{KEY_MARK}{k}" for k in keys]) for t in query]
+            lists = index.postings(self._q, [[f"{t}{KEY_MARK}{k}" for k in keys] for t in query])
             return index.best(lists, keys, limit, filtered=False)
         # Many or all chats (the owner's console): each word in any chat, filtered by chat here.
-        lists = [index.postings(self._q, [t + KEY_MARK], prefix=True) for t in query]
+        lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
         return index.best(lists, keys, limit, filtered=keys is not None)
 
     def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool
@@ -173,7 +180,7 @@ class Keywords:
                       if (g := self._mgroups.get((scope, status))) is not None]
         if not query or not groups:
             return []
-        lists = [self.memories.postings(self._q, [t]) for t in query]
+        lists = self.memories.postings(self._q, [[t] for t in query])
         return self.memories.best(lists, groups, limit, filtered=True)
 
 
