@@ -188,9 +188,11 @@ Reader = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 LOAD_PAGE = 50_000
 KEYED_SPACES = 16  # audiences seeing more chats than this search the whole index, then filter
 _LENGTH = "length({0}) - length(replace({0}, ' ', '')) + ({0} != '')"  # words are space-separated
-_EPISODE_ROWS = (f"SELECT f.id, s.id, {_LENGTH.format('f.c0')} FROM episodes_fts_content f"
-                 " JOIN episodes e ON e.id = f.id JOIN spaces s ON s.name = e.space"
-                 " WHERE f.id > ? ORDER BY f.id LIMIT ?")
+# an episode's space key, read off its first token ("word" KEY_MARK key): ~2x faster than two joins
+_MARK = f"instr(c0, char({ord(KEY_MARK)}))"
+_KEY = f"CAST(substr(c0, {_MARK} + 1, instr(c0 || ' ', ' ') - {_MARK} - 1) AS INT)"
+_EPISODE_ROWS = (f"SELECT id, {_KEY}, {_LENGTH.format('c0')} FROM episodes_fts_content"
+                 " WHERE id > ? ORDER BY id LIMIT ?")
 _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM memories m"
                 " JOIN memories_fts_content f ON f.id = m.id WHERE m.id > ? ORDER BY m.id LIMIT ?")
 
