@@ -94,6 +94,15 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
         yield ids[i : i + n]
 
 
+# Recall's candidate rows (``SQLiteStore.candidate_episodes`` / ``candidate_memories``): the stored
+# columns (as ``episode_row`` / ``memory_row`` read them), then the plain keyword-index words (a
+# space-separated string; None for a memory outside the index), then, for episodes, a tag.
+E_TIME, E_TZ, E_SPACE, E_SEQ, E_SECTION, E_NAME, E_KIND = 1, 2, 3, 4, 5, 8, 9
+E_CONTENT, E_META, E_WORDS = 10, 11, 12
+M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM = 3, 4, 6, 7, 9, 10
+M_STATUS, M_WORDS = 12, 14
+
+
 def episode_row(r: Sequence[Any]) -> Episode:
     return Episode(id=r[0], time=dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
                    actor=r[7], actor_name=r[8], kind=r[9], content=r[10],

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,6 +37,7 @@ from .rows import (
     plain_words,
     ts,
     tz_minutes,
+    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
@@ -191,21 +192,35 @@ class SQLiteStore:
                 out[row[0]] = episode_row(row), plain_words(row[-1], self._space_key(row[3]))
         return out
 
-    async def neighbours(self, episodes: Iterable[Episode], radius: int
-                         ) -> dict[int, tuple[Episode, list[str]]]:
-        """Episodes (with their index words) within ``radius`` places of each given one, same section."""
-        seeds = list(dict.fromkeys((ep.space, ep.seq, ep.section) for ep in episodes))
-        if not seeds:
-            return {}
-        # One query for all seeds (each trip to the reader thread costs more than the lookup),
-        # ordered as one query per seed would return them.
-        args = [v for i, (sp, seq, sec) in enumerate(seeds)
-                for v in (i, sp, seq - radius, seq + radius, sec)]  # type: ignore[operator]
-        rows = await self._read("WITH s(i, space, lo, hi, section) AS (VALUES "
-                                + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") " + WITH_WORDS +
-                                " JOIN s ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
-                                " AND e.section = s.section ORDER BY s.i, e.seq", args)
-        return {row[0]: (episode_row(row), plain_words(row[-1], self._space_key(row[3]))) for row in rows}
+    async def candidate_episodes(self, ids: Sequence[int], seeds: Sequence[int], radius: int) -> list[Any]:
+        """Rows (``rows.CANDIDATE``) of the episodes ``ids`` and of those near the episodes ``seeds``.
+
+        Near: within ``radius`` places in the same section. The episodes ``ids`` come first (tag
+        -1), then each seed's neighbours (tag: the seed's position) in order of place.
+        """
+        if not ids and not seeds:
+            return []
+        # One query for both (each statement costs more than its lookups).
+        ins, vals = in_list(ids)
+        near = ",".join(["(?,?)"] * len(seeds))
+        sql = (f"SELECT e.*, f.c0, -1 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
+               f" WHERE e.id IN {ins}")
+        if seeds:
+            sql = (f"WITH s(i, id) AS (VALUES {near}) {sql} UNION ALL SELECT e.*, f.c0, s.i FROM s"
+                   " JOIN episodes p ON p.id = s.id JOIN episodes e ON e.space = p.space"
+                   " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
+                   " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
+            vals = [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
+        marks: dict[str, str | None] = {}
+        out = []
+        for r in await self._read(sql, vals):
+            mark = marks.get(r[3], "")
+            if mark == "":
+                key = self._space_key(r[3])
+                mark = marks[r[3]] = None if key is None else f"{KEY_MARK}{key}"
+            words = r[12] and (unkeyed(r[12]) if mark is None else r[12].replace(mark, ""))
+            out.append((*r[:12], words, r[13]))
+        return out
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -266,16 +281,15 @@ class SQLiteStore:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out
 
-    async def memories_and_words(self, ids: Sequence[int]) -> dict[int, tuple[Memory, list[str] | None]]:
-        """Memories by id (``sources`` left empty), each with its keyword-index words if it has any."""
-        out: dict[int, tuple[Memory, list[str] | None]] = {}
-        for chunk in chunks(list(ids)):
-            sql, vals = in_list(chunk)
-            for row in await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
-                                        f" ON f.id = m.id WHERE m.id IN {sql}", vals):
-                words = None if row[-1] is None else row[-1].split(" ") if row[-1] else []
-                out[row[0]] = memory_row(row, []), words
-        return out
+    async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
+        """Rows (``rows.CANDIDATE``) of the memories ``ids``, each with its keyword-index words or None."""
+        if not ids:
+            return []
+        ins, vals = in_list(ids)
+        rows = await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
+                                f" ON f.id = m.id WHERE m.id IN {ins}", vals)
+        # should the memory index ever key its words (as the episode index does), unkey them
+        return [(*r[:14], unkeyed(r[14])) if r[14] and KEY_MARK in r[14] else r for r in rows]
 
     async def versions(self, memory_id: int) -> list[int]:
         """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
