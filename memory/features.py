@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -42,6 +41,7 @@ from .rows import (
     M_VALID_FROM,
     M_WORDS,
     dt,
+    unkey,
 )
 from .text import (
     MONTH_WORDS,
@@ -127,7 +127,7 @@ class _Columns:
     """The pool's rows as columns: episodes' (``ep``) and memories' (``mem``), their places and times."""
 
     def __init__(self, pool: Pool, now: datetime):
-        self.n = len(pool)
+        self.n, self.marks = len(pool), pool.marks
         self.is_m = np.array([k == "m" for k in pool.kinds], bool)
         self.eps, self.mems = np.flatnonzero(~self.is_m), np.flatnonzero(self.is_m)
         self.ep = _transpose([pool.rows[j] for j in self.eps.tolist()], E_WORDS + 2)
@@ -285,9 +285,9 @@ def _coverage_features(cols: _Columns, qwords: set[str], m: np.ndarray) -> None:
     sets: list[frozenset[str]] = [_NONE] * cols.n
     for j, found in zip(cols.eps.tolist(), _episode_matches(cols, qwords)):
         sets[j] = found
-    find = _finder(frozenset(qwords))
+    pads = _Pads(qwords)
     for j, words, text in zip(cols.mems.tolist(), cols.mem[M_WORDS], cols.mem[M_TEXT]):
-        sets[j] = word_set(text) & qwords if words is None else _matched(words, qwords, find)
+        sets[j] = word_set(text) & qwords if words is None else _matched(words, len(words), "", pads)
     df = Counter(chain.from_iterable(sets))
     idf = {w: math.log(1 + cols.n / (1 + df[w])) for w in qwords}
     total, weight = sum(idf.values()) or 1.0, idf.__getitem__
@@ -307,51 +307,61 @@ def _coverage_features(cols: _Columns, qwords: set[str], m: np.ndarray) -> None:
 def _episode_matches(cols: _Columns, qwords: set[str]) -> list[frozenset[str]]:
     """The query's words in each episode, from its index words.
 
-    The index holds the text's words, the speaker's, then the month and year (2 words); when they
-    do not end like that, the text is tokenised again (re-tokenising ~200 texts took ~20 ms).
+    The index holds the text's words, the speaker's, then the month and year (2 words), each word
+    keyed to the episode's space (``rows.keyed_words``); when they do not end like that, the text
+    is tokenised again (re-tokenising ~200 texts took ~20 ms).
     """
     months = cols.local_months().tolist() if len(cols.eps) else []
-    find = _finder(frozenset(qwords))
     out = []
-    for words, month, text, name in zip(cols.ep[E_WORDS], months, cols.ep[E_CONTENT], cols.ep[E_NAME]):
-        end = _date_end(month)
+    marks, ep, pads = cols.marks, cols.ep, _Pads(qwords)
+    for words, space, month, text, name in zip(ep[E_WORDS], ep[E_SPACE], months, ep[E_CONTENT], ep[E_NAME]):
+        mark = marks.get(space)
+        if mark is None:  # an unknown space, or a hand-made pool (no words)
+            words, mark = unkey(words, None), ""
+        end = _date_end(month, mark)
         if words and (words.endswith(end) or words == end[1:]):
-            out.append(_matched(words[: -len(end)], qwords, find))
+            out.append(_matched(words, len(words) - len(end), mark, pads))
         else:
             out.append((word_set(text) | name_words(name) if name else word_set(text)) & qwords)
     return out
 
 
 @lru_cache(maxsize=1024)
-def _date_end(month: int) -> str:
-    """How an episode's index words end, for its months since 1970-01: " <month> <year>"."""
-    return f" {MONTH_WORDS[month % 12]} {1970 + month // 12}"
+def _date_end(month: int, mark: str) -> str:
+    """How an episode's index words end, for its months since 1970-01: " <month> <year>" keyed."""
+    return f" {MONTH_WORDS[month % 12]}{mark} {1970 + month // 12}{mark}"
 
 
 _NONE: frozenset[str] = frozenset()
 
 
-@lru_cache(maxsize=256)
-def _finder(qwords: frozenset[str]) -> Callable[[str], list[str]]:
-    """Every query word in a space-separated string of words (splitting and hashing them all is slower)."""
-    if not qwords:
-        return lambda _: []
-    words = "|".join(map(re.escape, sorted(qwords)))
-    return re.compile(f"(?<![^ ])(?:{words})(?![^ ])").findall
+class _Pads(dict[str, list[tuple[str, str]]]):
+    """The query's words, each as an index word keyed by a mark with a space either side."""
+
+    def __init__(self, qwords: set[str]):
+        super().__init__()
+        self.qwords = qwords
+
+    def __missing__(self, mark: str) -> list[tuple[str, str]]:
+        self[mark] = [(f" {w}{mark} ", w) for w in self.qwords if " " not in w]  # no index word holds a space
+        return self[mark]
 
 
-def _matched(words: str, qwords: set[str], find: Callable[[str], list[str]]) -> frozenset[str]:
-    """``frozenset(words.split(" ")) & qwords``, built so only when it holds two words or more.
+def _matched(words: str, cut: int, mark: str, pads: _Pads) -> frozenset[str]:
+    """``frozenset(plain.split(" ")) & qwords`` for the plain words of ``words[:cut]``, built so
+    only when it holds two words or more.
 
-    Sums over the set run in its iteration order, which depends on how it was built: building it
-    as before keeps every sum the same to the last bit (an order matters only with two words).
+    Each query word is looked for as a whole word first (splitting the words and hashing them all
+    costs more). Sums over the set run in its iteration order, which depends on how it was built:
+    building it as before keeps every sum the same to the last bit (the order matters only with
+    two words or more).
     """
-    found = find(words) if words else ()
-    if not found:
-        return _NONE
-    if len(found) == 1 or len(set(found)) == 1:
-        return frozenset(found)
-    return frozenset(words.split(" ")) & qwords
+    body = f" {words[:cut]} "
+    found = [w for pad, w in pads[mark] if pad in body]
+    if len(found) < 2:
+        return frozenset(found) if found else _NONE
+    plain = words[:cut].replace(mark, "") if mark else words[:cut]
+    return frozenset(plain.split(" ")) & pads.qwords
 
 
 def rank(feats: Features, ranker: Ranker, k: int) -> list[Hit]:

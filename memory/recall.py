@@ -44,6 +44,7 @@ class Pool:
     cos: list[float | None] = field(default_factory=list)  # None: no vector
     both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
     rows: list[Sequence[Any]] = field(default_factory=list)  # ``rows.E_*`` / ``rows.M_*`` columns
+    marks: dict[str, str | None] = field(default_factory=dict)  # each space's index mark (``rows.unkey``)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -106,7 +107,8 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
     seen = _visible(vis, rows, include_archived)
     keep = [(key, v, rows[key]) for key, v in found.items() if key in seen]
     pool = Pool([key[0] for key, _, _ in keep], [key[1] for key, _, _ in keep], [v[0] for _, v, _ in keep],
-                [v[1] for _, v, _ in keep], [v[2] == 3 for _, v, _ in keep], [row for _, _, row in keep])
+                [v[1] for _, v, _ in keep], [v[2] == 3 for _, v, _ in keep], [row for _, _, row in keep],
+                {sp: store.index_mark(sp) for sp in {row[E_SPACE] for k, _, row in keep if k[0] == "e"}})
     if qvec is not None and index is not None:
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):

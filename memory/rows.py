@@ -80,6 +80,14 @@ def plain_words(index_words: str | None, key: int | None) -> list[str]:
     return plain.split(" ")
 
 
+def unkey(index_words: str | None, mark: str | None) -> str | None:
+    """An episode's plain index words (space-separated) from its tokens; ``mark``: its space's
+    (``SQLiteStore.index_mark``), None when unknown."""
+    if not index_words:
+        return index_words
+    return unkeyed(index_words) if mark is None else index_words.replace(mark, "")
+
+
 def memory_words(m: Memory) -> str:
     return " ".join(words(m.text))
 
@@ -95,8 +103,8 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
 
 
 # Recall's candidate rows (``SQLiteStore.candidate_episodes`` / ``candidate_memories``): the stored
-# columns (as ``episode_row`` / ``memory_row`` read them), then the plain keyword-index words (a
-# space-separated string; None for a memory outside the index), then, for episodes, a tag.
+# columns (as ``episode_row`` / ``memory_row`` read them), then the keyword-index words (episodes':
+# keyed, see ``unkey``; None for a memory outside the index), then, for episodes, a tag.
 E_TIME, E_TZ, E_SPACE, E_SEQ, E_SECTION, E_NAME, E_KIND = 1, 2, 3, 4, 5, 8, 9
 E_CONTENT, E_META, E_WORDS = 10, 11, 12
 M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM = 3, 4, 6, 7, 9, 10

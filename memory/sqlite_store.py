@@ -193,7 +193,7 @@ class SQLiteStore:
         return out
 
     async def candidate_episodes(self, ids: Sequence[int], seeds: Sequence[int], radius: int) -> list[Any]:
-        """Rows (``rows.CANDIDATE``) of the episodes ``ids`` and of those near the episodes ``seeds``.
+        """Rows (``rows.E_*``) of the episodes ``ids`` and of those near the episodes ``seeds``.
 
         Near: within ``radius`` places in the same section. The episodes ``ids`` come first (tag
         -1), then each seed's neighbours (tag: the seed's position) in order of place.
@@ -211,16 +211,12 @@ class SQLiteStore:
                    " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
                    " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
             vals = [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
-        marks: dict[str, str | None] = {}
-        out = []
-        for r in await self._read(sql, vals):
-            mark = marks.get(r[3], "")
-            if mark == "":
-                key = self._space_key(r[3])
-                mark = marks[r[3]] = None if key is None else f"{KEY_MARK}{key}"
-            words = r[12] and (unkeyed(r[12]) if mark is None else r[12].replace(mark, ""))
-            out.append((*r[:12], words, r[13]))
-        return out
+        return await self._read(sql, vals)
+
+    def index_mark(self, space: str) -> str | None:
+        """What the index words of episodes in ``space`` end with (``rows.unkey``); None: unknown space."""
+        key = self._space_key(space)
+        return None if key is None else f"{KEY_MARK}{key}"
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -282,7 +278,7 @@ class SQLiteStore:
         return out
 
     async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
-        """Rows (``rows.CANDIDATE``) of the memories ``ids``, each with its keyword-index words or None."""
+        """Rows (``rows.M_*``) of the memories ``ids``, each with its keyword-index words or None."""
         if not ids:
             return []
         ins, vals = in_list(ids)

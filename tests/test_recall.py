@@ -160,7 +160,7 @@ async def test_coverage_from_the_index_words_equals_tokenising_again(keyword_eng
     seen = [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in hits]
     assert tokenised == []  # every episode's words came from the index
 
-    monkeypatch.setattr(features_module, "_date_end", lambda month: " no such end")  # tokenise again
+    monkeypatch.setattr(features_module, "_date_end", lambda month, mark: " no such end")  # tokenise again
     again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
     assert [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in again] == seen
     assert len(tokenised) >= len(hits) and any(c > 0 for _, c, _, _ in seen)
