@@ -244,7 +244,7 @@ def _item_features(cols: _Columns, q: _QueryFacts, s: RecallSettings, m: np.ndar
     """Shape of the text, time, speaker and bookkeeping features."""
     ep, mem = cols.ep, cols.mem
     rows = np.concatenate([cols.eps, cols.mems])  # columns below hold the episodes, then the memories
-    facts = _TEXT_FACTS[[_text_code(t) for t in cols.texts]].T
+    facts = _TEXT_FACTS[list(map(_text_code, cols.texts))].T
     m[np.ix_(_rows("question_turn", "length", "has_date"), rows)] = facts
     if q.asks_when:
         m[_ROW["when_dated"]] = m[_ROW["has_date"]]

@@ -97,13 +97,7 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
             f = found.setdefault((kind, i), [0.0, None, 0])
             f[1], f[2] = sim, f[2] | 2
     seeds = [i for k, i in _best(found, 0, s.seeds) + _best(found, 1, s.seeds) if k == "e"]
-    rows: dict[tuple[str, int], Sequence[Any]] = {}
-    for r in await store.candidate_episodes([i for k, i in found if k == "e"], list(dict.fromkeys(seeds)),
-                                            s.radius):
-        rows[("e", r[0])] = r
-        found.setdefault(("e", r[0]), [0.0, None, 0])  # a neighbour (in the order they come)
-    for r in await store.candidate_memories([i for k, i in found if k == "m"]):
-        rows[("m", r[0])] = r
+    rows = await _rows(store, found, list(dict.fromkeys(seeds)), s.radius)
     seen = _visible(vis, rows, include_archived)
     keep = [(key, v, rows[key]) for key, v in found.items() if key in seen]
     pool = Pool([key[0] for key, _, _ in keep], [key[1] for key, _, _ in keep], [v[0] for _, v, _ in keep],
@@ -114,6 +108,20 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
     return pool
+
+
+async def _rows(store: SQLiteStore, found: dict[tuple[str, int], list[Any]], seeds: list[int], radius: int
+                ) -> dict[tuple[str, int], Sequence[Any]]:
+    """The candidates' rows, and the seeds' neighbours' (added to ``found`` in the order they come)."""
+    rows: dict[tuple[str, int], Sequence[Any]] = {}
+    for r in await store.candidate_episodes([i for k, i in found if k == "e"], seeds, radius):
+        key = ("e", r[0])
+        rows[key] = r
+        if key not in found:
+            found[key] = [0.0, None, 0]
+    for r in await store.candidate_memories([i for k, i in found if k == "m"]):
+        rows[("m", r[0])] = r
+    return rows
 
 
 def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:

@@ -72,6 +72,22 @@ def unkeyed(words: str) -> str:
 WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
 
 
+def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> tuple[str, list[Any]]:
+    """SQL and values for ``SQLiteStore.candidate_episodes``: the episodes ``ids`` (tag -1), then
+    those within ``radius`` places of each seed in its section (tag: the seed's position)."""
+    ins, vals = in_list(ids)
+    sql = (f"SELECT e.*, f.c0, -1 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
+           f" WHERE e.id IN {ins}")
+    if not seeds:
+        return sql, vals
+    near = ",".join(["(?,?)"] * len(seeds))
+    sql = (f"WITH s(i, id) AS (VALUES {near}) {sql} UNION ALL SELECT e.*, f.c0, s.i FROM s"
+           " JOIN episodes p ON p.id = s.id JOIN episodes e ON e.space = p.space"
+           " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
+           " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
+    return sql, [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
+
+
 def plain_words(index_words: str | None, key: int | None) -> list[str]:
     """The plain words of an episode in the space of ``key`` from its index tokens."""
     if not index_words:

@@ -24,6 +24,7 @@ from .model import Episode, Memory, aware
 from .rows import (
     KEY_MARK,
     WITH_WORDS,
+    candidates_query,
     chunks,
     dt,
     episode_row,
@@ -200,17 +201,7 @@ class SQLiteStore:
         """
         if not ids and not seeds:
             return []
-        # One query for both (each statement costs more than its lookups).
-        ins, vals = in_list(ids)
-        near = ",".join(["(?,?)"] * len(seeds))
-        sql = (f"SELECT e.*, f.c0, -1 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
-               f" WHERE e.id IN {ins}")
-        if seeds:
-            sql = (f"WITH s(i, id) AS (VALUES {near}) {sql} UNION ALL SELECT e.*, f.c0, s.i FROM s"
-                   " JOIN episodes p ON p.id = s.id JOIN episodes e ON e.space = p.space"
-                   " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
-                   " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
-            vals = [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
+        sql, vals = candidates_query(ids, seeds, radius)  # one statement: each costs more than its lookups
         return await self._read(sql, vals)
 
     def index_mark(self, space: str) -> str | None:
