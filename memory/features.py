@@ -1,9 +1,9 @@
 """Features of recall's candidates (all in [0, 1]) and the ranking that turns them into hits.
 
-The pool's features are a matrix, a row per feature and a column per candidate, worked out with
-list comprehensions over the candidates and a few numpy calls on whole blocks; a feature dict is
-built only for the hits returned (a dict per candidate cost ~40 µs a candidate). Every feature and
-score is the same, to the last bit, as when each candidate had its dict.
+The pool's features are a matrix, a row per feature and a column per candidate, worked out from
+the candidates' stored rows taken as columns (no object per candidate) with a few numpy calls on
+whole blocks; a feature dict and an item are built only for the hits returned. Every feature and
+score is the same, to the last bit, as when each candidate was an Episode or Memory with its dict.
 """
 
 from __future__ import annotations
