@@ -8,14 +8,18 @@ gathered (before ranking); every candidate is checked against it once more befor
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from .model import Episode, Hit, Memory, aware
+from .model import Episode, Hit, Memory
+from .rows import E_CONTENT, E_SPACE, M_SCOPE, M_STATUS, M_TEXT, episode_row, memory_row, ts, tz_minutes
 from .scopes import Visibility
 from .sqlite_store import SQLiteStore
-from .text import MONTH_WORDS, query_words
+from .text import query_words
 from .vectors import VectorIndex
 
 
@@ -30,73 +34,100 @@ class RecallSettings:
 
 
 @dataclass
-class Candidate:
-    kind: str  # 'e' or 'm'
-    id: int
-    item: Episode | Memory | None = None
-    kw: float = 0.0
-    cos: float | None = None
-    via: set[str] = field(default_factory=set)
-    words: frozenset[str] | None = None  # its index words, when the keyword index had them
+class Pool:
+    """The candidates as parallel lists, one entry each (an object per candidate cost more than
+    its features); items are built from their rows only for the hits returned."""
 
-    @property
-    def text(self) -> str:
-        if isinstance(self.item, Episode):
-            return self.item.content
-        return self.item.text if self.item else ""
+    kinds: list[str] = field(default_factory=list)  # 'e' or 'm'
+    ids: list[int] = field(default_factory=list)
+    kw: list[float] = field(default_factory=list)  # BM25, 0 when the keyword route missed it
+    cos: list[float | None] = field(default_factory=list)  # None: no vector
+    both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
+    rows: list[Sequence[Any]] = field(default_factory=list)  # ``rows.E_*`` / ``rows.M_*`` columns
+    marks: dict[str, str | None] = field(default_factory=dict)  # each space's index mark (``rows.unkey``)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, kind: str, row: Sequence[Any], kw: float = 0.0, cos: float | None = None,
+            both: bool = False) -> None:
+        self.kinds.append(kind)
+        self.ids.append(row[0])
+        self.kw.append(kw)
+        self.cos.append(cos)
+        self.both.append(both)
+        self.rows.append(row)
+
+    def add_item(self, item: Episode | Memory, kw: float = 0.0, cos: float | None = None,
+                 both: bool = False) -> None:
+        """Add a hand-made candidate (its words are worked out from its text)."""
+        self.add("e" if isinstance(item, Episode) else "m", item_row(item), kw, cos, both)
+
+    def text(self, j: int) -> str:
+        return self.rows[j][E_CONTENT if self.kinds[j] == "e" else M_TEXT]  # type: ignore[no-any-return]
+
+    def item(self, j: int) -> Episode | Memory:
+        """Candidate ``j`` as the model's object (a memory's ``sources`` left empty)."""
+        return episode_row(self.rows[j]) if self.kinds[j] == "e" else memory_row(self.rows[j], [])
+
+
+def item_row(item: Episode | Memory) -> tuple[Any, ...]:
+    """The candidate row of an item (words None: the features tokenise its text)."""
+    if isinstance(item, Episode):
+        t = item.time
+        return (item.id, ts(t), tz_minutes(t) if t else 0, item.space, item.seq or 0, item.section or 0,
+                item.source, item.actor, item.actor_name, item.kind, item.content,
+                json.dumps(item.meta, ensure_ascii=False), None, -1)
+    return (item.id, item.id, item.kind, item.text, item.scope, json.dumps(list(item.subjects)),
+            item.importance, item.strength, ts(item.last_recalled), ts(item.created_at),
+            ts(item.valid_from), ts(item.valid_to), item.status, item.supersedes, None)
 
 
 async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec: np.ndarray | None,
-                 vis: Visibility, s: RecallSettings, include_archived: bool) -> list[Candidate]:
+                 vis: Visibility, s: RecallSettings, include_archived: bool) -> Pool:
     """The candidate pool: keyword hits, vector hits, and the neighbours of the best of each."""
     qw = query_words(query)
-    pool: dict[tuple[str, int], Candidate] = {}
-
-    def cand(kind: str, i: int) -> Candidate:
-        return pool.setdefault((kind, i), Candidate(kind, i))
-
+    found: dict[tuple[str, int], list[Any]] = {}  # (kind, id) -> [kw, cos, routes: 1 keyword | 2 vector]
     for i, bm in await store.keyword_episodes(qw, vis, s.pool):
-        c = cand("e", i)
-        c.kw, c.via = bm, c.via | {"kw"}
+        found[("e", i)] = [bm, None, 1]
     for i, bm in await store.keyword_memories(qw, vis, s.pool, include_archived):
-        c = cand("m", i)
-        c.kw, c.via = bm, c.via | {"kw"}
+        found[("m", i)] = [bm, None, 1]
     if qvec is not None and index is not None:
         for kind, i, sim in index.search(qvec, vis, s.pool, include_archived):
-            c = cand(kind, i)
-            c.cos, c.via = sim, c.via | {"vec"}
-    await _load(store, pool)
-    seeds = [c for c in best(pool.values(), "kw", s.seeds) + best(pool.values(), "cos", s.seeds)
-             if isinstance(c.item, Episode)]
-    seed_eps = {c.id: c.item for c in seeds if isinstance(c.item, Episode)}
-    for i, (ep, ws) in (await store.neighbours(seed_eps.values(), s.radius)).items():
-        c = cand("e", i)
-        if c.item is None:
-            c.item, c.words = ep, index_word_set(ep, ws)
-        c.via = c.via | {"near"}
+            f = found.setdefault((kind, i), [0.0, None, 0])
+            f[1], f[2] = sim, f[2] | 2
+    seeds = [i for k, i in _best(found, 0, s.seeds) + _best(found, 1, s.seeds) if k == "e"]
+    rows = await _rows(store, found, list(dict.fromkeys(seeds)), s.radius)
+    seen = _visible(vis, rows, include_archived)
+    keep = [(key, v, rows[key]) for key, v in found.items() if key in seen]
+    pool = Pool([key[0] for key, _, _ in keep], [key[1] for key, _, _ in keep], [v[0] for _, v, _ in keep],
+                [v[1] for _, v, _ in keep], [v[2] == 3 for _, v, _ in keep], [row for _, _, row in keep],
+                {sp: store.index_mark(sp) for sp in {row[E_SPACE] for k, _, row in keep if k[0] == "e"}})
     if qvec is not None and index is not None:
-        todo = [c for c in pool.values() if c.cos is None]
-        for c, cos in zip(todo, index.similarities([(c.kind, c.id) for c in todo], qvec)):
-            c.cos = cos
-    return [c for c in pool.values() if c.item is not None and _visible(vis, c.item, include_archived)]
+        todo = [j for j, c in enumerate(pool.cos) if c is None]
+        for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
+            pool.cos[j] = cos
+    return pool
 
 
-def best(cands: object, attr: str, n: int) -> list[Candidate]:
-    have = [c for c in cands if getattr(c, attr) is not None and getattr(c, attr) > 0]  # type: ignore[attr-defined]
-    return sorted(have, key=lambda c: -getattr(c, attr))[:n]
+async def _rows(store: SQLiteStore, found: dict[tuple[str, int], list[Any]], seeds: list[int], radius: int
+                ) -> dict[tuple[str, int], Sequence[Any]]:
+    """The candidates' rows, and the seeds' neighbours' (added to ``found`` in the order they come)."""
+    rows: dict[tuple[str, int], Sequence[Any]] = {}
+    for r in await store.candidate_episodes([i for k, i in found if k == "e"], seeds, radius):
+        key = ("e", r[0])
+        rows[key] = r
+        if key not in found:
+            found[key] = [0.0, None, 0]
+    for r in await store.candidate_memories([i for k, i in found if k == "m"]):
+        rows[("m", r[0])] = r
+    return rows
 
 
-async def _load(store: SQLiteStore, pool: dict[tuple[str, int], Candidate]) -> None:
-    eps = await store.episodes_and_words([i for (k, i) in pool if k == "e"])
-    # Sources are read for the memories recall returns (``with_sources``), not for every candidate.
-    mems = await store.memories_and_words([i for (k, i) in pool if k == "m"])
-    for (k, i), c in pool.items():
-        if k == "e":
-            ep, ws = eps.get(i, (None, []))
-            c.item, c.words = ep, index_word_set(ep, ws) if ep else None
-        elif i in mems:
-            c.item, mws = mems[i]
-            c.words = None if mws is None else frozenset(mws)
+def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:
+    """The ``n`` candidates with the highest positive score ``at`` (ties in pool order)."""
+    have = [(key, v[at]) for key, v in found.items() if v[at] is not None and v[at] > 0]
+    return [key for key, _ in sorted(have, key=lambda kv: -kv[1])[:n]]
 
 
 async def with_sources(store: SQLiteStore, hits: list[Hit]) -> list[Hit]:
@@ -105,20 +136,20 @@ async def with_sources(store: SQLiteStore, hits: list[Hit]) -> list[Hit]:
     return [replace(h, item=found.get(h.id, h.item)) if h.kind == "memory" else h for h in hits]
 
 
-def index_word_set(ep: Episode, ws: list[str]) -> frozenset[str] | None:
-    """An episode's words as the keyword index holds them (tokenising ~200 texts again took ~20 ms).
-
-    The index holds the text's words, the speaker's, then the month and year (2 words); None when
-    they do not look like that, and the features tokenise the text themselves.
-    """
-    t = aware(ep.time)
-    if len(ws) >= 2 and ws[-1] == str(t.year) and ws[-2] == MONTH_WORDS[t.month - 1]:
-        return frozenset(ws[:-2])
-    return None
-
-
-def _visible(vis: Visibility, item: Episode | Memory, include_archived: bool) -> bool:
-    if isinstance(item, Episode):
-        return vis.sees_episode(item.space)
-    ok_status = item.status == "active" or (include_archived and item.status == "archived")
-    return ok_status and vis.sees_memory(item.scope)
+def _visible(vis: Visibility, rows: dict[tuple[str, int], Sequence[Any]], include_archived: bool
+             ) -> set[tuple[str, int]]:
+    """The keys of the rows the audience may see (each episode's space asked once)."""
+    spaces: dict[str, bool] = {}
+    out = set()
+    for key, r in rows.items():
+        if key[0] == "e":
+            ok = spaces.get(r[E_SPACE])
+            if ok is None:
+                ok = spaces[r[E_SPACE]] = vis.sees_episode(r[E_SPACE])
+        else:
+            status = r[M_STATUS]
+            live = status == "active" or (include_archived and status == "archived")
+            ok = live and vis.sees_memory(r[M_SCOPE])
+        if ok:
+            out.add(key)
+    return out

@@ -72,12 +72,36 @@ def unkeyed(words: str) -> str:
 WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
 
 
+def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> tuple[str, list[Any]]:
+    """SQL and values for ``SQLiteStore.candidate_episodes``: the episodes ``ids`` (tag -1), then
+    those within ``radius`` places of each seed in its section (tag: the seed's position)."""
+    ins, vals = in_list(ids)
+    sql = (f"SELECT e.*, f.c0, -1 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
+           f" WHERE e.id IN {ins}")
+    if not seeds:
+        return sql, vals
+    near = ",".join(["(?,?)"] * len(seeds))
+    sql = (f"WITH s(i, id) AS (VALUES {near}) {sql} UNION ALL SELECT e.*, f.c0, s.i FROM s"
+           " JOIN episodes p ON p.id = s.id JOIN episodes e ON e.space = p.space"
+           " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
+           " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
+    return sql, [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
+
+
 def plain_words(index_words: str | None, key: int | None) -> list[str]:
     """The plain words of an episode in the space of ``key`` from its index tokens."""
     if not index_words:
         return []
     plain = unkeyed(index_words) if key is None else index_words.replace(f"{KEY_MARK}{key}", "")
     return plain.split(" ")
+
+
+def unkey(index_words: str | None, mark: str | None) -> str | None:
+    """An episode's plain index words (space-separated) from its tokens; ``mark``: its space's
+    (``SQLiteStore.index_mark``), None when unknown."""
+    if not index_words:
+        return index_words
+    return unkeyed(index_words) if mark is None else index_words.replace(mark, "")
 
 
 def memory_words(m: Memory) -> str:
@@ -92,6 +116,15 @@ async def fetch_rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = (
 def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
         yield ids[i : i + n]
+
+
+# Recall's candidate rows (``SQLiteStore.candidate_episodes`` / ``candidate_memories``): the stored
+# columns (as ``episode_row`` / ``memory_row`` read them), then the keyword-index words (episodes':
+# keyed, see ``unkey``; None for a memory outside the index), then, for episodes, a tag.
+E_TIME, E_TZ, E_SPACE, E_SEQ, E_SECTION, E_NAME, E_KIND = 1, 2, 3, 4, 5, 8, 9
+E_CONTENT, E_META, E_WORDS = 10, 11, 12
+M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM = 3, 4, 6, 7, 9, 10
+M_STATUS, M_WORDS = 12, 14
 
 
 def episode_row(r: Sequence[Any]) -> Episode:

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,6 +25,7 @@ from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
 from .rows import (
     WITH_WORDS,
+    candidates_query,
     chunks,
     dt,
     episode_row,
@@ -37,6 +38,7 @@ from .rows import (
     plain_words,
     ts,
     tz_minutes,
+    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
@@ -196,21 +198,21 @@ class SQLiteStore:
                 out[row[0]] = episode_row(row), plain_words(row[-1], self._space_key(row[3]))
         return out
 
-    async def neighbours(self, episodes: Iterable[Episode], radius: int
-                         ) -> dict[int, tuple[Episode, list[str]]]:
-        """Episodes (with their index words) within ``radius`` places of each given one, same section."""
-        seeds = list(dict.fromkeys((ep.space, ep.seq, ep.section) for ep in episodes))
-        if not seeds:
-            return {}
-        # One query for all seeds (each trip to the reader thread costs more than the lookup),
-        # ordered as one query per seed would return them.
-        args = [v for i, (sp, seq, sec) in enumerate(seeds)
-                for v in (i, sp, seq - radius, seq + radius, sec)]  # type: ignore[operator]
-        rows = await self._read("WITH s(i, space, lo, hi, section) AS (VALUES "
-                                + ",".join(["(?,?,?,?,?)"] * len(seeds)) + ") " + WITH_WORDS +
-                                " JOIN s ON e.space = s.space AND e.seq BETWEEN s.lo AND s.hi"
-                                " AND e.section = s.section ORDER BY s.i, e.seq", args)
-        return {row[0]: (episode_row(row), plain_words(row[-1], self._space_key(row[3]))) for row in rows}
+    async def candidate_episodes(self, ids: Sequence[int], seeds: Sequence[int], radius: int) -> list[Any]:
+        """Rows (``rows.E_*``) of the episodes ``ids`` and of those near the episodes ``seeds``.
+
+        Near: within ``radius`` places in the same section. The episodes ``ids`` come first (tag
+        -1), then each seed's neighbours (tag: the seed's position) in order of place.
+        """
+        if not ids and not seeds:
+            return []
+        sql, vals = candidates_query(ids, seeds, radius)  # one statement: each costs more than its lookups
+        return await self._read(sql, vals)
+
+    def index_mark(self, space: str) -> str | None:
+        """What the index words of episodes in ``space`` end with (``rows.unkey``); None: unknown space."""
+        key = self._space_key(space)
+        return None if key is None else f"{KEY_MARK}{key}"
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -275,16 +277,15 @@ class SQLiteStore:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out
 
-    async def memories_and_words(self, ids: Sequence[int]) -> dict[int, tuple[Memory, list[str] | None]]:
-        """Memories by id (``sources`` left empty), each with its keyword-index words if it has any."""
-        out: dict[int, tuple[Memory, list[str] | None]] = {}
-        for chunk in chunks(list(ids)):
-            sql, vals = in_list(chunk)
-            for row in await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
-                                        f" ON f.id = m.id WHERE m.id IN {sql}", vals):
-                words = None if row[-1] is None else row[-1].split(" ") if row[-1] else []
-                out[row[0]] = memory_row(row, []), words
-        return out
+    async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
+        """Rows (``rows.M_*``) of the memories ``ids``, each with its keyword-index words or None."""
+        if not ids:
+            return []
+        ins, vals = in_list(ids)
+        rows = await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
+                                f" ON f.id = m.id WHERE m.id IN {ins}", vals)
+        # should the memory index ever key its words (as the episode index does), unkey them
+        return [(*r[:14], unkeyed(r[14])) if r[14] and KEY_MARK in r[14] else r for r in rows]
 
     async def versions(self, memory_id: int) -> list[int]:
         """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""

@@ -10,23 +10,30 @@ import numpy as np
 from astrbot_plugin_engram.memory import Episode, FeatureRanker, LinearRanker, Memory, RecallSettings
 from astrbot_plugin_engram.memory.features import COLUMNS, featurize, rank
 from astrbot_plugin_engram.memory.ranker import FEATURES
-from astrbot_plugin_engram.memory.recall import Candidate
+from astrbot_plugin_engram.memory.recall import Pool
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
 
 
 def turn(seq: int, text: str, kw: float = 0.0, section: int = 1, space: str = "g", who: str = "Ann",
-         when: datetime | None = None) -> Candidate:
+         when: datetime | None = None) -> tuple[Episode, float]:
     ep = Episode(space=space, content=text, actor=who.lower(), actor_name=who, id=seq, seq=seq,
                  section=section, time=when or T0 + timedelta(minutes=seq))
-    return Candidate("e", seq, ep, kw=kw, via={"kw"} if kw else {"near"})
+    return ep, kw
 
 
-def features(cands: list[Candidate], query: str) -> dict[int, dict[str, float]]:
+def pool_of(items: list[tuple[Episode | Memory, float]]) -> Pool:
+    pool = Pool()
+    for item, kw in items:
+        pool.add_item(item, kw=kw)
+    return pool
+
+
+def features(items: list[tuple[Episode | Memory, float]], query: str) -> dict[int, dict[str, float]]:
     """Every candidate's features, by id."""
-    feats = featurize(cands, query, NOW, RecallSettings())
-    return {h.id: h.features for h in rank(feats, FeatureRanker("kw"), len(cands))}
+    feats = featurize(pool_of(items), query, NOW, RecallSettings())
+    return {h.id: h.features for h in rank(feats, FeatureRanker("kw"), len(items))}
 
 
 def test_a_question_turn_lends_its_match_to_the_answer_after_it() -> None:
@@ -92,7 +99,7 @@ def test_speaker_named_length_and_recency() -> None:
 def test_memories_get_their_own_bookkeeping_features() -> None:
     mem = Memory(text="Ann keeps bees", scope="public", strength=3.0, importance=0.9, id=7,
                  created_at=(NOW - timedelta(days=30)).replace(tzinfo=None))  # naive: taken as UTC
-    pool = [turn(1, "Ann talked about bees.", kw=1.0), Candidate("m", 7, mem, kw=2.0, via={"kw"})]
+    pool = [turn(1, "Ann talked about bees.", kw=1.0), (mem, 2.0)]
     f = features(pool, "Ann bees")
     m = f[7]
     assert m["is_memory"] == 1.0 and m["strength"] == 1.0 and m["importance"] == 0.9
@@ -103,11 +110,11 @@ def test_memories_get_their_own_bookkeeping_features() -> None:
 
 def test_hits_carry_every_feature_and_ties_keep_pool_order() -> None:
     pool = [turn(i, f"line {i}") for i in range(1, 8)]
-    feats = featurize(pool, "nothing matches", NOW, RecallSettings())
+    feats = featurize(pool_of(pool), "nothing matches", NOW, RecallSettings())
     hits = rank(feats, FeatureRanker("has_date"), 4)  # every score 0: a tie
     assert [h.id for h in hits] == [1, 2, 3, 4]
     assert all(list(h.features) == list(COLUMNS) and set(h.features) == set(FEATURES) for h in hits)
-    assert rank(featurize([], "q", NOW, RecallSettings()), LinearRanker(), 5) == []
+    assert rank(featurize(Pool(), "q", NOW, RecallSettings()), LinearRanker(), 5) == []
 
 
 class DictOnlyRanker:
@@ -123,7 +130,7 @@ class DictOnlyRanker:
 def test_a_ranker_with_only_score_ranks_as_the_column_path_does() -> None:
     lines = [("Where is the lake?", 1.0), ("North of town.", 0.0), ("We swam there.", 0.5), ("Cold!", 0.2)]
     pool = [turn(i, t, kw=k) for i, (t, k) in enumerate(lines, 1)]
-    feats = featurize(pool, "lake swim", NOW, RecallSettings())
+    feats = featurize(pool_of(pool), "lake swim", NOW, RecallSettings())
     weights = {"kw": 0.7, "after_question": 2.0, "length": -0.3, "nb2": 1.1}
     by_columns, by_rows = rank(feats, LinearRanker(weights), 4), rank(feats, DictOnlyRanker(weights), 4)
     assert [(h.id, h.score) for h in by_columns] == [(h.id, h.score) for h in by_rows]

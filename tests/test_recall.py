@@ -13,9 +13,8 @@ from astrbot_plugin_engram.memory import (
     Memory,
     space_scope,
 )
-from astrbot_plugin_engram.memory import recall as recall_module
+from astrbot_plugin_engram.memory import features as features_module
 from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
-from astrbot_plugin_engram.memory.recall import index_word_set
 
 SPACE = "qq:group:1"
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
@@ -149,21 +148,22 @@ async def test_coverage_from_the_index_words_equals_tokenising_again(keyword_eng
              "Yes, we hiked near the lake with Ann"]
     await chat(keyword_engram, lines, start=datetime(2024, 12, 1, 2, 0, tzinfo=tz8))
     q, now = "hiking 西湖 Ann Hangzhou December", datetime(2025, 2, 1, tzinfo=timezone.utc)
-    got: list[frozenset[str] | None] = []
+    tokenised: list[str] = []
+    word_set = features_module.word_set
 
-    def spy(ep: Episode, ws: list[str]) -> frozenset[str] | None:
-        got.append(out := index_word_set(ep, ws))
-        return out
+    def spy(text: str) -> frozenset[str]:
+        tokenised.append(text)
+        return word_set(text)
 
-    monkeypatch.setattr(recall_module, "index_word_set", spy)
+    monkeypatch.setattr(features_module, "word_set", spy)
     hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
     seen = [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in hits]
-    assert len(got) >= len(hits) and all(w is not None for w in got)
+    assert tokenised == []  # every episode's words came from the index
 
-    monkeypatch.setattr(recall_module, "index_word_set", lambda ep, ws: None)  # tokenise again
+    monkeypatch.setattr(features_module, "_date_end", lambda month, mark: " no such end")  # tokenise again
     again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
     assert [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in again] == seen
-    assert any(c > 0 for _, c, _, _ in seen)
+    assert len(tokenised) >= len(hits) and any(c > 0 for _, c, _, _ in seen)
 
 
 async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) -> None:
@@ -182,12 +182,12 @@ async def test_memories_words_from_the_index_equal_tokenising_again(keyword_engr
         await keyword_engram.add_memory(Memory(text, "public"))
     q, now = "Ann cat 咪咪 晒太阳 hiking", datetime(2025, 2, 1, tzinfo=timezone.utc)
     hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
-    store, read = keyword_engram.store, keyword_engram.store.memories_and_words
+    store, read = keyword_engram.store, keyword_engram.store.candidate_memories
 
-    async def without_words(ids: list[int]) -> dict:
-        return {i: (m, None) for i, (m, _) in (await read(ids)).items()}
+    async def without_words(ids: list[int]) -> list:
+        return [(*r[:-1], None) for r in await read(ids)]
 
-    monkeypatch.setattr(store, "memories_and_words", without_words)  # features tokenise the texts
+    monkeypatch.setattr(store, "candidate_memories", without_words)  # features tokenise the texts
     again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
     assert [(h.id, h.features, h.score) for h in again] == [(h.id, h.features, h.score) for h in hits]
     assert any(h.kind == "memory" and h.features["cov"] > 0 for h in hits)
