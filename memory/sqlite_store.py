@@ -24,6 +24,7 @@ from .errors import StoreError, UnknownIdError
 from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
 from .rows import (
+    KEY_MARK,
     WITH_WORDS,
     candidates_query,
     chunks,
@@ -38,7 +39,6 @@ from .rows import (
     plain_words,
     ts,
     tz_minutes,
-    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
@@ -282,10 +282,8 @@ class SQLiteStore:
         if not ids:
             return []
         ins, vals = in_list(ids)
-        rows = await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
+        return await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
                                 f" ON f.id = m.id WHERE m.id IN {ins}", vals)
-        # should the memory index ever key its words (as the episode index does), unkey them
-        return [(*r[:14], unkeyed(r[14])) if r[14] and KEY_MARK in r[14] else r for r in rows]
 
     async def versions(self, memory_id: int) -> list[int]:
         """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
