@@ -1,0 +1,158 @@
+"""The vector index answers exactly what a full scan of the visible, live vectors would."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from astrbot_plugin_engram.memory.projection import Projector
+from astrbot_plugin_engram.memory.scopes import Visibility
+from astrbot_plugin_engram.memory.vectors import VectorIndex, normalise
+
+DIM = 32
+EVERYTHING = Visibility(None, None)
+
+
+def chat(space: str, *scopes: str) -> Visibility:
+    return Visibility(frozenset(scopes), frozenset({space}))
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    return normalise(rng.standard_normal((n, dim)).astype(np.float32))
+
+
+def brute(rows: dict[tuple[str, int], tuple[str, np.ndarray, str]], q: np.ndarray, vis: Visibility,
+          k: int, include_archived: bool = False) -> list[tuple[str, int]]:
+    """The top ``k`` (kind, id) by a plain scan over every visible live row."""
+    ok = ("active", "archived") if include_archived else ("active",)
+    sims = {key: float(vec @ normalise(q)) for key, (group, vec, status) in rows.items()
+            if status in ok and (vis.sees_episode(group) if key[0] == "e" else vis.sees_memory(group))}
+    return sorted(sims, key=lambda key: -sims[key])[:k]
+
+
+@pytest.fixture
+def filled() -> tuple[VectorIndex, dict[tuple[str, int], tuple[str, np.ndarray, str]]]:
+    rng = np.random.default_rng(3)
+    index, rows = VectorIndex("test"), {}
+    for kind, groups, first in (("e", ["a", "b", "c"], 1), ("m", ["public", "space:a", "owner"], 1000)):
+        for g, group in enumerate(groups):
+            ids = list(range(first + 300 * g, first + 300 * g + 200))
+            vecs = unit(rng, len(ids))
+            statuses = [("superseded", "archived", "active", "active")[i % 4] if kind == "m" else "active"
+                        for i in ids]
+            index.add(kind, group, ids, vecs, statuses)
+            rows.update({(kind, i): (group, v, s) for i, v, s in zip(ids, vecs, statuses)})
+    return index, rows
+
+
+def test_search_equals_a_full_scan_of_what_the_audience_sees(filled) -> None:
+    index, rows = filled
+    rng = np.random.default_rng(4)
+    for vis in (chat("a", "public", "space:a"), chat("b", "public"), EVERYTHING, chat("nowhere")):
+        for q in unit(rng, 20):
+            for archived in (False, True):
+                got = index.search(q, vis, 10, archived)
+                assert [(kind, i) for kind, i, _ in got] == brute(rows, q, vis, 10, archived)
+                want = [rows[(k, i)][1] @ q for k, i, _ in got]
+                assert [s for *_, s in got] == pytest.approx(want, abs=1e-6)
+
+
+def test_a_superseded_memory_is_no_longer_found_and_an_archived_one_only_when_asked(filled) -> None:
+    index, rows = filled
+    group, vec, _ = rows[("m", 1002)]
+    assert index.search(vec, EVERYTHING, 1)[0][:2] == ("m", 1002)
+    index.set_status("m", 1002, "archived")
+    assert index.search(vec, EVERYTHING, 1)[0][:2] != ("m", 1002)
+    assert index.search(vec, EVERYTHING, 1, include_archived=True)[0][:2] == ("m", 1002)
+    index.set_status("m", 1002, "superseded")
+    assert ("m", 1002) not in [(k, i) for k, i, _ in index.search(vec, EVERYTHING, 50, True)]
+
+
+def test_a_moved_memory_is_found_only_under_its_new_scope(filled) -> None:
+    index, rows = filled
+    vec = rows[("m", 1602)][1]  # active, scope owner
+    index.move(1602, "space:b")
+    assert index.search(vec, chat("b", "space:b"), 1)[0][:2] == ("m", 1602)
+    assert ("m", 1602) not in [(k, i) for k, i, _ in index.search(vec, chat("x", "owner"), 50)]
+    assert len(index) == len(rows)
+
+
+def test_similarities_are_the_cosines_in_the_order_asked_and_none_without_a_vector(filled) -> None:
+    index, rows = filled
+    q = unit(np.random.default_rng(5), 1)[0] * 3  # not normalised: cosines all the same
+    items = [("m", 1603), ("e", 5), ("e", 99999), ("m", 5), ("e", 305), ("m", -1)]
+    got = index.similarities(items, q)
+    want = [float(rows[it][1] @ normalise(q)) if it in rows else None for it in items]
+    assert got[2:4] == [None, None] and got[5] is None
+    assert got == pytest.approx(want, abs=1e-6)
+    assert index.similarity("e", 5, q) == got[1]
+
+
+def test_an_id_added_twice_keeps_its_first_vector() -> None:
+    index = VectorIndex("test")
+    a, b = np.eye(DIM, dtype=np.float32)[:2]
+    index.add("e", "s", [7, 7], np.stack([a, b]), ["active", "active"])
+    index.add("e", "s", [7], b[None, :], ["active"])
+    assert len(index) == 1
+    assert index.similarities([("e", 7)], a) == [pytest.approx(1.0)]
+
+
+def structured(rng: np.random.Generator, n: int, rank: int = 8) -> np.ndarray:
+    """Unit vectors that vary mostly in a few directions, as sentence embeddings do."""
+    basis = unit(rng, rank)
+    return normalise(rng.standard_normal((n, rank)).astype(np.float32) @ basis
+                     + 0.02 * rng.standard_normal((n, DIM)).astype(np.float32) + 0.5)
+
+
+def projected_index(rows: np.ndarray, extra: int = 40) -> VectorIndex:
+    index = VectorIndex("test", DIM)
+    index.projector = Projector(dims=12, extra=extra, min_rows=200)
+    index.add("e", "s", list(range(1, len(rows) + 1)), rows, ["active"] * len(rows))
+    return index
+
+
+def test_the_projection_turns_itself_on_for_structured_vectors_and_keeps_the_exact_top() -> None:
+    rng = np.random.default_rng(6)
+    rows = structured(rng, 2000)
+    index, vis = projected_index(rows), chat("s")
+    plain = VectorIndex("test", DIM)
+    plain.add("e", "s", list(range(1, len(rows) + 1)), rows, ["active"] * len(rows))
+    plain.projector = Projector(min_rows=10**9)
+    queries = structured(rng, 200)
+    same = sum(index.search(q, vis, 10) == plain.search(q, vis, 10) for q in queries)
+    assert index.projector.on and index.projector.audits < len(queries)
+    assert same >= 0.97 * len(queries)
+
+
+def test_the_projection_stays_off_for_random_vectors() -> None:
+    rng = np.random.default_rng(7)
+    index = projected_index(unit(rng, 2000))
+    index.search(unit(rng, 1)[0], chat("s"), 10)
+    assert index.projector.tried_at and not index.projector.on
+
+
+def test_rows_added_after_the_fit_are_found_and_dead_ones_skipped() -> None:
+    rng = np.random.default_rng(8)
+    index = projected_index(structured(rng, 2000))
+    q = structured(rng, 1)[0]
+    index.search(q, chat("s"), 10)
+    assert index.projector.on
+    index.add("e", "s", [5000], q[None, :], ["active"])
+    index.projector.audits = 10**6  # past the warm-up: this answer comes from the projection
+    assert index.search(q, chat("s"), 1)[0][:2] == ("e", 5000)
+    index.set_status("e", 5000, "superseded")
+    assert index.search(q, chat("s"), 1)[0][1] != 5000
+
+
+def test_the_audit_turns_the_projection_off_when_it_misses() -> None:
+    rng = np.random.default_rng(9)
+    index = projected_index(structured(rng, 2000), extra=5)
+    index.search(structured(rng, 1)[0], chat("s"), 10)
+    assert index.projector.on
+    # rows that differ only where the projection does not look, and questions aimed there
+    off = unit(rng, 1500)
+    off -= (off @ index.projector.comps.T) @ index.projector.comps
+    index.add("e", "s", list(range(10000, 11500)), off, ["active"] * 1500)
+    for q in off[:40]:
+        index.search(q, chat("s"), 10)
+    assert not index.projector.on
