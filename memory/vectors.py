@@ -235,7 +235,7 @@ class VectorIndex:
         at, sims = _best(block, q, k, include_archived, rows)
         if rows is not None and self.projector.audit_due():
             exact, sims_exact = _best(block, q, k, include_archived, None)
-            self.projector.record(exact, at)
+            self.projector.record(sims_exact, sims)
             at, sims = exact, sims_exact
         return block.ids[at], sims
 

@@ -104,9 +104,9 @@ def structured(rng: np.random.Generator, n: int, rank: int = 8) -> np.ndarray:
                      + 0.02 * rng.standard_normal((n, DIM)).astype(np.float32) + 0.5)
 
 
-def projected_index(rows: np.ndarray, extra: int = 40) -> VectorIndex:
+def projected_index(rows: np.ndarray, z: float = 5.0) -> VectorIndex:
     index = VectorIndex("test", DIM)
-    index.projector = Projector(dims=12, extra=extra, min_rows=200)
+    index.projector = Projector(dims=12, extra=40, z=z, min_rows=200)
     index.add("e", "s", list(range(1, len(rows) + 1)), rows, ["active"] * len(rows))
     return index
 
@@ -146,7 +146,7 @@ def test_rows_added_after_the_fit_are_found_and_dead_ones_skipped() -> None:
 
 def test_the_audit_turns_the_projection_off_when_it_misses() -> None:
     rng = np.random.default_rng(9)
-    index = projected_index(structured(rng, 2000), extra=5)
+    index = projected_index(structured(rng, 2000), z=0.0)
     index.search(structured(rng, 1)[0], chat("s"), 10)
     assert index.projector.on
     # rows that differ only where the projection does not look, and questions aimed there
