@@ -81,10 +81,14 @@ class _Locator:
         return None
 
     def known(self, items: np.ndarray) -> np.ndarray:
-        inside = (items >= 0) & (items < len(self.block))
-        out = np.zeros(len(items), bool)
-        out[inside] = self.block[items[inside]] >= 0
-        return out
+        return self.find(items)[0] >= 0
+
+    def find(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Block numbers (-1: no vector) and rows of ``items``."""
+        inside = np.flatnonzero((items >= 0) & (items < len(self.block)))
+        blocks, rows = np.full(len(items), -1, np.int64), np.zeros(len(items), np.int64)
+        blocks[inside], rows[inside] = self.block[items[inside]], self.row[items[inside]]
+        return blocks, rows
 
     def put(self, items: np.ndarray, block: int, rows: np.ndarray) -> None:
         top = int(items.max()) + 1 if len(items) else 0
@@ -105,6 +109,8 @@ class VectorIndex:
         self._blocks: list[_Block] = []
         self._number: dict[tuple[str, str], int] = {}  # (kind, group) -> index into _blocks
         self._loc = {"e": _Locator(), "m": _Locator()}
+        self._recent = _Recent(np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                               np.zeros(0, np.float32))
 
     def __len__(self) -> int:
         return self._loc["e"].size + self._loc["m"].size
@@ -182,16 +188,26 @@ class VectorIndex:
         out = np.full(len(items), np.nan)
         for kind, loc in self._loc.items():
             at = np.array([n for n, it in enumerate(items) if it[0] == kind], np.int64)
-            if not len(at) or not len(loc.block):
-                continue
-            ids = np.array([items[n][1] for n in at.tolist()], np.int64)
-            ok = (ids >= 0) & (ids < len(loc.block))
-            at, ids = at[ok], ids[ok]
-            blocks = loc.block[ids]
-            for b in np.unique(blocks[blocks >= 0]).tolist():
-                sel = blocks == b
-                out[at[sel]] = np.einsum("ij,j->i", self._blocks[b].mat[loc.row[ids[sel]]], q)
+            if len(at):
+                blocks, rows = loc.find(np.array([items[n][1] for n in at.tolist()], np.int64))
+                have = blocks >= 0
+                out[at[have]] = self._cosines(blocks[have], rows[have], q)
         return [None if s != s else s for s in out.tolist()]  # NaN: no vector
+
+    def _cosines(self, blocks: np.ndarray, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Cosines of rows: looked up where the last search scanned them with ``q``, else computed."""
+        out = np.zeros(len(rows), np.float32)
+        seen = np.zeros(len(rows), bool)
+        if len(rows) and np.array_equal(self._recent.query, q):
+            start = np.full(len(rows), -1, np.int64)
+            old = np.flatnonzero(blocks < len(self._recent.start))  # blocks made since: not scanned
+            start[old] = self._recent.start[blocks[old]]
+            seen[old] = (start[old] >= 0) & (rows[old] < self._recent.size[blocks[old]])
+            out[seen] = self._recent.sims[start[seen] + rows[seen]]
+        for b in np.unique(blocks[~seen]).tolist():
+            sel = ~seen & (blocks == b)
+            out[sel] = np.einsum("ij,j->i", self._blocks[b].mat[rows[sel]], q)
+        return out
 
     def search(self, query: np.ndarray, vis: Visibility, k: int, include_archived: bool = False
                ) -> list[tuple[str, int, float]]:
@@ -199,33 +215,56 @@ class VectorIndex:
         if self.dim is None or query.shape[-1] != self.dim or k <= 0:
             return []
         q = normalise(query.reshape(-1))
-        blocks = list(self._visible(vis))
-        found = [_best(b, q, k, include_archived) for b in blocks]
+        blocks = {b: self._blocks[b] for b in self._visible(vis)}
+        # einsum, not BLAS: a threaded gemv waits on its other threads when the machine is busy
+        # (1,600 x 384: 3 ms instead of 0.5 ms under load), and one thread suffices here.
+        sims_of = {b: np.einsum("ij,j->i", block.mat[: block.n], q) for b, block in blocks.items()}
+        self._recent = _Recent.of(q, sims_of, len(self._blocks))
+        found = [_best(blocks[b], sims, k, include_archived) for b, sims in sims_of.items()]
         if not found:
             return []
         ids = np.concatenate([f[0] for f in found])
         sims = np.concatenate([f[1] for f in found])
-        kinds = [b.kind for b, f in zip(blocks, found) for _ in range(len(f[0]))]
+        kinds = [block.kind for block, f in zip(blocks.values(), found) for _ in range(len(f[0]))]
         top = _top(sims, k).tolist()
         return [(kinds[t], i, s) for t, i, s in zip(top, ids[top].tolist(), sims[top].tolist())]
 
-    def _visible(self, vis: Visibility) -> Iterator[_Block]:
-        """The non-empty blocks ``vis`` may see, looked up by name (not a filter over all blocks)."""
+    def _visible(self, vis: Visibility) -> Iterator[int]:
+        """Numbers of the non-empty blocks ``vis`` may see, looked up by name (not by a filter)."""
         for kind, groups in (("e", vis.episode_spaces), ("m", vis.memory_scopes)):
             if groups is None:
-                yield from (b for b in self._blocks if b.kind == kind and b.n)
+                yield from (b for b, block in enumerate(self._blocks) if block.kind == kind and block.n)
                 continue
             for g in sorted(groups):
                 b = self._number.get((kind, g))
                 if b is not None and self._blocks[b].n:
-                    yield self._blocks[b]
+                    yield b
 
 
-def _best(block: _Block, q: np.ndarray, k: int, include_archived: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Ids and cosines of the ``k`` best visible rows of one block, best first."""
-    # einsum, not BLAS: a threaded gemv waits on its other threads when the machine is busy
-    # (1,600 x 384: 3 ms instead of 0.5 ms under load), and one thread suffices here.
-    sims = np.einsum("ij,j->i", block.mat[: block.n], q)
+@dataclass
+class _Recent:
+    """The last search's query and the cosines of every row it scanned (``sims``, block after
+    block): recall asks its other candidates' cosines with the same query next, and looking them
+    up costs less than gathering their rows again.
+    """
+
+    query: np.ndarray
+    start: np.ndarray  # per block number: where its cosines begin in ``sims``, -1 if not scanned
+    size: np.ndarray  # per block number: how many rows were scanned
+    sims: np.ndarray
+
+    @classmethod
+    def of(cls, query: np.ndarray, sims_of: dict[int, np.ndarray], blocks: int) -> _Recent:
+        start, size = np.full(blocks, -1, np.int64), np.zeros(blocks, np.int64)
+        at = 0
+        for b, sims in sims_of.items():
+            start[b], size[b], at = at, len(sims), at + len(sims)
+        flat = np.concatenate(list(sims_of.values())) if sims_of else np.zeros(0, np.float32)
+        return cls(query, start, size, flat)
+
+
+def _best(block: _Block, sims: np.ndarray, k: int, include_archived: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Ids and cosines of the ``k`` best visible rows of one block (``sims``: all its cosines)."""
     skip = block.hidden(include_archived)
     if skip * 4 > block.n:  # many hidden rows: mask them before ranking
         sims = np.where(_shown(block.live[: block.n], include_archived), sims, -np.inf)

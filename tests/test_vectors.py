@@ -95,3 +95,18 @@ def test_an_id_added_twice_keeps_its_first_vector() -> None:
     index.add("e", "s", [7], b[None, :], ["active"])
     assert len(index) == 1
     assert index.similarities([("e", 7)], a) == [pytest.approx(1.0)]
+
+
+def test_similarities_after_a_search_are_the_same_and_see_vectors_added_since(filled) -> None:
+    index, rows = filled
+    rng = np.random.default_rng(6)
+    q, other, fresh = unit(rng, 3)
+    index.search(q, EVERYTHING, 5)  # the cosines of this question are now at hand
+    index.add("e", "a", [5000], fresh[None, :], ["active"])  # after the search, in a scanned block
+    index.move(1602, "space:new")  # after the search, to a block it did not scan
+    items = [("e", 5), ("m", 1603), ("e", 5000), ("m", 1602), ("e", 4999)]
+    got = index.similarities(items, q)
+    want = [rows[("e", 5)][1] @ q, rows[("m", 1603)][1] @ q, fresh @ q, rows[("m", 1602)][1] @ q]
+    assert got[:4] == pytest.approx(want, abs=1e-6) and got[4] is None
+    index.search(other, EVERYTHING, 5)
+    assert index.similarities(items, q) == got  # computed afresh: the same floats
