@@ -95,25 +95,40 @@ class KeywordIndex:
         """The ``limit`` best rows as (rowid, BM25), best first, from each query word's rowids.
 
         ``groups``: the groups searched (None: all); ``filtered``: the lists may hold rows of other
-        groups, which are dropped here.
+        groups, which are dropped here (so are rows this index does not know).
         """
-        allowed = None if groups is None else np.fromiter(groups, np.int64, len(groups))
-        if filtered and allowed is not None:
-            lists = [r[np.isin(self._group[r], allowed)] for r in lists]
-        lists = [r for r in lists if len(r)]
         if not lists or limit <= 0:
             return []
-        ok = allowed[allowed < len(self._rows)] if allowed is not None else slice(None)
-        n_rows = max(1, int(self._rows[ok].sum()))
-        avg = float(self._words[ok].sum()) / n_rows or 1.0
-        df = np.array([len(r) for r in lists], np.float64)
-        idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
         rows = np.concatenate(lists)
-        length = self._length[rows]
-        length = np.where(length > 0, length, avg)  # a row indexed by another process: average
-        weight = np.repeat(idf, df.astype(np.int64)) * (K1 + 1) / (1 + K1 * (1 - B + B * length / avg))
+        term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
+        known = rows < len(self._group)  # rows beyond: written by another process since open
+        if groups is None:
+            n_rows, words = int(self._rows.sum()), float(self._words.sum())
+        else:
+            wanted = np.zeros(len(self._rows) + 1, bool)  # the extra last entry: NO_GROUP
+            g = np.fromiter(groups, np.int64, len(groups))
+            wanted[g[(g >= 0) & (g < len(self._rows))]] = True
+            n_rows, words = int(self._rows[wanted[:-1]].sum()), float(self._words[wanted[:-1]].sum())
+            if filtered:
+                keep = known.copy()
+                keep[known] = wanted[self._group[rows[known]]]
+                rows, term, known = rows[keep], term[keep], known[keep]
+        if not len(rows):
+            return []
+        n_rows = max(1, n_rows)
+        avg = words / n_rows or 1.0
+        df = np.bincount(term, minlength=len(lists)).astype(np.float64)
+        idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
+        length = np.full(len(rows), avg)
+        length[known] = self._length[rows[known]]
+        length[length <= 0] = avg  # a row this index never saw: the average length
+        weight = idf[term] * (K1 + 1) / (1 + K1 * (1 - B + B * length / avg))
         ids, at = np.unique(rows, return_inverse=True)
         score = np.bincount(at, weight, len(ids))
+        if len(score) > limit:  # the rows that can make the top, ties at the edge included
+            edge = np.partition(score, len(score) - limit)[len(score) - limit]
+            some = np.flatnonzero(score >= edge)
+            ids, score = ids[some], score[some]
         top = np.argsort(-score, kind="stable")[:limit]  # ties: the older row first
         return list(zip(ids[top].tolist(), score[top].tolist()))
 
