@@ -115,9 +115,9 @@ class KeywordIndex:
                 rows, term, known = rows[keep], term[keep], known[keep]
         if not len(rows):
             return []
-        n_rows = max(1, n_rows)
-        avg = words / n_rows or 1.0
         df = np.bincount(term, minlength=len(lists)).astype(np.float64)
+        n_rows = max(1, n_rows, int(df.max()))  # more hits than rows: rows added by another process
+        avg = words / n_rows or 1.0
         idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
         length = np.full(len(rows), avg)
         length[known] = self._length[rows[known]]

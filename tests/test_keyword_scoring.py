@@ -114,3 +114,14 @@ def totals(index: KeywordIndex, kw: Keywords | None = None) -> dict[object, tupl
     names = {g: name for name, g in kw._mgroups.items()} if kw else {}
     return {names.get(g, g): (int(index._rows[g]), float(index._words[g]))
             for g in range(len(index._rows)) if index._rows[g]}
+
+
+def test_rows_the_index_never_saw_stay_out_of_filtered_searches() -> None:
+    index = KeywordIndex("episodes_fts")
+    index.put([1, 2], [0, 1], [3, 3])
+    lists = [np.array([1, 2, 5, 10_000])]  # 5 and 10,000: written by another process since open
+    assert [i for i, _ in index.best(lists, [0], 10, filtered=True)] == [1]
+    # lists known to hold only the groups searched (keyed words): unknown rows get the average length
+    found = dict(index.best(lists, [0], 10, filtered=False))
+    assert set(found) == {1, 2, 5, 10_000} and found[5] == found[10_000]
+    assert all(np.isfinite(v) and v > 0 for v in found.values())
