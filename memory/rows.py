@@ -59,8 +59,6 @@ def keyed_words(words: str, key: int) -> str:
     return words.replace(" ", mark + " ") + mark if words else ""
 
 
-def keyed_query(terms: Iterable[str], key: int) -> list[str]:
-    return [f"{t}{KEY_MARK}{key}" for t in terms]
 
 
 def unkeyed(words: str) -> str:
@@ -68,8 +66,6 @@ def unkeyed(words: str) -> str:
     return _KEYED.sub("", words)
 
 
-# FTS5's own content table holds each episode's index words: a rowid lookup there is cheap.
-WITH_WORDS = "SELECT e.*, f.c0 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
 
 
 def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> tuple[str, list[Any]]:
@@ -88,12 +84,6 @@ def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> t
     return sql, [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
 
 
-def plain_words(index_words: str | None, key: int | None) -> list[str]:
-    """The plain words of an episode in the space of ``key`` from its index tokens."""
-    if not index_words:
-        return []
-    plain = unkeyed(index_words) if key is None else index_words.replace(f"{KEY_MARK}{key}", "")
-    return plain.split(" ")
 
 
 def unkey(index_words: str | None, mark: str | None) -> str | None:

@@ -25,7 +25,6 @@ from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
 from .rows import (
     KEY_MARK,
-    WITH_WORDS,
     candidates_query,
     chunks,
     dt,
@@ -36,7 +35,6 @@ from .rows import (
     keyed_words,
     memory_row,
     memory_words,
-    plain_words,
     ts,
     tz_minutes,
 )
@@ -187,15 +185,11 @@ class SQLiteStore:
         return st.key, st.seq, st.section
 
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
-        return {i: ep for i, (ep, _) in (await self.episodes_and_words(ids)).items()}
-
-    async def episodes_and_words(self, ids: Sequence[int]) -> dict[int, tuple[Episode, list[str]]]:
-        """Episodes by id, each with the words the keyword index holds for it (``episode_words``)."""
-        out: dict[int, tuple[Episode, list[str]]] = {}
+        out: dict[int, Episode] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            for row in await self._read(f"{WITH_WORDS} WHERE e.id IN {sql}", vals):
-                out[row[0]] = episode_row(row), plain_words(row[-1], self._space_key(row[3]))
+            rows = await self._read(f"SELECT * FROM episodes WHERE id IN {sql}", vals)
+            out.update((r[0], episode_row(r)) for r in rows)
         return out
 
     async def candidate_episodes(self, ids: Sequence[int], seeds: Sequence[int], radius: int) -> list[Any]:
