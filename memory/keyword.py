@@ -74,9 +74,6 @@ class KeywordIndex:
             self._rows = np.concatenate([self._rows, np.zeros(groups - len(self._rows), np.int64)])
             self._words = np.concatenate([self._words, np.zeros(groups - len(self._words))])
 
-    def group_of(self, rowid: int) -> int:
-        return int(self._group[rowid]) if rowid < len(self._group) else NO_GROUP
-
     # ---- searching -----------------------------------------------------------------------
     def postings(self, db: sqlite3.Connection, terms: list[list[str]], prefix: bool = False
                  ) -> list[np.ndarray]:
