@@ -74,6 +74,13 @@ class KeywordIndex:
             self._rows = np.concatenate([self._rows, np.zeros(groups - len(self._rows), np.int64)])
             self._words = np.concatenate([self._words, np.zeros(groups - len(self._words))])
 
+    def unknown(self, lists: list[np.ndarray]) -> list[int]:
+        """The rowids in ``lists`` this index does not hold (written by another process since open)."""
+        rows = np.concatenate(lists) if lists else _NONE
+        beyond = rows >= len(self._group)
+        rows = np.concatenate([rows[beyond], rows[~beyond][self._group[rows[~beyond]] == NO_GROUP]])
+        return np.unique(rows).tolist()
+
     # ---- searching -----------------------------------------------------------------------
     def postings(self, db: sqlite3.Connection, terms: list[list[str]], prefix: bool = False
                  ) -> list[np.ndarray]:
@@ -144,11 +151,22 @@ class Keywords:
         """Fill both indexes from the file, a page at a time."""
         for sql, index in ((_EPISODE_ROWS, self.episodes), (_MEMORY_ROWS, self.memories)):
             after = 0
-            while rows := await read(sql, (after, LOAD_PAGE)):
+            while rows := await read(sql.format("> ?"), (after, LOAD_PAGE)):
                 if index is self.memories:
                     rows = [(i, self.memory_group(scope, status), n) for i, scope, status, n in rows]
                 index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
                 after = rows[-1][0]
+
+    def _learn(self, index: KeywordIndex, lists: list[np.ndarray]) -> None:
+        """Index the rows of ``lists`` another process wrote since open, as ``load`` would have."""
+        ids = index.unknown(lists)
+        if not ids:
+            return
+        sql = _EPISODE_ROWS if index is self.episodes else _MEMORY_ROWS
+        rows = self._q.execute(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)]).fetchall()
+        if index is self.memories:
+            rows = [(i, self.memory_group(scope, status), n) for i, scope, status, n in rows]
+        index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
 
     def memory_group(self, scope: str, status: str) -> int:
         return self._mgroups.setdefault((scope, status), len(self._mgroups))
@@ -176,24 +194,27 @@ class Keywords:
         if keys is not None and len(keys) <= KEYED_SPACES:
             # Each word asked in each visible chat: only those chats' doclists are read.
             lists = index.postings(self._q, [[f"{t}{KEY_MARK}{k}" for k in keys] for t in query])
+            self._learn(index, lists)
             return index.best(lists, keys, limit, filtered=False)
         # Many or all chats (the owner's console): each word in any chat, filtered by chat here.
         lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
+        self._learn(index, lists)
         return index.best(lists, keys, limit, filtered=keys is not None)
 
     def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool
                         ) -> list[tuple[int, float]]:
         """(id, BM25) of the best-matching visible memories, best first."""
+        if not query or vis.memory_scopes == frozenset():
+            return []
+        lists = self.memories.postings(self._q, [[t] for t in query])
+        self._learn(self.memories, lists)
         statuses = ("active", "archived") if include_archived else ("active",)
         if vis.memory_scopes is None:
             groups = [g for (_, status), g in self._mgroups.items() if status in statuses]
         else:
             groups = [g for scope in vis.memory_scopes for status in statuses
                       if (g := self._mgroups.get((scope, status))) is not None]
-        if not query or not groups:
-            return []
-        lists = self.memories.postings(self._q, [[t] for t in query])
-        return self.memories.best(lists, groups, limit, filtered=True)
+        return self.memories.best(lists, groups, limit, filtered=True) if groups else []
 
 
 Reader = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
@@ -204,9 +225,9 @@ _LENGTH = "length({0}) - length(replace({0}, ' ', '')) + ({0} != '')"  # words a
 _MARK = f"instr(c0, char({ord(KEY_MARK)}))"
 _KEY = f"CAST(substr(c0, {_MARK} + 1, instr(c0 || ' ', ' ') - {_MARK} - 1) AS INT)"
 _EPISODE_ROWS = (f"SELECT id, {_KEY}, {_LENGTH.format('c0')} FROM episodes_fts_content"
-                 " WHERE id > ? ORDER BY id LIMIT ?")
+                 " WHERE id {} ORDER BY id LIMIT ?")
 _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM memories m"
-                " JOIN memories_fts_content f ON f.id = m.id WHERE m.id > ? ORDER BY m.id LIMIT ?")
+                " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
 
 
 def word_count(words: str) -> int:

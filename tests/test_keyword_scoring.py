@@ -125,3 +125,19 @@ def test_rows_the_index_never_saw_stay_out_of_filtered_searches() -> None:
     found = dict(index.best(lists, [0], 10, filtered=False))
     assert set(found) == {1, 2, 5, 10_000} and found[5] == found[10_000]
     assert all(np.isfinite(v) and v > 0 for v in found.values())
+
+
+async def test_rows_another_process_wrote_are_found_by_keyword(db_path: Path) -> None:
+    bot = await Engram.open(db_path, NoEmbedder(), background=False)
+    cli = await Engram.open(db_path, NoEmbedder(), background=False)  # e.g. the CLI, beside the bot
+    try:
+        await bot.record(Episode(space="qq:group:1", content="the bakery on Elm street", time=T0))
+        mid = await cli.add_memory(Memory(text="Ann's bakery opens at seven", scope="space:qq:group:1"))
+        eid = await cli.record(Episode(space="qq:group:1", content="bakery closed today", time=T0))
+        hits = await bot.recall("bakery", Audience("qq:group:1"), k=5)
+        found = {(h.kind, h.id) for h in hits if h.features["kw"] > 0}
+        assert {("memory", mid), ("episode", eid)} <= found
+        assert await bot.recall("bakery", Audience("qq:group:2"), k=5) == []  # and only where it belongs
+    finally:
+        await cli.close()
+        await bot.close()
