@@ -2,14 +2,17 @@
 
 FTS5 tells which rows hold a word (reading its doclists is cheap); its own ``bm25()`` costs ~2.4 µs
 per matching row (it decodes each row's positions and looks up its length), which at 100k episodes
-was a quarter of a recall. Here each row's length and group — an episode's chat, a memory's scope and
-status — sit in numpy arrays indexed by rowid, so a query is one doclist read per word and a few
-array operations. The formula is FTS5's (k1 = 1.2, b = 0.75, the same IDF) with two changes: a word
-counts once per row (chat lines rarely repeat one), and the row count and average length are those
-of the groups searched, so a word's rarity is judged within the chats and scopes the audience sees.
+was a quarter of a recall. Here each row's length and group — an episode's chat, a memory's scope
+and status — sit in numpy arrays indexed by rowid, so a query is one statement reading each word's
+doclist and a few array operations. The formula is FTS5's (k1 = 1.2, b = 0.75, the same IDF) with
+two changes: a word counts once per row (chat lines rarely repeat one), and the row count and
+average length are those of the groups searched, so a word's rarity is judged within the chats and
+scopes the audience sees.
 
-The arrays are loaded at open and kept in step by the store after each committed write; one process
-writes a store (as for the vector index).
+The arrays are loaded at open and kept in step by the store after each committed write. Rows another
+process wrote are learned when a search first meets them; that process's changes to rows already
+known (a memory's new scope or status) are seen at the next open, and recall's final check against
+the file keeps them from showing where they may not.
 """
 
 from __future__ import annotations
