@@ -59,13 +59,9 @@ def keyed_words(words: str, key: int) -> str:
     return words.replace(" ", mark + " ") + mark if words else ""
 
 
-
-
 def unkeyed(words: str) -> str:
     """The plain words back from the index's tokens."""
     return _KEYED.sub("", words)
-
-
 
 
 def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> tuple[str, list[Any]]:
@@ -82,8 +78,6 @@ def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> t
            " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
            " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
     return sql, [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
-
-
 
 
 def unkey(index_words: str | None, mark: str | None) -> str | None:

@@ -296,9 +296,11 @@ class SQLiteStore:
         sets = ", ".join(f"{k} = ?" for k in fields)
         async with self._lock:
             await self._w.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
-            row = (await fetch_rows(self._w, "SELECT scope, status FROM memories WHERE id = ?", (memory_id,)))
-        if row and ("scope" in fields or "status" in fields):  # who may find it by keyword changed
-            self.keywords.memories.regroup(memory_id, self.keywords.memory_group(*row[0]))
+            if "scope" in fields or "status" in fields:  # who may find it by keyword changed
+                row = await fetch_rows(self._w, "SELECT scope, status FROM memories WHERE id = ?",
+                                       (memory_id,))
+                if row:
+                    self.keywords.memories.regroup(memory_id, self.keywords.memory_group(*row[0]))
 
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
