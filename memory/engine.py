@@ -25,12 +25,12 @@ import numpy as np
 
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
-from .features import featurize, rank
+from .features import featurize, hits, top
 from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
-from .recall import RecallSettings, gather, with_sources
-from .rows import episode_words
+from .recall import RecallSettings, fill, gather
+from .rows import prepare
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
 from .text import MAX_TEXT, cap
@@ -55,7 +55,7 @@ class Engram:
         self.settings = settings
         self.query_timeout = query_timeout
         self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        self._queue: list[tuple[Episode, str, asyncio.Future[int]]] = []
+        self._queue: list[tuple[Episode, tuple[str, int], asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._indexer: asyncio.Task[None] | None = None
@@ -96,7 +96,7 @@ class Engram:
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
         # written all the same and no other caller is touched.
-        self._queue.append((ep, episode_words(ep), fut))
+        self._queue.append((ep, prepare(ep), fut))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_queue())
         return await fut
@@ -104,7 +104,7 @@ class Engram:
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
         eps = [_checked_episode(e) for e in episodes]
-        ids = await self.store.add_episodes(eps, [episode_words(e) for e in eps])
+        ids = await self.store.add_episodes(eps, [prepare(e) for e in eps])
         self._kick.set()
         return ids
 
@@ -208,9 +208,11 @@ class Engram:
             return []
         qvec = await self.embed_query(query)
         vis = visibility(audience)
-        cands = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
-        feats = featurize(cands, query, now or now_utc(), self.settings)
-        return await with_sources(self.store, rank(feats, self.ranker, k))
+        pool = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
+        feats = featurize(pool, query, now or now_utc(), self.settings)
+        best = top(feats, self.ranker, k)
+        shown = set(await fill(self.store, pool, [j for j, _ in best], vis))  # read from the file
+        return hits(feats, [b for b in best if b[0] in shown])
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""

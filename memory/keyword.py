@@ -184,8 +184,13 @@ class Keywords:
             key = self._keys[space] = row[0]
         return key
 
-    def search_episodes(self, query: list[str], vis: Visibility, limit: int) -> list[tuple[int, float]]:
-        """(id, BM25) of the best-matching visible episodes, best first."""
+    def search_episodes(self, query: list[str], vis: Visibility, limit: int,
+                        postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(id, BM25) of the best-matching visible episodes, best first.
+
+        ``postings``, when given, gets each query word's rowids (those of every visible chat, and
+        maybe others'): recall tells from them which words each candidate holds.
+        """
         if not query or vis.episode_spaces == frozenset():
             return []
         keys = None
@@ -194,15 +199,16 @@ class Keywords:
             if not keys:
                 return []
         index = self.episodes
-        if keys is not None and len(keys) <= KEYED_SPACES:
+        filtered = keys is not None and len(keys) > KEYED_SPACES
+        if keys is not None and not filtered:
             # Each word asked in each visible chat: only those chats' doclists are read.
             lists = index.postings(self._q, [[f"{t}{KEY_MARK}{k}" for k in keys] for t in query])
-            self._learn(index, lists)
-            return index.best(lists, keys, limit, filtered=False)
-        # Many or all chats (the owner's console): each word in any chat, filtered by chat here.
-        lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
+        else:  # many or all chats (the owner's console): each word in any chat, filtered by chat here
+            lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
         self._learn(index, lists)
-        return index.best(lists, keys, limit, filtered=keys is not None)
+        if postings is not None:
+            postings.update(zip(query, lists))
+        return index.best(lists, keys, limit, filtered=filtered)
 
     def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool
                         ) -> list[tuple[int, float]]:

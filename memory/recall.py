@@ -3,23 +3,42 @@
 Their features and the ranking are in ``features.py``.
 
 The audience's visibility is applied by the store and the vector index while candidates are
-gathered (before ranking); every candidate is checked against it once more before it is returned.
+gathered (before ranking); every candidate is checked against it once more before it is ranked,
+and every hit once more when it is read from the file to be returned.
+
+Episodes' facts come from the store's in-memory ``EpisodeFacts`` and the words each holds from the
+query words' postings (which rows hold each word), so a candidate episode is never read from the
+file unless it is returned. Memories (few, and changeable) are read.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from .facts import EpisodeFacts
 from .model import Episode, Hit, Memory
-from .rows import E_CONTENT, E_SPACE, M_SCOPE, M_STATUS, M_TEXT, episode_row, memory_row, ts, tz_minutes
+from .rows import (
+    KEY_MARK,
+    M_CREATED,
+    M_IMPORTANCE,
+    M_SCOPE,
+    M_STATUS,
+    M_STRENGTH,
+    M_TEXT,
+    M_VALID_FROM,
+    M_WORDS,
+    ts,
+    tz_minutes,
+    unkey,
+)
 from .scopes import Visibility
 from .sqlite_store import SQLiteStore
-from .text import query_words
+from .text import MONTH_WORDS, name_words, query_words, text_shape, word_set
 from .vectors import VectorIndex
 
 
@@ -34,61 +53,95 @@ class RecallSettings:
 
 
 @dataclass
+class Columns:
+    """What the features need of each candidate, in pool order (episodes and memories alike)."""
+
+    time: np.ndarray  # seconds since 1970; NaN: no time
+    tz: np.ndarray  # the time's zone, minutes east of UTC
+    section: np.ndarray  # a number per (space, section) in the pool; -1: a memory
+    seq: np.ndarray
+    shape: np.ndarray  # ``text.text_shape``
+    image: np.ndarray
+    names: list[str]  # the speaker ('' for a memory)
+    strength: np.ndarray
+    importance: np.ndarray
+    words: list[str]  # the query's words
+    found: np.ndarray  # found[w, j]: candidate j holds words[w]
+
+    @classmethod
+    def of_items(cls, items: Sequence[Episode | Memory], words: list[str]) -> Columns:
+        """Columns worked out from the items themselves (a hand-made pool)."""
+        rows = [_episode_facts(it) if isinstance(it, Episode) else _memory_facts(it) for it in items]
+        time, tz, place, seq, shape, image, names, strength, importance, held = (
+            list(c) for c in zip(*rows)) if rows else ([] for _ in range(10))
+        number: dict[Any, int] = {}
+        section = [-1 if p is None else number.setdefault(p, len(number)) for p in place]
+        found = np.array([[w in h for h in held] for w in words], bool).reshape(len(words), len(items))
+        return cls(np.array(time, np.float64), np.array(tz, np.int64), np.array(section, np.int64),
+                   np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool), names,
+                   np.array(strength, np.float64), np.array(importance, np.float64), words, found)
+
+
+def _episode_facts(ep: Episode) -> tuple[Any, ...]:
+    t = ep.time
+    return (np.nan if t is None else ts(t), tz_minutes(t) if t else 0, (ep.space, ep.section or 0),
+            ep.seq or 0, text_shape(ep.content), ep.kind == "image" or bool(ep.meta.get("image")),
+            ep.actor_name, 1.0, 0.5, word_set(ep.content) | name_words(ep.actor_name))
+
+
+def _memory_facts(m: Memory) -> tuple[Any, ...]:
+    t = ts(m.valid_from or m.created_at)
+    return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, "", min(1.0, m.strength),
+            m.importance, word_set(m.text))
+
+
+@dataclass
 class Pool:
-    """The candidates as parallel lists, one entry each (an object per candidate cost more than
-    its features); items are built from their rows only for the hits returned."""
+    """The candidates as parallel lists, one entry each; their ``cols`` as arrays.
+
+    ``items``: the objects at hand, by position (a hand-made pool's all; recall's are read for
+    the hits only, by ``fill``).
+    """
 
     kinds: list[str] = field(default_factory=list)  # 'e' or 'm'
     ids: list[int] = field(default_factory=list)
     kw: list[float] = field(default_factory=list)  # BM25, 0 when the keyword route missed it
     cos: list[float | None] = field(default_factory=list)  # None: no vector
     both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
-    rows: list[Sequence[Any]] = field(default_factory=list)  # ``rows.E_*`` / ``rows.M_*`` columns
-    marks: dict[str, str | None] = field(default_factory=dict)  # each space's index mark (``rows.unkey``)
+    cols: Columns | None = None
+    items: dict[int, Episode | Memory] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def add(self, kind: str, row: Sequence[Any], kw: float = 0.0, cos: float | None = None,
-            both: bool = False) -> None:
-        self.kinds.append(kind)
-        self.ids.append(row[0])
+    def add_item(self, item: Episode | Memory, kw: float = 0.0, cos: float | None = None,
+                 both: bool = False) -> None:
+        """Add a hand-made candidate (its columns are worked out from it)."""
+        self.items[len(self.ids)] = item
+        self.kinds.append("e" if isinstance(item, Episode) else "m")
+        self.ids.append(item.id)  # type: ignore[arg-type]
         self.kw.append(kw)
         self.cos.append(cos)
         self.both.append(both)
-        self.rows.append(row)
+        self.cols = None
 
-    def add_item(self, item: Episode | Memory, kw: float = 0.0, cos: float | None = None,
-                 both: bool = False) -> None:
-        """Add a hand-made candidate (its words are worked out from its text)."""
-        self.add("e" if isinstance(item, Episode) else "m", item_row(item), kw, cos, both)
+    def columns(self, words: list[str]) -> Columns:
+        if self.cols is None:
+            self.cols = Columns.of_items([self.items[j] for j in range(len(self))], words)
+        return self.cols
 
     def text(self, j: int) -> str:
-        return self.rows[j][E_CONTENT if self.kinds[j] == "e" else M_TEXT]  # type: ignore[no-any-return]
-
-    def item(self, j: int) -> Episode | Memory:
-        """Candidate ``j`` as the model's object (a memory's ``sources`` left empty)."""
-        return episode_row(self.rows[j]) if self.kinds[j] == "e" else memory_row(self.rows[j], [])
-
-
-def item_row(item: Episode | Memory) -> tuple[Any, ...]:
-    """The candidate row of an item (words None: the features tokenise its text)."""
-    if isinstance(item, Episode):
-        t = item.time
-        return (item.id, ts(t), tz_minutes(t) if t else 0, item.space, item.seq or 0, item.section or 0,
-                item.source, item.actor, item.actor_name, item.kind, item.content,
-                json.dumps(item.meta, ensure_ascii=False), None, -1)
-    return (item.id, item.id, item.kind, item.text, item.scope, json.dumps(list(item.subjects)),
-            item.importance, item.strength, ts(item.last_recalled), ts(item.created_at),
-            ts(item.valid_from), ts(item.valid_to), item.status, item.supersedes, None)
+        item = self.items[j]
+        return item.content if isinstance(item, Episode) else item.text
 
 
 async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec: np.ndarray | None,
                  vis: Visibility, s: RecallSettings, include_archived: bool) -> Pool:
     """The candidate pool: keyword hits, vector hits, and the neighbours of the best of each."""
     qw = query_words(query)
+    postings: dict[str, np.ndarray] = {}
     found: dict[tuple[str, int], list[Any]] = {}  # (kind, id) -> [kw, cos, routes: 1 keyword | 2 vector]
-    for i, bm in await store.keyword_episodes(qw, vis, s.pool):
+    for i, bm in await store.keyword_episodes(qw, vis, s.pool, postings):
         found[("e", i)] = [bm, None, 1]
     for i, bm in await store.keyword_memories(qw, vis, s.pool, include_archived):
         found[("m", i)] = [bm, None, 1]
@@ -96,32 +149,21 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
         for kind, i, sim in index.search(qvec, vis, s.pool, include_archived):
             f = found.setdefault((kind, i), [0.0, None, 0])
             f[1], f[2] = sim, f[2] | 2
+    facts = store.facts
+    await store.sync_facts()
     seeds = [i for k, i in _best(found, 0, s.seeds) + _best(found, 1, s.seeds) if k == "e"]
-    rows = await _rows(store, found, list(dict.fromkeys(seeds)), s.radius)
-    seen = _visible(vis, rows, include_archived)
-    keep = [(key, v, rows[key]) for key, v in found.items() if key in seen]
-    pool = Pool([key[0] for key, _, _ in keep], [key[1] for key, _, _ in keep], [v[0] for _, v, _ in keep],
-                [v[1] for _, v, _ in keep], [v[2] == 3 for _, v, _ in keep], [row for _, _, row in keep],
-                {sp: store.index_mark(sp) for sp in {row[E_SPACE] for k, _, row in keep if k[0] == "e"}})
+    for i in facts.near(list(dict.fromkeys(seeds)), s.radius):
+        found.setdefault(("e", i), [0.0, None, 0])
+    mem_rows = {r[0]: r for r in await store.candidate_memories([i for k, i in found if k == "m"])}
+    keep = _visible(vis, facts, found, mem_rows, include_archived)
+    pool = Pool([k[0] for k in keep], [k[1] for k in keep], [found[k][0] for k in keep],
+                [found[k][1] for k in keep], [found[k][2] == 3 for k in keep])
+    pool.cols = await _columns(store, pool, mem_rows, qw, postings)
     if qvec is not None and index is not None:
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
     return pool
-
-
-async def _rows(store: SQLiteStore, found: dict[tuple[str, int], list[Any]], seeds: list[int], radius: int
-                ) -> dict[tuple[str, int], Sequence[Any]]:
-    """The candidates' rows, and the seeds' neighbours' (added to ``found`` in the order they come)."""
-    rows: dict[tuple[str, int], Sequence[Any]] = {}
-    for r in await store.candidate_episodes([i for k, i in found if k == "e"], seeds, radius):
-        key = ("e", r[0])
-        rows[key] = r
-        if key not in found:
-            found[key] = [0.0, None, 0]
-    for r in await store.candidate_memories([i for k, i in found if k == "m"]):
-        rows[("m", r[0])] = r
-    return rows
 
 
 def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:
@@ -130,26 +172,140 @@ def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tupl
     return [key for key, _ in sorted(have, key=lambda kv: -kv[1])[:n]]
 
 
-async def with_sources(store: SQLiteStore, hits: list[Hit]) -> list[Hit]:
-    """The hits, each memory's ``sources`` filled in."""
-    found = await store.get_memories([h.id for h in hits if h.kind == "memory"])
-    return [replace(h, item=found.get(h.id, h.item)) if h.kind == "memory" else h for h in hits]
+def _visible(vis: Visibility, facts: EpisodeFacts, found: dict[tuple[str, int], list[Any]],
+             mem_rows: dict[int, Sequence[Any]], include_archived: bool) -> list[tuple[str, int]]:
+    """The candidates the audience may see, in pool order (each episode's space asked once).
 
-
-def _visible(vis: Visibility, rows: dict[tuple[str, int], Sequence[Any]], include_archived: bool
-             ) -> set[tuple[str, int]]:
-    """The keys of the rows the audience may see (each episode's space asked once)."""
-    spaces: dict[str, bool] = {}
-    out = set()
-    for key, r in rows.items():
-        if key[0] == "e":
-            ok = spaces.get(r[E_SPACE])
+    Episodes are judged by the space their facts were read with (episodes never move); an id
+    the file does not hold is dropped.
+    """
+    spaces: dict[int, bool] = {-1: False}
+    size = len(facts.space)
+    out = []
+    for key in found:
+        kind, i = key
+        if kind == "e":
+            sp = int(facts.space[i]) if i < size else -1
+            ok = spaces.get(sp)
             if ok is None:
-                ok = spaces[r[E_SPACE]] = vis.sees_episode(r[E_SPACE])
+                ok = spaces[sp] = vis.sees_episode(facts.spaces[sp])
         else:
-            status = r[M_STATUS]
-            live = status == "active" or (include_archived and status == "archived")
-            ok = live and vis.sees_memory(r[M_SCOPE])
+            r = mem_rows.get(i)
+            status = None if r is None else r[M_STATUS]
+            live = status == "active" or include_archived and status == "archived"
+            ok = live and vis.sees_memory(r[M_SCOPE])  # type: ignore[index]
         if ok:
-            out.add(key)
+            out.append(key)
     return out
+
+
+async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[Any]], words: list[str],
+                   postings: dict[str, np.ndarray]) -> Columns:
+    """The pool's columns: episodes' from the store's facts, memories' from their rows."""
+    n, facts = len(pool), store.facts
+    kinds = np.array([k == "m" for k in pool.kinds], bool)
+    ids = np.array(pool.ids, np.int64)
+    eps, mems = np.flatnonzero(~kinds), np.flatnonzero(kinds)
+    e = ids[eps]
+    time, tz = np.full(n, np.nan), np.zeros(n, np.int64)
+    section, seq, shape = np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    image, strength, importance = np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
+    time[eps], tz[eps], seq[eps], shape[eps] = facts.time[e], facts.tz[e], facts.seq[e], facts.shape[e]
+    image[eps] = facts.image[e]
+    places = facts.space[e].astype(np.int64) << 32 | facts.section[e]
+    section[eps] = np.unique(places, return_inverse=True)[1].reshape(-1)
+    names = [""] * n
+    for j, at in zip(eps.tolist(), facts.name[e].tolist()):
+        names[j] = facts.names[at]
+    rows = [mem_rows[i] for i in ids[mems].tolist()]
+    if rows:
+        stamps = [c if v is None else v for v, c in ((r[M_VALID_FROM], r[M_CREATED]) for r in rows)]
+        time[mems] = [np.nan if t is None else t for t in stamps]
+        shape[mems] = [_memory_shape(r[M_TEXT]) for r in rows]
+        strength[mems] = [min(1.0, r[M_STRENGTH]) for r in rows]
+        importance[mems] = [r[M_IMPORTANCE] for r in rows]
+    found = np.zeros((len(words), n), bool)
+    if words and len(e):
+        found[:, eps] = _holding(e, [postings.get(w, _NONE) for w in words])
+    if words and rows:
+        held = [_memory_words(r) for r in rows]
+        found[:, mems] = [[w in h for h in held] for w in words]
+    await _drop_date_only(store, found, words, eps, e, time[eps], tz[eps])
+    return Columns(time, tz, section, seq, shape, image, names, strength, importance, words, found)
+
+
+def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
+    """``out[w, j]``: ``ids[j]`` is in ``lists[w]`` (the ids distinct; one search for all lists)."""
+    out = np.zeros((len(lists), len(ids)), bool)
+    rows = np.concatenate(lists)
+    if not len(rows):
+        return out
+    term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
+    order = np.argsort(ids)
+    pos = np.minimum(np.searchsorted(ids[order], rows), len(ids) - 1)
+    hit = ids[order[pos]] == rows
+    out[term[hit], order[pos[hit]]] = True
+    return out
+
+
+_NONE = np.zeros(0, np.int64)
+_memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
+
+
+def _memory_words(r: Sequence[Any]) -> frozenset[str]:
+    """A memory's index words (worked out from its text when it is not in the index)."""
+    return word_set(r[M_TEXT]) if r[M_WORDS] is None else _split(r[M_WORDS])
+
+
+def _split(words: str) -> frozenset[str]:
+    return frozenset(words.split(" "))
+
+
+async def _drop_date_only(store: SQLiteStore, found: np.ndarray, words: list[str], eps: np.ndarray,
+                          e: np.ndarray, time: np.ndarray, tz: np.ndarray) -> None:
+    """Un-mark the query words an episode's index holds only as its own month or year.
+
+    An episode is indexed under its month and year too (so "in May 2023" finds it); the coverage
+    features count only what its text and speaker say, so where a query word is the episode's
+    own month or year its index words are read to tell which.
+    """
+    dates = [w for w, word in enumerate(words) if word in MONTH_WORDS or (word.isdigit() and len(word) == 4)]
+    if not dates or not len(e):
+        return
+    months = (time * 1e6 + tz * 60_000_000).astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
+    own = [(MONTH_WORDS[m % 12], str(1970 + m // 12)) for m in months.tolist()]
+    doubt = {(w, j) for w in dates for j in np.flatnonzero(found[w, eps]).tolist() if words[w] in own[j]}
+    if not doubt:
+        return
+    index_words = await store.episode_index_words(sorted({int(e[j]) for _, j in doubt}))
+    for w, j in doubt:
+        text = index_words.get(int(e[j]))
+        plain = unkey(text, f"{KEY_MARK}{int(store.facts.space[e[j]])}") or ""
+        body = plain.split(" ")[:-2]  # the text's and the speaker's words, then month and year
+        found[w, eps[j]] = words[w] in body
+
+
+async def fill(store: SQLiteStore, pool: Pool, which: Sequence[int], vis: Visibility) -> list[int]:
+    """Read the candidates ``which`` from the file into ``pool.items`` (memories with their
+    sources); returns those still there and visible, in order."""
+    eps = [pool.ids[j] for j in which if pool.kinds[j] == "e" and j not in pool.items]
+    mems = [pool.ids[j] for j in which if pool.kinds[j] == "m" and j not in pool.items]
+    got: dict[tuple[str, int], Episode | Memory] = {}
+    if eps:
+        got.update((("e", i), ep) for i, ep in (await store.get_episodes(eps)).items()
+                   if vis.sees_episode(ep.space))
+    if mems:
+        got.update((("m", i), m) for i, m in (await store.get_memories(mems)).items()
+                   if vis.sees_memory(m.scope))
+    out = []
+    for j in which:
+        item = pool.items.get(j) or got.get((pool.kinds[j], pool.ids[j]))
+        if item is not None:
+            pool.items[j] = item
+            out.append(j)
+    return out
+
+
+def hit(pool: Pool, j: int, score: float, features: dict[str, float]) -> Hit:
+    return Hit(kind="episode" if pool.kinds[j] == "e" else "memory", id=pool.ids[j], text=pool.text(j),
+               score=score, features=features, item=pool.items[j])

@@ -12,7 +12,7 @@ from typing import Any
 import aiosqlite
 
 from .model import Episode, Memory, aware
-from .text import date_words, words
+from .text import date_words, text_shape, words
 
 
 def ts(t: datetime | None) -> float | None:
@@ -46,6 +46,11 @@ def episode_words(ep: Episode) -> str:
     return " ".join(parts)
 
 
+def prepare(ep: Episode) -> tuple[str, int]:
+    """What ``SQLiteStore.add_episodes`` stores beside an episode: its index words and text shape."""
+    return episode_words(ep), text_shape(ep.content)
+
+
 # A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
 # index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
 # token and tells word and space apart unambiguously.
@@ -64,25 +69,9 @@ def unkeyed(words: str) -> str:
     return _KEYED.sub("", words)
 
 
-def candidates_query(ids: Sequence[int], seeds: Sequence[int], radius: int) -> tuple[str, list[Any]]:
-    """SQL and values for ``SQLiteStore.candidate_episodes``: the episodes ``ids`` (tag -1), then
-    those within ``radius`` places of each seed in its section (tag: the seed's position)."""
-    ins, vals = in_list(ids)
-    sql = (f"SELECT e.*, f.c0, -1 FROM episodes e JOIN episodes_fts_content f ON f.id = e.id"
-           f" WHERE e.id IN {ins}")
-    if not seeds:
-        return sql, vals
-    near = ",".join(["(?,?)"] * len(seeds))
-    sql = (f"WITH s(i, id) AS (VALUES {near}) {sql} UNION ALL SELECT e.*, f.c0, s.i FROM s"
-           " JOIN episodes p ON p.id = s.id JOIN episodes e ON e.space = p.space"
-           " AND e.seq BETWEEN p.seq - ? AND p.seq + ? AND e.section = p.section"
-           " JOIN episodes_fts_content f ON f.id = e.id ORDER BY 14, 5")
-    return sql, [v for i, sid in enumerate(seeds) for v in (i, sid)] + vals + [radius, radius]
-
-
 def unkey(index_words: str | None, mark: str | None) -> str | None:
     """An episode's plain index words (space-separated) from its tokens; ``mark``: its space's
-    (``SQLiteStore.index_mark``), None when unknown."""
+    (``KEY_MARK`` and its key), None when unknown."""
     if not index_words:
         return index_words
     return unkeyed(index_words) if mark is None else index_words.replace(mark, "")
@@ -102,11 +91,10 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
         yield ids[i : i + n]
 
 
-# Recall's candidate rows (``SQLiteStore.candidate_episodes`` / ``candidate_memories``): the stored
-# columns (as ``episode_row`` / ``memory_row`` read them), then the keyword-index words (episodes':
-# keyed, see ``unkey``; None for a memory outside the index), then, for episodes, a tag.
-E_TIME, E_TZ, E_SPACE, E_SEQ, E_SECTION, E_NAME, E_KIND = 1, 2, 3, 4, 5, 8, 9
-E_CONTENT, E_META, E_WORDS = 10, 11, 12
+# The episodes table's columns in the order ``episode_row`` reads them (``shape``: see ``text.text_shape``).
+EPISODE_COLUMNS = "id, time, tz, space, seq, section, source, actor, actor_name, kind, content, meta, shape"
+# Recall's memory rows (``SQLiteStore.candidate_memories``): the stored columns, as ``memory_row``
+# reads them, then the keyword-index words (None for a memory outside the index).
 M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM = 3, 4, 6, 7, 9, 10
 M_STATUS, M_WORDS = 12, 14
 

@@ -14,6 +14,7 @@ import aiosqlite
 
 from .errors import StoreError
 from .rows import keyed_words
+from .text import text_shape
 
 log = logging.getLogger("engram.store")
 
@@ -142,6 +143,35 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
         last = rows[-1][0]
     await db.execute("DROP TABLE episodes_fts")
     await db.execute("ALTER TABLE episodes_kw RENAME TO episodes_fts")
+
+
+@migration
+async def m003_episode_shape(db: aiosqlite.Connection) -> None:
+    """Each episode's text shape (``text.text_shape``), so recall's text features need no text.
+
+    Episodes are append-only: the trigger that guards them is lifted for this one fill only.
+    """
+    await run_script(
+        db,
+        """
+        ALTER TABLE episodes ADD COLUMN shape INTEGER NOT NULL DEFAULT 0;
+        DROP TRIGGER episodes_append_only;
+        """,
+    )
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n:
+        log.info("working out the text shape of %d episodes (once)", n)
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT id, content FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
+        await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?",
+                             [(text_shape(text), i) for i, text in rows])
+        last = rows[-1][0]
+    await db.execute(APPEND_ONLY)
+
+
+APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
+        BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 
 
 # ---- opening a file safely ------------------------------------------------------------------

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import numpy as np
 
 from .errors import StoreError, UnknownIdError
+from .facts import EpisodeFacts
 from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
 from .rows import (
-    KEY_MARK,
-    candidates_query,
+    EPISODE_COLUMNS,
     chunks,
     dt,
     episode_row,
@@ -40,6 +41,7 @@ from .rows import (
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
+from .text import text_shape
 from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
@@ -69,6 +71,7 @@ class SQLiteStore:
         self._lock = asyncio.Lock()
         self._spaces: dict[str, _SpaceState] = {}  # the writer's view
         self.keywords = Keywords(quick)
+        self.facts = EpisodeFacts()
         self.vectors = VectorRows(writer, reader, self._transaction)
         self.section_gap = SECTION_GAP.total_seconds()
 
@@ -96,6 +99,7 @@ class SQLiteStore:
             quick.execute("PRAGMA busy_timeout=5000")
             store = cls(path, writer, reader, quick)
             await store.keywords.load(partial(fetch_rows, reader))
+            await store.facts.load(partial(fetch_rows, reader))
         except BaseException:
             await writer.close()
             raise
@@ -122,43 +126,54 @@ class SQLiteStore:
                 raise
 
     # ---- episodes ------------------------------------------------------------------------
-    async def add_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None = None
-                           ) -> list[int]:
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
         """Write ``episodes`` in one transaction; returns their ids once committed.
 
-        ``words``: each episode's ``episode_words``, when the caller worked them out beforehand
-        (tokenising outside the writer lock lets it overlap the previous batch's commit).
+        ``prepared``: each episode's ``episode_words`` and ``text_shape``, when the caller worked
+        them out beforehand (outside the writer lock they overlap the previous batch's commit).
         """
-        if words is not None and len(words) != len(episodes):
-            raise ValueError("one words string per episode")
+        if prepared is not None and len(prepared) != len(episodes):
+            raise ValueError("one (words, shape) per episode")
         placed: list[tuple[int, int, int]] = []
+        facts: list[tuple[Any, ...]] = []
         try:
             async with self._transaction():
-                await self._insert_episodes(episodes, words, placed)
+                await self._insert_episodes(episodes, prepared, placed, facts)
         except BaseException:
             self._spaces.clear()  # the cached seq/section may be ahead of the file now
             raise
         ids, keys, counts = zip(*placed) if placed else ((), (), ())
-        self.keywords.episodes.put(ids, keys, counts)  # committed: now recall may score them
+        # committed: now recall may find them
+        for key, space in {(key, r[3]) for key, r in zip(keys, facts)}:
+            self.facts.name_space(key, space)
+        self.facts.add(facts)
+        self.keywords.episodes.put(ids, keys, counts)
         return list(ids)
 
-    async def _insert_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None,
-                               placed: list[tuple[int, int, int]]) -> None:
-        """Insert rows; ``placed`` gets each one's (id, space key, number of index words)."""
+    async def _insert_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]] | None,
+                               placed: list[tuple[int, int, int]], facts: list[tuple[Any, ...]]) -> None:
+        """Insert rows; ``placed`` gets each one's (id, space key, number of index words), ``facts``
+        its row for ``EpisodeFacts.add``."""
         next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
             key, seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
-            rows.append((next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
-                         ep.actor_name, ep.kind, ep.content, json.dumps(ep.meta, ensure_ascii=False)))
-            ws = episode_words(ep) if words is None else words[n]
+            ws, shape = (episode_words(ep), text_shape(ep.content)) if prepared is None else prepared[n]
+            meta = json.dumps(ep.meta, ensure_ascii=False)
+            row = (next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
+                   ep.actor_name, ep.kind, ep.content, meta, shape)
+            rows.append(row)
+            facts.append((next_id, row[1], row[2], ep.space, seq, section, shape, ep.actor_name, ep.kind,
+                          meta if '"image"' in meta else None))
             fts.append((next_id, keyed_words(ws, key)))
             placed.append((next_id, key, word_count(ws)))
             if ep.actor and ep.actor_name:
                 aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
             next_id += 1
-        await self._w.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        await self._w.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
+                                  " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         await self._w.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         await self._w.executemany(
             "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
@@ -188,25 +203,18 @@ class SQLiteStore:
         out: dict[int, Episode] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows = await self._read(f"SELECT * FROM episodes WHERE id IN {sql}", vals)
+            rows = await self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
             out.update((r[0], episode_row(r)) for r in rows)
         return out
 
-    async def candidate_episodes(self, ids: Sequence[int], seeds: Sequence[int], radius: int) -> list[Any]:
-        """Rows (``rows.E_*``) of the episodes ``ids`` and of those near the episodes ``seeds``.
+    async def sync_facts(self) -> None:
+        """Bring ``facts`` up to date with the episodes another process wrote (the CLI beside a bot)."""
+        await self.facts.sync(self._read)
 
-        Near: within ``radius`` places in the same section. The episodes ``ids`` come first (tag
-        -1), then each seed's neighbours (tag: the seed's position) in order of place.
-        """
-        if not ids and not seeds:
-            return []
-        sql, vals = candidates_query(ids, seeds, radius)  # one statement: each costs more than its lookups
-        return await self._read(sql, vals)
-
-    def index_mark(self, space: str) -> str | None:
-        """What the index words of episodes in ``space`` end with (``rows.unkey``); None: unknown space."""
-        key = self._space_key(space)
-        return None if key is None else f"{KEY_MARK}{key}"
+    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, str]:
+        """The keyword-index words of the episodes ``ids``, keyed to their spaces (``rows.unkey``)."""
+        ins, vals = in_list(ids)
+        return dict(await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals))
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
@@ -320,14 +328,11 @@ class SQLiteStore:
         return ids
 
     # ---- keyword search ------------------------------------------------------------------
-    async def keyword_episodes(
-        self, query: list[str], vis: Visibility, limit: int
-    ) -> list[tuple[int, float]]:
-        """(id, bm25) of the best-matching visible episodes; higher is better."""
-        return self.keywords.search_episodes(query, vis, limit)
-
-    def _space_key(self, space: str) -> int | None:
-        return self.keywords.space_key(space)
+    async def keyword_episodes(self, query: list[str], vis: Visibility, limit: int,
+                               postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(id, bm25) of the best-matching visible episodes; higher is better (``postings``: see
+        ``Keywords.search_episodes``)."""
+        return self.keywords.search_episodes(query, vis, limit, postings)
 
     async def keyword_memories(
         self, query: list[str], vis: Visibility, limit: int, include_archived: bool

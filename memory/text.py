@@ -133,7 +133,15 @@ _DATE_HINTS = (*(m[:3] for m in MONTHS), "day", "tonight", "tomorrow", "last ", 
 _DIGIT = re.compile(r"\d")
 
 
-@lru_cache(maxsize=100_000)
+def text_shape(text: str) -> int:
+    """A number for what recall's text features need of a text: its length in tokens (capped at
+    80), whether it asks a question, whether it names a time: ``(tokens * 2 + question) * 2 + dated``.
+    Stored with each episode (``episodes.shape``) so recall never reads a candidate's text."""
+    text = text.strip()
+    question = text.endswith(("?", "？"))
+    return (min(approx_tokens(text), 80) * 2 + question) * 2 + has_date(text)
+
+
 def has_date(text: str) -> bool:
     """Whether ``text`` names a time (a date, a month, a weekday, 'yesterday', '上个月', ...)."""
     if text.isascii():  # the Chinese patterns need Chinese characters

@@ -11,10 +11,12 @@ from astrbot_plugin_engram.memory import (
     FeatureRanker,
     LinearRanker,
     Memory,
+    RecallSettings,
     space_scope,
 )
-from astrbot_plugin_engram.memory import features as features_module
 from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
+from astrbot_plugin_engram.memory.recall import Columns, gather
+from astrbot_plugin_engram.memory.scopes import visibility
 
 SPACE = "qq:group:1"
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
@@ -140,30 +142,24 @@ def test_fitted_weights_learn_which_feature_marks_the_answer() -> None:
     assert weights["length"] > 0
 
 
-async def test_coverage_from_the_index_words_equals_tokenising_again(keyword_engram: Engram,
-                                                                   monkeypatch) -> None:
-    # Recall reads episodes' words back from the keyword index instead of running jieba again.
+async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_text(
+        keyword_engram: Engram) -> None:
+    # Recall tells which query words each episode holds from the words' postings, not its text.
     tz8 = timezone(timedelta(hours=8))  # 2024-12-01 02:00 here is still November in UTC
     lines = [*FILLER, "我们去杭州看了西湖，天气很好", "Did you go hiking in Hangzhou?",
-             "Yes, we hiked near the lake with Ann"]
+             "Yes, we hiked near the lake with Ann", "See you again in December!"]
     await chat(keyword_engram, lines, start=datetime(2024, 12, 1, 2, 0, tzinfo=tz8))
-    q, now = "hiking 西湖 Ann Hangzhou December", datetime(2025, 2, 1, tzinfo=timezone.utc)
-    tokenised: list[str] = []
-    word_set = features_module.word_set
-
-    def spy(text: str) -> frozenset[str]:
-        tokenised.append(text)
-        return word_set(text)
-
-    monkeypatch.setattr(features_module, "word_set", spy)
-    hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
-    seen = [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in hits]
-    assert tokenised == []  # every episode's words came from the index
-
-    monkeypatch.setattr(features_module, "_date_end", lambda month, mark: " no such end")  # tokenise again
-    again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
-    assert [(h.id, h.features["cov"], h.features["wcov"], h.score) for h in again] == seen
-    assert len(tokenised) >= len(hits) and any(c > 0 for _, c, _, _ in seen)
+    q = "hiking 西湖 Ann Hangzhou December"
+    store = keyword_engram.store
+    pool = await gather(store, None, q, None, visibility(Audience(SPACE)), RecallSettings(), False)
+    assert pool.cols is not None and len(pool) == len(lines)  # the whole chat, by its month word
+    eps = await store.get_episodes(pool.ids)
+    again = Columns.of_items([eps[i] for i in pool.ids], pool.cols.words)  # tokenised again
+    assert pool.cols.words == again.words and (pool.cols.found == again.found).all()
+    december = pool.cols.words.index("decemb")
+    held = {eps[i].content for i, yes in zip(pool.ids, pool.cols.found[december]) if yes}
+    assert held == {"See you again in December!"}  # the others are indexed under December only by date
+    assert pool.cols.found.any(axis=1).all()  # every query word is held by some candidate
 
 
 async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) -> None:

@@ -21,15 +21,15 @@ class GatedStore:
         self.gates = [asyncio.Event() for _ in range(10)]
         self.arrived = [asyncio.Event() for _ in range(10)]
 
-    async def add_episodes(self, episodes: Sequence[Episode], words: Sequence[str] | None = None
-                           ) -> list[int]:
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
         n = len(self.batches)
         self.batches.append([e.content for e in episodes])
         self.arrived[n].set()
         await self.gates[n].wait()
         if any("poison" in e.content for e in episodes):
             raise OSError("disk full")
-        return await self.real(episodes, words)
+        return await self.real(episodes, prepared)
 
     async def until_batches(self, n: int) -> None:
         await asyncio.wait_for(self.arrived[n - 1].wait(), 10)

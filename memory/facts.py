@@ -1,0 +1,146 @@
+"""What recall needs to know of each episode, kept in memory in arrays indexed by id.
+
+An episode's time, place (space, section, sequence number), text shape, speaker and whether it
+shows an image are what recall's features and neighbours need. Reading them from the file for
+~150 candidates cost more than all the features together, so they sit here. Episodes are
+append-only, so these facts never change once written: they are loaded at open, added after each
+committed write, and each recall first reads those another process (the CLI beside the bot) wrote
+since: every episode up to ``seen`` is known. Only the hits a recall returns are read from the file.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+Reader = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
+LOAD_PAGE = 50_000
+# (id, time, tz, space, seq, section, shape, actor_name, kind, meta) -- meta only when it may name an image
+ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
+        " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END FROM episodes")
+
+
+class _Line:
+    """One space's episodes in order of place: their sequence numbers and ids (appends are the norm)."""
+
+    def __init__(self) -> None:
+        self.seqs, self.ids = array("q"), array("q")
+
+    def add(self, seq: int, item: int) -> None:
+        if not self.seqs or seq >= self.seqs[-1]:
+            self.seqs.append(seq)
+            self.ids.append(item)
+        else:  # written out of order (another process): kept sorted
+            at = bisect_right(self.seqs, seq)
+            self.seqs.insert(at, seq)
+            self.ids.insert(at, item)
+
+    def within(self, lo: int, hi: int) -> array[int]:
+        return self.ids[bisect_left(self.seqs, lo) : bisect_right(self.seqs, hi)]
+
+
+class EpisodeFacts:
+    """Per-episode columns by id: time (seconds), zone (minutes), space key, seq, section, text
+    shape (``text.text_shape``), speaker (a number in ``names``) and image."""
+
+    def __init__(self) -> None:
+        self.time = np.zeros(0, np.float64)
+        self.tz = np.zeros(0, np.int16)
+        self.space = np.zeros(0, np.int32)  # the space's key; -1: id not known
+        self.seq = np.zeros(0, np.int64)
+        self.section = np.zeros(0, np.int64)
+        self.shape = np.zeros(0, np.int16)
+        self.name = np.zeros(0, np.int32)
+        self.image = np.zeros(0, bool)
+        self.names: list[str] = [""]
+        self._name_at: dict[str, int] = {"": 0}
+        self.spaces: dict[int, str] = {}  # key -> space
+        self._keys: dict[str, int] = {}
+        self._lines: dict[int, _Line] = {}
+        self.seen = 0  # every episode up to this id is known
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.space >= 0))
+
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Add episodes from rows shaped like ``ROWS`` (space as its name), their spaces' keys known."""
+        if not rows:
+            return
+        ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        if ids[0] == self.seen + 1 and ids[-1] - ids[0] == len(ids) - 1:  # no gap: another process wrote none
+            self.seen = int(ids[-1])
+        self._grow(int(ids.max()) + 1)
+        new = self.space[ids] < 0
+        cols = list(zip(*rows))
+        keys = [self._keys[s] for s in cols[3]]
+        self.time[ids], self.tz[ids], self.space[ids] = cols[1], cols[2], keys
+        self.seq[ids], self.section[ids], self.shape[ids] = cols[4], cols[5], cols[6]
+        self.name[ids] = [self._name(n) for n in cols[7]]
+        self.image[ids] = [k == "image" or (m is not None and _meta_image(m))
+                           for k, m in zip(cols[8], cols[9])]
+        for item, key, seq, fresh in zip(ids.tolist(), keys, cols[4], new.tolist()):
+            if fresh:
+                line = self._lines.get(key)
+                if line is None:
+                    line = self._lines[key] = _Line()
+                line.add(seq, item)
+
+    def name_space(self, key: int, space: str) -> None:
+        self.spaces[key], self._keys[space] = space, key
+
+    def _name(self, name: str) -> int:
+        at = self._name_at.get(name)
+        if at is None:
+            at = self._name_at[name] = len(self.names)
+            self.names.append(name)
+        return at
+
+    def _grow(self, size: int) -> None:
+        if size <= len(self.space):
+            return
+        cap = max(size, len(self.space) * 5 // 4 + 1024)  # 25 % headroom: appends are the norm
+        for col in ("time", "tz", "seq", "section", "shape", "name", "image"):
+            old = getattr(self, col)
+            grown = np.zeros(cap, old.dtype)
+            grown[: len(old)] = old
+            setattr(self, col, grown)
+        self.space = np.concatenate([self.space, np.full(cap - len(self.space), -1, np.int32)])
+
+    def near(self, seeds: Sequence[int], radius: int) -> list[int]:
+        """The episodes within ``radius`` places of each seed in its section: seed after seed, each
+        one's in order of place (the seed itself included)."""
+        out: list[int] = []
+        for seed in seeds:
+            if seed >= len(self.space) or self.space[seed] < 0:
+                continue
+            key, seq, section = int(self.space[seed]), int(self.seq[seed]), int(self.section[seed])
+            line = self._lines.get(key)
+            if line is None:
+                continue
+            ids = np.frombuffer(line.within(seq - radius, seq + radius), np.int64)
+            out += ids[self.section[ids] == section].tolist()
+        return out
+
+    async def load(self, read: Reader) -> None:
+        """Read every episode after ``seen`` from the file, a page at a time (all of them at open)."""
+        for key, space in await read("SELECT id, name FROM spaces", ()):
+            self.name_space(key, space)
+        while rows := await read(f"{ROWS} WHERE id > ? ORDER BY id LIMIT ?", (self.seen, LOAD_PAGE)):
+            self.add(rows)
+            self.seen = rows[-1][0]
+
+    async def sync(self, read: Reader) -> None:
+        """Read the episodes another process wrote since these facts last looked (cheap when none)."""
+        top = (await read("SELECT max(id) FROM episodes", ()))[0][0] or 0
+        if top > self.seen:
+            await self.load(read)
+
+
+def _meta_image(meta: str) -> bool:
+    """Whether an episode's meta (JSON) names an image."""
+    return bool(json.loads(meta).get("image"))
