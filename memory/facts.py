@@ -128,11 +128,16 @@ class EpisodeFacts:
 
     async def load(self, read: Reader) -> None:
         """Read every episode after ``seen`` from the file, a page at a time (all of them at open)."""
-        for key, space in await read("SELECT id, name FROM spaces", ()):
-            self.name_space(key, space)
+        await self._read_spaces(read)
         while rows := await read(f"{ROWS} WHERE id > ? ORDER BY id LIMIT ?", (self.seen, LOAD_PAGE)):
+            if not all(r[3] in self._keys for r in rows):  # a space another process just added
+                await self._read_spaces(read)
             self.add(rows)
             self.seen = rows[-1][0]
+
+    async def _read_spaces(self, read: Reader) -> None:
+        for key, space in await read("SELECT id, name FROM spaces", ()):
+            self.name_space(key, space)
 
     async def sync(self, read: Reader) -> None:
         """Read the episodes another process wrote since these facts last looked (cheap when none)."""

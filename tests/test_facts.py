@@ -124,3 +124,20 @@ async def test_episodes_another_process_wrote_come_with_their_neighbours(db_path
     finally:
         await cli.close()
         await bot.close()
+
+
+async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
+    # Another process may add a chat and its first message between the read of the spaces and
+    # the read of the episodes: the message is kept, under its chat.
+    spaces: list[list[Any]] = [[(1, "qq:group:1")], [(1, "qq:group:1"), (2, "qq:group:2")]]
+    rows: list[list[Any]] = [[(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", "message_in", None),
+             (2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", "message_in", None)], []]
+
+    async def read(sql: str, args: object) -> list[Any]:
+        return (spaces if "spaces" in sql else rows).pop(0)
+
+    facts = EpisodeFacts()
+    await facts.load(read)
+    assert facts.seen == 2
+    assert [facts.spaces[int(k)] for k in facts.space[1:3]] == ["qq:group:1", "qq:group:2"]
+    assert facts.near([2], 2) == [2]
