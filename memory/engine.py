@@ -350,8 +350,10 @@ def _checked_episode(ep: Episode) -> Episode:
     if cut:
         log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
         meta["truncated_from"] = cut
-    return replace(ep, space=_clean(ep.space.strip()), content=_clean(text), actor=_clean(ep.actor),
-                   actor_name=_clean(ep.actor_name), meta=meta, time=aware(ep.time))
+    # built directly: dataclasses.replace costs ~3x more, on every recorded message
+    return Episode(space=_clean(ep.space.strip()), content=_clean(text), actor=_clean(ep.actor),
+                   actor_name=_clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
+                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section)
 
 
 def _clean(s: str) -> str:

@@ -159,18 +159,17 @@ class SQLiteStore:
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
-            key, seq, section = await self._place(ep.space, t.timestamp(), bool(ep.meta.get("section_break")))
+            stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
+            key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
             ws, shape = (episode_words(ep), text_shape(ep.content)) if prepared is None else prepared[n]
-            meta = json.dumps(ep.meta, ensure_ascii=False)
-            row = (next_id, t.timestamp(), tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
+            row = (next_id, stamp, tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                    ep.actor_name, ep.kind, ep.content, meta, shape)
             rows.append(row)
-            facts.append((next_id, row[1], row[2], ep.space, seq, section, shape, ep.actor_name, ep.kind,
-                          meta if '"image"' in meta else None))
+            facts.append((*row[:6], shape, ep.actor_name, ep.kind, meta if '"image"' in meta else None))
             fts.append((next_id, keyed_words(ws, key)))
             placed.append((next_id, key, word_count(ws)))
             if ep.actor and ep.actor_name:
-                aliases.append((ep.actor, ep.actor_name, t.timestamp(), t.timestamp()))
+                aliases.append((ep.actor, ep.actor_name, stamp, stamp))
             next_id += 1
         await self._w.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
                                   " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)

@@ -114,10 +114,12 @@ def approx_tokens(text: str) -> int:
 
 
 _MONTH_RE = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in MONTHS)
+# Matched against case-folded text (``re.IGNORECASE`` was ~2x slower); the lookahead lets the regex
+# engine skip positions no alternative can start at.
 _DATE_EN = re.compile(
-    rf"\b(?:(?:{_MONTH_RE})\b|(?:19|20)\d\d\b|\d{{1,2}}/\d{{1,2}}\b|yesterday|today|tonight|tomorrow|"
+    rf"(?=[\djfmasondytlw])\b(?:(?:{_MONTH_RE})\b|(?:19|20)\d\d\b|\d{{1,2}}/\d{{1,2}}\b|yesterday|today|tonight|tomorrow|"
     r"(?:last|next|this) (?:week|weekend|month|year|night|summer|winter|spring|fall)|\d+ \w+ ago|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)", re.IGNORECASE)
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)")
 _DATE_ZH = re.compile(r"昨天|今天|明天|前天|后天|昨晚|今晚|上周|下周|本周|上个?月|下个?月|去年|今年|"
                       r"明年|周末|星期|礼拜|\d+\s*[月号日年]|[一二三四五六七八九十]+月")
 _ASKS_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|何时|哪天|"
@@ -127,10 +129,13 @@ _MONTH_EN = re.compile(rf"\b({_MONTH_RE})\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(\d{1,2})月")
 
 
-# Every English date pattern above contains a digit or one of these: ASCII text with neither has none
-# (the patterns cost ~50 µs on a typical message; most messages name no time).
+# Every English date pattern above contains a digit or one of these, and every Chinese one one of
+# the characters of _ZH_HINT: text with none of them names no time (the patterns cost ~10-20 µs on a
+# typical message; most messages name no time, and every recorded message is asked).
 _DATE_HINTS = (*(m[:3] for m in MONTHS), "day", "tonight", "tomorrow", "last ", "next ", "this ")
-_DIGIT = re.compile(r"\d")
+_DIGIT = re.compile(r"\d")  # any script's digits
+_DIGITS = tuple("0123456789")
+_ZH_HINT = re.compile("[天晚周月年星礼号日]")
 
 
 def text_shape(text: str) -> int:
@@ -144,12 +149,12 @@ def text_shape(text: str) -> int:
 
 def has_date(text: str) -> bool:
     """Whether ``text`` names a time (a date, a month, a weekday, 'yesterday', '上个月', ...)."""
-    if text.isascii():  # the Chinese patterns need Chinese characters
-        low = text.lower()
-        if not _DIGIT.search(low) and not any(h in low for h in _DATE_HINTS):
-            return False
-        return bool(_DATE_EN.search(text))
-    return bool(_DATE_EN.search(text) or _DATE_ZH.search(text))
+    ascii = text.isascii()
+    low = text.lower() if ascii else text.casefold()
+    digit = any(map(low.__contains__, _DIGITS)) if ascii else _DIGIT.search(low) is not None
+    if (digit or any(map(low.__contains__, _DATE_HINTS))) and _DATE_EN.search(low):
+        return True
+    return not ascii and _ZH_HINT.search(text) is not None and _DATE_ZH.search(text) is not None
 
 
 @lru_cache(maxsize=100_000)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import datetime, timezone
 
 import pytest
 
@@ -102,3 +103,17 @@ async def test_a_cancelled_caller_does_not_lose_the_others_episodes(
     assert [eps[i].content for i in ids] == ["line 0", "line 1", "line 3", "line 4"]
     assert (await engram.stats())["episodes"] == 5  # once queued, the cancelled caller's line is kept too
 
+
+
+def test_the_checked_episode_keeps_every_field() -> None:
+    # record() rebuilds each episode field by field (cleaned); a field added later must not be lost
+    from dataclasses import fields
+
+    from astrbot_plugin_engram.memory.engine import _checked_episode
+
+    t = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+    ep = Episode(space="qq:group:1", content="hi", actor="qq:1", actor_name="Ann", kind="image", time=t,
+                 source="qq", meta={"image": "a.png"}, id=7, seq=3, section=2)
+    checked = _checked_episode(ep)
+    names = [f.name for f in fields(Episode)]
+    assert [getattr(checked, n) for n in names] == [getattr(ep, n) for n in names]
