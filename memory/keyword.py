@@ -210,13 +210,16 @@ class Keywords:
             postings.update(zip(query, lists))
         return index.best(lists, keys, limit, filtered=filtered)
 
-    def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool
-                        ) -> list[tuple[int, float]]:
-        """(id, BM25) of the best-matching visible memories, best first."""
+    def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool,
+                        postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(id, BM25) of the best-matching visible memories, best first (``postings``: as for
+        ``search_episodes``, each query word's memories, of every scope and status)."""
         if not query or vis.memory_scopes == frozenset():
             return []
         lists = self.memories.postings(self._q, [[t] for t in query])
         self._learn(self.memories, lists)
+        if postings is not None:
+            postings.update(zip(query, lists))
         statuses = ("active", "archived") if include_archived else ("active",)
         if vis.memory_scopes is None:
             groups = [g for (_, status), g in self._mgroups.items() if status in statuses]

@@ -31,7 +31,6 @@ from .rows import (
     M_STRENGTH,
     M_TEXT,
     M_VALID_FROM,
-    M_WORDS,
     ts,
     tz_minutes,
     unkey,
@@ -139,11 +138,12 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
                  vis: Visibility, s: RecallSettings, include_archived: bool) -> Pool:
     """The candidate pool: keyword hits, vector hits, and the neighbours of the best of each."""
     qw = query_words(query)
-    postings: dict[str, np.ndarray] = {}
+    postings: dict[str, np.ndarray] = {}  # each query word's episodes
+    mem_postings: dict[str, np.ndarray] = {}  # and memories
     found: dict[tuple[str, int], list[Any]] = {}  # (kind, id) -> [kw, cos, routes: 1 keyword | 2 vector]
     for i, bm in await store.keyword_episodes(qw, vis, s.pool, postings):
         found[("e", i)] = [bm, None, 1]
-    for i, bm in await store.keyword_memories(qw, vis, s.pool, include_archived):
+    for i, bm in await store.keyword_memories(qw, vis, s.pool, include_archived, mem_postings):
         found[("m", i)] = [bm, None, 1]
     if qvec is not None and index is not None:
         for kind, i, sim in index.search(qvec, vis, s.pool, include_archived):
@@ -158,7 +158,7 @@ async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec
     keep = _visible(vis, facts, found, mem_rows, include_archived)
     pool = Pool([k[0] for k in keep], [k[1] for k in keep], [found[k][0] for k in keep],
                 [found[k][1] for k in keep], [found[k][2] == 3 for k in keep])
-    pool.cols = await _columns(store, pool, mem_rows, qw, postings)
+    pool.cols = await _columns(store, pool, mem_rows, qw, postings, mem_postings)
     if qvec is not None and index is not None:
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
@@ -200,8 +200,9 @@ def _visible(vis: Visibility, facts: EpisodeFacts, found: dict[tuple[str, int], 
 
 
 async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[Any]], words: list[str],
-                   postings: dict[str, np.ndarray]) -> Columns:
-    """The pool's columns: episodes' from the store's facts, memories' from their rows."""
+                   postings: dict[str, np.ndarray], mem_postings: dict[str, np.ndarray]) -> Columns:
+    """The pool's columns: episodes' from the store's facts, memories' from their rows; the words
+    each holds from the query words' postings."""
     n, facts = len(pool), store.facts
     kinds = np.array([k == "m" for k in pool.kinds], bool)
     ids = np.array(pool.ids, np.int64)
@@ -228,8 +229,7 @@ async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[
     if words and len(e):
         found[:, eps] = _holding(e, [postings.get(w, _NONE) for w in words])
     if words and rows:
-        held = [_memory_words(r) for r in rows]
-        found[:, mems] = [[w in h for h in held] for w in words]
+        found[:, mems] = _holding(ids[mems], [mem_postings.get(w, _NONE) for w in words])
     await _drop_date_only(store, found, words, eps, e, time[eps], tz[eps])
     return Columns(time, tz, section, seq, shape, image, names, strength, importance, words, found)
 
@@ -250,15 +250,6 @@ def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
 
 _NONE = np.zeros(0, np.int64)
 _memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
-
-
-def _memory_words(r: Sequence[Any]) -> frozenset[str]:
-    """A memory's index words (worked out from its text when it is not in the index)."""
-    return word_set(r[M_TEXT]) if r[M_WORDS] is None else _split(r[M_WORDS])
-
-
-def _split(words: str) -> frozenset[str]:
-    return frozenset(words.split(" "))
 
 
 async def _drop_date_only(store: SQLiteStore, found: np.ndarray, words: list[str], eps: np.ndarray,

@@ -94,9 +94,8 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
 # The episodes table's columns in the order ``episode_row`` reads them (``shape``: see ``text.text_shape``).
 EPISODE_COLUMNS = "id, time, tz, space, seq, section, source, actor, actor_name, kind, content, meta, shape"
 # Recall's memory rows (``SQLiteStore.candidate_memories``): the stored columns, as ``memory_row``
-# reads them, then the keyword-index words (None for a memory outside the index).
-M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM = 3, 4, 6, 7, 9, 10
-M_STATUS, M_WORDS = 12, 14
+# reads them.
+M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM, M_STATUS = 3, 4, 6, 7, 9, 10, 12
 
 
 def episode_row(r: Sequence[Any]) -> Episode:

@@ -279,12 +279,11 @@ class SQLiteStore:
         return out
 
     async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
-        """Rows (``rows.M_*``) of the memories ``ids``, each with its keyword-index words or None."""
+        """Rows (``rows.M_*``) of the memories ``ids``."""
         if not ids:
             return []
         ins, vals = in_list(ids)
-        return await self._read("SELECT m.*, f.c0 FROM memories m LEFT JOIN memories_fts_content f"
-                                f" ON f.id = m.id WHERE m.id IN {ins}", vals)
+        return await self._read(f"SELECT * FROM memories WHERE id IN {ins}", vals)
 
     async def versions(self, memory_id: int) -> list[int]:
         """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
@@ -333,11 +332,11 @@ class SQLiteStore:
         ``Keywords.search_episodes``)."""
         return self.keywords.search_episodes(query, vis, limit, postings)
 
-    async def keyword_memories(
-        self, query: list[str], vis: Visibility, limit: int, include_archived: bool
-    ) -> list[tuple[int, float]]:
-        """(id, bm25) of the best-matching visible memories (active, or archived too); higher is better."""
-        return self.keywords.search_memories(query, vis, limit, include_archived)
+    async def keyword_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool,
+                               postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+        """(id, bm25) of the best-matching visible memories (active, or archived too); higher is better
+        (``postings``: see ``Keywords.search_memories``)."""
+        return self.keywords.search_memories(query, vis, limit, include_archived, postings)
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:

@@ -144,21 +144,27 @@ def test_fitted_weights_learn_which_feature_marks_the_answer() -> None:
 
 async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_text(
         keyword_engram: Engram) -> None:
-    # Recall tells which query words each episode holds from the words' postings, not its text.
+    # Recall tells which query words each candidate holds from the words' postings, not its text.
     tz8 = timezone(timedelta(hours=8))  # 2024-12-01 02:00 here is still November in UTC
     lines = [*FILLER, "我们去杭州看了西湖，天气很好", "Did you go hiking in Hangzhou?",
              "Yes, we hiked near the lake with Ann", "See you again in December!"]
     await chat(keyword_engram, lines, start=datetime(2024, 12, 1, 2, 0, tzinfo=tz8))
+    for text in ("Ann went hiking by West Lake in December", "安妮的猫叫咪咪，很喜欢西湖", "Bob hikes"):
+        await keyword_engram.add_memory(Memory(text, "public"))
     q = "hiking 西湖 Ann Hangzhou December"
     store = keyword_engram.store
     pool = await gather(store, None, q, None, visibility(Audience(SPACE)), RecallSettings(), False)
-    assert pool.cols is not None and len(pool) == len(lines)  # the whole chat, by its month word
-    eps = await store.get_episodes(pool.ids)
-    again = Columns.of_items([eps[i] for i in pool.ids], pool.cols.words)  # tokenised again
+    assert pool.cols is not None and len(pool) == len(lines) + 3  # the chat (by its month word), the memories
+    eps = await store.get_episodes([i for k, i in zip(pool.kinds, pool.ids) if k == "e"])
+    mems = await store.get_memories([i for k, i in zip(pool.kinds, pool.ids) if k == "m"])
+    items = [eps[i] if k == "e" else mems[i] for k, i in zip(pool.kinds, pool.ids)]
+    again = Columns.of_items(items, pool.cols.words)  # tokenised again
     assert pool.cols.words == again.words and (pool.cols.found == again.found).all()
     december = pool.cols.words.index("decemb")
-    held = {eps[i].content for i, yes in zip(pool.ids, pool.cols.found[december]) if yes}
-    assert held == {"See you again in December!"}  # the others are indexed under December only by date
+    held = {it.content if isinstance(it, Episode) else it.text
+            for it, yes in zip(items, pool.cols.found[december]) if yes}
+    # the other episodes are indexed under December only by their date
+    assert held == {"See you again in December!", "Ann went hiking by West Lake in December"}
     assert pool.cols.found.any(axis=1).all()  # every query word is held by some candidate
 
 
@@ -169,21 +175,3 @@ async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) 
     hits = await keyword_engram.recall("Lisbon move", Audience(SPACE), k=5)
     mem = next(h for h in hits if h.kind == "memory")
     assert mem.id == mid and mem.item.sources == (ids[-2], ids[-1])  # type: ignore[union-attr]
-
-
-async def test_memories_words_from_the_index_equal_tokenising_again(keyword_engram: Engram,
-                                                                   monkeypatch) -> None:
-    await chat(keyword_engram, FILLER)
-    for text in ("Ann's cat is called Mimi", "安妮的猫叫咪咪，很喜欢晒太阳", "Bob hikes every weekend"):
-        await keyword_engram.add_memory(Memory(text, "public"))
-    q, now = "Ann cat 咪咪 晒太阳 hiking", datetime(2025, 2, 1, tzinfo=timezone.utc)
-    hits = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
-    store, read = keyword_engram.store, keyword_engram.store.candidate_memories
-
-    async def without_words(ids: list[int]) -> list:
-        return [(*r[:-1], None) for r in await read(ids)]
-
-    monkeypatch.setattr(store, "candidate_memories", without_words)  # features tokenise the texts
-    again = await keyword_engram.recall(q, Audience(SPACE), k=8, now=now)
-    assert [(h.id, h.features, h.score) for h in again] == [(h.id, h.features, h.score) for h in hits]
-    assert any(h.kind == "memory" and h.features["cov"] > 0 for h in hits)
