@@ -13,7 +13,6 @@ when it is queued, so they overlap the previous batch's commit instead of holdin
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -23,17 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from .checks import checked_episode, checked_memory
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
 from .features import featurize, hits, top
-from .model import MEMORY_KINDS, MEMORY_STATUSES, Audience, Episode, Hit, Memory, aware, now_utc
+from .model import Audience, Episode, Hit, Memory, now_utc
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
 from .recall import RecallSettings, fill, gather
 from .rows import prepare
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
-from .text import MAX_TEXT, cap
+from .text import MAX_TEXT
 from .vectors import VectorIndex
 
 log = logging.getLogger("engram")
@@ -92,7 +92,7 @@ class Engram:
     # ---- recording -----------------------------------------------------------------------
     async def record(self, episode: Episode) -> int:
         """Append an episode; returns its id once it is durably committed."""
-        ep = _checked_episode(episode)
+        ep = checked_episode(episode)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
         # written all the same and no other caller is touched.
@@ -103,7 +103,7 @@ class Engram:
 
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
-        eps = [_checked_episode(e) for e in episodes]
+        eps = [checked_episode(e) for e in episodes]
         ids = await self.store.add_episodes(eps, [prepare(e) for e in eps])
         self._kick.set()
         return ids
@@ -132,7 +132,7 @@ class Engram:
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, memory: Memory) -> int:
         """Store a memory; returns its id."""
-        mid = await self.store.add_memory(_checked_memory(memory))
+        mid = await self.store.add_memory(checked_memory(memory))
         self._kick.set()
         return mid
 
@@ -143,7 +143,7 @@ class Engram:
             raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
         new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
                       created_at=now_utc(), status="active", **changes)
-        mid = await self.store.add_memory(_checked_memory(new), supersedes=memory_id)
+        mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
         if self.index:
             self.index.set_status("m", memory_id, "superseded")
         self._kick.set()
@@ -335,68 +335,3 @@ class Engram:
         if self.index is not None and self._indexer is not None:
             self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
         return n
-
-
-def _checked_episode(ep: Episode) -> Episode:
-    if not isinstance(ep, Episode):
-        raise InvalidInputError(f"expected an Episode, got {type(ep).__name__}")
-    if not isinstance(ep.space, str) or not ep.space.strip():
-        raise InvalidInputError("an episode needs a space")
-    if not isinstance(ep.content, str) or not ep.content.strip():
-        raise InvalidInputError("an episode needs some text")
-    _check_episode_fields(ep)
-    text, cut = cap(ep.content)
-    meta = dict(ep.meta)
-    if cut:
-        log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
-        meta["truncated_from"] = cut
-    # built directly: dataclasses.replace costs ~3x more, on every recorded message
-    return Episode(space=_clean(ep.space.strip()), content=_clean(text), actor=_clean(ep.actor),
-                   actor_name=_clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
-                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section)
-
-
-def _clean(s: str) -> str:
-    """``s`` with lone surrogates (a broken emoji from a platform) replaced: SQLite cannot store them."""
-    if not isinstance(s, str):
-        raise InvalidInputError(f"expected text, got {type(s).__name__}")
-    try:
-        s.encode("utf-8")
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _check_episode_fields(ep: Episode) -> None:
-    """Refuse what would fail inside the store: one bad episode must not sink its group commit."""
-    for name in ("actor", "actor_name", "kind", "source"):
-        if not isinstance(getattr(ep, name), str):
-            raise InvalidInputError(f"an episode's {name} must be a string")
-    if ep.time is not None and not isinstance(ep.time, datetime):
-        raise InvalidInputError("an episode's time must be a datetime")
-    if not isinstance(ep.meta, dict):
-        raise InvalidInputError("an episode's meta must be a dict")
-    if ep.meta:
-        try:
-            json.dumps(ep.meta, ensure_ascii=False).encode("utf-8")
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(f"an episode's meta must be plain JSON: {e}") from None
-
-
-def _checked_memory(m: Memory) -> Memory:
-    if not isinstance(m, Memory):
-        raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
-    if not isinstance(m.text, str) or not m.text.strip():
-        raise InvalidInputError("a memory needs some text")
-    if m.status not in MEMORY_STATUSES:
-        raise InvalidInputError(f"unknown memory status {m.status!r}: use {', '.join(MEMORY_STATUSES)}")
-    if m.kind not in MEMORY_KINDS:
-        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
-    if not 0.0 <= float(m.importance) <= 1.0:
-        raise InvalidInputError("importance must be between 0 and 1")
-    text, cut = cap(m.text)
-    if cut:
-        log.warning("memory text of %d characters cut to %d", cut, MAX_TEXT)
-    return replace(m, text=_clean(text), scope=_clean(parse_scope(m.scope)),
-                   subjects=tuple(_clean(s) for s in m.subjects),
-                   sources=tuple(int(s) for s in m.sources), created_at=aware(m.created_at))
