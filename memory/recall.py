@@ -125,8 +125,12 @@ class Pool:
         self.cols = None
 
     def columns(self, words: list[str]) -> Columns:
-        if self.cols is None:
+        """The columns, with which of ``words`` each candidate holds (a hand-made pool's worked
+        out again for other words; recall's were gathered for its query's words)."""
+        if self.cols is None or self.cols.words != words and len(self.items) == len(self):
             self.cols = Columns.of_items([self.items[j] for j in range(len(self))], words)
+        if self.cols.words != words:
+            raise ValueError("this pool was gathered for another query")
         return self.cols
 
     def text(self, j: int) -> str:

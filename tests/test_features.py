@@ -143,3 +143,11 @@ def test_column_scores_equal_dict_scores_to_the_last_bit() -> None:
     rows = [{n: rng.choice([0.0, 1.0, rng.random(), 1e-9 * rng.random()]) for n in names} for _ in range(300)]
     matrix = np.array([[r[n] for r in rows] for n in names])
     assert ranker.score_matrix(names, matrix).tolist() == ranker.score(rows)
+
+
+def test_a_hand_made_pool_asked_two_questions_answers_each() -> None:
+    pool = pool_of([turn(1, "We swam in the lake.", kw=1.0), turn(2, "The trip was long.", kw=1.0)])
+    first = featurize(pool, "lake", NOW, RecallSettings())
+    second = featurize(pool, "trip", NOW, RecallSettings())
+    cov = COLUMNS.index("cov")
+    assert first.matrix[cov].tolist() == [1.0, 0.0] and second.matrix[cov].tolist() == [0.0, 1.0]
