@@ -22,6 +22,7 @@ from astrbot_plugin_engram.memory import (
     parse_scope,
     visibility,
 )
+from astrbot_plugin_engram.memory.recall import RecallSettings, gather
 from astrbot_plugin_engram.memory.text import query_words
 
 from .conftest import HashEmbedder
@@ -315,3 +316,29 @@ def test_the_oracle_is_not_vacuous(big_world: tuple[Path, Truth]) -> None:
     assert any(truth.memories[h.id][1] == "archived" for h in console if h.kind == "memory")
     assert any(h.kind == "memory" and truth.memories[h.id][0] == "owner" for h in owner)
     assert {truth.episodes[h.id] for h in console if h.kind == "episode"} >= {"qq:group:1", "web"}
+
+
+async def test_a_memory_moved_out_of_sight_by_another_process_never_enters_the_pool(tmp_path: Path) -> None:
+    # The bot's keyword statistics still file the memory under its old scope: the routes return
+    # it, and the check against the file keeps it out of the candidates (so out of every feature).
+    path = tmp_path / "e.db"
+    bot = await Engram.open(path, HashEmbedder(), background=False)
+    cli = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        mid = await bot.add_memory(Memory(text="the secret garden key is under the mat", scope="public"))
+        await bot.embed_pending()
+        vis = visibility(Audience("qq:group:1"))
+        query = "garden key mat"
+        qvec = await bot.embed_query(query)
+        assert qvec is not None and bot.index is not None
+        routes = {i for i, _ in await bot.store.keyword_memories(query_words(query), vis, 10, False)}
+        assert mid in routes and ("m", mid) in {(k, i) for k, i, _ in bot.index.search(qvec, vis, 10)}
+        await cli.set_scope(mid, "space:qq:group:2")  # elsewhere, while the bot runs
+        assert mid in {i for i, _ in await bot.store.keyword_memories(query_words(query), vis, 10, False)}
+        pool = await gather(bot.store, bot.index, query, qvec, vis, RecallSettings(), False)
+        assert ("m", mid) not in set(zip(pool.kinds, pool.ids))
+        assert await bot.recall(query, Audience("qq:group:1")) == []
+        assert [h.id for h in await bot.recall(query, Audience("qq:group:2"))] == [mid]
+    finally:
+        await cli.close()
+        await bot.close()
