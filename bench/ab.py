@@ -1,0 +1,81 @@
+#!/usr/bin/env python
+"""Recall latency of this checkout against an earlier commit: `bench/ab.py --base REV [--rounds R]`.
+
+The earlier code (``git archive REV``, whose bench/perf.py must have the ``query`` worker: session 3
+on) builds a store with its perf.py ``build``; a copy of the store serves this checkout, which
+migrates it on open when its schema is newer. Both then run perf.py's ``query`` phase (300
+questions in the largest space) in fresh processes, taking turns, ``--rounds`` times. Both sides
+time the same questions on the same data in the same stretch of a shared machine, so the ratio of
+their medians holds when the machine's speed swings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def worker(perf: Path, package_root: Path | None, *args: object) -> dict[str, Any]:
+    """Run one perf.py worker; ``package_root``: where the earlier code's package is (None: this one)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if package_root is not None:
+        env["PYTHONPATH"] = str(package_root)  # ahead of site-packages, where this checkout is linked
+    out = subprocess.run([sys.executable, str(perf), "--_worker", *map(str, args)], env=env,
+                         capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"ab: {perf} {args[0]} failed:\n{out.stderr.strip()}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--base", required=True, help="the earlier commit (anything git rev-parse takes)")
+    ap.add_argument("--size", type=int, default=100_000, help="items in the store")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--queries", type=int, default=300)
+    a = ap.parse_args()
+    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", a.base], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="engram-ab-") as tmp:
+        root = Path(tmp) / "base"
+        (root / "astrbot_plugin_engram").mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(root / "astrbot_plugin_engram")], input=archive.stdout,
+                       check=True)
+        base_perf = root / "astrbot_plugin_engram" / "bench" / "perf.py"
+        old, new = f"{tmp}/base.db", f"{tmp}/this.db"
+        print(f"building a {a.size:,}-item store with {rev} ...", flush=True)
+        built = worker(base_perf, root, "build", old, a.size, 0)
+        shutil.copy(old, new)  # closed cleanly: the write-ahead log is empty
+        space = built["largest_space"]
+        rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
+        for r in range(a.rounds):
+            rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
+            rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
+            print(f"round {r + 1}: {rev} p50 {rows[rev][-1]['recall_p50_ms']:.1f} ms, "
+                  f"this p50 {rows['this'][-1]['recall_p50_ms']:.1f} ms", flush=True)
+    print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} questions")
+    print("| code | p50 ms, each round | p99 ms, each round | RSS MB |\n|---|---|---|---|")
+    for name, runs in rows.items():
+        p50 = " / ".join(f"{q['recall_p50_ms']:.1f}" for q in runs)
+        p99 = " / ".join(f"{q['recall_p99_ms']:.1f}" for q in runs)
+        print(f"| {name} | {p50} | {p99} | {runs[-1]['rss_mb']:.0f} |")
+    for key in ("recall_p50_ms", "recall_p99_ms"):
+        ratio = statistics.median(q[key] for q in rows["this"]) / statistics.median(q[key] for q in rows[rev])
+        print(f"{key[7:10]}: this / {rev} = x{ratio:.2f} (medians)")
+
+
+if __name__ == "__main__":
+    main()
