@@ -30,18 +30,17 @@ from .rows import (
     chunks,
     dt,
     episode_row,
-    episode_words,
     fetch_rows,
     in_list,
     keyed_words,
     memory_row,
     memory_words,
+    prepare,
     ts,
     tz_minutes,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
-from .text import text_shape
 from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
@@ -161,7 +160,7 @@ class SQLiteStore:
             t = aware(ep.time)
             stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
             key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
-            ws, shape = (episode_words(ep), text_shape(ep.content)) if prepared is None else prepared[n]
+            ws, shape = prepare(ep) if prepared is None else prepared[n]
             row = (next_id, stamp, tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
                    ep.actor_name, ep.kind, ep.content, meta, shape)
             rows.append(row)
