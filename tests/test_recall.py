@@ -149,12 +149,13 @@ async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_te
     lines = [*FILLER, "我们去杭州看了西湖，天气很好", "Did you go hiking in Hangzhou?",
              "Yes, we hiked near the lake with Ann", "See you again in December!"]
     await chat(keyword_engram, lines, start=datetime(2024, 12, 1, 2, 0, tzinfo=tz8))
-    for text in ("Ann went hiking by West Lake in December", "安妮的猫叫咪咪，很喜欢西湖", "Bob hikes"):
+    for text in ("Ann went hiking by West Lake in December", "安妮的猫叫咪咪，很喜欢西湖", "Bob hikes",
+                 "the 2024 photo album"):
         await keyword_engram.add_memory(Memory(text, "public"))
-    q = "hiking 西湖 Ann Hangzhou December"
+    q = "hiking 西湖 Ann Hangzhou December 2024"
     store = keyword_engram.store
     pool = await gather(store, None, q, None, visibility(Audience(SPACE)), RecallSettings(), False)
-    assert pool.cols is not None and len(pool) == len(lines) + 3  # the chat (by its month word), the memories
+    assert pool.cols is not None and len(pool) == len(lines) + 4  # the chat (by its month word), the memories
     eps = await store.get_episodes([i for k, i in zip(pool.kinds, pool.ids) if k == "e"])
     mems = await store.get_memories([i for k, i in zip(pool.kinds, pool.ids) if k == "m"])
     items = [eps[i] if k == "e" else mems[i] for k, i in zip(pool.kinds, pool.ids)]
@@ -163,8 +164,11 @@ async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_te
     december = pool.cols.words.index("decemb")
     held = {it.content if isinstance(it, Episode) else it.text
             for it, yes in zip(items, pool.cols.found[december]) if yes}
-    # the other episodes are indexed under December only by their date
+    # the other episodes are indexed under December only by their date, and under 2024 likewise
     assert held == {"See you again in December!", "Ann went hiking by West Lake in December"}
+    year = pool.cols.words.index("2024")
+    assert [it for it, yes in zip(items, pool.cols.found[year]) if yes] == [
+        m for m in mems.values() if m.text == "the 2024 photo album"]
     assert pool.cols.found.any(axis=1).all()  # every query word is held by some candidate
 
 
