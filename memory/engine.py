@@ -277,13 +277,9 @@ class Engram:
         return done
 
     def _index_rows(self, kind: str, rows: Sequence[tuple[Any, ...]], vecs: np.ndarray) -> None:
-        """Add vectors of rows (id, group, status, ...) to the index, one call per group."""
+        """Add vectors of rows (id, group, status, ...) to the index."""
         assert self.index is not None
-        groups: dict[str, list[int]] = {}
-        for j, r in enumerate(rows):
-            groups.setdefault(r[1], []).append(j)
-        for group, js in groups.items():
-            self.index.add(kind, group, [rows[j][0] for j in js], vecs[js], [rows[j][2] for j in js])
+        self.index.add_many(kind, [r[1] for r in rows], [r[0] for r in rows], vecs, [r[2] for r in rows])
 
     async def _index_loop(self) -> None:
         delay = 1.0
