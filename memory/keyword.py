@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .rows import KEY_MARK
+from .rows import KEY_MARK, space_mark
 from .scopes import Visibility
 from .text import fts_query
 
@@ -202,7 +202,7 @@ class Keywords:
         filtered = keys is not None and len(keys) > KEYED_SPACES
         if keys is not None and not filtered:
             # Each word asked in each visible chat: only those chats' doclists are read.
-            lists = index.postings(self._q, [[f"{t}{KEY_MARK}{k}" for k in keys] for t in query])
+            lists = index.postings(self._q, [[t + space_mark(k) for k in keys] for t in query])
         else:  # many or all chats (the owner's console): each word in any chat, filtered by chat here
             lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
         self._learn(index, lists)

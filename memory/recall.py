@@ -23,7 +23,6 @@ import numpy as np
 from .facts import EpisodeFacts
 from .model import Episode, Hit, Memory
 from .rows import (
-    KEY_MARK,
     M_CREATED,
     M_IMPORTANCE,
     M_SCOPE,
@@ -33,7 +32,6 @@ from .rows import (
     M_VALID_FROM,
     ts,
     tz_minutes,
-    unkey,
 )
 from .scopes import Visibility
 from .sqlite_store import SQLiteStore
@@ -274,9 +272,7 @@ async def _drop_date_only(store: SQLiteStore, found: np.ndarray, words: list[str
         return
     index_words = await store.episode_index_words(sorted({int(e[j]) for _, j in doubt}))
     for w, j in doubt:
-        text = index_words.get(int(e[j]))
-        plain = unkey(text, f"{KEY_MARK}{int(store.facts.space[e[j]])}") or ""
-        body = plain.split(" ")[:-2]  # the text's and the speaker's words, then month and year
+        body = index_words.get(int(e[j]), [])[:-2]  # all but the month and the year
         found[w, eps[j]] = words[w] in body
 
 

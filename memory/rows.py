@@ -58,23 +58,20 @@ KEY_MARK = "\ue000"
 _KEYED = re.compile(KEY_MARK + r"\d+")
 
 
+def space_mark(key: int) -> str:
+    """What each of a space's index tokens ends with: ``KEY_MARK`` and the space's key."""
+    return f"{KEY_MARK}{key}"
+
+
 def keyed_words(words: str, key: int) -> str:
     """``episode_words`` with each word tied to its space: the episode keyword index's tokens."""
-    mark = f"{KEY_MARK}{key}"
+    mark = space_mark(key)
     return words.replace(" ", mark + " ") + mark if words else ""
 
 
 def unkeyed(words: str) -> str:
     """The plain words back from the index's tokens."""
     return _KEYED.sub("", words)
-
-
-def unkey(index_words: str | None, mark: str | None) -> str | None:
-    """An episode's plain index words (space-separated) from its tokens; ``mark``: its space's
-    (``KEY_MARK`` and its key), None when unknown."""
-    if not index_words:
-        return index_words
-    return unkeyed(index_words) if mark is None else index_words.replace(mark, "")
 
 
 def memory_words(m: Memory) -> str:

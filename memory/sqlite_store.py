@@ -38,6 +38,7 @@ from .rows import (
     prepare,
     ts,
     tz_minutes,
+    unkeyed,
 )
 from .schema import check_header, check_known_schema, migrate
 from .scopes import Visibility
@@ -209,10 +210,12 @@ class SQLiteStore:
         """Bring ``facts`` up to date with the episodes another process wrote (the CLI beside a bot)."""
         await self.facts.sync(self._read)
 
-    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, str]:
-        """The keyword-index words of the episodes ``ids``, keyed to their spaces (``rows.unkey``)."""
+    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
+        """The keyword-index words of the episodes ``ids``: the text's, the speaker's, then the month
+        and the year (``rows.episode_words``)."""
         ins, vals = in_list(ids)
-        return dict(await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals))
+        rows = await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
+        return {i: unkeyed(words).split(" ") for i, words in rows if words}
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"

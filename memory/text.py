@@ -149,12 +149,12 @@ def text_shape(text: str) -> int:
 
 def has_date(text: str) -> bool:
     """Whether ``text`` names a time (a date, a month, a weekday, 'yesterday', '上个月', ...)."""
-    ascii = text.isascii()
-    low = text.lower() if ascii else text.casefold()
-    digit = any(map(low.__contains__, _DIGITS)) if ascii else _DIGIT.search(low) is not None
+    plain = text.isascii()
+    low = text.lower() if plain else text.casefold()
+    digit = any(map(low.__contains__, _DIGITS)) if plain else _DIGIT.search(low) is not None
     if (digit or any(map(low.__contains__, _DATE_HINTS))) and _DATE_EN.search(low):
         return True
-    return not ascii and _ZH_HINT.search(text) is not None and _DATE_ZH.search(text) is not None
+    return not plain and _ZH_HINT.search(text) is not None and _DATE_ZH.search(text) is not None
 
 
 @lru_cache(maxsize=100_000)
