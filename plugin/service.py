@@ -48,6 +48,7 @@ INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories inje
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
 IDENTITY_CHARS = 4000
+FLUSH_TIMEOUT = 30.0  # seconds flush() and close() wait for the writes before they give up (and log)
 
 Item = list[Episode] | asyncio.Task[list[Episode]] | None
 
@@ -176,31 +177,74 @@ class EngramService:
                 queue.task_done()
 
     def _write_done(self, task: asyncio.Task[Any]) -> None:
-        self._writes.discard(task)
+        # Only logs: the set of writes is pruned by whoever waits on it (``_settle``), so a wait never
+        # depends on this callback having run (it runs one loop turn after the task finished).
         if not task.cancelled() and task.exception() is not None:
             log.error("Engram: an episode was not recorded: %s", task.exception())
 
-    async def flush(self) -> None:
-        """Wait until everything queued so far is committed."""
-        if self._queue is not None:
-            await self._queue.join()
-        while self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
-        if self.engram is not None:
-            await self.engram.flush()
+    async def _settle(self, deadline: float) -> int:
+        """Wait for the episode writes until ``deadline``; returns how many are still unwritten.
 
-    async def close(self) -> None:
-        """Record everything queued, wait for every write, close the file."""
+        Every round yields to the event loop (``asyncio.wait`` on unfinished tasks): a loop over
+        ``gather`` of tasks that are already finished would never yield, and spin.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            self._writes = {t for t in self._writes if not t.done()}
+            left = deadline - loop.time()
+            if not self._writes or left <= 0:
+                return len(self._writes)
+            await asyncio.wait(self._writes, timeout=left)
+
+    async def flush(self, timeout: float = FLUSH_TIMEOUT) -> None:
+        """Wait until everything queued so far is committed, for at most ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if self._queue is not None:
+            try:
+                await asyncio.wait_for(self._queue.join(), timeout)
+            except asyncio.TimeoutError:
+                log.error("Engram: flush gave up after %.0f s; %d queued messages are not written yet",
+                          timeout, self._queue.qsize())
+                return
+        left = await self._settle(deadline)
+        if left:
+            log.error("Engram: flush gave up after %.0f s; %d episodes are not written yet", timeout, left)
+        elif self.engram is not None:
+            await self._bounded(self.engram.flush(), deadline, "flush")
+
+    async def close(self, timeout: float = FLUSH_TIMEOUT) -> None:
+        """Record everything queued, wait for every write, close the file; at most ``timeout`` seconds
+        (then the log says what was not written)."""
         self._closing = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         if self._writer is not None and self._queue is not None:
             self._queue.put_nowait(None)
-            await self._writer
+            await asyncio.wait({self._writer}, timeout=timeout)
+            if not self._writer.done():
+                self._writer.cancel()
+                # the queue holds the stop sign instead of the message the writer was stuck on
+                log.error("Engram: closing after %.0f s without recording %d queued messages (the "
+                          "recorder was stuck)", timeout, self._queue.qsize())
+                await asyncio.wait({self._writer}, timeout=1)
             self._writer = None
-        while self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
+        left = await self._settle(deadline)
+        if left:
+            log.error("Engram: closing after %.0f s; %d episodes may not be written", timeout, left)
+            for t in self._writes:
+                t.cancel()  # the core still writes what it had queued; nobody waits for the ids
         if self.engram is not None:
-            await self.engram.close()
-            self.engram = None
+            engram, self.engram = self.engram, None
+            await self._bounded(engram.close(), deadline + 5, "close")
+
+    async def _bounded(self, work: Any, deadline: float, what: str) -> None:
+        left = max(0.1, deadline - asyncio.get_running_loop().time())
+        try:
+            await asyncio.wait_for(work, left)
+        except asyncio.TimeoutError:
+            log.error("Engram: the memory file did not %s in time; episodes still queued in it may be lost",
+                      what)
 
     # ---- injection -----------------------------------------------------------------------
     async def inject(self, event: Any, req: Any) -> Injection | None:

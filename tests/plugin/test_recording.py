@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -130,3 +134,62 @@ async def test_a_very_long_message_is_kept_capped_and_odd_events_do_not_crash(se
     assert len(long.content) == 16_000 and long.meta["truncated_from"] == 79_999  # stripped
     assert (odd.space, odd.actor) == ("qq:group:unknown", "qq:unknown")
     assert await service.inject(event("who?", None, ""), request("who?")) is not None
+
+
+@contextmanager
+def alarm(seconds: float) -> Iterator[None]:
+    """Interrupts code that never yields to the event loop (``asyncio.wait_for`` cannot)."""
+    def ring(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds} s without yielding to the event loop")
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+async def _record_at_once(svc: Any, monkeypatch: Any) -> None:
+    """The core acknowledges in the write task's first step: the task is finished before the
+    recorder's own bookkeeping for it (a done-callback, one loop turn later) has run."""
+    mem = await svc.memory()
+
+    async def record(ep: Any) -> int:
+        return 1
+    monkeypatch.setattr(mem, "record", record)
+
+
+async def test_flush_returns_when_a_write_finished_before_its_callback_ran(service, monkeypatch) -> None:
+    await _record_at_once(service, monkeypatch)
+    service.record_message(event("hello", "u1"))
+    with alarm(5):
+        await service.flush()
+    assert service._writes == set()
+
+
+async def test_close_returns_when_a_write_finished_before_its_callback_ran(service, monkeypatch) -> None:
+    await _record_at_once(service, monkeypatch)
+    service.record_message(event("hello", "u1"))
+    with alarm(5):
+        await service.close()
+    assert service.engram is None
+
+
+async def test_close_is_bounded_and_logs_what_it_could_not_write(make_service: MakeService, monkeypatch,
+                                                                 caplog) -> None:
+    svc = make_service()
+    stuck = asyncio.Event()
+
+    async def never_captioned(event: Any, parsed: Any, umo: Any) -> list[Any]:
+        stuck.set()
+        await asyncio.Event().wait()
+        return []
+    monkeypatch.setattr(svc, "_captioned", never_captioned)
+    svc.record_message(event("", "u1", components=[Image(file="https://x/a.png")]))
+    svc.record_message(event("after the image", "u1"))
+    await stuck.wait()
+    t = asyncio.get_running_loop().time()
+    await svc.close(timeout=0.5)
+    assert asyncio.get_running_loop().time() - t < 3
+    assert "without recording 2 queued messages" in caplog.text
