@@ -150,12 +150,14 @@ class Engram:
         return mid
 
     async def set_scope(self, memory_id: int, scope: str) -> None:
-        """Change a memory's scope in place (owner commands; models only narrow via scopes.narrow_scope)."""
+        """Move a memory with all its versions to ``scope`` (owner commands; models only narrow via
+        scopes.narrow_scope): a scope covers a memory's history, so no old version stays behind."""
         scope = parse_scope(scope)
         await self.get(memory_id)
-        await self.store.set_memory_fields(memory_id, scope=scope)
-        if self.index:
-            self.index.move(memory_id, scope)
+        for version in await self.store.versions(memory_id):
+            await self.store.set_memory_fields(version, scope=scope)
+            if self.index:
+                self.index.move(version, scope)
 
     async def forget(self, ids: Sequence[int]) -> int:
         """Hard-delete memories with all their versions; returns how many rows went."""

@@ -46,7 +46,8 @@ from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
 
-SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
+SECTION_GAP = timedelta(hours=3)
+NAME_WINDOW = 20_000  # the latest episodes of a place searched for the names people went by there  # a silence this long in a place starts a new section
 
 
 @dataclass
@@ -355,6 +356,26 @@ class SQLiteStore:
             async with self._r.execute(sql) as cur:
                 out[name] = (await cur.fetchone())[0]  # type: ignore[index]
         return out
+
+    async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
+        """The latest display name each of ``people`` went by in ``space`` (its last ``NAME_WINDOW``
+        episodes), for those who spoke there: a name from one chat is not shown in another."""
+        if not people:
+            return {}
+        ins, vals = in_list(list(people))
+        rows = await self._read(
+            f"SELECT actor, actor_name FROM (SELECT actor, actor_name, seq FROM episodes WHERE space = ?"
+            f" ORDER BY seq DESC LIMIT {NAME_WINDOW}) WHERE actor IN {ins} AND actor_name != ''"
+            " ORDER BY seq", [space, *vals])
+        return dict(rows)  # the newest wins
+
+    async def people_named(self, space: str, name: str) -> list[str]:
+        """Who went by ``name`` (case folded) in ``space``'s last ``NAME_WINDOW`` episodes, latest first."""
+        rows = await self._read(
+            f"SELECT actor FROM (SELECT actor, actor_name, seq FROM episodes WHERE space = ?"
+            f" ORDER BY seq DESC LIMIT {NAME_WINDOW}) WHERE lower(actor_name) = lower(?) AND actor != ''"
+            " GROUP BY actor ORDER BY max(seq) DESC", (space, name.strip()))
+        return [r[0] for r in rows]
 
     async def aliases(self, person: str) -> list[str]:
         async with self._r.execute(

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..memory import Audience, EngramError, Hit, Memory, UnknownIdError, parse_scope, space_scope, visibility
 from ..memory.model import now_utc
-from .events import COMMAND, audience_of
+from .events import COMMAND
 from .inject import quoted, when
 from .service import EngramService
 
@@ -82,7 +82,7 @@ class Registry:
         sub = self._subs.get(name)
         if sub is None:
             return f"Unknown subcommand {name!r}. Usage: {self.prog} <{'|'.join(self._subs)}> ..."
-        ctx = CommandContext(service, event, audience_of(event, service.settings))
+        ctx = CommandContext(service, event, service.audience(event))
         try:
             return await sub.run(ctx, args)
         except UsageError as e:
@@ -114,13 +114,19 @@ def parse_id(arg: str) -> int:
 
 
 async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
-    """The memory, if this chat may see it or this is the owner's private chat; else 'no memory'."""
+    """The memory, if this chat may see it or this is the owner's private chat; else 'no memory'.
+
+    A memory's scope covers all its versions: an old version is reachable exactly when every version
+    of it is (moving a memory moves its history), so no version tells a chat about a newer one.
+    """
     mem = await ctx.service.memory()
     try:
         m = await mem.get(memory_id)
+        versions = await mem.history(memory_id)
     except UnknownIdError:
-        m = None
-    if m is None or not (ctx.audience.owner_private or visibility(ctx.audience).sees_memory(m.scope)):
+        m, versions = None, []
+    vis = visibility(ctx.audience)
+    if m is None or not (ctx.audience.owner_private or all(vis.sees_memory(v.scope) for v in versions)):
         raise UnknownIdError(f"no memory m{memory_id} here")
     return m
 

@@ -7,7 +7,7 @@ typo in the config never stops the bot.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -30,19 +30,36 @@ class Settings:
     chat_provider_id: str = ""
     blacklist_spaces: tuple[str, ...] = ()
 
-    def is_owner(self, platform: str, user_id: str) -> bool:
-        """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
-        return bool(user_id) and (user_id in self.owner_ids or f"{platform}:{user_id}" in self.owner_ids)
+    def is_owner(self, platform: str, user_id: str, platforms: Sequence[str] = ()) -> bool:
+        """Whether the sender is the owner. An entry ``<platform>:<user_id>`` names one person; a bare
+        ``<user_id>`` counts only on the bot's one chat platform (``sole_platform``), as the same
+        number on another platform is another person."""
+        if not user_id:
+            return False
+        return f"{platform}:{user_id}" in self.owner_ids or (
+            user_id in self.owner_ids and platform == sole_platform(platforms))
+
+    def bare_owner_ids(self) -> tuple[str, ...]:
+        return tuple(o for o in self.owner_ids if ":" not in o)
 
     def is_blacklisted(self, space: str) -> bool:
-        """Whether nothing may be recorded in ``space``."""
+        """Whether nothing may be recorded, injected or used by the tools in ``space``."""
         return _listed(space, self.blacklist_spaces)
 
     def is_owner_private_space(self, space: str) -> bool:
-        return _listed(space, self.owner_private_spaces)
+        return space in self.owner_private_spaces  # a full place id only: it grants the owner's rights
 
     def is_public_space(self, space: str) -> bool:
         return _listed(space, self.public_spaces)
+
+
+WEBCHAT = "webchat"  # AstrBot's own chat page: always loaded, reached only by its dashboard's users
+
+
+def sole_platform(platforms: Sequence[str]) -> str | None:
+    """The bot's one chat platform (AstrBot's webchat not counted), or None when there are several."""
+    chats = {p for p in platforms if p and p != WEBCHAT}
+    return next(iter(chats)) if len(chats) == 1 else None
 
 
 # key -> (low, high) for numbers, or the allowed values for strings
@@ -51,8 +68,12 @@ CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 
 
 def _listed(space: str, entries: tuple[str, ...]) -> bool:
-    """``space`` is listed in full (``qq:group:123``) or by its last part (``123``)."""
-    return space in entries or space.rsplit(":", 1)[-1] in entries
+    """``space`` is listed in full (``aiocqhttp:group:123``), or it is a group listed by its bare id
+    (``123``): a bare id never matches a private chat (``*:private:123`` is a person, not group 123)."""
+    if space in entries:
+        return True
+    _, kind, rest = (space.split(":", 2) + ["", ""])[:3]
+    return kind == "group" and rest in entries and ":" not in rest
 
 
 def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:

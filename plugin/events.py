@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from astrbot.api.message_components import At, AtAll, Image, Plain, Reply
+from astrbot.core.star.filter.command import CommandFilter
+from astrbot.core.star.filter.command_group import CommandGroupFilter
 
 from ..memory import SELF, Audience, Episode
 from .config import Settings
 
 COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
 UNKNOWN = "unknown"
+COMMAND_FILTERS = (CommandFilter, CommandGroupFilter)
 IMAGE_TEXT = "sent an image"
 
 
@@ -42,12 +46,18 @@ def sender_of(event: Any) -> str:
 
 
 def _group(event: Any) -> str | None:
-    """The group id ("" when a group message lacks one), or None in a private chat."""
+    """The group id ("" when a group message lacks one), or None in a private chat.
+
+    Fails closed: a chat whose type cannot be read is a group (nobody gets the owner's rights there).
+    """
     try:
         private = bool(event.is_private_chat())
+    except Exception:
+        private = False
+    try:
         group = _clean(event.get_group_id())
     except Exception:
-        private, group = True, ""
+        group = ""
     return group if group or not private else None
 
 
@@ -77,6 +87,20 @@ def event_time(event: Any) -> datetime:
     except (OverflowError, OSError, ValueError):
         pass
     return datetime.now(timezone.utc)
+
+
+def is_command(event: Any) -> bool:
+    """Whether AstrBot matched this message to a command of any plugin (``/reset``, ``/help``, ``/mem``,
+    another plugin's): its waking stage lists the handlers it activated on the event."""
+    try:
+        handlers = event.get_extra("activated_handlers") or []
+    except Exception:
+        handlers = []
+    for handler in handlers:
+        for f in getattr(handler, "event_filters", None) or []:
+            if isinstance(f, COMMAND_FILTERS):
+                return True
+    return is_engram_command(event)
 
 
 def is_engram_command(event: Any) -> bool:
@@ -159,11 +183,12 @@ def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> 
                    meta=dict(meta or {}))
 
 
-def audience_of(event: Any, settings: Settings) -> Audience:
-    """Who will read the reply: this place, the people present, whether it is the owner's DM."""
+def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
+    """Who will read the reply: this place, the people present, whether it is the owner's DM
+    (``platforms``: the bot's platforms, see ``Settings.is_owner``)."""
     space = space_of(event)
     people = [actor_of(event)]
     people += [m["id"] for m in parse_message(event).meta.get("mentions", []) if m["id"] not in ("all", SELF)]
-    owner = _group(event) is None and (settings.is_owner(platform_of(event), sender_of(event))
-                         or settings.is_owner_private_space(space))
+    owner = _group(event) is None and (settings.is_owner(platform_of(event), sender_of(event), platforms)
+                                       or settings.is_owner_private_space(space))
     return Audience(space=space, people=tuple(dict.fromkeys(people)), owner_private=owner)

@@ -112,6 +112,20 @@ class Providers:
             self._warned.add(msg)
             log.warning("%s", msg)
 
+    def platforms(self) -> tuple[str, ...]:
+        """The names of the platforms the bot is on (``aiocqhttp``, ``webchat``...); () when unknown."""
+        try:
+            insts = list(self.context.platform_manager.platform_insts)
+        except Exception:  # no platform manager (yet)
+            return ()
+        names = []
+        for inst in insts:
+            try:
+                names.append(str(inst.meta().name))
+            except Exception:
+                continue
+        return tuple(sorted(set(names)))
+
     def embedder(self) -> Embedder:
         """The configured AstrBot embedding provider, else the first one, else the bundled model."""
         want = self.embedding_provider_id

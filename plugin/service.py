@@ -18,12 +18,12 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
 from ..memory.model import now_utc
 from ..memory.outage import Outage
-from .config import Settings
+from .config import WEBCHAT, Settings, sole_platform
 from .events import (
     audience_of,
     event_time,
     incoming_episodes,
-    is_engram_command,
+    is_command,
     parse_message,
     reply_episode,
     space_of,
@@ -33,6 +33,7 @@ from .inject import (
     already_in_context,
     apply,
     build_block,
+    fit_identity,
     note,
     recall_query,
     recent_turns,
@@ -73,10 +74,24 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._identity: tuple[float, str] = (0.0, "")
+        self._warned_platforms: set[tuple[str, ...]] = set()
+        self._identity_warned = 0.0
 
     @property
     def path(self) -> Path:
         return self.data_dir / DB_NAME
+
+    def audience(self, event: Any) -> Audience:
+        """Who will read a reply to ``event`` (the one place commands, tools and injection ask)."""
+        platforms = self.providers.platforms()
+        bare = self.settings.bare_owner_ids()
+        if bare and sole_platform(platforms) is None and platforms not in self._warned_platforms:
+            self._warned_platforms.add(platforms)
+            log.error("Engram config key 'owner_ids': %s ignored: an id without its platform counts only "
+                      "while the bot has one chat platform, and it has %s; write <platform>:<id>, e.g. %s",
+                      ", ".join(map(repr, bare)), ", ".join(platforms) or "none loaded",
+                      f"{next((p for p in platforms if p != WEBCHAT), 'aiocqhttp')}:{bare[0]}")
+        return audience_of(event, self.settings, platforms)
 
     # ---- the memory ----------------------------------------------------------------------
     async def memory(self) -> Engram:
@@ -100,17 +115,13 @@ class EngramService:
         hits = await mem.recall(query, audience, k=min(200, 2 * k + min(len(seen), 40)))
         return [h for h in hits if not already_in_context(h, seen)][:k]
 
-    async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
-        """The latest display name of every person the hits are about or were said by."""
+    async def names(self, space: str, hits: Sequence[Hit]) -> dict[str, str]:
+        """The name each person the hits are about (or said by) went by in ``space``; a person this
+        place never saw has no name here (notes then show the id's plain form)."""
         mem = await self.memory()
         people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
         people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-        out = {}
-        for person in people:
-            aliases = await mem.store.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
+        return await mem.store.names_in_space(space, sorted(people))
 
     def identity(self) -> str:
         """The bot's identity document (``identity.md`` in the data folder), or ""."""
@@ -126,7 +137,7 @@ class EngramService:
     # ---- recording -----------------------------------------------------------------------
     def record_message(self, event: Any) -> None:
         """Queue an incoming message for recording; returns at once."""
-        if self._closing or is_engram_command(event) or self.settings.is_blacklisted(space_of(event)):
+        if self._closing or is_command(event) or self.settings.is_blacklisted(space_of(event)):
             return
         parsed = parse_message(event)
         if not parsed.text and not parsed.images:
@@ -257,8 +268,10 @@ class EngramService:
         self._inject_outage.recovered()
         return inj
 
-    async def _inject(self, event: Any, req: Any) -> Injection:
-        audience = audience_of(event, self.settings)
+    async def _inject(self, event: Any, req: Any) -> Injection | None:
+        audience = self.audience(event)
+        if self.settings.is_blacklisted(audience.space):
+            return None  # an opted-out place gets nothing of the memory, not even the time line
         contexts = getattr(req, "contexts", None) or []
         prompt = getattr(req, "prompt", "") or ""
         query = recall_query(prompt, recent_turns(contexts))
@@ -277,8 +290,19 @@ class EngramService:
                      before: datetime | None = None) -> tuple[str, list[int]]:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
         mem = await self.memory()
-        names = await self.names(hits)
+        names = await self.names(space, hits)
         last = await mem.store.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
-        return build_block(notes, time_line(now, last, self.tz), self.identity(),
+        return build_block(notes, time_line(now, last, self.tz), self.identity_within_budget(),
                            self.settings.inject_budget_tokens)
+
+    def identity_within_budget(self) -> str:
+        """``identity()`` shortened to its share of the budget; the log says so once per version."""
+        whole = self.identity()
+        fitted = fit_identity(whole, self.settings.inject_budget_tokens)
+        if fitted != whole and self._identity_warned != self._identity[0]:
+            self._identity_warned = self._identity[0]
+            log.warning("Engram: identity.md (%d characters) is longer than half the injection budget "
+                        "(inject_budget_tokens=%d); only its beginning (%d characters) is injected",
+                        len(whole), self.settings.inject_budget_tokens, len(fitted) - 1)
+        return fitted

@@ -12,7 +12,7 @@ from typing import Any
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.model import now_utc
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
-from .events import actor_of, audience_of, platform_of
+from .events import actor_of, parse_message
 from .inject import note
 from .service import EngramService
 
@@ -22,6 +22,7 @@ MAX_QUERY = 1000
 MAX_TEXT = 2000
 MAX_LIMIT = 20
 NOBODY = ("", "none", "nobody", "no one", "noone", "nothing", "null")
+OPTED_OUT = "this place has opted out of being remembered; memory is not available here."
 THE_USER = ("me", "user", "the user", "i", "myself", "them", "sender")
 
 
@@ -60,9 +61,12 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         q, k = text_arg("query", query, MAX_QUERY), limit_arg(limit)
     except ToolArgError as e:
         return str(e)
+    audience = service.audience(event)
+    if service.settings.is_blacklisted(audience.space):
+        return OPTED_OUT
     try:
-        hits = await service.recall(audience_of(event, service.settings), q, k)
-        names = await service.names(hits)
+        hits = await service.recall(audience, q, k)
+        names = await service.names(audience.space, hits)
     except Exception:  # the model gets a sentence, the log the traceback
         log.exception("Engram: memory_recall failed")
         return "error: memory is unavailable right now"
@@ -73,8 +77,9 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         note(h, names, now, service.tz) for h in hits)
 
 
-def subjects_for(event: Any, about: str) -> tuple[str, ...]:
-    """Person ids for ``about``: none, the user, a mentioned person, or the name as given."""
+async def subjects_for(service: EngramService, event: Any, space: str, about: str) -> tuple[str, ...] | None:
+    """Person ids for ``about``: none, the user, the bot, someone mentioned or seen here under that
+    name; None when ``about`` names someone this place has not seen (no id is made up for a name)."""
     low = about.lower()
     if low in NOBODY:
         return ()
@@ -83,7 +88,11 @@ def subjects_for(event: Any, about: str) -> tuple[str, ...]:
         return (actor_of(event),)
     if low in ("you", "yourself", "the bot", "bot"):
         return (SELF,)
-    return (f"{platform_of(event)}:name:{about}",)
+    for m in parse_message(event).meta.get("mentions", []):
+        if m.get("name", "").lower() == low.lstrip("@") and m["id"] not in ("all", SELF):
+            return (m["id"],)
+    seen = await (await service.memory()).store.people_named(space, about.lstrip("@"))
+    return (seen[0],) if seen else None
 
 
 async def memory_remember(service: EngramService, event: Any, text: Any, about: Any) -> str:
@@ -93,13 +102,21 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
         who = text_arg("about", about, 200, required=False)
     except ToolArgError as e:
         return str(e)
-    audience = audience_of(event, service.settings)
+    audience = service.audience(event)
     if service.settings.is_blacklisted(audience.space):
-        return "Not remembered: this place has opted out of being remembered."
-    subjects = subjects_for(event, who)
+        return "Not remembered: " + OPTED_OUT
+    try:
+        found = await subjects_for(service, event, audience.space, who)
+    except Exception:
+        log.exception("Engram: memory_remember failed")
+        return "error: memory is unavailable right now; nothing was stored"
+    subjects = found or ()
+    if found is None and who.lower() not in t.lower():
+        t = f"{t} (about {who})"  # a name kept as text: it still says whom the note is about
+    people = tuple(s for s in subjects if s != SELF) or ((who,) if found is None else ())
     public = service.settings.is_public_space(audience.space)
     proposed = PUBLIC_SCOPE if public else space_scope(audience.space)
-    scope = narrow_scope(proposed, audience.space, tuple(s for s in subjects if s != SELF))
+    scope = narrow_scope(proposed, audience.space, people)  # about someone: it stays where it was learned
     try:
         mid = await (await service.memory()).add_memory(Memory(text=t, scope=scope, kind="fact",
                                                                subjects=subjects))

@@ -107,6 +107,14 @@ class FakeContext:
     chats: list[FakeProvider] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    platforms: list[str] = field(default_factory=lambda: ["qq", "webchat"])
+
+    @property
+    def platform_manager(self) -> Any:
+        """AstrBot's platform manager as far as the plugin reads it: the loaded platforms."""
+        insts = [type("Platform", (), {"meta": lambda self, n=n: PlatformMetadata(n, "test", n)})()
+                 for n in self.platforms]
+        return type("PlatformManager", (), {"platform_insts": insts})()
 
     def get_all_embedding_providers(self) -> list[FakeProvider]:
         return self.embedders

@@ -73,10 +73,10 @@ def test_engram_commands_are_recognised_and_conversation_is_not() -> None:
 
 def test_owner_private_only_for_the_owner_in_a_private_chat() -> None:
     s = Settings(owner_ids=(OWNER,), owner_private_spaces=("web:private:boss",))
-    assert audience_of(event("x", OWNER), s).owner_private
-    assert not audience_of(event("x", OWNER, "g1"), s).owner_private
-    assert not audience_of(event("x", "alice"), s).owner_private
-    assert audience_of(event("x", "boss", platform="web"), s).owner_private
+    assert audience_of(event("x", OWNER), s, ["qq"]).owner_private
+    assert not audience_of(event("x", OWNER, "g1"), s, ["qq"]).owner_private
+    assert not audience_of(event("x", "alice"), s, ["qq"]).owner_private
+    assert audience_of(event("x", "boss", platform="web"), s, ["qq"]).owner_private
 
 
 def test_audience_has_the_sender_and_the_people_mentioned() -> None:
