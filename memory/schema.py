@@ -170,6 +170,32 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
+@migration
+async def m004_unique_space_seq(db: aiosqlite.Connection) -> None:
+    """A place's sequence numbers are unique: two writers (the bot and the CLI) can no longer give two
+    episodes the same place in a chat. Files that already hold such pairs get those chats renumbered
+    in their order (sequence number, then id); episodes are append-only, so the guard is lifted for it.
+    """
+    dup = [r[0] for r in await db.execute_fetchall(
+        "SELECT DISTINCT space FROM (SELECT space FROM episodes GROUP BY space, seq HAVING count(*) > 1)")]
+    if dup:
+        log.warning("renumbering the episodes of %d chats whose sequence numbers repeat (once)", len(dup))
+        await db.execute("DROP TRIGGER episodes_append_only")
+        for space in dup:
+            ids = [r[0] for r in await db.execute_fetchall(
+                "SELECT id FROM episodes WHERE space = ? ORDER BY seq, id", (space,))]
+            await db.executemany("UPDATE episodes SET seq = ? WHERE id = ?",
+                                 [(n, i) for n, i in enumerate(ids, 1)])
+        await db.execute(APPEND_ONLY)
+    await run_script(
+        db,
+        """
+        DROP INDEX episodes_space_seq;
+        CREATE UNIQUE INDEX episodes_space_seq ON episodes(space, seq);
+        """,
+    )
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -46,8 +46,8 @@ from .vector_rows import VectorRows
 
 log = logging.getLogger("engram.store")
 
-SECTION_GAP = timedelta(hours=3)
-NAME_WINDOW = 20_000  # the latest episodes of a place searched for the names people went by there  # a silence this long in a place starts a new section
+SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
+NAME_WINDOW = 20_000  # the latest episodes of a place searched for the names people went by there
 
 
 @dataclass
@@ -71,6 +71,7 @@ class SQLiteStore:
         self._q = quick
         self._lock = asyncio.Lock()
         self._spaces: dict[str, _SpaceState] = {}  # the writer's view
+        self._last_episode: int | None = None  # the newest episode id the writer's view includes
         self.keywords = Keywords(quick)
         self.facts = EpisodeFacts()
         self.vectors = VectorRows(writer, reader, self._transaction)
@@ -143,6 +144,7 @@ class SQLiteStore:
                 await self._insert_episodes(episodes, prepared, placed, facts)
         except BaseException:
             self._spaces.clear()  # the cached seq/section may be ahead of the file now
+            self._last_episode = None
             raise
         ids, keys, counts = zip(*placed) if placed else ((), (), ())
         # committed: now recall may find them
@@ -156,7 +158,10 @@ class SQLiteStore:
                                placed: list[tuple[int, int, int]], facts: list[tuple[Any, ...]]) -> None:
         """Insert rows; ``placed`` gets each one's (id, space key, number of index words), ``facts``
         its row for ``EpisodeFacts.add``."""
-        next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
+        last = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0]
+        if last != self._last_episode:  # another process wrote (the CLI beside a bot), or we never did
+            await self._forget_places_written_since(self._last_episode, last)
+        next_id = last + 1
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
@@ -174,10 +179,21 @@ class SQLiteStore:
             next_id += 1
         await self._w.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
                                   " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self._last_episode = next_id - 1
         await self._w.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         await self._w.executemany(
             "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
             " last_seen = max(last_seen, excluded.last_seen)", aliases)
+
+    async def _forget_places_written_since(self, known: int | None, last: int) -> None:
+        """Drop the cached sequence numbers of the chats that got episodes after id ``known`` (all of
+        them when that is unknown or the file went back), so they are read again from the file."""
+        if known is None or last < known:
+            self._spaces.clear()
+        else:
+            for (space,) in await fetch_rows(
+                    self._w, "SELECT DISTINCT space FROM episodes WHERE id > ?", (known,)):
+                self._spaces.pop(space, None)
 
     async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
         """The space's key, the next sequence number in it and its section (new after a silence)."""

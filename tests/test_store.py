@@ -168,3 +168,31 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
         assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
     finally:
         await store.close()
+
+
+async def test_a_place_never_gives_two_episodes_the_same_sequence_number(engram: Engram,
+                                                                          db_path: Path) -> None:
+    await engram.record(Episode(space=GROUP, content="first"))
+    with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+        db.execute("INSERT INTO episodes(time, space, seq, section, kind, content) VALUES (0, ?, 1, 1,"
+                   " 'message_in', 'a twin')", (GROUP,))
+
+
+async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path: Path) -> None:
+    engram = await Engram.open(db_path, HashEmbedder(), background=False)
+    for text in ("one", "two", "three"):
+        await engram.record(Episode(space=GROUP, content=text, time=T0))
+    await engram.close()
+    with sqlite3.connect(db_path) as db:  # as the file was before m004, with a second writer's twin
+        db.execute("DELETE FROM _migrations WHERE name = 'm004_unique_space_seq'")
+        db.execute("DROP INDEX episodes_space_seq")
+        db.execute("CREATE INDEX episodes_space_seq ON episodes(space, seq)")
+        db.execute("DROP TRIGGER episodes_append_only")
+        db.execute("UPDATE episodes SET seq = 2 WHERE content = 'three'")
+        db.execute("CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes"
+                   " BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END")
+    engram = await Engram.open(db_path, HashEmbedder(), background=False)
+    await engram.record(Episode(space=GROUP, content="four", time=T0))
+    await engram.close()
+    assert rows(db_path, "SELECT content, seq FROM episodes ORDER BY id") == [
+        ("one", 1), ("two", 2), ("three", 3), ("four", 4)]

@@ -173,3 +173,13 @@ async def test_restart_keeps_everything(bot) -> None:
     await bot.send("/reset", "kim")
     asked = await bot.send("What is my locker number?", "kim")
     assert "5150" in injected_text(asked.requests[-1])
+
+
+async def test_commands_to_the_bot_are_not_recorded_as_conversation(bot) -> None:
+    await bot.send("/help", "henry")
+    await bot.send("/reset", "henry")
+    await bot.send("/mem stats", ADMIN)
+    await bot.send("could you pick a date for the reset", "henry")
+    await bot.settle()
+    said = [e["content"] for e in episodes(bot.data) if e["actor"].endswith(":henry")]
+    assert said == ["could you pick a date for the reset"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,18 +34,22 @@ def live(server: FakeOpenAI, tmp_path: Path) -> Iterator[LiveAstrBot]:
 
 def test_fact_told_over_webchat_is_injected_into_a_later_request(live: LiveAstrBot,
                                                                   server: FakeOpenAI) -> None:
+    def model(body: dict[str, Any]) -> str:
+        """A model that knows the mountain only from what Engram injected into its request."""
+        if "Which mountain" not in json.dumps(body.get("messages", [])):
+            return "Noted."
+        return "You like Mount Ossa-Veltrin best." if "Ossa-Veltrin" in injected_text(body) else "No idea."
+
+    server.default_reply, default = model, server.default_reply  # type: ignore[assignment]
     try:
-        first = live.new_session()
-        live.chat(first, "My favourite mountain is Mount Ossa-Veltrin, I climbed it in June.")
+        told = live.chat(live.new_session(), "My favourite mountain is Mount Ossa-Veltrin, climbed in June.")
+        assert '"data": "Noted."' in told  # the user reads the bot's answer
         # A new webchat session is a new conversation: only a memory can bring the mountain back.
         # (Both sessions belong to the same dashboard user, i.e. the same private space.)
-        before = len(server.chat_requests())
         answer = live.chat(live.new_session(), "Which mountain do I like best?")
-        asked = [r for r in server.chat_requests()[before:] if "Which mountain" in injected_text(r)]
-        assert '"type": "end"' in answer or "plain" in answer
-        assert asked, "the question never reached the model"
-        assert "Ossa-Veltrin" in injected_text(asked[-1])
-        assert first  # the first session existed and was used
+        assert '"data": "You like Mount Ossa-Veltrin best."' in answer, answer
     except BaseException:
         print(f"---- astrbot run log (tail) ----\n{live.log_tail()}")
         raise
+    finally:
+        server.default_reply = default

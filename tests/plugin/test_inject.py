@@ -165,3 +165,19 @@ def test_an_older_request_without_temporary_parts_gets_the_block_in_the_system_p
     req = OlderRequest()
     apply(req, "<engram-memory>note</engram-memory>", "user")
     assert req.system_prompt == "Be kind.\n\n<engram-memory>note</engram-memory>"
+
+
+async def test_a_long_identity_always_goes_in_shortened_and_logged_once(service: EngramService,
+                                                                         caplog) -> None:
+    service.data_dir.mkdir(parents=True, exist_ok=True)
+    body = "I am Engram, a curious bot. " + "I like long walks through old logs. " * 110  # ~4,000 chars
+    (service.data_dir / "identity.md").write_text(body, "utf-8")
+    await (await service.memory()).add_memory(Memory("the club meets on Mondays", "public"))
+    with caplog.at_level(logging.WARNING):
+        _, req, _ = await ask(service, "when does the club meet?", "alice")
+        _, again, _ = await ask(service, "when does the club meet?", "alice")
+    text = injected(req)
+    assert "Who you are (your own notes):\nI am Engram, a curious bot." in text and "…" in text
+    assert "Mondays" in text  # the notes still get their half of the budget
+    assert approx_tokens(text[text.index("<engram-memory>"):]) <= 600
+    assert caplog.text.count("identity.md") == 1

@@ -1,0 +1,150 @@
+"""The plugin's privacy holes, each closed and tested through what a chat can do: commands, tools,
+injection. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import logging
+
+from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.service import EngramService
+from astrbot_plugin_engram.plugin.tools import memory_recall, memory_remember
+
+from .conftest import OWNER, FakeContext, MakeService, event, request
+from .test_inject import injected
+
+
+async def mem(svc: EngramService, line: str, sender: str = OWNER, group: str | None = None,
+              platform: str = "qq") -> str:
+    return await COMMANDS.dispatch(svc, event(line, sender, group, admin=True, platform=platform), line)
+
+
+async def inject(svc: EngramService, text: str, sender: str, group: str | None = None,
+                 platform: str = "qq", ev=None) -> str:
+    req = request(text)
+    await svc.inject(ev or event(text, sender, group, platform=platform), req)
+    return injected(req)
+
+
+# ---- 1. a memory's scope covers all of its versions -----------------------------------------------
+async def test_an_old_version_of_a_memory_moved_away_is_not_reachable_from_the_group(
+        service: EngramService) -> None:
+    engram = await service.memory()
+    old = await engram.add_memory(Memory("the surprise party is on Friday", "space:qq:group:g1"))
+    new = await engram.update(old, "the surprise party moved to Saturday")
+    assert (await mem(service, f"mem scope {new} owner")).startswith(f"m{new} is now scope owner")
+    for line in (f"mem show {old}", f"mem forget {old}", f"mem scope {old} public", f"mem show {new}"):
+        answer = await mem(service, line, group="g1")
+        assert answer == f"Engram: no memory m{line.split()[2]} here"  # as for an id that never was
+    assert await mem(service, "mem show 999", group="g1") == "Engram: no memory m999 here"
+    assert (await engram.get(new)).text == "the surprise party moved to Saturday"  # not forgotten
+    assert (await engram.get(old)).scope == "owner"  # moving a memory moved its history
+    assert f"versions: m{old} (superseded) -> m{new} (active)" in await mem(service, f"mem show {old}")
+
+
+# ---- 2. an owner id without a platform ------------------------------------------------------------
+async def test_a_bare_owner_id_is_not_the_same_number_on_another_platform(make_service: MakeService,
+                                                                          caplog) -> None:
+    two = FakeContext(platforms=["qq", "tg", "webchat"])
+    svc = make_service(Settings(owner_ids=("10001",)), context=two)
+    await (await svc.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    with caplog.at_level(logging.ERROR):
+        assert "Northwind" not in await inject(svc, "which bank?", "10001", platform="tg")
+        assert "Northwind" not in await inject(svc, "which bank?", "10001", platform="qq")
+    assert "'owner_ids'" in caplog.text and "'10001'" in caplog.text and "qq, tg" in caplog.text
+
+
+async def test_an_owner_id_with_its_platform_is_that_person_only(make_service: MakeService) -> None:
+    two = FakeContext(platforms=["qq", "tg", "webchat"])
+    svc = make_service(Settings(owner_ids=("qq:10001",)), context=two)
+    await (await svc.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    assert "Northwind" in await inject(svc, "which bank?", "10001", platform="qq")
+    assert "Northwind" not in await inject(svc, "which bank?", "10001", platform="tg")
+
+
+async def test_a_bare_owner_id_works_on_the_bots_one_chat_platform(make_service: MakeService) -> None:
+    svc = make_service(Settings(owner_ids=("10001",)), context=FakeContext(platforms=["qq", "webchat"]))
+    await (await svc.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    assert "Northwind" in await inject(svc, "which bank?", "10001", platform="qq")
+    assert "Northwind" not in await inject(svc, "which bank?", "10001", platform="webchat")
+
+
+# ---- 3. place lists never match a private chat by its last part -----------------------------------
+async def test_a_public_group_id_does_not_make_a_private_chat_public(make_service: MakeService) -> None:
+    svc = make_service(Settings(public_spaces=("777",)))
+    reply = await memory_remember(svc, event("x", "777"), "the vault code is 0451", "")
+    assert reply.endswith("in this chat.")
+    assert "0451" not in await inject(svc, "vault code?", "bob", "g5")
+    assert (await memory_remember(svc, event("x", "a", "777"), "the club meets Mondays", "")).endswith(
+        "anywhere.")  # group 777 itself is public
+
+
+async def test_a_blacklisted_group_id_does_not_silence_a_private_chat(make_service: MakeService) -> None:
+    svc = make_service(Settings(blacklist_spaces=("777",)))
+    svc.record_message(event("remember me", "777"))
+    svc.record_message(event("forget me", "u1", "777"))
+    await svc.flush()
+    assert [h.text for h in await svc.recall((svc.audience(event("x", "777"))), "remember", 5)] == [
+        "remember me"]
+    assert (await (await svc.memory()).stats())["episodes"] == 1
+
+
+async def test_an_owner_private_place_must_be_named_in_full(make_service: MakeService) -> None:
+    svc = make_service(Settings(owner_private_spaces=("777",)))
+    await (await svc.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    assert "Northwind" not in await inject(svc, "which bank?", "777")
+    full = make_service(Settings(owner_private_spaces=("qq:private:777",)), data_dir=svc.data_dir / "2")
+    await (await full.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    assert "Northwind" in await inject(full, "which bank?", "777")
+
+
+# ---- 4. a chat whose type cannot be read is a group -----------------------------------------------
+async def test_an_unreadable_chat_type_gets_no_owner_rights(service: EngramService) -> None:
+    await (await service.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
+    ev = event("which bank?", OWNER)
+
+    def unreadable() -> bool:
+        raise AttributeError("message type missing")
+    ev.is_private_chat = unreadable  # type: ignore[method-assign]
+    assert "Northwind" not in await inject(service, "which bank?", OWNER, ev=ev)
+    assert "owner's private chat" not in await COMMANDS.dispatch(service, ev, "mem stats")
+    assert "Northwind" in await inject(service, "which bank?", OWNER)
+
+
+# ---- 5. a name from one chat is not shown in another ----------------------------------------------
+async def test_a_note_names_a_person_as_this_place_knows_them(service: EngramService) -> None:
+    service.record_message(event("hello all", "u1", "g1", name="Ann"))
+    service.record_message(event("hi from my other group", "u1", "g2", name="Ann from Accounting, secretly"))
+    await service.flush()
+    engram = await service.memory()
+    for space in ("g1", "g3"):
+        await engram.add_memory(Memory("likes green tea", f"space:qq:group:{space}", subjects=("qq:u1",)))
+    in_g1 = await inject(service, "what tea?", "u2", "g1")
+    in_g3 = await inject(service, "what tea?", "u2", "g3")
+    assert "about Ann:" in in_g1 and "secretly" not in in_g1
+    assert "about u1:" in in_g3 and "Ann" not in in_g3
+    assert "secretly" not in await memory_recall(service, event("x", "u2", "g1"), "tea", 5)
+
+
+# ---- the place lists: a blacklisted place gets nothing of the memory ------------------------------
+async def test_a_blacklisted_place_gets_no_injection_and_no_tools(make_service: MakeService) -> None:
+    svc = make_service(Settings(blacklist_spaces=("g9",)))
+    await (await svc.memory()).add_memory(Memory("the club meets on Mondays", "public"))
+    assert "Mondays" in await inject(svc, "when does the club meet?", "u1", "g1")
+    assert "engram-memory" not in await inject(svc, "when does the club meet?", "u1", "g9")
+    recalled = await memory_recall(svc, event("x", "u1", "g9"), "club", 5)
+    assert "Mondays" not in recalled and "opted out" in recalled
+
+
+# ---- memory_remember(about=...) -------------------------------------------------------------------
+async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: EngramService) -> None:
+    service.record_message(event("hi", "u7", "g1", name="Bob"))
+    await service.flush()
+    await memory_remember(service, event("x", "alice", "g1"), "Bob plays the oboe", "Bob")
+    await memory_remember(service, event("x", "alice", "g2"), "Bob plays the tuba", "Bob")
+    engram = await service.memory()
+    here, elsewhere = await engram.get(1), await engram.get(2)
+    assert here.subjects == ("qq:u7",)
+    assert elsewhere.subjects == () and elsewhere.scope == "space:qq:group:g2"  # no invented id
+    assert elsewhere.text == "Bob plays the tuba"
