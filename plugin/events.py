@@ -129,12 +129,14 @@ def parse_message(event: Any) -> Parsed:
     except Exception:
         components = []
     plain, images, mentions = [], [], []
+    stickers = sticker_files(event)
     meta: dict[str, Any] = {}
     for comp in components:
         if isinstance(comp, Plain):
             plain.append(comp.text or "")
         elif isinstance(comp, Image):
-            images.append(_clean(comp.url or comp.file or getattr(comp, "path", "")) or "image")
+            if not _is_sticker(comp, stickers):
+                images.append(_clean(comp.url or comp.file or getattr(comp, "path", "")) or "image")
         elif isinstance(comp, AtAll):
             mentions.append({"id": "all"})
         elif isinstance(comp, At):
@@ -149,6 +151,34 @@ def parse_message(event: Any) -> Parsed:
         meta["mentions"] = mentions
     text = str(getattr(event, "message_str", "") or "").strip() or " ".join(p.strip() for p in plain).strip()
     return Parsed(text, tuple(images), meta)
+
+
+STICKER_SUMMARIES = ("[动画表情]", "[表情]", "[sticker]")
+
+
+def sticker_files(event: Any) -> set[str]:
+    """The files of the images in a OneBot (QQ) message that are stickers, not photos.
+
+    AstrBot's Image keeps only the file and url of a OneBot image segment; the raw event it keeps
+    beside the message says more: ``sub_type`` (NapCat; ``subType`` in go-cqhttp and Lagrange) is 1
+    for a custom sticker, and the summary reads "[动画表情]". Market faces (``mface``) are dropped by
+    AstrBot already.
+    """
+    raw = getattr(getattr(event, "message_obj", None), "raw_message", None)
+    segments = raw.get("message") if isinstance(raw, dict) else None
+    out = set()
+    for seg in segments if isinstance(segments, list) else []:
+        data = seg.get("data") if isinstance(seg, dict) and seg.get("type") == "image" else None
+        if not isinstance(data, dict):
+            continue
+        sub = str(data.get("sub_type", data.get("subType", ""))).strip()
+        if sub == "1" or str(data.get("summary", "")).strip() in STICKER_SUMMARIES:
+            out |= {_clean(data.get("file")), _clean(data.get("url"))} - {""}
+    return out
+
+
+def _is_sticker(comp: Any, stickers: set[str]) -> bool:
+    return bool(stickers) and bool({_clean(comp.file), _clean(comp.url)} & stickers)
 
 
 def _safe(event: Any, method: str) -> Any:

@@ -230,3 +230,40 @@ async def test_the_cli_writing_beside_the_service_never_shares_a_place_in_a_chat
     assert sorted(e.content for e in eps) == sorted(expected)  # nothing lost to a clash
     assert sorted(e.seq for e in eps) == list(range(1, len(expected) + 1))
     assert [e.seq for e in eps] == sorted(e.seq for e in eps)  # in the order they were written
+
+
+async def qq_event(segments: list[dict[str, Any]], group: int | None = 5) -> Any:
+    """A message event exactly as AstrBot's aiocqhttp adapter builds it from a OneBot (NapCat) event."""
+    from types import SimpleNamespace
+
+    from aiocqhttp import Event
+    from astrbot.api.platform import AstrMessageEvent, PlatformMetadata
+    from astrbot.core.platform.sources.aiocqhttp.aiocqhttp_platform_adapter import AiocqhttpAdapter
+
+    payload = {"post_type": "message", "message_type": "group" if group else "private", "sub_type": "normal",
+               "message_id": 1, "user_id": 10001, "self_id": 9, "time": 1, "font": 0, "raw_message": "",
+               "message": segments, "sender": {"user_id": 10001, "nickname": "Ann"},
+               **({"group_id": group} if group else {})}
+    adapter = SimpleNamespace(bot=None)  # only text and image segments: the adapter never asks the bot
+    abm = await AiocqhttpAdapter._convert_handle_message_event(adapter, Event.from_payload(payload))  # type: ignore[arg-type]
+    return AstrMessageEvent(abm.message_str, abm, PlatformMetadata("aiocqhttp", "QQ", "qq1"), abm.session_id)
+
+
+PHOTO = {"type": "image", "data": {"summary": "", "file": "5A1B.jpg", "sub_type": 0, "file_size": "80211",
+                                   "url": "https://multimedia.nt.qq.com.cn/download?fileid=photo"}}
+STICKER = {"type": "image", "data": {"summary": "[动画表情]", "file": "9C2D.gif", "sub_type": 1,
+                                     "file_size": "4512",
+                                     "url": "https://multimedia.nt.qq.com.cn/download?fileid=sticker"}}
+
+
+async def test_qq_stickers_are_not_recorded_or_captioned_but_photos_are(make_service: MakeService) -> None:
+    vision = FakeProvider("vis", config={"modalities": ["text", "image"]}, answer="a mountain lake")
+    ctx = FakeContext(chats=[vision], platforms=["aiocqhttp"])
+    svc = make_service(context=ctx)
+    svc.record_message(await qq_event([STICKER]))
+    svc.record_message(await qq_event([{"type": "text", "data": {"text": "lol"}}, STICKER]))
+    svc.record_message(await qq_event([PHOTO]))
+    eps = await episodes(svc)
+    assert [(e.kind, e.content) for e in eps] == [("message_in", "lol"),
+                                                  ("image", f"{IMAGE_TEXT}: a mountain lake")]
+    assert [p["image_urls"] for p in ctx.prompts] == [[PHOTO["data"]["url"]]]  # type: ignore[index]
