@@ -11,6 +11,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -62,9 +63,13 @@ class SQLiteStore:
     """Episodes, memories, sources, vectors, cursors and keyword indexes in one SQLite file."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
-                 quick: sqlite3.Connection):
+                 quick: sqlite3.Connection, episode_db: sqlite3.Connection):
         self.path = path
         self._w = writer
+        # Episodes are written on a connection and thread of their own, a batch per trip (see
+        # add_episodes); every write, on either connection, holds ``_lock``.
+        self._episode_db = episode_db
+        self._episode_thread = ThreadPoolExecutor(1, thread_name_prefix="engram-episodes")
         self._r = reader
         # Recall's small indexed reads run right here on the event loop: each trip to aiosqlite's
         # thread costs a GIL hand-off (up to 5 ms on a busy machine), more than the read itself.
@@ -99,7 +104,11 @@ class SQLiteStore:
             await reader.execute("PRAGMA busy_timeout=5000")
             quick = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
             quick.execute("PRAGMA busy_timeout=5000")
-            store = cls(path, writer, reader, quick)
+            episode_db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            for pragma in (f"synchronous={'FULL' if durable else 'NORMAL'}", "foreign_keys=ON",
+                           "busy_timeout=5000", "secure_delete=ON"):
+                episode_db.execute(f"PRAGMA {pragma}")
+            store = cls(path, writer, reader, quick, episode_db)
             await store.keywords.load(partial(fetch_rows, reader))
             await store.facts.load(partial(fetch_rows, reader))
         except BaseException:
@@ -108,6 +117,8 @@ class SQLiteStore:
         return store
 
     async def close(self) -> None:
+        self._episode_thread.shutdown(wait=True)
+        self._episode_db.close()
         self._q.close()
         await self._r.close()
         await self._w.close()
@@ -137,15 +148,22 @@ class SQLiteStore:
         """
         if prepared is not None and len(prepared) != len(episodes):
             raise ValueError("one (words, shape) per episode")
-        placed: list[tuple[int, int, int]] = []
-        facts: list[tuple[Any, ...]] = []
-        try:
-            async with self._transaction():
-                await self._insert_episodes(episodes, prepared, placed, facts)
-        except BaseException:
-            self._spaces.clear()  # the cached seq/section may be ahead of the file now
-            self._last_episode = None
-            raise
+        staged = [self._stage(ep, prepared[n] if prepared is not None else prepare(ep))
+                  for n, ep in enumerate(episodes)]  # the Python work, on the loop: the thread does SQL
+        async with self._lock:
+            # One trip to the episode writer's thread per batch (not one per statement): with many
+            # chats each awaiting its acknowledgement, the hand-offs between threads were the cost.
+            work = asyncio.get_running_loop().run_in_executor(
+                self._episode_thread, self._write_episodes, staged)
+            try:
+                placed, facts = await asyncio.shield(work)
+            except asyncio.CancelledError:
+                await asyncio.wait({work})  # the lock covers the transaction until it has ended
+                raise
+            except BaseException:
+                self._spaces.clear()  # the cached seq/section may be ahead of the file now
+                self._last_episode = None
+                raise
         ids, keys, counts = zip(*placed) if placed else ((), (), ())
         # committed: now recall may find them
         for key, space in {(key, r[3]) for key, r in zip(keys, facts)}:
@@ -154,60 +172,75 @@ class SQLiteStore:
         self.keywords.episodes.put(ids, keys, counts)
         return list(ids)
 
-    async def _insert_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]] | None,
-                               placed: list[tuple[int, int, int]], facts: list[tuple[Any, ...]]) -> None:
-        """Insert rows; ``placed`` gets each one's (id, space key, number of index words), ``facts``
-        its row for ``EpisodeFacts.add``."""
-        last = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0]
-        if last != self._last_episode:  # another process wrote (the CLI beside a bot), or we never did
-            await self._forget_places_written_since(self._last_episode, last)
-        next_id = last + 1
-        rows, fts, aliases = [], [], []
-        for n, ep in enumerate(episodes):
-            t = aware(ep.time)
-            stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
-            key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
-            ws, shape = prepare(ep) if prepared is None else prepared[n]
-            row = (next_id, stamp, tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
-                   ep.actor_name, ep.kind, ep.content, meta, shape)
-            rows.append(row)
-            facts.append((*row[:6], shape, ep.actor_name, ep.kind, meta if '"image"' in meta else None))
-            fts.append((next_id, keyed_words(ws, key)))
-            placed.append((next_id, key, word_count(ws)))
-            if ep.actor and ep.actor_name:
-                aliases.append((ep.actor, ep.actor_name, stamp, stamp))
-            next_id += 1
-        await self._w.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
-                                  " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        self._last_episode = next_id - 1
-        await self._w.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
-        await self._w.executemany(
-            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
-            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+    @staticmethod
+    def _stage(ep: Episode, prepared: tuple[str, int]) -> tuple[Any, ...]:
+        """What an episode's rows need besides its place: (space, time, tz, section break, the row's
+        columns after ``section``, index words, number of words, alias)."""
+        t = aware(ep.time)
+        stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
+        ws, shape = prepared
+        alias = (ep.actor, ep.actor_name, stamp, stamp) if ep.actor and ep.actor_name else None
+        return (ep.space, stamp, tz_minutes(t), bool(ep.meta.get("section_break")),
+                (ep.source, ep.actor, ep.actor_name, ep.kind, ep.content, meta, shape), ws, word_count(ws),
+                alias, meta if '"image"' in meta else None)
 
-    async def _forget_places_written_since(self, known: int | None, last: int) -> None:
+    def _write_episodes(self, staged: Sequence[tuple[Any, ...]]
+                        ) -> tuple[list[tuple[int, int, int]], list[tuple[Any, ...]]]:
+        """One transaction on the episode writer's own thread; returns each episode's (id, space key,
+        number of index words) and its row for ``EpisodeFacts.add``."""
+        db = self._episode_db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            out = self._insert_episodes(db, staged)
+            db.execute("COMMIT")
+        except BaseException:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error as e:
+                log.warning("rollback failed (%s); the transaction had already ended", e)
+            raise
+        return out
+
+    def _insert_episodes(self, db: sqlite3.Connection, staged: Sequence[tuple[Any, ...]]
+                         ) -> tuple[list[tuple[int, int, int]], list[tuple[Any, ...]]]:
+        last = db.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()[0]
+        if last != self._last_episode:  # another process wrote (the CLI beside a bot), or we never did
+            self._forget_places_written_since(db, self._last_episode, last)
+        rows, fts, aliases, placed, facts = [], [], [], [], []
+        for i, (space, stamp, tz, brk, rest, ws, count, alias, image) in enumerate(staged, last + 1):
+            key, seq, section = self._place(db, space, stamp, brk)
+            head = (i, stamp, tz, space, seq, section)
+            rows.append(head + rest)
+            facts.append((*head, rest[6], rest[2], rest[3], image))
+            fts.append((i, keyed_words(ws, key)))
+            placed.append((i, key, count))
+            if alias:
+                aliases.append(alias)
+        db.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self._last_episode = last + len(staged)
+        db.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        db.executemany("INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+                       " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        return placed, facts
+
+    def _forget_places_written_since(self, db: sqlite3.Connection, known: int | None, last: int) -> None:
         """Drop the cached sequence numbers of the chats that got episodes after id ``known`` (all of
         them when that is unknown or the file went back), so they are read again from the file."""
         if known is None or last < known:
             self._spaces.clear()
         else:
-            for (space,) in await fetch_rows(
-                    self._w, "SELECT DISTINCT space FROM episodes WHERE id > ?", (known,)):
+            for (space,) in db.execute("SELECT DISTINCT space FROM episodes WHERE id > ?", (known,)):
                 self._spaces.pop(space, None)
 
-    async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
+    def _place(self, db: sqlite3.Connection, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
         """The space's key, the next sequence number in it and its section (new after a silence)."""
         st = self._spaces.get(space)
         if st is None:
-            rows = await fetch_rows(self._w, "SELECT id FROM spaces WHERE name = ?", (space,))
-            if rows:
-                key = rows[0][0]
-            else:
-                key = (await self._w.execute("INSERT INTO spaces(name) VALUES (?)", (space,))).lastrowid
-            rows = await fetch_rows(
-                self._w, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                (space,))
-            st = _SpaceState(key, *rows[0]) if rows else _SpaceState(key, 0, 0, ts)  # type: ignore[arg-type]
+            row = db.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
+            key = row[0] if row else db.execute("INSERT INTO spaces(name) VALUES (?)", (space,)).lastrowid
+            last = db.execute("SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC"
+                              " LIMIT 1", (space,)).fetchone()
+            st = _SpaceState(key, *last) if last else _SpaceState(key, 0, 0, ts)  # type: ignore[arg-type]
             self._spaces[space] = st
         if brk or ts - st.last_time > self.section_gap:
             st.section += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,9 +27,10 @@ async def test_group_and_private_lines_are_recorded_in_their_places(service) -> 
 
 
 async def test_recording_returns_before_the_write(service) -> None:
+    await service.memory()
     service.record_message(event("first words", "u1"))
-    mem = await service.memory()
-    assert (await mem.store.counts())["episodes"] == 0  # queued, not yet written
+    with sqlite3.connect(service.path) as db:  # read at once, without yielding to the event loop
+        assert db.execute("SELECT count(*) FROM episodes").fetchone()[0] == 0  # queued, not yet written
     assert len(await episodes(service)) == 1
 
 
