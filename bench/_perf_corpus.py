@@ -70,6 +70,19 @@ def queries(n: int, seed: int = 7) -> list[str]:
     return qs[:n]
 
 
+def conversation_windows(n: int, turns: int = 4, seed: int = 11) -> list[tuple[str, list[str]]]:
+    """``n`` (latest message, the ``turns`` turns before it) from the corpus' conversations, as the
+    plugin sees a chat when it asks recall: a question, and what was said just before it."""
+    lines = _texts()
+    qs = queries(n, seed)
+    rng = random.Random(seed)
+    out = []
+    for q in qs:
+        at = rng.randrange(turns, len(lines))
+        out.append((q, [line.text for line in lines[at - turns : at]]))
+    return out
+
+
 def spaces() -> tuple[list[str], list[float]]:
     """Every space with its share of the traffic (largest first within groups and privates)."""
     names = [f"qq:group:{1000 + i}" for i in range(GROUPS)]

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -33,7 +34,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
 
-from _perf_corpus import items, queries  # noqa: E402
+from _perf_corpus import conversation_windows, items, queries  # noqa: E402
+
+from astrbot_plugin_engram.tests._astrbot_root import use_temp_astrbot_root  # noqa: E402
+
+use_temp_astrbot_root("engram-perf-")  # the plugin's modules import AstrBot, which writes data/ on import
 
 from astrbot_plugin_engram.memory import (  # noqa: E402
     Audience,
@@ -43,6 +48,8 @@ from astrbot_plugin_engram.memory import (  # noqa: E402
     Memory,
     RecallSettings,
 )
+from astrbot_plugin_engram.plugin.config import Settings  # noqa: E402
+from astrbot_plugin_engram.plugin.inject import pool_depth, recall_query  # noqa: E402
 
 DIM = 384
 MODEL = "bench/random-384"
@@ -100,23 +107,76 @@ async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
             "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2}
 
 
+PLUGIN_K = pool_depth(Settings().recall_k, 40)  # what the plugin asks for in a conversation under way
+
+
+def plugin_queries(n: int) -> list[str]:
+    """The plugin's recall queries: the latest message and four earlier turns, built by its own function."""
+    return [recall_query(q, turns) for q, turns in conversation_windows(n)]
+
+
+class BackgroundPassages:
+    """The bundled model embedding passage batches on another thread, as a live bot's indexer does."""
+
+    def __init__(self) -> None:
+        self.e5 = LocalE5()
+        self.batch = queries(32, seed=3)
+        self.stop = threading.Event()
+        self.batches = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            self.e5.embed_sync(self.batch, "passage")
+            self.batches += 1
+
+    def __enter__(self) -> BackgroundPassages:
+        self.e5.embed_sync(["warm up"], "passage")
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+async def timed_recalls(eng: Engram, qs: list[str], aud: Audience,
+                        k: int) -> tuple[list[float], list[float], int]:
+    """Wall and CPU milliseconds of each recall, and how many hits came back in all."""
+    lat, cpu, hits = [], [], 0
+    for q in qs:
+        t, c = time.perf_counter(), time.process_time()
+        hits += len(await eng.recall(q, aud, k=k))
+        lat.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)  # all threads: shows the cost on a busy machine
+    return lat, cpu, hits
+
+
 async def query(path: str, space: str, nq: int) -> dict[str, Any]:
-    """Recall latency over ``nq`` questions in ``space``, LocalE5 query time, and RSS."""
+    """Recall latency over ``nq`` questions in ``space`` (short questions with k = 10, and the plugin's
+    queries with its k, also beside a background passage batch), LocalE5 query time, and RSS."""
     qs = queries(nq)
+    pqs = plugin_queries(nq)
     rng = np.random.default_rng(1)
-    table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
+    table = {q: v / np.linalg.norm(v)
+             for q in qs + pqs for v in [rng.standard_normal(DIM).astype(np.float32)]}
     t0 = time.perf_counter()
     eng = await Engram.open(path, RandomEmbedder(table), background=False)
     open_s = time.perf_counter() - t0
     aud = Audience(space=space)
     for q in qs[:20]:  # warm the page cache and jieba
         await eng.recall(q, aud)
-    lat, cpu, hits = [], [], 0
-    for q in qs:
-        t, c = time.perf_counter(), time.process_time()
-        hits += len(await eng.recall(q, aud))
-        lat.append((time.perf_counter() - t) * 1000)
-        cpu.append((time.process_time() - c) * 1000)  # all threads: shows the cost on a busy machine
+    lat, cpu, hits = await timed_recalls(eng, qs, aud, 10)
+    for q in pqs[:20]:
+        await eng.recall(q, aud, k=PLUGIN_K)
+    plat, _, phits = await timed_recalls(eng, pqs, aud, PLUGIN_K)
+    with BackgroundPassages() as busy:
+        blat, _, _ = await timed_recalls(eng, pqs, aud, PLUGIN_K)
+    plugin = {"recall_plugin_p50_ms": _pct(plat, 50), "recall_plugin_p99_ms": _pct(plat, 99),
+              "recall_plugin_busy_p50_ms": _pct(blat, 50), "recall_plugin_busy_p99_ms": _pct(blat, 99),
+              "plugin_k": PLUGIN_K, "plugin_hits_per_recall": phits / len(pqs),
+              "plugin_query_words": statistics.fmean(len(q.split()) for q in pqs),
+              "busy_passage_batches": busy.batches}
     e5 = LocalE5()
     e5.embed_sync(["warm up"], "query")
     emb = []
@@ -128,7 +188,7 @@ async def query(path: str, space: str, nq: int) -> dict[str, Any]:
            statistics.fmean(lat), "recall_cpu_p50_ms": _pct(cpu, 50), "recall_cpu_p99_ms": _pct(cpu, 99),
            "loadavg": os.getloadavg()[0], "embed_query_ms": _pct(emb, 50), "rss_mb": rss_mb(),
            "peak_rss_mb": peak_rss_mb(), "open_s": open_s, "queries": len(qs),
-           "hits_per_recall": hits / len(qs), "indexed": len(eng.index or ())}
+           "hits_per_recall": hits / len(qs), "indexed": len(eng.index or ()), **plugin}
     await eng.close()
     return out
 
@@ -231,12 +291,14 @@ def _machine() -> dict[str, Any]:
 def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
     if not getattr(_row, "done", False):
         print(f"{'items':>8} {'audience':<18} {'visible eps':>11} {'p50 ms':>7} {'p99 ms':>7} "
-              f"{'cpu p50':>7} {'embed q ms':>10} {'RSS MB':>7} {'peak MB':>7} {'open s':>6} {'load':>5}")
+              f"{'cpu p50':>7} {'embed q ms':>10} {'RSS MB':>7} {'peak MB':>7} {'open s':>6} {'load':>5}"
+              f"  plugin p50/p99 (busy p50/p99)")
         _row.done = True  # type: ignore[attr-defined]
     print(f"{n:>8} {where:<18} {b['largest_count']:>11} {q['recall_p50_ms']:>7.1f} "
           f"{q['recall_p99_ms']:>7.1f} {q['recall_cpu_p50_ms']:>7.1f} {q['embed_query_ms']:>10.1f} "
           f"{q['rss_mb']:>7.0f} {q['peak_rss_mb']:>7.0f} {q['open_s']:>6.1f} "
-          f"{q['loadavg']:>5.1f}", flush=True)
+          f"{q['loadavg']:>5.1f}  {q['recall_plugin_p50_ms']:.1f}/{q['recall_plugin_p99_ms']:.1f} "
+          f"({q['recall_plugin_busy_p50_ms']:.1f}/{q['recall_plugin_busy_p99_ms']:.1f})", flush=True)
 
 
 def _print_throughput(res: dict[str, Any]) -> None:

@@ -157,6 +157,12 @@ def recall_query(prompt: str | None, turns: Sequence[str]) -> str:
     return "\n".join(p for p in parts if p)[:QUERY_CHARS]
 
 
+def pool_depth(k: int, seen: int) -> int:
+    """How many hits to ask recall for, so that ``k`` remain after the ``seen`` lines the model already
+    reads are left out (``already_in_context``)."""
+    return min(200, 2 * k + min(seen, 40))
+
+
 def already_in_context(hit: Hit, seen: Sequence[str]) -> bool:
     """An episode the model is already shown (the current message or a recent turn)."""
     if not isinstance(hit.item, Episode):

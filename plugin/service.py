@@ -35,6 +35,7 @@ from .inject import (
     build_block,
     fit_identity,
     note,
+    pool_depth,
     recall_query,
     recent_turns,
     time_line,
@@ -112,7 +113,7 @@ class EngramService:
     async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = ()) -> list[Hit]:
         """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown."""
         mem = await self.memory()
-        hits = await mem.recall(query, audience, k=min(200, 2 * k + min(len(seen), 40)))
+        hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)))
         return [h for h in hits if not already_in_context(h, seen)][:k]
 
     async def names(self, space: str, hits: Sequence[Hit]) -> dict[str, str]:
