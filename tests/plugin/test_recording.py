@@ -212,28 +212,6 @@ async def test_a_command_astrbot_matched_for_any_plugin_is_not_conversation(serv
     assert [e.content for e in await episodes(service)] == ["reset my password please"]
 
 
-async def test_the_cli_writing_beside_the_service_never_shares_a_place_in_a_chat(service) -> None:
-    import subprocess
-    import sys
-    expected = []
-    for i in range(3):
-        for j in range(2):
-            service.record_message(event(f"bot line {i}.{j}", "u1", "g1"))
-            expected.append(f"bot line {i}.{j}")
-        await service.flush()
-        cli = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "astrbot_plugin_engram.memory", "--db", str(service.path), "--embedder",
-            "none", "record", f"cli line {i}", "--space", "qq:group:g1", stdout=subprocess.DEVNULL)
-        service.record_message(event(f"while the cli runs {i}", "u1", "g1"))  # written as it writes
-        expected.append(f"while the cli runs {i}")
-        expected.append(f"cli line {i}")
-        assert await cli.wait() == 0
-    eps = [e for e in await episodes(service) if e.space == "qq:group:g1"]
-    assert sorted(e.content for e in eps) == sorted(expected)  # nothing lost to a clash
-    assert sorted(e.seq for e in eps) == list(range(1, len(expected) + 1))
-    assert [e.seq for e in eps] == sorted(e.seq for e in eps)  # in the order they were written
-
-
 async def qq_event(segments: list[dict[str, Any]], group: int | None = 5) -> Any:
     """A message event exactly as AstrBot's aiocqhttp adapter builds it from a OneBot (NapCat) event."""
     from types import SimpleNamespace
