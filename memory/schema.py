@@ -196,6 +196,26 @@ async def m004_unique_space_seq(db: aiosqlite.Connection) -> None:
     )
 
 
+@migration
+async def m005_names_per_place(db: aiosqlite.Connection) -> None:
+    """The name each person last went by in each place, so a note shows the name this chat knows."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE place_names (
+            space TEXT NOT NULL,
+            person TEXT NOT NULL,
+            name TEXT NOT NULL,
+            last_seen REAL NOT NULL,
+            PRIMARY KEY (space, person)
+        ) WITHOUT ROWID;
+        INSERT INTO place_names
+            SELECT space, actor, actor_name, max(time) FROM episodes
+            WHERE actor != '' AND actor_name != '' GROUP BY space, actor;
+        """,
+    )
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -48,7 +48,6 @@ from .vector_rows import VectorRows
 log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
-NAME_WINDOW = 20_000  # the latest episodes of a place searched for the names people went by there
 
 
 @dataclass
@@ -206,7 +205,7 @@ class SQLiteStore:
         last = db.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()[0]
         if last != self._last_episode:  # another process wrote (the CLI beside a bot), or we never did
             self._forget_places_written_since(db, self._last_episode, last)
-        rows, fts, aliases, placed, facts = [], [], [], [], []
+        rows, fts, aliases, places, placed, facts = [], [], [], [], [], []
         for i, (space, stamp, tz, brk, rest, ws, count, alias, image) in enumerate(staged, last + 1):
             key, seq, section = self._place(db, space, stamp, brk)
             head = (i, stamp, tz, space, seq, section)
@@ -216,11 +215,15 @@ class SQLiteStore:
             placed.append((i, key, count))
             if alias:
                 aliases.append(alias)
+                places.append((space, alias[0], alias[1], stamp))
         db.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         self._last_episode = last + len(staged)
         db.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         db.executemany("INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
                        " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        db.executemany("INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
+                       " name = excluded.name, last_seen = excluded.last_seen"
+                       " WHERE excluded.last_seen >= place_names.last_seen", places)
         return placed, facts
 
     def _forget_places_written_since(self, db: sqlite3.Connection, known: int | None, last: int) -> None:
@@ -407,23 +410,18 @@ class SQLiteStore:
         return out
 
     async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
-        """The latest display name each of ``people`` went by in ``space`` (its last ``NAME_WINDOW``
-        episodes), for those who spoke there: a name from one chat is not shown in another."""
+        """The display name each of ``people`` last went by in ``space``, for those who spoke there: a
+        name from one chat is not shown in another."""
         if not people:
             return {}
         ins, vals = in_list(list(people))
-        rows = await self._read(
-            f"SELECT actor, actor_name FROM (SELECT actor, actor_name, seq FROM episodes WHERE space = ?"
-            f" ORDER BY seq DESC LIMIT {NAME_WINDOW}) WHERE actor IN {ins} AND actor_name != ''"
-            " ORDER BY seq", [space, *vals])
-        return dict(rows)  # the newest wins
+        return dict(await self._read(
+            f"SELECT person, name FROM place_names WHERE space = ? AND person IN {ins}", [space, *vals]))
 
     async def people_named(self, space: str, name: str) -> list[str]:
-        """Who went by ``name`` (case folded) in ``space``'s last ``NAME_WINDOW`` episodes, latest first."""
-        rows = await self._read(
-            f"SELECT actor FROM (SELECT actor, actor_name, seq FROM episodes WHERE space = ?"
-            f" ORDER BY seq DESC LIMIT {NAME_WINDOW}) WHERE lower(actor_name) = lower(?) AND actor != ''"
-            " GROUP BY actor ORDER BY max(seq) DESC", (space, name.strip()))
+        """Who went by ``name`` (case folded) in ``space``, the latest first."""
+        rows = await self._read("SELECT person FROM place_names WHERE space = ? AND lower(name) = lower(?)"
+                                " ORDER BY last_seen DESC", (space, name.strip()))
         return [r[0] for r in rows]
 
     async def aliases(self, person: str) -> list[str]:

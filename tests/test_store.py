@@ -196,3 +196,17 @@ async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path:
     await engram.close()
     assert rows(db_path, "SELECT content, seq FROM episodes ORDER BY id") == [
         ("one", 1), ("two", 2), ("three", 3), ("four", 4)]
+
+
+async def test_names_per_place_are_filled_from_the_episodes_of_an_older_file(db_path: Path) -> None:
+    engram = await Engram.open(db_path, HashEmbedder(), background=False)
+    await engram.record(Episode(space=GROUP, content="hi", actor="qq:1", actor_name="Ann", time=T0))
+    await engram.record(Episode(space="qq:group:2", content="yo", actor="qq:1", actor_name="Annie", time=T0))
+    await engram.close()
+    with sqlite3.connect(db_path) as db:  # as the file was before m005
+        db.execute("DELETE FROM _migrations WHERE name = 'm005_names_per_place'")
+        db.execute("DROP TABLE place_names")
+    engram = await Engram.open(db_path, HashEmbedder(), background=False)
+    assert await engram.store.names_in_space(GROUP, ["qq:1", "qq:2"]) == {"qq:1": "Ann"}
+    assert await engram.store.people_named("qq:group:2", "annie") == ["qq:1"]
+    await engram.close()
