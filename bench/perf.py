@@ -169,10 +169,11 @@ async def query(path: str, space: str, nq: int) -> dict[str, Any]:
     lat, cpu, hits = await timed_recalls(eng, qs, aud, 10)
     for q in pqs[:20]:
         await eng.recall(q, aud, k=PLUGIN_K)
-    plat, _, phits = await timed_recalls(eng, pqs, aud, PLUGIN_K)
+    plat, pcpu, phits = await timed_recalls(eng, pqs, aud, PLUGIN_K)
     with BackgroundPassages() as busy:
         blat, _, _ = await timed_recalls(eng, pqs, aud, PLUGIN_K)
     plugin = {"recall_plugin_p50_ms": _pct(plat, 50), "recall_plugin_p99_ms": _pct(plat, 99),
+              "recall_plugin_cpu_p50_ms": _pct(pcpu, 50), "recall_plugin_cpu_p99_ms": _pct(pcpu, 99),
               "recall_plugin_busy_p50_ms": _pct(blat, 50), "recall_plugin_busy_p99_ms": _pct(blat, 99),
               "plugin_k": PLUGIN_K, "plugin_hits_per_recall": phits / len(pqs),
               "plugin_query_words": statistics.fmean(len(q.split()) for q in pqs),
