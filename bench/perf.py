@@ -36,10 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench
 
 from _perf_corpus import conversation_windows, items, queries  # noqa: E402
 
-from astrbot_plugin_engram.tests._astrbot_root import use_temp_astrbot_root  # noqa: E402
-
-use_temp_astrbot_root("engram-perf-")  # the plugin's modules import AstrBot, which writes data/ on import
-
 from astrbot_plugin_engram.memory import (  # noqa: E402
     Audience,
     Engram,
@@ -49,7 +45,7 @@ from astrbot_plugin_engram.memory import (  # noqa: E402
     RecallSettings,
 )
 from astrbot_plugin_engram.plugin.config import Settings  # noqa: E402
-from astrbot_plugin_engram.plugin.inject import pool_depth, recall_query  # noqa: E402
+from astrbot_plugin_engram.plugin.query import pool_depth, recall_query  # noqa: E402
 
 DIM = 384
 MODEL = "bench/random-384"
