@@ -61,8 +61,10 @@ def episodes(conv: dict[str, Any], chatter: list[list[Any]]) -> list[Episode]:
         h, m = map(int, hhmm.split(":"))
         t = START + timedelta(days=day, hours=h, minutes=m)
         bot = who == "bot"
-        out.append(Episode(space=space, content=text, time=t, actor=SELF if bot else f"firstweek:{conv['id']}",
-                           actor_name="" if bot else conv["user"], kind="message_out" if bot else "message_in"))
+        out.append(Episode(space=space, content=text, time=t,
+                           actor=SELF if bot else f"firstweek:{conv['id']}",
+                           actor_name="" if bot else conv["user"],
+                           kind="message_out" if bot else "message_in"))
     return out
 
 

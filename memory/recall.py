@@ -85,13 +85,14 @@ def _episode_facts(ep: Episode) -> tuple[Any, ...]:
     t = ep.time
     return (np.nan if t is None else ts(t), tz_minutes(t) if t else 0, (ep.space, ep.section or 0),
             ep.seq or 0, text_shape(ep.content), ep.kind == "image" or bool(ep.meta.get("image")),
-            ep.kind == "message_out", ep.actor_name, 1.0, 0.5, word_set(ep.content) | name_words(ep.actor_name))
+            ep.kind == "message_out", ep.actor_name, 1.0, 0.5,
+            word_set(ep.content) | name_words(ep.actor_name))
 
 
 def _memory_facts(m: Memory) -> tuple[Any, ...]:
     t = ts(m.valid_from or m.created_at)
-    return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, False, "", min(1.0, m.strength),
-            m.importance, word_set(m.text))
+    return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, False, "",
+            min(1.0, m.strength), m.importance, word_set(m.text))
 
 
 @dataclass

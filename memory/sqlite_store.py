@@ -366,7 +366,8 @@ class SQLiteStore:
         ``secure_delete`` overwrites the freed pages."""
         async with self._transaction():
             sql, vals = in_list(map(int, ids))
-            gone = [r[0] for r in await fetch_rows(self._w, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
+            rows = await fetch_rows(self._w, f"SELECT id FROM episodes WHERE id IN {sql}", vals)
+            gone = [r[0] for r in rows]
             if gone:
                 q, v = in_list(gone)
                 await self._w.execute(f"DELETE FROM episodes_fts WHERE rowid IN {q}", v)

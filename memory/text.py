@@ -145,9 +145,9 @@ ACK_WORDS = frozenset(
     """note got sure thank welcom lol lmao haha hahaha hehe great cool nice good morn night fun sound
     rememb gotcha alright okay yep yeah yup k kk np congratul congrat enjoy understood awesom wow bye
     hello hmm right exact inde agre welcome perfect fine done will thx ty xd
-    好 好的 好滴 好嘞 嘞 行 收到 记住 记下 记得 我会 了解 明白 哈哈 哈哈哈 呵呵 嘿嘿 谢谢 感谢 多谢 客气 不客气
-    早 早上 上好 早上好 晚安 晚上 晚上好 你好 加油 太棒 太棒了 棒 厉害 嗯嗯 没错 对 对的 好滴 问题 没问题
-    拜拜 再见 辛苦 辛苦了 真棒 不错 可以""".split()
+    好 好的 好滴 好嘞 嘞 行 收到 记住 记下 记得 我会 了解 明白 哈哈 哈哈哈 呵呵 嘿嘿 谢谢
+    感谢 多谢 客气 不客气 早 早上 上好 早上好 晚安 晚上 晚上好 你好 加油 太棒 太棒了 棒
+    厉害 嗯嗯 没错 对 对的 问题 没问题 拜拜 再见 辛苦 辛苦了 真棒 不错 可以""".split()
 )
 EMPTY_SHAPE = 1024  # the ``text_shape`` bit of a line with no content of its own
 

@@ -107,7 +107,8 @@ class EngramService:
         if self.path.exists():
             mem = await self.memory()
             s = await mem.stats()
-            held, embedder = f"{s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories", mem.embedder.name
+            held = f"{s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories"
+            embedder = mem.embedder.name
         else:
             held = "not created yet (it is created at the first message)"
             embedder = (self._fixed_embedder or self.providers.embedder()).name
@@ -257,6 +258,12 @@ class EngramService:
         event.set_extra(INJECTED_EXTRA, inj.keys)
         self.handed(event, [h.text for h in inj.injected])
         return inj
+
+    def forget_injections(self, key: str) -> None:
+        """Drop the remembered injections (``/mem why``) that hold ``key``: it was erased."""
+        for space, inj in list(self.last_injection.items()):
+            if key in {h.key for h in inj.hits}:
+                del self.last_injection[space]
 
     @staticmethod
     def handed(event: Any, texts: Sequence[str]) -> None:

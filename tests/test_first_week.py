@@ -33,11 +33,13 @@ def firstweek():  # type: ignore[no-untyped-def]
 
 def test_acknowledgements_and_emoji_have_no_content_of_their_own() -> None:
     for line in ("OK, noted!", "Got it, I'll remember.", "👍", "ok", "lol", "Good morning! ☀️",
-                 "好的，记住了！", "收到，我会记住的。", "嗯嗯", "👌", "哈哈", "早上好！😊", "在的！怎么了？"):
+                 "好的，记住了！", "收到，我会记住的。", "嗯嗯", "👌", "哈哈",
+                 "早上好！😊", "在的！怎么了？"):
         assert no_content(words(line)), line
         assert text_shape(line) & EMPTY_SHAPE, line
-    for line in ("My cat is called Mochi.", "I'm allergic to peanuts", "我对海鲜过敏。", "好的，到时候提醒你买花",
-                 "OK, noted: Shanghai on the 12th", "Great goal! I'll cheer you on."):
+    for line in ("My cat is called Mochi.", "I'm allergic to peanuts", "我对海鲜过敏。",
+                 "好的，到时候提醒你买花", "OK, noted: Shanghai on the 12th",
+                 "Great goal! I'll cheer you on."):
         assert not no_content(words(line)), line
         assert not text_shape(line) & EMPTY_SHAPE, line
 
@@ -75,10 +77,10 @@ async def test_a_bot_line_that_holds_the_answer_still_comes_first(db_path: Path)
     e = await Engram.open(db_path, HashEmbedder(), background=False)
     try:
         ids = await tell(e, [("user", "Can you recommend a book for the flight?"),
-                             ("bot", "I'd recommend Project Hail Mary by Andy Weir, a science-fiction story."),
+                             ("bot", "I'd recommend Project Hail Mary by Andy Weir, a sci-fi story."),
                              ("user", "nice"), ("bot", "Enjoy!")])
         await e.embed_pending()
-        hits = await e.recall("that science-fiction story by Andy Weir", Audience(SPACE), k=2)
+        hits = await e.recall("that sci-fi story by Andy Weir", Audience(SPACE), k=2)
         assert hits[0].id == ids[1] and hits[0].features["own"] == 1.0
     finally:
         await e.close()
