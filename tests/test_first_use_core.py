@@ -44,6 +44,12 @@ async def test_a_fuller_wording_updates_the_memory_and_keeps_the_old_version(eng
     assert (await engram.get(first)).status == "superseded"
 
 
+async def test_a_different_number_is_a_different_memory(engram: Engram) -> None:
+    a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
+    b, how = await remember(engram, Memory(text="The gate code is 4418", scope=HERE))
+    assert how == "new" and a != b
+
+
 async def test_the_same_sentence_in_another_scope_is_a_memory_of_its_own(engram: Engram) -> None:
     a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
     elsewhere = space_scope("webchat:group:1")
