@@ -112,7 +112,8 @@ async def test_engram_logs_through_astrbots_logger_with_a_start_up_line(bot) -> 
     lines = [(r.levelname, r.getMessage()) for r in records]
     start = [m for level, m in lines if level == "INFO" and m.startswith("Engram: store ")]
     assert len(start) == 1, lines
-    assert re.search(r"engram\.db: \d+ episodes, \d+ memories; embeddings: \S+; chat model: fake_chat", start[0])
+    shape = r"engram\.db: \d+ episodes, \d+ memories; embeddings: \S+; chat model: fake_chat"
+    assert re.search(shape, start[0]), start[0]
     assert ("WARNING", "a core warning for the test") in lines
 
 
