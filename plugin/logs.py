@@ -13,7 +13,8 @@ CORE_LOGGER = "engram"  # the core's and the plugin's loggers are all below it
 
 
 class ToHost(logging.Handler):
-    """Hands each record to ``target`` (any object with ``log(level, msg, *args, exc_info=...)``)."""
+    """Hands each record to the ``target`` logger (or a proxy of one, as ``astrbot.api.logger`` is),
+    under the target's name, keeping the file and line it was logged from."""
 
     def __init__(self, target: Any):
         super().__init__()
@@ -21,7 +22,11 @@ class ToHost(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.target.log(record.levelno, "%s", record.getMessage(), exc_info=record.exc_info)
+            if not self.target.isEnabledFor(record.levelno):
+                return
+            copy = logging.makeLogRecord(record.__dict__)
+            copy.name = self.target.name  # AstrBot tags a record by its logger's name
+            self.target.handle(copy)
         except Exception:  # a broken host logger must not break the caller
             self.handleError(record)
 
