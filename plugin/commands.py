@@ -27,7 +27,7 @@ from ..memory import (
 from ..memory.dedup import remember
 from ..memory.model import MEMORY_KINDS, now_utc
 from ..memory.scopes import OWNER
-from .events import COMMAND, audience_of
+from .events import COMMAND, audience_of, platform_of
 from .inject import quoted, when
 from .service import EngramService
 
@@ -300,7 +300,8 @@ async def _list(ctx: CommandContext, args: str) -> str:
     if words == "place":
         scope, what = space_scope(ctx.audience.space), "the memories of this place"
     elif words:
-        people = await mem.store.people_named(words) or [words]
+        # someone by a display name they went by, by id, or as the model named them (tools.subjects_for)
+        people = [*await mem.store.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
         what = f"the memories about {words} this chat may see"
     found, total = await mem.store.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
                                                  people=people, limit=PAGE, offset=(page - 1) * PAGE)

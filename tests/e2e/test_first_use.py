@@ -131,6 +131,20 @@ async def test_mem_list_pages_this_chats_memories_with_ids(bot) -> None:
     assert "note number" not in elsewhere
 
 
+async def test_mem_list_about_a_person(bot, server: FakeOpenAI) -> None:
+    server.replies += [{"tool_calls": [{"name": "memory_remember",
+                                        "arguments": {"text": "Owner1 collects tin robots", "about": "me"}}]},
+                       {"tool_calls": [{"name": "memory_remember",
+                                        "arguments": {"text": "Xavi collects stamps", "about": "Xavi"}}]},
+                       "Noted both."]
+    await bot.send("Remember what Xavi and I collect.", ADMIN)
+    mine = (await bot.send("/mem list Owner1", ADMIN)).text
+    assert "tin robots" in mine and "stamps" not in mine
+    xavi = (await bot.send("/mem list Xavi", ADMIN)).text
+    assert "stamps" in xavi and "tin robots" not in xavi
+    assert "No memories" in (await bot.send("/mem list Nobody-Here", ADMIN)).text
+
+
 async def test_mem_show_and_forget_a_recorded_line(bot) -> None:
     await bot.send("My old bank PIN was 7391, please forget it later.", ADMIN)
     await bot.settle()
