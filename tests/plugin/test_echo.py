@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from astrbot_plugin_engram.plugin.echo import own_words
-from astrbot_plugin_engram.plugin.inject import CLOSE, OPEN, PREAMBLE
+from astrbot_plugin_engram.plugin.inject import CLOSE, NOTES_HEAD, OPEN, PREAMBLE
 
 NOTE = '- 2026-11-20, 9 days ago — Sam said: "My cat is called Mochi."'
 
 
 def test_the_memory_block_and_note_lines_are_left_out() -> None:
-    reply = f"{OPEN}\n{PREAMBLE}\nWhat you remember (most relevant first):\n{NOTE}\n{CLOSE}\nMochi, of course!"
+    reply = f"{OPEN}\n{PREAMBLE}\n{NOTES_HEAD}\n{NOTE}\n{CLOSE}\nMochi, of course!"
     assert own_words(reply) == "Mochi, of course!"
     assert own_words(f"What you remember (most relevant first):\n{NOTE}\nMochi!") == "Mochi!"
     assert own_words(f"Sure. {OPEN}\n{NOTE}") == "Sure."  # a block cut short by the model
