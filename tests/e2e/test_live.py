@@ -48,6 +48,9 @@ def test_fact_told_over_webchat_is_injected_into_a_later_request(live: LiveAstrB
         # (Both sessions belong to the same dashboard user, i.e. the same private space.)
         answer = live.chat(live.new_session(), "Which mountain do I like best?")
         assert '"data": "You like Mount Ossa-Veltrin best."' in answer, answer
+        # Engram's lines are AstrBot's: with time and level, in its log (and so in its WebUI console)
+        start = [line for line in live.log_tail(100_000).splitlines() if "Engram: store " in line]
+        assert len(start) == 1 and "[INFO]" in start[0] and "engram.db" in start[0], start
     except BaseException:
         print(f"---- astrbot run log (tail) ----\n{live.log_tail()}")
         raise
