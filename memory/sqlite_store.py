@@ -334,10 +334,11 @@ class SQLiteStore:
         return out
 
     async def list_memories(self, vis: Visibility, *, scope: str | None = None, kind: str | None = None,
-                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
+                            people: Sequence[str] = (), named: str = "", limit: int = 10, offset: int = 0
                             ) -> tuple[list[Memory], int]:
-        """Active memories ``vis`` may see (of ``scope``, ``kind``, about any of ``people``), newest
-        first: one page of them and how many there are in all."""
+        """Active memories ``vis`` may see (of ``scope``, ``kind``, about any of ``people`` or, about no
+        known person, naming ``named`` in their text), newest first: one page of them and how many
+        there are in all."""
         where, args = ["status = 'active'"], []
         if vis.memory_scopes is not None:
             q, v = in_list(sorted(vis.memory_scopes))
@@ -349,9 +350,13 @@ class SQLiteStore:
         if kind is not None:
             where.append("kind = ?")
             args.append(kind)
-        if people:
-            where.append("(" + " OR ".join("instr(subjects, ?) > 0" for _ in people) + ")")
+        if people or named:
+            about = ["instr(subjects, ?) > 0" for _ in people]
             args += [json.dumps(p, ensure_ascii=False) for p in people]
+            if named:
+                about.append("(subjects = '[]' AND instr(lower(text), lower(?)) > 0)")
+                args.append(named)
+            where.append("(" + " OR ".join(about) + ")")
         cond = " AND ".join(where)
         total = (await self._read(f"SELECT count(*) FROM memories WHERE {cond}", args))[0][0]
         ids = [r[0] for r in await self._read(

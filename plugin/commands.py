@@ -306,11 +306,13 @@ async def _list(ctx: CommandContext, args: str) -> str:
     if words == "place":
         scope, what = space_scope(ctx.audience.space), "the memories of this place"
     elif words:
-        # someone by a display name they went by, by id, or as the model named them (tools.subjects_for)
+        # someone by a display name they went by, by id, as the model named them (earlier versions of
+        # tools.subjects_for), or by a name the model kept as text (memory_remember without a known id)
         people = [*await mem.store.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
         what = f"the memories about {words} this chat may see"
     found, total = await mem.store.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
-                                                 people=people, limit=PAGE, offset=(page - 1) * PAGE)
+                                                 people=people, named=words if people else "",
+                                                 limit=PAGE, offset=(page - 1) * PAGE)
     if kind:
         what += f" of kind {kind}"
     if not total:
