@@ -218,8 +218,9 @@ class EngramService:
                 queue.task_done()
 
     def _write_done(self, task: asyncio.Task[Any]) -> None:
-        # Only logs: the set of writes is pruned by whoever waits on it (``_settle``), so a wait never
-        # depends on this callback having run (it runs one loop turn after the task finished).
+        # Keeps the set small on a bot that never flushes; a wait never depends on it having run (it
+        # runs one loop turn after the task finished): ``_settle`` prunes finished tasks itself.
+        self._writes.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("Engram: an episode was not recorded: %s", task.exception())
 

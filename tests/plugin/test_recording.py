@@ -247,3 +247,13 @@ async def test_qq_stickers_are_not_recorded_or_captioned_but_photos_are(make_ser
     assert [(e.kind, e.content) for e in eps] == [("message_in", "lol"),
                                                   ("image", f"{IMAGE_TEXT}: a mountain lake")]
     assert [p["image_urls"] for p in ctx.prompts] == [[PHOTO["data"]["url"]]]  # type: ignore[index]
+
+
+async def test_finished_writes_are_not_kept_without_a_flush(service) -> None:
+    for i in range(20):
+        service.record_message(event(f"line {i}", "u1", "g1"))
+    for _ in range(200):  # a bot never flushes: the writes must still let go of their tasks
+        await asyncio.sleep(0.01)
+        if not service._writes and service._queue is not None and service._queue.empty():
+            break
+    assert service._writes == set()
