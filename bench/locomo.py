@@ -27,7 +27,7 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
-from astrbot_plugin_engram.memory.ranker import (
+from astrbot_plugin_engram.memory.recall.ranker import (
     FEATURES,
     HAND_SET,
     LinearRanker,
@@ -225,7 +225,7 @@ def main() -> None:
     args = ap.parse_args()
     out = asyncio.run(run(args))
     print(table(out))
-    print("\nDEFAULT_WEIGHTS fitted on all conversations (paste into memory/ranker.py):")
+    print("\nDEFAULT_WEIGHTS fitted on all conversations (paste into memory/recall/ranker.py):")
     print("DEFAULT_WEIGHTS: dict[str, float] = {")
     for k, v in out["weights"].items():
         print(f'    "{k}": {v:.3f},')

@@ -1,7 +1,7 @@
 """The framework-agnostic memory core. It never imports astrbot."""
 
 from .embedders import Embedder, LocalE5, NoEmbedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import (
     EmbeddingError,
     EngramError,
@@ -11,8 +11,8 @@ from .errors import (
     UnknownIdError,
 )
 from .model import SELF, Audience, Episode, Hit, Memory
-from .ranker import FeatureRanker, LinearRanker, Ranker
-from .recall import RecallSettings
+from .recall.candidates import RecallSettings
+from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 
 __all__ = [

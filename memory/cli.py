@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .embedders import Embedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import EngramError, InvalidInputError
 from .model import Audience, Episode, Hit, Memory
-from .ranker import FEATURES
+from .recall.ranker import FEATURES
 from .scopes import OWNER, parse_scope, space_scope
 
 log = logging.getLogger("engram.cli")

@@ -22,19 +22,19 @@ from typing import Any
 
 import numpy as np
 
-from .checks import checked_episode, checked_memory
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
-from .features import featurize, hits, top
+from .index.vectors import VectorIndex
 from .model import Audience, Episode, Hit, Memory, now_utc
 from .outage import Outage
-from .ranker import LinearRanker, Ranker
-from .recall import RecallSettings, fill, gather
-from .rows import prepare
+from .recall.candidates import RecallSettings, fill, gather
+from .recall.features import featurize, hits, top
+from .recall.ranker import LinearRanker, Ranker
 from .scopes import parse_scope, visibility
-from .sqlite_store import SQLiteStore
+from .store.sqlite.codec import prepare
+from .store.sqlite.store import SQLiteStore
 from .text import MAX_TEXT
-from .vectors import VectorIndex
+from .validate import checked_episode, checked_memory
 
 log = logging.getLogger("engram")
 

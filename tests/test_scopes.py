@@ -22,7 +22,7 @@ from astrbot_plugin_engram.memory import (
     parse_scope,
     visibility,
 )
-from astrbot_plugin_engram.memory.recall import RecallSettings, gather
+from astrbot_plugin_engram.memory.recall.candidates import RecallSettings, gather
 from astrbot_plugin_engram.memory.text import query_words
 
 from .conftest import HashEmbedder

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .rows import KEY_MARK, space_mark
-from .scopes import Visibility
-from .text import fts_query
+from ..scopes import Visibility
+from ..store.sqlite.codec import KEY_MARK, space_mark
+from ..text import fts_query
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1

@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .facts import EpisodeFacts
-from .model import Episode, Hit, Memory
-from .rows import (
+from ..index.episode_columns import EpisodeFacts
+from ..index.vectors import VectorIndex
+from ..model import Episode, Hit, Memory
+from ..scopes import Visibility
+from ..store.sqlite.codec import (
     M_CREATED,
     M_IMPORTANCE,
     M_SCOPE,
@@ -33,10 +35,8 @@ from .rows import (
     ts,
     tz_minutes,
 )
-from .scopes import Visibility
-from .sqlite_store import SQLiteStore
-from .text import MONTH_WORDS, name_words, query_words, text_shape, word_set
-from .vectors import VectorIndex
+from ..store.sqlite.store import SQLiteStore
+from ..text import MONTH_WORDS, name_words, query_words, text_shape, word_set
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from itertools import repeat
 
 import numpy as np
 
-from .model import Hit, aware
+from ..model import Hit, aware
+from ..text import asks_when, name_words, named_dates, query_words
+from .candidates import Columns, Pool, RecallSettings, hit
 from .ranker import Ranker, score_all
-from .recall import Columns, Pool, RecallSettings, hit
-from .text import asks_when, name_words, named_dates, query_words
 
 # The order of a hit's features dict, hence of a LinearRanker's sum over it: the order the features
 # were first computed in (a LinearRanker sums in this order).

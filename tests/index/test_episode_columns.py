@@ -12,9 +12,12 @@ import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder
-from astrbot_plugin_engram.memory.facts import EpisodeFacts
-from astrbot_plugin_engram.memory.rows import keyed_words, prepare
-from astrbot_plugin_engram.memory.schema import m001_core_tables, m002_keyword_index_per_space
+from astrbot_plugin_engram.memory.index.episode_columns import EpisodeFacts
+from astrbot_plugin_engram.memory.store.sqlite.codec import keyed_words, prepare
+from astrbot_plugin_engram.memory.store.sqlite.migrations import (
+    m001_core_tables,
+    m002_keyword_index_per_space,
+)
 from astrbot_plugin_engram.memory.text import text_shape
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
-from astrbot_plugin_engram.memory.keyword import KeywordIndex, Keywords
+from astrbot_plugin_engram.memory.index.keywords import KeywordIndex, Keywords
 from astrbot_plugin_engram.memory.scopes import visibility
 from astrbot_plugin_engram.memory.text import query_words
 

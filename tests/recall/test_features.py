@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from astrbot_plugin_engram.memory import Episode, FeatureRanker, LinearRanker, Memory, RecallSettings
-from astrbot_plugin_engram.memory.features import COLUMNS, featurize, rank
-from astrbot_plugin_engram.memory.ranker import FEATURES
-from astrbot_plugin_engram.memory.recall import Pool
+from astrbot_plugin_engram.memory.recall.candidates import Pool
+from astrbot_plugin_engram.memory.recall.features import COLUMNS, featurize, rank
+from astrbot_plugin_engram.memory.recall.ranker import FEATURES
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)

@@ -14,8 +14,8 @@ from astrbot_plugin_engram.memory import (
     RecallSettings,
     space_scope,
 )
-from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
-from astrbot_plugin_engram.memory.recall import Columns, gather
+from astrbot_plugin_engram.memory.recall.candidates import Columns, gather
+from astrbot_plugin_engram.memory.recall.ranker import FEATURES, fit_logistic, fit_pairwise
 from astrbot_plugin_engram.memory.scopes import visibility
 
 SPACE = "qq:group:1"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
-from astrbot_plugin_engram.memory.schema import MIGRATIONS
-from astrbot_plugin_engram.memory.sqlite_store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.migrations import MIGRATIONS
+from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 
-from .conftest import HashEmbedder
+from ..conftest import HashEmbedder
 
 GROUP = "qq:group:1"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)

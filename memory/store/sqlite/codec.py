@@ -11,8 +11,8 @@ from typing import Any
 
 import aiosqlite
 
-from .model import Episode, Memory, aware
-from .text import date_words, text_shape, words
+from ...model import Episode, Memory, aware
+from ...text import date_words, text_shape, words
 
 
 def ts(t: datetime | None) -> float | None:

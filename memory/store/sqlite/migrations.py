@@ -12,9 +12,9 @@ from pathlib import Path
 
 import aiosqlite
 
-from .errors import StoreError
-from .rows import keyed_words
-from .text import text_shape
+from ...errors import StoreError
+from ...text import text_shape
+from .codec import keyed_words
 
 log = logging.getLogger("engram.store")
 

@@ -21,11 +21,12 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from .errors import StoreError, UnknownIdError
-from .facts import EpisodeFacts
-from .keyword import Keywords, word_count
-from .model import Episode, Memory, aware
-from .rows import (
+from ...errors import StoreError, UnknownIdError
+from ...index.episode_columns import EpisodeFacts
+from ...index.keywords import Keywords, word_count
+from ...model import Episode, Memory, aware
+from ...scopes import Visibility
+from .codec import (
     EPISODE_COLUMNS,
     chunks,
     dt,
@@ -40,9 +41,8 @@ from .rows import (
     tz_minutes,
     unkeyed,
 )
-from .schema import check_header, check_known_schema, migrate
-from .scopes import Visibility
-from .vector_rows import VectorRows
+from .migrations import check_header, check_known_schema, migrate
+from .vectors import VectorRows
 
 log = logging.getLogger("engram.store")
 

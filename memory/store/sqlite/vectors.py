@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager
 import aiosqlite
 import numpy as np
 
-from .rows import fetch_rows
+from .codec import fetch_rows
 
 
 class VectorRows:
