@@ -11,7 +11,7 @@ from .errors import (
     UnknownIdError,
 )
 from .model import SELF, Audience, Episode, Hit, Memory
-from .recall.candidates import RecallSettings
+from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 

@@ -206,7 +206,7 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
-    counts = await e.store.counts()
+    counts = await e.counts()
     total = counts["episodes"] + counts["memories"] + counts["archived"]
 
     def progress(done: int) -> None:

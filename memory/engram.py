@@ -1,19 +1,14 @@
 """Engram: the core's one entry point — record, remember, recall, update, forget.
 
-``await Engram.open(path)`` gives a running memory: the SQLite store, the vector index of the
-current embedder (loaded at open, kept in sync) and a background task that embeds new items in
-batches. Recording never waits for an embedding; recall uses what is embedded so far.
-
-Durability: ``record()`` returns an episode id only after the transaction holding it has committed
-to the write-ahead log, so an acknowledged episode survives the process being killed. Concurrent
-``record()`` calls share one transaction (group commit); each episode's index words are worked out
-when it is queued, so they overlap the previous batch's commit instead of holding the writer.
+``await Engram.open(path)`` gives a running memory: the store, the in-memory indexes over it (kept
+current by the store's after-commit listener), a ``Recorder`` (group commit: ids only after COMMIT)
+and an ``Indexer`` (the embedder; new items embedded in batches in the background). Recording never
+waits for an embedding; recall uses what is embedded so far. Capabilities beyond these are modules
+that take an ``Engram``, not methods added here.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -22,48 +17,36 @@ from typing import Any
 
 import numpy as np
 
-from .embedders import Embedder, LocalE5, NoEmbedder
-from .errors import EmbeddingError, InvalidInputError, UnknownIdError
+from .embedders import Embedder, LocalE5
+from .errors import InvalidInputError, UnknownIdError
+from .index import Indexes
 from .index.vectors import VectorIndex
+from .indexing import Indexer
 from .model import Audience, Episode, Hit, Memory, now_utc
-from .outage import Outage
-from .recall.candidates import RecallSettings, fill, gather
-from .recall.features import featurize, hits, top
+from .recall import RecallSettings, recall
 from .recall.ranker import LinearRanker, Ranker
+from .recording import Recorder
 from .scopes import parse_scope, visibility
-from .store.sqlite.codec import prepare
+from .store import Store
 from .store.sqlite.store import SQLiteStore
 from .text import MAX_TEXT
-from .validate import checked_episode, checked_memory
+from .validate import checked_memory
 
-log = logging.getLogger("engram")
-
-MAX_BATCH = 1000  # episodes per group commit
-EMBED_BATCH = 32
-LOAD_PAGE = 4096  # vectors read per query when the index is loaded at open
 MAX_K = 200
 
 
 class Engram:
     """A bot's memory: one store, one embedder, one ranker."""
 
-    def __init__(self, store: SQLiteStore, embedder: Embedder, ranker: Ranker,
-                 settings: RecallSettings, query_timeout: float):
+    def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
+                 query_timeout: float):
         self.store = store
-        self.embedder = embedder
         self.ranker = ranker
         self.settings = settings
-        self.query_timeout = query_timeout
-        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        self._queue: list[tuple[Episode, tuple[str, int], asyncio.Future[int]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-        self._kick = asyncio.Event()
-        self._indexer: asyncio.Task[None] | None = None
-        self._embed_outage = Outage(log, "embedding failed (will retry; recall uses keywords meanwhile): %s",
-                                    "embedding works again; the backlog is indexed")
-        self._query_outage = Outage(log, "query embedding failed, recall uses keywords only: %s",
-                                    "query embedding works again")
-        self._background = False
+        self.indexes = Indexes()
+        store.listen(self.indexes.after_commit)
+        self.indexer = Indexer(store, self.indexes, embedder, query_timeout)
+        self.recorder = Recorder(store, self.indexer.kick)
 
     @classmethod
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
@@ -72,68 +55,49 @@ class Engram:
                    query_timeout: float = 10.0) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
         store = await SQLiteStore.open(path, durable=durable)
-        self = cls(store, embedder if embedder is not None else LocalE5(),
-                   ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
-        await self._load_index()
-        self._background = background
-        if background and self.index is not None:
-            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
-            self._kick.set()
+        try:
+            self = cls(store, embedder if embedder is not None else LocalE5(),
+                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
+            await self.indexes.load(store)
+            await self.indexer.start(background)
+        except BaseException:
+            await store.close()
+            raise
         return self
 
     async def close(self) -> None:
         """Write what is queued, stop the indexer, close the store."""
         await self.flush()
-        if self._indexer:
-            self._indexer.cancel()
-            await asyncio.gather(self._indexer, return_exceptions=True)
+        await self.indexer.stop()
         await self.store.close()
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.indexer.embedder
+
+    @property
+    def index(self) -> VectorIndex | None:
+        """The vectors of the current embedder (None without one)."""
+        return self.indexes.vectors
 
     # ---- recording -----------------------------------------------------------------------
     async def record(self, episode: Episode) -> int:
         """Append an episode; returns its id once it is durably committed."""
-        ep = checked_episode(episode)
-        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
-        # written all the same and no other caller is touched.
-        self._queue.append((ep, prepare(ep), fut))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush_queue())
-        return await fut
+        return await self.recorder.record(episode)
 
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
-        eps = [checked_episode(e) for e in episodes]
-        ids = await self.store.add_episodes(eps, [prepare(e) for e in eps])
-        self._kick.set()
-        return ids
+        return await self.recorder.record_many(episodes)
 
     async def flush(self) -> None:
         """Wait until every queued episode is committed."""
-        while self._flusher is not None and not self._flusher.done():
-            await asyncio.shield(self._flusher)
-
-    async def _flush_queue(self) -> None:
-        while self._queue:
-            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-            try:
-                ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
-            except Exception as e:
-                log.exception("recording %d episodes failed", len(batch))
-                for _, _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(e)
-                continue
-            for (_, _, fut), i in zip(batch, ids):
-                if not fut.done():
-                    fut.set_result(i)
-            self._kick.set()
+        await self.recorder.flush()
 
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, memory: Memory) -> int:
         """Store a memory; returns its id."""
         mid = await self.store.add_memory(checked_memory(memory))
-        self._kick.set()
+        self.indexer.kick()
         return mid
 
     async def update(self, memory_id: int, text: str | None = None, **changes: Any) -> int:
@@ -144,9 +108,7 @@ class Engram:
         new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
                       created_at=now_utc(), status="active", **changes)
         mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
-        if self.index:
-            self.index.set_status("m", memory_id, "superseded")
-        self._kick.set()
+        self.indexer.kick()
         return mid
 
     async def set_scope(self, memory_id: int, scope: str) -> None:
@@ -154,8 +116,6 @@ class Engram:
         scope = parse_scope(scope)
         await self.get(memory_id)
         await self.store.set_memory_fields(memory_id, scope=scope)
-        if self.index:
-            self.index.move(memory_id, scope)
 
     async def forget(self, ids: Sequence[int]) -> int:
         """Hard-delete memories with all their versions; returns how many rows went."""
@@ -163,11 +123,7 @@ class Engram:
         missing = [i for i in ids if i not in known]
         if missing:
             raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
-        gone = await self.store.delete_memories(list(ids))
-        if self.index:
-            for i in gone:
-                self.index.set_status("m", i, "superseded")
-        return len(gone)
+        return len(await self.store.delete_memories(list(ids)))
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
@@ -196,6 +152,14 @@ class Engram:
         eps = await self.store.get_episodes(list(m.sources))
         return [eps[i] for i in m.sources if i in eps]
 
+    async def aliases(self, person: str) -> list[str]:
+        """The display names a person was seen under, most recent first."""
+        return await self.store.aliases(person)
+
+    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+        """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""
+        return await self.store.last_episode_time(space, before)
+
     async def recall(self, query: str, audience: Audience, k: int = 10, *,
                      include_archived: bool = False, now: datetime | None = None) -> list[Hit]:
         """The ``k`` memories and episodes ``audience`` may see that best answer ``query``."""
@@ -207,27 +171,12 @@ class Engram:
         if not query.strip():
             return []
         qvec = await self.embed_query(query)
-        vis = visibility(audience)
-        pool = await gather(self.store, self.index, query, qvec, vis, self.settings, include_archived)
-        feats = featurize(pool, query, now or now_utc(), self.settings)
-        best = top(feats, self.ranker, k)
-        shown = set(await fill(self.store, pool, [j for j, _ in best], vis))  # read from the file
-        return hits(feats, [b for b in best if b[0] in shown])
+        return await recall(self.store, self.indexes, self.ranker, self.settings, query, qvec,
+                            visibility(audience), k, include_archived, now or now_utc())
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""
-        if self.index is None:
-            return None
-        try:
-            vec = await asyncio.wait_for(self.embedder.embed([query], "query"), self.query_timeout)
-            vec = np.asarray(vec, np.float32).reshape(-1)
-            if self.index.dim and vec.shape[0] != self.index.dim:  # a silently changed model
-                raise EmbeddingError(f"query vector has dimension {vec.shape[0]}, the index {self.index.dim}")
-        except (EmbeddingError, asyncio.TimeoutError, OSError) as e:
-            self._query_outage.failed(e)
-            return None
-        self._query_outage.recovered()
-        return vec
+        return await self.indexer.embed_query(query)
 
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())
@@ -235,99 +184,19 @@ class Engram:
         counts["indexed"] = len(self.index) if self.index else 0
         return counts
 
-    # ---- vectors -------------------------------------------------------------------------
-    async def _load_index(self) -> None:
-        if self.index is None:
-            return
-        # Blocks sized first and filled page by page: peak memory stays near the index's own size.
-        model, sizes = self.embedder.name, await self.store.vectors.vector_groups(self.embedder.name)
-        for kind in ("e", "m"):
-            after = 0
-            while rows := await self.store.vectors.vectors_page(model, kind, after, LOAD_PAGE):
-                if self.index.dim is None:
-                    self.index.dim = len(rows[0][3]) // 4
-                    for k, group, n in sizes:
-                        self.index.reserve(k, group, n)
-                vecs = np.frombuffer(b"".join(r[3] for r in rows), np.float32).reshape(len(rows), -1)
-                self._index_rows(kind, rows, vecs)
-                after = rows[-1][0]
+    async def counts(self) -> dict[str, int]:
+        """How many episodes, memories (active, archived, superseded), spaces, people and vectors."""
+        return await self.store.counts()
 
+    # ---- vectors -------------------------------------------------------------------------
     async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
         """Embed every item that has no vector yet; returns how many were embedded."""
-        if self.index is None:
-            return 0
-        done = 0
-        for kind in ("e", "m"):
-            name = f"vectors:{self.embedder.name}:{kind}"
-            vec_rows = self.store.vectors
-            while rows := await vec_rows.items_after(kind, await vec_rows.cursor(name), EMBED_BATCH):
-                live = [r for r in rows if r[2] != "superseded"]
-                vecs = await self.embedder.embed([r[3] for r in live], "passage") if live else None
-                if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
-                                         (self.index.dim and vecs.shape[1] != self.index.dim)):
-                    raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
-                                         f", expected ({len(live)}, {self.index.dim})")
-                pairs = list(zip([r[0] for r in live], vecs)) if vecs is not None else []
-                await self.store.vectors.save_vectors(self.embedder.name, kind, pairs, (name, rows[-1][0]))
-                if vecs is not None:
-                    self._index_rows(kind, live, vecs)
-                done += len(live)
-                if progress:
-                    progress(done)
-        return done
-
-    def _index_rows(self, kind: str, rows: Sequence[tuple[Any, ...]], vecs: np.ndarray) -> None:
-        """Add vectors of rows (id, group, status, ...) to the index."""
-        assert self.index is not None
-        self.index.add_many(kind, [r[1] for r in rows], [r[0] for r in rows], vecs, [r[2] for r in rows])
-
-    async def _index_loop(self) -> None:
-        delay = 1.0
-        while True:
-            await self._kick.wait()
-            self._kick.clear()
-            try:
-                await self.embed_pending()
-                self._embed_outage.recovered()
-                delay = 1.0
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # the indexer must outlive any embedder failure
-                task = asyncio.current_task()
-                if task is not None and getattr(task, "cancelling", lambda: 0)():  # 3.11+
-                    # a cancel that hit mid-transaction can surface as the store's rollback error
-                    raise asyncio.CancelledError() from e
-                self._embed_outage.failed(e)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 300.0)
-                self._kick.set()
+        return await self.indexer.embed_pending(progress)
 
     async def use_embedder(self, embedder: Embedder) -> None:
         """Switch to ``embedder``, keeping each model's vectors; only its missing ones get embedded."""
-        if embedder.name == self.embedder.name:
-            self.embedder = embedder
-            return
-        if self._indexer:
-            self._indexer.cancel()
-            await asyncio.gather(self._indexer, return_exceptions=True)
-            self._indexer = None
-        self.embedder = embedder
-        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        self._embed_outage.active = self._query_outage.active = False
-        await self._load_index()
-        if self._background and self.index is not None:
-            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
-            self._kick.set()
+        await self.indexer.use_embedder(embedder)
 
     async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
         """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
-        if self._indexer:
-            self._indexer.cancel()
-            await asyncio.gather(self._indexer, return_exceptions=True)
-        await self.store.vectors.drop_vectors(embedder.name)
-        self.embedder = embedder
-        self.index = None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
-        n = await self.embed_pending(progress)
-        if self.index is not None and self._indexer is not None:
-            self._indexer = asyncio.create_task(self._index_loop(), name="engram-indexer")
-        return n
+        return await self.indexer.reindex(embedder, progress)

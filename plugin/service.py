@@ -106,7 +106,7 @@ class EngramService:
         people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
         out = {}
         for person in people:
-            aliases = await mem.store.aliases(person)
+            aliases = await mem.aliases(person)
             if aliases:
                 out[person] = aliases[0]
         return out
@@ -234,7 +234,7 @@ class EngramService:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
         mem = await self.memory()
         names = await self.names(hits)
-        last = await mem.store.last_episode_time(space, before=before or now)
+        last = await mem.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
         return build_block(notes, time_line(now, last, self.tz), self.identity(),
                            self.settings.inject_budget_tokens)

@@ -227,7 +227,7 @@ def _coverage_features(cols: _Layout, m: np.ndarray) -> None:
     m[_ROW["wcov"], cols.eps] = sums[cols.n : -1] / total
 
 
-def top(feats: Features, ranker: Ranker, k: int) -> list[tuple[int, float]]:
+def best_candidates(feats: Features, ranker: Ranker, k: int) -> list[tuple[int, float]]:
     """The ``k`` best candidates' positions in the pool and their scores, best first."""
     scores = score_all(ranker, COLUMNS, feats.matrix)
     best = np.argsort(-scores, kind="stable")[:k].tolist()
@@ -242,4 +242,4 @@ def hits(feats: Features, best: list[tuple[int, float]]) -> list[Hit]:
 
 def rank(feats: Features, ranker: Ranker, k: int) -> list[Hit]:
     """The ``k`` best candidates of a pool whose items are all at hand, as hits."""
-    return hits(feats, top(feats, ranker, k))
+    return hits(feats, best_candidates(feats, ranker, k))

@@ -162,8 +162,8 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
     store = await SQLiteStore.open(db_path)
     try:
         with pytest.raises(ValueError, match="first"):
-            async with store._transaction():
-                await store._w.execute("COMMIT")  # the transaction ends early, as when a cancel lands late
+            async with store.transaction():
+                await store._writer.execute("COMMIT")  # type: ignore[union-attr]  # the transaction ends early, as when a cancel lands late
                 raise ValueError("first")
         assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
     finally:

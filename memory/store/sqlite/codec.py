@@ -1,27 +1,18 @@
-"""How rows of the store map to the model, and to the words of the keyword index."""
+"""How SQLite rows map to the model: times as REAL seconds plus a zone in minutes, JSON text,
+float32 vector blobs, ``IN (...)`` lists."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any
 
 import aiosqlite
+import numpy as np
 
-from ...model import Episode, Memory, aware
-from ...text import date_words, text_shape, words
-
-
-def ts(t: datetime | None) -> float | None:
-    return None if t is None else aware(t).timestamp()
-
-
-def tz_minutes(t: datetime) -> int:
-    off = aware(t).utcoffset()
-    return int(off.total_seconds() // 60) if off else 0
+from ...model import Episode, Memory
 
 
 def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
@@ -40,44 +31,6 @@ def in_list(values: Iterable[Any]) -> tuple[str, list[Any]]:
     return "(" + ",".join("?" * len(vals)) + ")", vals
 
 
-def episode_words(ep: Episode) -> str:
-    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
-    parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
-    return " ".join(parts)
-
-
-def prepare(ep: Episode) -> tuple[str, int]:
-    """What ``SQLiteStore.add_episodes`` stores beside an episode: its index words and text shape."""
-    return episode_words(ep), text_shape(ep.content)
-
-
-# A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
-# index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
-# token and tells word and space apart unambiguously.
-KEY_MARK = "\ue000"
-_KEYED = re.compile(KEY_MARK + r"\d+")
-
-
-def space_mark(key: int) -> str:
-    """What each of a space's index tokens ends with: ``KEY_MARK`` and the space's key."""
-    return f"{KEY_MARK}{key}"
-
-
-def keyed_words(words: str, key: int) -> str:
-    """``episode_words`` with each word tied to its space: the episode keyword index's tokens."""
-    mark = space_mark(key)
-    return words.replace(" ", mark + " ") + mark if words else ""
-
-
-def unkeyed(words: str) -> str:
-    """The plain words back from the index's tokens."""
-    return _KEYED.sub("", words)
-
-
-def memory_words(m: Memory) -> str:
-    return " ".join(words(m.text))
-
-
 async def fetch_rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
     """Every row of one query in a single trip to the connection's thread (not three)."""
     return list(await db.execute_fetchall(sql, args))
@@ -90,9 +43,9 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
 
 # The episodes table's columns in the order ``episode_row`` reads them (``shape``: see ``text.text_shape``).
 EPISODE_COLUMNS = "id, time, tz, space, seq, section, source, actor, actor_name, kind, content, meta, shape"
-# Recall's memory rows (``SQLiteStore.candidate_memories``): the stored columns, as ``memory_row``
-# reads them.
-M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM, M_STATUS = 3, 4, 6, 7, 9, 10, 12
+# The memories table's columns in the order ``memory_row`` reads them.
+MEMORY_COLUMNS = ("id, root, kind, text, scope, subjects, importance, strength, last_recalled, created_at,"
+                  " valid_from, valid_to, status, supersedes")
 
 
 def episode_row(r: Sequence[Any]) -> Episode:
@@ -107,3 +60,20 @@ def memory_row(r: Sequence[Any], sources: list[int]) -> Memory:
                   importance=r[6], strength=r[7], last_recalled=dt(r[8]), created_at=dt(r[9]),
                   valid_from=dt(r[10]), valid_to=dt(r[11]), status=r[12], supersedes=r[13],
                   sources=tuple(sources))
+
+
+def vector_blob(vec: np.ndarray) -> bytes:
+    """A vector as stored: float32, native byte order."""
+    return np.asarray(vec).astype(np.float32).tobytes()
+
+
+def vectors_of(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored vectors back as one float32 matrix, a row each."""
+    if not blobs:
+        return np.zeros((0, 0), np.float32)
+    return np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
+
+
+def meta_names_image(meta: str) -> bool:
+    """Whether an episode's meta (JSON) names an image."""
+    return bool(json.loads(meta).get("image"))

@@ -1,11 +1,15 @@
 """Schema migrations: named functions, applied in order, each recorded by name in its own transaction.
 
+A migration is frozen once released: whatever it computes, it computes with its own copy of the
+code (below each one), so changing the live code later never changes what an old migration does.
+
 Also the checks run before a file is touched: a foreign or newer file is refused, left as it was.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,8 +17,6 @@ from pathlib import Path
 import aiosqlite
 
 from ...errors import StoreError
-from ...text import text_shape
-from .codec import keyed_words
 
 log = logging.getLogger("engram.store")
 
@@ -118,7 +120,7 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
     """Each episode's index words carry its space's key, so a MATCH reads only that chat's lists.
 
     Without it every keyword recall scored the matches of all chats (~14k rows at 100k episodes)
-    and then threw away the other chats' rows; see ``rows.keyed_words``.
+    and then threw away the other chats' rows; see ``keywords.keyed_words``.
     """
     await run_script(
         db,
@@ -139,7 +141,7 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
         if not rows:
             break
         await db.executemany("INSERT INTO episodes_kw(rowid, words) VALUES (?, ?)",
-                             [(i, keyed_words(w, key)) for i, key, w in rows])
+                             [(i, _m002_keyed_words(w, key)) for i, key, w in rows])
         last = rows[-1][0]
     await db.execute("DROP TABLE episodes_fts")
     await db.execute("ALTER TABLE episodes_kw RENAME TO episodes_fts")
@@ -147,7 +149,8 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
 
 @migration
 async def m003_episode_shape(db: aiosqlite.Connection) -> None:
-    """Each episode's text shape (``text.text_shape``), so recall's text features need no text.
+    """Each episode's text shape (``text.text_shape`` as it was then), so recall's text features need
+    no text.
 
     Episodes are append-only: the trigger that guards them is lifted for this one fill only.
     """
@@ -165,9 +168,51 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     while rows := list(await db.execute_fetchall(
             "SELECT id, content FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
         await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?",
-                             [(text_shape(text), i) for i, text in rows])
+                             [(_m003_text_shape(text), i) for i, text in rows])
         last = rows[-1][0]
     await db.execute(APPEND_ONLY)
+
+
+def _m002_keyed_words(words: str, key: int) -> str:
+    """m002's copy of ``keywords.keyed_words``: each word followed by U+E000 and the space's key."""
+    mark = f"\ue000{key}"
+    return words.replace(" ", mark + " ") + mark if words else ""
+
+
+# m003's copy of ``text.text_shape`` and what it uses, as released with m003.
+_M003_MONTHS = (
+    "january february march april may june july august september october november december".split()
+)
+_M003_CJK_CHAR = re.compile("[\u3400-\u9fff]")
+_M003_MONTH_RE = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in _M003_MONTHS)
+_M003_DATE_EN = re.compile(
+    rf"(?=[\djfmasondytlw])\b(?:(?:{_M003_MONTH_RE})\b|(?:19|20)\d\d\b|\d{{1,2}}/\d{{1,2}}\b|yesterday|today|"
+    r"tonight|tomorrow|(?:last|next|this) (?:week|weekend|month|year|night|summer|winter|spring|fall)|"
+    r"\d+ \w+ ago|(?:mon|tues|wednes|thurs|fri|satur|sun)day)")
+_M003_DATE_ZH = re.compile(r"昨天|今天|明天|前天|后天|昨晚|今晚|上周|下周|本周|上个?月|下个?月|去年|今年|"
+                           r"明年|周末|星期|礼拜|\d+\s*[月号日年]|[一二三四五六七八九十]+月")
+_M003_DATE_HINTS = (*(m[:3] for m in _M003_MONTHS), "day", "tonight", "tomorrow", "last ", "next ", "this ")
+_M003_DIGIT = re.compile(r"\d")
+_M003_DIGITS = tuple("0123456789")
+_M003_ZH_HINT = re.compile("[天晚周月年星礼号日]")
+
+
+def _m003_text_shape(text: str) -> int:
+    """``(tokens * 2 + question) * 2 + dated``, tokens capped at 80."""
+    text = text.strip()
+    question = text.endswith(("?", "？"))
+    cjk = len(_M003_CJK_CHAR.findall(text))
+    tokens = cjk + (len(text) - cjk + 3) // 4
+    return (min(tokens, 80) * 2 + question) * 2 + _m003_has_date(text)
+
+
+def _m003_has_date(text: str) -> bool:
+    plain = text.isascii()
+    low = text.lower() if plain else text.casefold()
+    digit = any(map(low.__contains__, _M003_DIGITS)) if plain else _M003_DIGIT.search(low) is not None
+    if (digit or any(map(low.__contains__, _M003_DATE_HINTS))) and _M003_DATE_EN.search(low):
+        return True
+    return not plain and _M003_ZH_HINT.search(text) is not None and _M003_DATE_ZH.search(text) is not None
 
 
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
@@ -211,6 +256,19 @@ async def check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
             f"{path} was written by a newer Engram (migrations {sorted(unknown)}); "
             "upgrade the plugin to open it. The file was left untouched."
         )
+
+
+async def check_migrated(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse (untouched) a file a read-only open cannot serve: not a store yet, or one that needs
+    migrating first."""
+    try:
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            applied = {r[0] for r in await cur.fetchall()}
+    except sqlite3.DatabaseError:
+        raise StoreError(f"{path} is not an Engram store yet; open it read-write once") from None
+    pending = [name for name, _ in MIGRATIONS if name not in applied]
+    if pending:
+        raise StoreError(f"{path} needs migrations {pending}; open it read-write once")
 
 
 async def migrate(db: aiosqlite.Connection) -> None:

@@ -1,86 +1,83 @@
-"""The SQLite store: one file per bot, WAL, one long-lived writer and one reader connection.
+"""The SQLite store: one file per bot, WAL, one long-lived writer and read-only readers.
 
-Everything SQLite-specific (FTS5, pragmas, migrations) stays in this module and its helpers
-(``schema.py``, ``rows.py``, ``vector_rows.py``); the engine above it speaks the store's methods only.
+It implements ``memory.store.Store``; everything SQLite-specific (FTS5, pragmas, migrations, blob
+layouts) stays in this package. Opened with ``read_only=True`` (the dashboard) it has no writer
+at all: every connection is ``mode=ro`` and a write is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 import numpy as np
 
-from ...errors import StoreError, UnknownIdError
-from ...index.episode_columns import EpisodeFacts
-from ...index.keywords import Keywords, word_count
-from ...model import Episode, Memory, aware
-from ...scopes import Visibility
+from ...errors import StoreError
+from ...model import Episode, Memory, timestamp
+from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
+from . import browse, keywords, vectors
 from .codec import (
     EPISODE_COLUMNS,
+    MEMORY_COLUMNS,
     chunks,
     dt,
     episode_row,
-    fetch_rows,
     in_list,
-    keyed_words,
     memory_row,
-    memory_words,
-    prepare,
-    ts,
-    tz_minutes,
-    unkeyed,
+    meta_names_image,
 )
-from .migrations import check_header, check_known_schema, migrate
-from .vectors import VectorRows
+from .migrations import check_header, check_known_schema, check_migrated, migrate
+from .writes import SpacePlace, SQLiteWrites
 
 log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
-
-
-@dataclass
-class _SpaceState:
-    key: int  # the space's number in the keyword index (``rows.keyed_words``)
-    seq: int
-    section: int
-    last_time: float
+# recall's candidate memories: what it checks and ranks them by
+_RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, valid_from"
+# each episode's columns kept in memory; meta only when it may name an image
+_COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
+                " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END"
+                " FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
 
 
 class SQLiteStore:
-    """Episodes, memories, sources, vectors, cursors and keyword indexes in one SQLite file."""
+    """Episodes, memories, sources, vectors, cursors and keyword tables in one SQLite file."""
 
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
+    def __init__(self, path: Path, writer: aiosqlite.Connection | None, reader: aiosqlite.Connection,
                  quick: sqlite3.Connection):
         self.path = path
-        self._w = writer
-        self._r = reader
+        self._writer = writer
+        self._reader = reader
         # Recall's small indexed reads run right here on the event loop: each trip to aiosqlite's
         # thread costs a GIL hand-off (up to 5 ms on a busy machine), more than the read itself.
-        self._q = quick
+        self._quick = quick
         self._lock = asyncio.Lock()
-        self._spaces: dict[str, _SpaceState] = {}  # the writer's view
-        self.keywords = Keywords(quick)
-        self.facts = EpisodeFacts()
-        self.vectors = VectorRows(writer, reader, self._transaction)
+        self._places: dict[str, SpacePlace] = {}  # the writer's view of each space
+        self._listeners: list[Listener] = []
         self.section_gap = SECTION_GAP.total_seconds()
+
+    @property
+    def read_only(self) -> bool:
+        return self._writer is None
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    async def open(cls, path: str | Path, *, durable: bool = False) -> SQLiteStore:
-        """Open (or create) the store at ``path``; a foreign or newer file is refused untouched."""
+    async def open(cls, path: str | Path, *, durable: bool = False, read_only: bool = False) -> SQLiteStore:
+        """Open (or create) the store at ``path``; a foreign or newer file is refused untouched.
+
+        ``read_only``: open an existing, migrated store without a writer (``mode=ro`` only).
+        """
         path = Path(path)
         check_header(path)
+        if read_only:
+            return await cls._open_read_only(path)
         try:
             writer = await aiosqlite.connect(path, isolation_level=None)
         except sqlite3.Error as e:
@@ -91,254 +88,223 @@ class SQLiteStore:
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
                 await writer.execute(f"PRAGMA {pragma}")
             await migrate(writer)
-            # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
-            reader = await aiosqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                             isolation_level=None)
-            await reader.execute("PRAGMA busy_timeout=5000")
-            quick = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
-            quick.execute("PRAGMA busy_timeout=5000")
-            store = cls(path, writer, reader, quick)
-            await store.keywords.load(partial(fetch_rows, reader))
-            await store.facts.load(partial(fetch_rows, reader))
+            reader, quick = await _readers(path)
         except BaseException:
             await writer.close()
             raise
-        return store
+        return cls(path, writer, reader, quick)
+
+    @classmethod
+    async def _open_read_only(cls, path: Path) -> SQLiteStore:
+        if not path.exists():  # noqa: ASYNC240 - one stat, before anything opens
+            raise StoreError(f"no store at {path} to open read-only")
+        try:
+            reader, quick = await _readers(path)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open {path}: {e}") from e
+        try:
+            await check_known_schema(reader, path)
+            await check_migrated(reader, path)
+        except BaseException:
+            quick.close()
+            await reader.close()
+            raise
+        return cls(path, None, reader, quick)
 
     async def close(self) -> None:
-        self._q.close()
-        await self._r.close()
-        await self._w.close()
+        self._quick.close()
+        await self._reader.close()
+        if self._writer is not None:
+            await self._writer.close()
+
+    # ---- writing -------------------------------------------------------------------------
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with each change, after the transaction holding it has committed."""
+        self._listeners.append(listener)
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[None]:
-        """One write transaction under the writer lock; a failed rollback never hides the first error."""
-        async with self._lock:
-            await self._w.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-                await self._w.execute("COMMIT")
-            except BaseException:
-                try:
-                    await self._w.execute("ROLLBACK")
-                except sqlite3.Error as e:  # e.g. a cancel that arrived after the COMMIT went through
-                    log.warning("rollback failed (%s); the transaction had already ended", e)
-                raise
+    async def transaction(self) -> AsyncIterator[SQLiteWrites]:
+        """One write transaction under the writer lock: its writes commit together or not at all.
 
-    # ---- episodes ------------------------------------------------------------------------
+        A failed rollback never hides the first error; listeners hear of the changes after COMMIT.
+        """
+        db = self._writer
+        if db is None:
+            raise StoreError(f"{self.path} was opened read-only")
+        async with self._lock:
+            writes = SQLiteWrites(db, self._places, self.section_gap)
+            try:
+                await db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield writes
+                    await db.execute("COMMIT")
+                except BaseException:
+                    try:
+                        await db.execute("ROLLBACK")
+                    except sqlite3.Error as e:  # e.g. a cancel that arrived after the COMMIT went through
+                        log.warning("rollback failed (%s); the transaction had already ended", e)
+                    raise
+            except BaseException:
+                self._places.clear()  # the cached seq/section may be ahead of the file now
+                raise
+        for change in writes.changes:
+            for listener in self._listeners:
+                listener(change)
+
     async def add_episodes(self, episodes: Sequence[Episode],
                            prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
-        """Write ``episodes`` in one transaction; returns their ids once committed.
+        """Write ``episodes`` in one transaction; returns their ids once committed (see
+        ``SQLiteWrites.add_episodes``)."""
+        async with self.transaction() as tx:
+            return await tx.add_episodes(episodes, prepared)
 
-        ``prepared``: each episode's ``episode_words`` and ``text_shape``, when the caller worked
-        them out beforehand (outside the writer lock they overlap the previous batch's commit).
-        """
-        if prepared is not None and len(prepared) != len(episodes):
-            raise ValueError("one (words, shape) per episode")
-        placed: list[tuple[int, int, int]] = []
-        facts: list[tuple[Any, ...]] = []
-        try:
-            async with self._transaction():
-                await self._insert_episodes(episodes, prepared, placed, facts)
-        except BaseException:
-            self._spaces.clear()  # the cached seq/section may be ahead of the file now
-            raise
-        ids, keys, counts = zip(*placed) if placed else ((), (), ())
-        # committed: now recall may find them
-        for key, space in {(key, r[3]) for key, r in zip(keys, facts)}:
-            self.facts.name_space(key, space)
-        self.facts.add(facts)
-        self.keywords.episodes.put(ids, keys, counts)
-        return list(ids)
+    async def add_memory(self, memory: Memory, *, supersedes: int | None = None) -> int:
+        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
+        async with self.transaction() as tx:
+            return await tx.add_memory(memory, supersedes=supersedes)
 
-    async def _insert_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]] | None,
-                               placed: list[tuple[int, int, int]], facts: list[tuple[Any, ...]]) -> None:
-        """Insert rows; ``placed`` gets each one's (id, space key, number of index words), ``facts``
-        its row for ``EpisodeFacts.add``."""
-        next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
-        rows, fts, aliases = [], [], []
-        for n, ep in enumerate(episodes):
-            t = aware(ep.time)
-            stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
-            key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
-            ws, shape = prepare(ep) if prepared is None else prepared[n]
-            row = (next_id, stamp, tz_minutes(t), ep.space, seq, section, ep.source, ep.actor,
-                   ep.actor_name, ep.kind, ep.content, meta, shape)
-            rows.append(row)
-            facts.append((*row[:6], shape, ep.actor_name, ep.kind, meta if '"image"' in meta else None))
-            fts.append((next_id, keyed_words(ws, key)))
-            placed.append((next_id, key, word_count(ws)))
-            if ep.actor and ep.actor_name:
-                aliases.append((ep.actor, ep.actor_name, stamp, stamp))
-            next_id += 1
-        await self._w.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
-                                  " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        await self._w.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
-        await self._w.executemany(
-            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
-            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
+        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
+        async with self.transaction() as tx:
+            await tx.set_memory_fields(memory_id, **fields)
 
-    async def _place(self, space: str, ts: float, brk: bool) -> tuple[int, int, int]:
-        """The space's key, the next sequence number in it and its section (new after a silence)."""
-        st = self._spaces.get(space)
-        if st is None:
-            rows = await fetch_rows(self._w, "SELECT id FROM spaces WHERE name = ?", (space,))
-            if rows:
-                key = rows[0][0]
-            else:
-                key = (await self._w.execute("INSERT INTO spaces(name) VALUES (?)", (space,))).lastrowid
-            rows = await fetch_rows(
-                self._w, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                (space,))
-            st = _SpaceState(key, *rows[0]) if rows else _SpaceState(key, 0, 0, ts)  # type: ignore[arg-type]
-            self._spaces[space] = st
-        if brk or ts - st.last_time > self.section_gap:
-            st.section += 1
-        st.seq += 1
-        st.last_time = max(st.last_time, ts)
-        return st.key, st.seq, st.section
+    async def delete_memories(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete every version of the given memories; returns the deleted row ids."""
+        async with self.transaction() as tx:
+            return await tx.delete_memories(ids)
 
+    async def set_cursor(self, name: str, value: int) -> None:
+        async with self.transaction() as tx:
+            await tx.set_cursor(name, value)
+
+    # ---- episodes ------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows = await self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
+            rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
             out.update((r[0], episode_row(r)) for r in rows)
         return out
 
-    async def sync_facts(self) -> None:
-        """Bring ``facts`` up to date with the episodes another process wrote (the CLI beside a bot)."""
-        await self.facts.sync(self._read)
-
     async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
         """The keyword-index words of the episodes ``ids``: the text's, the speaker's, then the month
-        and the year (``rows.episode_words``)."""
+        and the year (``text.episode_words``)."""
         ins, vals = in_list(ids)
-        rows = await self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
-        return {i: unkeyed(words).split(" ") for i, words in rows if words}
+        rows = self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
+        return {i: keywords.unkeyed(words).split(" ") for i, words in rows if words}
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
         args: list[Any] = [space]
         if before is not None:
             sql += " AND time < ?"
-            args.append(ts(before))
-        async with self._r.execute(sql + " ORDER BY time DESC LIMIT 1", args) as cur:
+            args.append(timestamp(before))
+        async with self._reader.execute(sql + " ORDER BY time DESC LIMIT 1", args) as cur:
             row = await cur.fetchone()
         return dt(row[0], row[1]) if row else None
 
-    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        """Rows of a quick indexed read, run on the event loop's own thread (see ``__init__``)."""
-        return self._q.execute(sql, args).fetchall()
+    async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
+        """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
+        return [EpisodeColumnRow(i, t, tz, space, seq, section, shape, name,
+                                 kind == "image" or (meta is not None and meta_names_image(meta)))
+                for i, t, tz, space, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
+                                                                                        (after, limit))]
+
+    async def last_episode_id(self) -> int:
+        return int(self._read("SELECT max(id) FROM episodes")[0][0] or 0)
+
+    async def spaces(self) -> dict[int, str]:
+        """Every space by its key."""
+        return dict(self._read("SELECT id, name FROM spaces"))
+
+    async def space_key(self, space: str) -> int | None:
+        """The space's key (its number in the keyword table); None if nothing was recorded there."""
+        row = self._quick.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
+        return None if row is None else int(row[0])
 
     # ---- memories ------------------------------------------------------------------------
-    async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
-        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
-        async with self._transaction():
-            root = None
-            if supersedes is not None:
-                async with self._w.execute(
-                    "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
-                    row = await cur.fetchone()
-                if row is None:
-                    raise UnknownIdError(f"no memory with id {supersedes}")
-                if row[1] == "superseded":
-                    raise UnknownIdError(f"memory {supersedes} was already superseded")
-                root = row[0]
-                await self._w.execute(
-                    "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
-                await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
-            cur = await self._w.execute(
-                "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
-                " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
-                " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
-                 m.importance, m.strength, ts(m.last_recalled), ts(aware(m.created_at)),
-                 ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
-            mid = int(cur.lastrowid)  # type: ignore[arg-type]
-            await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
-            words = memory_words(m)
-            await self._w.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
-            await self._w.executemany(
-                "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
-        kw = self.keywords
-        if supersedes is not None:
-            kw.memories.drop([supersedes])
-        kw.memories.put([mid], [kw.memory_group(m.scope, m.status)], [word_count(words)])
-        return mid
-
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows = await self._read(f"SELECT * FROM memories WHERE id IN {sql}", vals)
+            rows = self._read(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
-            for mid, eid in await self._read(
-                    f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}", vals):
+            for mid, eid in self._read(f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}",
+                                       vals):
                 srcs.setdefault(mid, []).append(eid)
             for row in rows:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out
 
-    async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
-        """Rows (``rows.M_*``) of the memories ``ids``."""
+    async def memory_rank_rows(self, ids: Sequence[int]) -> list[MemoryRankRow]:
+        """What recall checks and ranks the memories ``ids`` by (those still in the file)."""
         if not ids:
             return []
         ins, vals = in_list(ids)
-        return await self._read(f"SELECT * FROM memories WHERE id IN {ins}", vals)
+        rows = self._read(f"SELECT {_RANK_COLUMNS} FROM memories WHERE id IN {ins}", vals)
+        return [MemoryRankRow(*r) for r in rows]
 
     async def versions(self, memory_id: int) -> list[int]:
         """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
-        async with self._r.execute(
+        async with self._reader.execute(
             "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) ORDER BY id",
             (memory_id,),
         ) as cur:
             return [r[0] for r in await cur.fetchall()]
 
-    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
-        """Change bookkeeping fields (status, strength, last_recalled, scope) in place."""
-        allowed = {"status", "strength", "last_recalled", "scope", "importance"}
-        if not fields or set(fields) - allowed:
-            raise ValueError(f"only {sorted(allowed)} can be set in place")
-        vals = [ts(v) if isinstance(v, datetime) else v for v in fields.values()]
-        sets = ", ".join(f"{k} = ?" for k in fields)
-        async with self._lock:
-            await self._w.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
-            if "scope" in fields or "status" in fields:  # who may find it by keyword changed
-                row = await fetch_rows(self._w, "SELECT scope, status FROM memories WHERE id = ?",
-                                       (memory_id,))
-                if row:
-                    self.keywords.memories.regroup(memory_id, self.keywords.memory_group(*row[0]))
+    # ---- keyword tables ------------------------------------------------------------------
+    async def episode_postings(self, words: list[str], space_keys: list[int] | None) -> Postings:
+        return keywords.episode_postings(self._quick, words, space_keys)
 
-    async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
-        """Hard-delete every version of the given memories; returns the deleted row ids."""
-        async with self._transaction():
-            sql, vals = in_list(map(int, root_ids))
-            async with self._w.execute(
-                f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
-                vals,
-            ) as cur:
-                ids = [r[0] for r in await cur.fetchall()]
-            for chunk in chunks(ids):
-                q, v = in_list(chunk)
-                await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
-                await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
-                await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
-        self.keywords.memories.drop(ids)
-        return ids
+    async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
+        return keywords.memory_postings(self._quick, words)
 
-    # ---- keyword search ------------------------------------------------------------------
-    async def keyword_episodes(self, query: list[str], vis: Visibility, limit: int,
-                               postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
-        """(id, bm25) of the best-matching visible episodes; higher is better (``postings``: see
-        ``Keywords.search_episodes``)."""
-        return self.keywords.search_episodes(query, vis, limit, postings)
+    async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                   ) -> list[KeywordRow]:
+        return keywords.keyword_rows(self._quick, "episodes", after, limit, ids)
 
-    async def keyword_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool,
-                               postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
-        """(id, bm25) of the best-matching visible memories (active, or archived too); higher is better
-        (``postings``: see ``Keywords.search_memories``)."""
-        return self.keywords.search_memories(query, vis, limit, include_archived, postings)
+    async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                  ) -> list[KeywordRow]:
+        return keywords.keyword_rows(self._quick, "memories", after, limit, ids)
+
+    # ---- vectors and cursors -------------------------------------------------------------
+    async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]:
+        return await vectors.items_to_embed(self._writer or self._reader, kind, after, limit)
+
+    async def vector_counts(self, model: str) -> list[tuple[str, str, int]]:
+        return await vectors.vector_counts(self._reader, model)
+
+    async def vectors_page(self, model: str, kind: str, after: int, limit: int
+                           ) -> tuple[list[EmbedRow], np.ndarray]:
+        return await vectors.vectors_page(self._reader, model, kind, after, limit)
+
+    async def cursor(self, name: str) -> int:
+        async with (self._writer or self._reader).execute("SELECT value FROM cursors WHERE name = ?",
+                                                           (name,)) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    # ---- browsing ------------------------------------------------------------------------
+    async def list_memories(self, *, scope: str | None = None, kind: str | None = None,
+                            status: str | None = None, space: str | None = None, person: str | None = None,
+                            page: int = 1, per_page: int = 50) -> list[Memory]:
+        """Memories matching every filter given, newest first, one page (pages count from 1)."""
+        ids = await browse.memory_ids(self._reader, scope=scope, kind=kind, status=status, space=space,
+                                      person=person, page=page, per_page=per_page)
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found]
+
+    async def space_episodes(self, space: str, page: int = 1, per_page: int = 50) -> list[Episode]:
+        """A space's episodes in order of place, one page (pages count from 1)."""
+        return await browse.space_episodes(self._reader, space, page, per_page)
+
+    async def memory_counts(self, by: str) -> dict[str, int]:
+        """How many memories there are of each kind, scope or status (``by``)."""
+        return await browse.memory_counts(self._reader, by)
+
+    async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
+        """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
+        return await browse.episodes_per_day(self._reader, space)
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:
@@ -352,24 +318,41 @@ class SQLiteStore:
             ("people", "SELECT count(DISTINCT person) FROM aliases"),
             ("vectors", "SELECT count(*) FROM vectors"),
         ):
-            async with self._r.execute(sql) as cur:
+            async with self._reader.execute(sql) as cur:
                 out[name] = (await cur.fetchone())[0]  # type: ignore[index]
         return out
 
     async def aliases(self, person: str) -> list[str]:
-        async with self._r.execute(
+        async with self._reader.execute(
             "SELECT alias FROM aliases WHERE person = ? ORDER BY last_seen DESC", (person,)) as cur:
             return [r[0] for r in await cur.fetchall()]
 
     async def integrity(self) -> list[str]:
         """Problems found by SQLite's integrity check and FTS5's own check (empty when sound)."""
         problems = []
-        async with self._r.execute("PRAGMA integrity_check") as cur:
+        async with self._reader.execute("PRAGMA integrity_check") as cur:
             problems += [r[0] for r in await cur.fetchall() if r[0] != "ok"]
+        if self._writer is None:  # FTS5's check is a write command
+            return problems
         for t in ("episodes_fts", "memories_fts"):
             try:
                 async with self._lock:
-                    await self._w.execute(f"INSERT INTO {t}({t}) VALUES ('integrity-check')")
+                    await self._writer.execute(f"INSERT INTO {t}({t}) VALUES ('integrity-check')")
             except sqlite3.DatabaseError as e:
                 problems.append(f"{t}: {e}")
         return problems
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """Rows of a quick indexed read, run on the event loop's own thread (see ``__init__``)."""
+        return self._quick.execute(sql, args).fetchall()
+
+
+async def _readers(path: Path) -> tuple[aiosqlite.Connection, sqlite3.Connection]:
+    """A read-only aiosqlite connection and a plain one for reads on the event loop's thread."""
+    # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
+    uri = f"{path.resolve().as_uri()}?mode=ro"  # noqa: ASYNC240 - once per open
+    reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+    await reader.execute("PRAGMA busy_timeout=5000")
+    quick = sqlite3.connect(uri, uri=True, isolation_level=None)
+    quick.execute("PRAGMA busy_timeout=5000")
+    return reader, quick
