@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
-from astrbot_plugin_engram.memory.store.sqlite.migrations import MIGRATIONS
+from astrbot_plugin_engram.memory.store.sqlite.migrations import MIGRATIONS, _m003_text_shape
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram.memory.text import text_shape
 
 from ..conftest import HashEmbedder
 
@@ -168,3 +169,10 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
         assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
     finally:
         await store.close()
+
+
+def test_m003_computes_with_its_own_copy_of_the_text_shape() -> None:
+    """A frozen migration: its copy gives today's shapes (when text_shape changes, m003 must not)."""
+    texts = ["hi", "When did we meet?", "see you on Monday", "我们上个月去了杭州", "2023年5月", "ok?",
+             " " * 5, "x" * 500, "Mayday", "last week was fun", "下周见？"]
+    assert [_m003_text_shape(t) for t in texts] == [text_shape(t) for t in texts]
