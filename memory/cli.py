@@ -22,7 +22,7 @@ from .embedders import Embedder, OpenAIEmbedder, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
 from .model import Audience, Episode, Hit, Memory
-from .recall.ranker import FEATURES
+from .recall.features import COLUMNS
 from .scopes import OWNER, parse_scope, space_scope
 
 log = logging.getLogger("engram.cli")
@@ -190,7 +190,7 @@ def where(h: Hit) -> str:
 
 
 def features_line(h: Hit) -> str:
-    order = [f for f in FEATURES if f in h.features] + sorted(set(h.features) - set(FEATURES))
+    order = [f for f in COLUMNS if f in h.features] + sorted(set(h.features) - set(COLUMNS))
     return "  ".join(f"{f}={h.features[f]:.2f}" for f in order if h.features[f])
 
 

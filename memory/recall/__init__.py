@@ -18,8 +18,8 @@ from ..model import Hit
 from ..scopes import Visibility
 from ..store import Store
 from .candidates import RecallSettings, gather_candidates, load_hits
-from .features import best_candidates, featurize, hits
-from .ranker import Ranker
+from .features import featurize
+from .ranker import Ranker, best_candidates, hits
 
 __all__ = ["RecallSettings", "recall"]
 

@@ -1,19 +1,17 @@
-"""Rankers turn a candidate's features into a score. One method; swap freely."""
+"""Rankers turn a candidate's features into a score (one method; swap freely), and the best
+candidates into hits."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-FEATURES = (
-    "kw", "cos", "mix", "kw_rank", "cos_rank", "both", "nb_prev", "nb_next", "nb2", "after_question",
-    "session_best", "mix_rank", "question_turn", "length", "has_date", "when_dated", "has_image",
-    "date_match", "speaker_named", "cov", "wcov", "recency", "strength", "importance", "is_memory",
-)
+from ..model import Hit
+from .candidates import hit
+from .features import COLUMNS, FEATURES, Features
 
 
 class Ranker(Protocol):
@@ -37,41 +35,8 @@ def score_all(ranker: Ranker, names: Sequence[str], matrix: np.ndarray) -> np.nd
     return np.asarray(ranker.score(rows), np.float64).reshape(n)
 
 
-# Weights no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
-# evenly over the past): memory-only features and recency, hand-set. A memory lacks the neighbour
-# features an episode gets, and is a distilled note, so ``is_memory`` makes up for both.
-HAND_SET: dict[str, float] = {"recency": 0.1, "strength": 0.1, "importance": 0.2, "is_memory": 1.0}
-
-# Fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools, all seven
-# LoCoMo dev conversations, all five question categories; cross-validated across conversations, see
-# bench/RESULTS.md) and pasted here; HAND_SET entries kept as set by hand.
-DEFAULT_WEIGHTS: dict[str, float] = {
-    "kw": 0.105,
-    "cos": 1.789,
-    "mix": 0.947,
-    "kw_rank": -0.450,
-    "cos_rank": 0.373,
-    "both": -0.666,
-    "nb_prev": 0.157,
-    "nb_next": 0.116,
-    "nb2": 1.406,
-    "after_question": 1.933,
-    "session_best": 4.049,
-    "mix_rank": 1.822,
-    "question_turn": -1.180,
-    "length": 3.097,
-    "has_date": 0.825,
-    "when_dated": 1.141,
-    "has_image": -0.019,
-    "date_match": 3.113,
-    "speaker_named": 0.970,
-    "cov": 1.263,
-    "wcov": 2.203,
-    "recency": 0.100,
-    "strength": 0.100,
-    "importance": 0.200,
-    "is_memory": 1.000,
-}
+DEFAULT_WEIGHTS: dict[str, float] = {f.name: f.weight for f in FEATURES}
+HAND_SET: dict[str, float] = {f.name: f.weight for f in FEATURES if f.hand_set}
 DEFAULT_BIAS = 0.0  # a pairwise fit has none: only differences between candidates matter
 
 
@@ -124,63 +89,21 @@ def _python_sum(terms: np.ndarray) -> np.ndarray:
     return np.where((error != 0) & np.isfinite(error), total + error, total)
 
 
-def sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
 
 
-def fit_logistic(rows: Sequence[Mapping[str, float]], labels: Sequence[float], names: Sequence[str],
-                 l2: float = 1.0, weights: Sequence[float] | None = None, iters: int = 50
-                 ) -> tuple[dict[str, float], float]:
-    """Logistic regression by Newton's method (numpy only): feature weights and the bias.
-
-    ``l2`` penalises the weights (not the bias); ``weights`` are per-row sample weights.
-    """
-    x = np.array([[r.get(n, 0.0) for n in names] for r in rows], np.float64)
-    x = np.hstack([x, np.ones((len(x), 1))])
-    y = np.asarray(labels, np.float64)
-    sw = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-    reg = np.full(x.shape[1], l2)
-    reg[-1] = 0.0
-    beta = np.zeros(x.shape[1])
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -50, 50)))
-        grad = x.T @ (sw * (p - y)) + reg * beta
-        hess = (x * (sw * p * (1 - p))[:, None]).T @ x + np.diag(reg + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        beta -= step
-        if np.abs(step).max() < 1e-7:
-            break
-    return {n: float(b) for n, b in zip(names, beta[:-1])}, float(beta[-1])
+def best_candidates(feats: Features, ranker: Ranker, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best candidates' positions in the pool and their scores, best first."""
+    scores = score_all(ranker, COLUMNS, feats.matrix)
+    best = np.argsort(-scores, kind="stable")[:k].tolist()
+    return list(zip(best, scores[best].tolist()))
 
 
-def fit_pairwise(queries: Sequence[tuple[Sequence[Mapping[str, float]], Sequence[bool]]],
-                 names: Sequence[str], l2: float = 0.1) -> dict[str, float]:
-    """Feature weights that rank each query's relevant rows above its others (pairwise logistic).
+def hits(feats: Features, best: list[tuple[int, float]]) -> list[Hit]:
+    """The candidates ``best`` as hits with their features (their items in ``pool.items``)."""
+    rows = feats.rows(np.array([j for j, _ in best], np.int64))
+    return [hit(feats.pool, j, sc, f) for (j, sc), f in zip(best, rows)]
 
-    Every (relevant, other) pair of one query is a sample ``x_rel - x_other``; each query weighs
-    the same in total. The weights suit a LinearRanker (bias 0: only differences matter).
-    """
-    diffs, sw = [], []
-    for rows, relevant in queries:
-        x = np.array([[r.get(n, 0.0) for n in names] for r in rows], np.float64)
-        rel = np.asarray(relevant, bool)
-        if rel.all() or not rel.any():
-            continue
-        pos, neg = x[rel], x[~rel]
-        d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, len(names))
-        diffs.append(d)
-        sw.append(np.full(len(d), 1.0 / len(d)))
-    if not diffs:
-        return {n: 0.0 for n in names}
-    d, w = np.vstack(diffs), np.concatenate(sw)
-    x, y, w = np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], np.r_[w, w]
-    beta = np.zeros(len(names))
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -50, 50)))
-        grad = x.T @ (w * (p - y)) + l2 * beta
-        hess = (x * (w * p * (1 - p))[:, None]).T @ x + l2 * np.eye(len(names))
-        step = np.linalg.solve(hess, grad)
-        beta -= step
-        if np.abs(step).max() < 1e-7:
-            break
-    return {n: float(b) for n, b in zip(names, beta)}
+
+def rank(feats: Features, ranker: Ranker, k: int) -> list[Hit]:
+    """The ``k`` best candidates of a pool whose items are all at hand, as hits."""
+    return hits(feats, best_candidates(feats, ranker, k))

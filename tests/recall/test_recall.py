@@ -15,7 +15,8 @@ from astrbot_plugin_engram.memory import (
     space_scope,
 )
 from astrbot_plugin_engram.memory.recall.candidates import Columns, gather_candidates
-from astrbot_plugin_engram.memory.recall.ranker import FEATURES, fit_logistic, fit_pairwise
+from astrbot_plugin_engram.memory.recall.features import COLUMNS
+from astrbot_plugin_engram.memory.recall.training import fit_logistic, fit_pairwise
 from astrbot_plugin_engram.memory.scopes import visibility
 
 SPACE = "qq:group:1"
@@ -104,7 +105,7 @@ async def test_every_hit_carries_features_and_its_score(engram: Engram) -> None:
     hits = await engram.recall("puppy Biscuit", Audience(SPACE))
     assert {h.kind for h in hits} == {"episode", "memory"}
     for h in hits:
-        assert set(FEATURES) <= set(h.features)
+        assert set(COLUMNS) <= set(h.features)
         assert h.score == engram.ranker.score([h.features])[0]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
