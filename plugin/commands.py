@@ -15,8 +15,8 @@ from typing import Any
 
 from ..memory import Audience, EngramError, Hit, Memory, UnknownIdError, parse_scope, space_scope, visibility
 from ..memory.model import now_utc
+from ..memory.render import quoted, when
 from .events import COMMAND, audience_of
-from .inject import quoted, when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")

@@ -18,6 +18,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.render import build_block, note, time_line
 from .config import Settings
 from .events import (
     audience_of,
@@ -28,16 +29,7 @@ from .events import (
     reply_episode,
     space_of,
 )
-from .inject import (
-    Injection,
-    already_in_context,
-    apply,
-    build_block,
-    note,
-    recall_query,
-    recent_turns,
-    time_line,
-)
+from .inject import Injection, already_in_context, apply, recall_query, recent_turns
 from .providers import Providers
 
 log = logging.getLogger("engram.plugin")

@@ -11,9 +11,9 @@ from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.model import now_utc
+from ..memory.render import note
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
 from .events import actor_of, audience_of, platform_of
-from .inject import note
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
