@@ -231,9 +231,10 @@ async def test_vectors_are_kept_per_model_and_read_back_in_pages(store: Store) -
     assert [r.id for r in rows] == [2, 3] and np.array_equal(got, vecs[1:])
     assert sorted(await store.vector_counts("m1")) == [("e", A, 2), ("e", B, 1)]
     assert (await store.vectors_page("m2", "e", 0, 10))[0] == []
-    async with store.transaction() as tx:
-        await tx.drop_vectors("m1")
+    await store.drop_vectors("m1")
     assert await store.vector_counts("m1") == []
+    await store.save_vectors("m2", "e", todo[:1], vecs[:1])  # a write of its own
+    assert await store.vector_counts("m2") == [("e", A, 1)]
 
 
 async def test_memories_to_embed_carry_scope_and_status(store: Store) -> None:

@@ -173,6 +173,15 @@ class SQLiteStore:
         async with self.transaction() as tx:
             return await tx.delete_memories(ids)
 
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None:
+        async with self.transaction() as tx:
+            await tx.save_vectors(model, kind, rows, vectors)
+
+    async def drop_vectors(self, model: str) -> None:
+        async with self.transaction() as tx:
+            await tx.drop_vectors(model)
+
     async def set_cursor(self, name: str, value: int) -> None:
         async with self.transaction() as tx:
             await tx.set_cursor(name, value)
