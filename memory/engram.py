@@ -28,7 +28,7 @@ from .recall.ranker import LinearRanker, Ranker
 from .recording import Recorder
 from .scopes import parse_scope, visibility
 from .store import Store
-from .store.sqlite.store import SQLiteStore
+from .store.sqlite import open_store
 from .text import MAX_TEXT
 from .validate import checked_memory
 
@@ -54,7 +54,7 @@ class Engram:
                    background: bool = True, durable: bool = False,
                    query_timeout: float = 10.0) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
-        store = await SQLiteStore.open(path, durable=durable)
+        store = await open_store(path, durable=durable)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
                        ranker or LinearRanker(), settings or RecallSettings(), query_timeout)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory.store import Store
-from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram import memory
+from astrbot_plugin_engram.memory import Store
 
 Opener = Callable[..., Awaitable[Store]]
 
 
 async def open_sqlite(where: Path, read_only: bool = False) -> Store:
-    return await SQLiteStore.open(where / "store.db", read_only=read_only)
+    return await memory.open_store(where / "store.db", read_only=read_only)
 
 
 BACKENDS: dict[str, Opener] = {"sqlite": open_sqlite}
