@@ -3,7 +3,7 @@
 An episode's time, place (space, section, sequence number), text shape, speaker and whether it
 shows an image are what recall's features and neighbours need. Reading them from the file for
 ~150 candidates cost more than all the features together, so they sit here. Episodes are
-append-only, so these facts never change once written: they are loaded at open, added after each
+append-only, so these columns never change once written: they are loaded at open, added after each
 committed write, and each recall first reads those another process (the CLI beside the bot) wrote
 since: every episode up to ``seen`` is known. Only the hits a recall returns are read from the file.
 """

@@ -140,16 +140,16 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         for kind, i, sim in index.search(qvec, vis, s.pool, include_archived):
             f = found.setdefault((kind, i), [0.0, None, 0])
             f[1], f[2] = sim, f[2] | 2
-    facts = indexes.episodes
-    await facts.sync(store)
+    episodes = indexes.episodes
+    await episodes.sync(store)
     seeds = [i for k, i in _best(found, 0, s.seeds) + _best(found, 1, s.seeds) if k == "e"]
-    for i in facts.near(list(dict.fromkeys(seeds)), s.radius):
+    for i in episodes.near(list(dict.fromkeys(seeds)), s.radius):
         found.setdefault(("e", i), [0.0, None, 0])
     mem_rows = {r.id: r for r in await store.memory_rank_rows([i for k, i in found if k == "m"])}
-    keep = _visible(vis, facts, found, mem_rows, include_archived)
+    keep = _visible(vis, episodes, found, mem_rows, include_archived)
     pool = Pool([k[0] for k in keep], [k[1] for k in keep], [found[k][0] for k in keep],
                 [found[k][1] for k in keep], [found[k][2] == 3 for k in keep])
-    pool.cols = await _columns(store, facts, pool, mem_rows, qw, postings, mem_postings)
+    pool.cols = await _columns(store, episodes, pool, mem_rows, qw, postings, mem_postings)
     if qvec is not None and index is not None:
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
@@ -163,7 +163,7 @@ def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tupl
     return [key for key, _ in sorted(have, key=lambda kv: -kv[1])[:n]]
 
 
-def _visible(vis: Visibility, facts: EpisodeColumns, found: dict[tuple[str, int], list[Any]],
+def _visible(vis: Visibility, episodes: EpisodeColumns, found: dict[tuple[str, int], list[Any]],
              mem_rows: dict[int, MemoryRankRow], include_archived: bool) -> list[tuple[str, int]]:
     """The candidates the audience may see, in pool order (each episode's space asked once).
 
@@ -171,15 +171,15 @@ def _visible(vis: Visibility, facts: EpisodeColumns, found: dict[tuple[str, int]
     the file does not hold is dropped.
     """
     spaces: dict[int, bool] = {-1: False}
-    size = len(facts.space)
+    size = len(episodes.space)
     out = []
     for key in found:
         kind, i = key
         if kind == "e":
-            sp = int(facts.space[i]) if i < size else -1
+            sp = int(episodes.space[i]) if i < size else -1
             ok = spaces.get(sp)
             if ok is None:
-                ok = spaces[sp] = vis.sees_episode(facts.spaces[sp])
+                ok = spaces[sp] = vis.sees_episode(episodes.spaces[sp])
         else:
             r = mem_rows.get(i)
             status = None if r is None else r.status
@@ -190,7 +190,7 @@ def _visible(vis: Visibility, facts: EpisodeColumns, found: dict[tuple[str, int]
     return out
 
 
-async def _columns(store: Store, facts: EpisodeColumns, pool: Pool, mem_rows: dict[int, MemoryRankRow],
+async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows: dict[int, MemoryRankRow],
                    words: list[str], postings: dict[str, np.ndarray], mem_postings: dict[str, np.ndarray]
                    ) -> Columns:
     """The pool's columns: episodes' from the in-memory columns, memories' from their rows; the
@@ -203,13 +203,14 @@ async def _columns(store: Store, facts: EpisodeColumns, pool: Pool, mem_rows: di
     time, tz = np.full(n, np.nan), np.zeros(n, np.int64)
     section, seq, shape = np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     image, strength, importance = np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
-    time[eps], tz[eps], seq[eps], shape[eps] = facts.time[e], facts.tz[e], facts.seq[e], facts.shape[e]
-    image[eps] = facts.image[e]
-    places = facts.space[e].astype(np.int64) << 32 | facts.section[e]
+    time[eps], tz[eps] = episodes.time[e], episodes.tz[e]
+    seq[eps], shape[eps] = episodes.seq[e], episodes.shape[e]
+    image[eps] = episodes.image[e]
+    places = episodes.space[e].astype(np.int64) << 32 | episodes.section[e]
     section[eps] = np.unique(places, return_inverse=True)[1].reshape(-1)
     names = [""] * n
-    for j, at in zip(eps.tolist(), facts.name[e].tolist()):
-        names[j] = facts.names[at]
+    for j, at in zip(eps.tolist(), episodes.name[e].tolist()):
+        names[j] = episodes.names[at]
     rows = [mem_rows[i] for i in ids[mems].tolist()]
     if rows:
         stamps = [r.created_at if r.valid_from is None else r.valid_from for r in rows]
