@@ -82,9 +82,11 @@ def main() -> None:
         p50 = " / ".join(f"{q['recall_p50_ms']:.1f}" for q in runs)
         p99 = " / ".join(f"{q['recall_p99_ms']:.1f}" for q in runs)
         print(f"| {name} | {p50} | {p99} | {runs[-1]['rss_mb']:.0f} |")
-    for key in ("recall_p50_ms", "recall_p99_ms"):
-        ratio = statistics.median(q[key] for q in rows["this"]) / statistics.median(q[key] for q in rows[rev])
-        print(f"{key[7:10]}: this / {rev} = x{ratio:.2f} (medians)")
+    for key in ("recall_p50_ms", "recall_p99_ms", "recall_cpu_p50_ms", "recall_cpu_p99_ms"):
+        if all(key in q for runs in rows.values() for q in runs):  # CPU: perf.py since session 4
+            this, base = (statistics.median(q[key] for q in rows[side]) for side in ("this", rev))
+            ratio = this / base
+            print(f"{key[7:-3]}: this / {rev} = x{ratio:.2f} (medians)")
     if a.recording:
         recording(rev, a.recording, a.rounds)
 

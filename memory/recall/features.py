@@ -93,8 +93,8 @@ def featurize(pool: Pool, query: str, now: datetime, s: RecallSettings) -> Featu
         return Features(pool, m)
     q = _QueryFacts(query)
     cols = _Layout(pool, pool.columns(q.words), now)
-    for step in dict.fromkeys(f.step for f in FEATURES):
-        _STEPS[step](pool, cols, q, s, m)
+    for step in _STEPS.values():  # in the registry's order
+        step(pool, cols, q, s, m)
     return Features(pool, m)
 
 
@@ -272,6 +272,7 @@ def _coverage_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSetti
 
 
 Step = Callable[[Pool, _Layout, _QueryFacts, RecallSettings, np.ndarray], None]
-_STEPS: dict[str, Step] = {"scores": _score_features, "neighbours": _neighbour_features,
-                           "item": _item_features, "after_question": _after_question,
-                           "coverage": _coverage_features}
+_STEP_OF: dict[str, Step] = {"scores": _score_features, "neighbours": _neighbour_features,
+                             "item": _item_features, "after_question": _after_question,
+                             "coverage": _coverage_features}
+_STEPS = {name: _STEP_OF[name] for name in dict.fromkeys(f.step for f in FEATURES)}
