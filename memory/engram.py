@@ -26,10 +26,10 @@ from .model import Audience, Episode, Hit, Memory, now_utc
 from .recall import RecallSettings, recall
 from .recall.ranker import LinearRanker, Ranker
 from .recording import Recorder
-from .scopes import parse_scope, visibility
+from .scopes import Visibility, parse_scope, visibility
 from .store import Store
 from .store.sqlite import open_store
-from .text import MAX_TEXT
+from .text import MAX_TEXT, word_set
 from .validate import checked_memory
 
 MAX_K = 200
@@ -125,6 +125,17 @@ class Engram:
             raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
         return len(await self.store.delete_memories(list(ids)))
 
+    async def forget_episodes(self, ids: Sequence[int]) -> int:
+        """Hard-delete episodes with their keyword rows, vectors and what memory keeps of them
+        (the one exception to append-only); returns how many went."""
+        known = await self.store.get_episodes(list(ids))
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
+        gone = await self.store.delete_episodes(list(ids))
+        word_set.cache_clear()  # it may hold the erased text
+        return len(gone)
+
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
         found = await self.store.get_memories([memory_id])
@@ -155,6 +166,18 @@ class Engram:
     async def aliases(self, person: str) -> list[str]:
         """The display names a person was seen under, most recent first."""
         return await self.store.aliases(person)
+
+    async def people_named(self, name: str) -> list[str]:
+        """The people who have gone by ``name`` (case ignored)."""
+        return await self.store.people_named(name)
+
+    async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
+                            kind: str | None = None, people: Sequence[str] = (), limit: int = 10,
+                            offset: int = 0) -> tuple[list[Memory], int]:
+        """Active memories ``vis`` may see (of ``scope``, ``kind``, about any of ``people``), newest
+        first: one page of them and how many there are in all."""
+        return await self.store.list_memories(vis, scope=scope, kind=kind, people=people, limit=limit,
+                                              offset=offset)
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""

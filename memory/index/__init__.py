@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..store import (
     Change,
     EpisodesAdded,
+    EpisodesDeleted,
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
@@ -39,6 +40,12 @@ class Indexes:
         """Follow one committed change of the store."""
         if isinstance(change, EpisodesAdded):
             self._episodes_added(change)
+        elif isinstance(change, EpisodesDeleted):
+            self.keywords.episodes.drop(change.ids)
+            self.episodes.forget(change.ids)
+            if self.vectors is not None:
+                for i in change.ids:
+                    self.vectors.erase("e", i)
         elif isinstance(change, MemoryAdded):
             kw = self.keywords
             if change.supersedes is not None:

@@ -18,7 +18,7 @@ from itertools import repeat
 import numpy as np
 
 from ..model import aware
-from ..text import asks_when, name_words, named_dates, query_words
+from ..text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
 from .candidates import Columns, Pool, RecallSettings
 
 
@@ -37,9 +37,12 @@ class Feature:
 # seven LoCoMo dev conversations, all five question categories; cross-validated across
 # conversations, see bench/RESULTS.md). Hand-set: what no conversation benchmark can teach (LoCoMo
 # holds no memories, and its questions are spread evenly over the past): memory-only features and
-# recency. A memory lacks the neighbour features an episode gets, and is a distilled note, so
-# ``is_memory`` makes up for both. The order is the order of computation, of a hit's features
-# dict, and of a LinearRanker's sum.
+# recency; the bot's own lines and lines with no content of their own (LoCoMo holds no bot). A
+# memory lacks the neighbour features an episode gets, and is a distilled note, so ``is_memory``
+# makes up for both. ``own`` and ``empty`` were set on the first-week set (bench/firstweek.py): what
+# people said comes before what the bot said unless the bot's line holds the answer, and an
+# acknowledgement never crowds out a fact. The order is the order of a hit's features dict and of a
+# LinearRanker's sum (the steps that compute them run in ``_STEPS``' order).
 FEATURES = (
     Feature("kw", "scores", 0.105),  # BM25, scaled to the best of its table (episodes, memories) in the pool
     Feature("cos", "scores", 1.789),  # cosine, scaled to the pool's range
@@ -68,6 +71,8 @@ FEATURES = (
     Feature("after_question", "after_question", 1.933),  # nb_prev, when that turn asks a question
     Feature("cov", "coverage", 1.263),  # share of the query's words (rarity-weighted) in the text
     Feature("wcov", "coverage", 2.203),  # the same over the text and its neighbours either side
+    Feature("own", "item", -1.000, hand_set=True),  # the bot's own line
+    Feature("empty", "item", -3.000, hand_set=True),  # no content of its own ("OK, noted", "👍")
 )
 COLUMNS = tuple(f.name for f in FEATURES)
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
@@ -93,9 +98,24 @@ def featurize(pool: Pool, query: str, now: datetime, s: RecallSettings) -> Featu
         return Features(pool, m)
     q = _QueryFacts(query)
     cols = _Layout(pool, pool.columns(q.words), now)
-    for step in _STEPS.values():  # in the registry's order
+    for step in _STEPS.values():
         step(pool, cols, q, s, m)
     return Features(pool, m)
+
+
+_BORROWED = ("nb_prev", "nb_next", "nb2")
+
+
+def _no_borrowing(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+    """Lines with no content of their own ("OK, noted", "👍") get no credit from the lines around
+    them, and the bot's own lines none but for answering a question: a fact's neighbour is its
+    acknowledgement, and the credit belongs to the fact. They keep what they match themselves."""
+    empty, own = m[_ROW["empty"]] > 0, m[_ROW["own"]] > 0
+    if not (empty.any() or own.any()):
+        return
+    m[np.ix_(_rows(*_BORROWED), np.flatnonzero(empty | own))] = 0.0
+    m[_ROW["after_question"], empty] = 0.0
+    m[_ROW["wcov"], empty | own] = m[_ROW["cov"], empty | own]
 
 
 _ROW = {name: i for i, name in enumerate(COLUMNS)}
@@ -211,7 +231,8 @@ def _neighbour_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSett
     np.maximum.at(section_best, cols.section, mix[cols.eps])
     m[_ROW["session_best"]] = mix  # a memory has no section: its own mix
     m[_ROW["session_best"], cols.eps] = section_best[cols.section]
-    boost = mix + 0.5 * np.maximum(m[_ROW["nb_prev"]], m[_ROW["nb_next"]])
+    lend = (m[_ROW["own"]] + m[_ROW["empty"]]) == 0  # see _no_borrowing
+    boost = mix + 0.5 * np.maximum(m[_ROW["nb_prev"]], m[_ROW["nb_next"]]) * lend
     m[_ROW["mix_rank"], np.argsort(-boost, kind="stable")] = 1.0 / (1.0 + np.arange(cols.n) / 5.0)
 
 
@@ -224,7 +245,9 @@ _TEXT_FACTS = np.array([(q, min(1.0, math.log1p(t) / math.log(80)), d)
 def _item_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """Shape of the text, time, speaker and bookkeeping features."""
     c = cols.cols
-    m[_rows("question_turn", "length", "has_date")] = _TEXT_FACTS[c.shape].T
+    m[_rows("question_turn", "length", "has_date")] = _TEXT_FACTS[c.shape % EMPTY_SHAPE].T
+    m[_ROW["empty"]] = c.shape >= EMPTY_SHAPE
+    m[_ROW["own"]] = c.own
     if q.asks_when:
         m[_ROW["when_dated"]] = m[_ROW["has_date"]]
     m[_ROW["is_memory"]] = cols.is_m
@@ -272,7 +295,9 @@ def _coverage_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSetti
 
 
 Step = Callable[[Pool, _Layout, _QueryFacts, RecallSettings, np.ndarray], None]
-_STEP_OF: dict[str, Step] = {"scores": _score_features, "neighbours": _neighbour_features,
-                             "item": _item_features, "after_question": _after_question,
-                             "coverage": _coverage_features}
-_STEPS = {name: _STEP_OF[name] for name in dict.fromkeys(f.step for f in FEATURES)}
+# The steps in the order they run (the item step first: neighbours lend nothing to the bot's own or
+# empty lines); ``no_borrowing`` computes no feature of its own, it takes back what those borrowed.
+_STEPS: dict[str, Step] = {"item": _item_features, "scores": _score_features,
+                           "neighbours": _neighbour_features, "after_question": _after_question,
+                           "coverage": _coverage_features, "no_borrowing": _no_borrowing}
+assert {f.step for f in FEATURES} <= set(_STEPS)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from ..model import Episode, Memory
+from ..scopes import Visibility
 
 
 class EpisodeColumnRow(NamedTuple):
@@ -33,6 +34,7 @@ class EpisodeColumnRow(NamedTuple):
     shape: int  # ``text.text_shape``
     actor_name: str
     image: bool
+    own: bool  # the bot's own line (kind ``message_out``)
 
 
 class MemoryRankRow(NamedTuple):
@@ -82,6 +84,11 @@ class EpisodesAdded:
 
 
 @dataclass(frozen=True)
+class EpisodesDeleted:
+    ids: list[int]
+
+
+@dataclass(frozen=True)
 class MemoryAdded:
     id: int
     scope: str
@@ -111,7 +118,7 @@ class VectorsSaved:
     vectors: np.ndarray
 
 
-Change = EpisodesAdded | MemoryAdded | MemoryChanged | MemoriesDeleted | VectorsSaved
+Change = EpisodesAdded | EpisodesDeleted | MemoryAdded | MemoryChanged | MemoriesDeleted | VectorsSaved
 Listener = Callable[[Change], None]
 
 
@@ -123,6 +130,7 @@ class Writes(Protocol):
     async def add_memory(self, memory: Memory, *, supersedes: int | None = None) -> int: ...
     async def set_memory_fields(self, memory_id: int, **fields: Any) -> None: ...
     async def delete_memories(self, ids: Sequence[int]) -> list[int]: ...
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]: ...
     async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                            vectors: np.ndarray) -> None: ...
     async def drop_vectors(self, model: str) -> None: ...
@@ -171,10 +179,12 @@ class Store(Writes, Protocol):
     async def cursor(self, name: str) -> int: ...
 
     # browsing (the dashboard, export) and bookkeeping
-    async def list_memories(self, *, scope: str | None = None, kind: str | None = None,
-                            status: str | None = None, space: str | None = None,
-                            person: str | None = None, page: int = 1, per_page: int = 50) -> list[Memory]: ...
-    async def space_episodes(self, space: str, page: int = 1, per_page: int = 50) -> list[Episode]: ...
+    async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
+                            kind: str | None = None, status: str | None = "active", space: str | None = None,
+                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
+                            ) -> tuple[list[Memory], int]: ...
+    async def people_named(self, name: str) -> list[str]: ...
+    async def space_episodes(self, space: str, limit: int = 50, offset: int = 0) -> list[Episode]: ...
     async def memory_counts(self, by: str) -> dict[str, int]: ...
     async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]: ...
     async def counts(self) -> dict[str, int]: ...

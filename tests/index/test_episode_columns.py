@@ -134,9 +134,9 @@ async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
     # Another process may add a chat and its first message between the read of the spaces and
     # the read of the episodes: the message is kept, under its chat.
     spaces: list[dict[int, str]] = [{1: "qq:group:1"}, {1: "qq:group:1", 2: "qq:group:2"}]
-    rows: list[list[EpisodeColumnRow]] = [[EpisodeColumnRow(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", False),
-                                           EpisodeColumnRow(2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", False)],
-                                          []]
+    ann = EpisodeColumnRow(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", False, False)
+    bob = EpisodeColumnRow(2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", False, False)
+    rows: list[list[EpisodeColumnRow]] = [[ann, bob], []]
 
     class Reads:
         """The two reads ``load`` makes of a store, answered in turn."""

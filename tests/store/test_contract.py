@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Episode, InvalidInputError, Memory, StoreError, UnknownIdError
+from astrbot_plugin_engram.memory.scopes import Visibility
 from astrbot_plugin_engram.memory.store import (
     EmbedRow,
     EpisodesAdded,
@@ -254,26 +255,25 @@ async def test_memories_are_listed_by_filter_newest_first_a_page_at_a_time(store
     await store.set_memory_fields(ids[0], status="archived")
 
     async def listed(**kw: object) -> list[int]:
-        return [m.id for m in await store.list_memories(**kw)]  # type: ignore[arg-type,misc]
+        return [m.id for m in (await store.list_memories(**kw))[0]]  # type: ignore[arg-type,misc]
 
-    assert await listed(kind="fact", page=1, per_page=2) == [ids[4], ids[3]]
-    assert await listed(kind="fact", page=3, per_page=2) == [ids[0]]
-    assert await listed(kind="fact", status="active") == ids[4:0:-1]
+    assert await listed(kind="fact", limit=2) == [ids[4], ids[3]]  # active ones, by default
+    assert await listed(kind="fact", status=None, limit=2, offset=4) == [ids[0]]
+    assert (await store.list_memories(kind="fact", status=None, limit=2))[1] == 5  # how many in all
     assert await listed(scope="space:" + A) == [liked]
     assert await listed(space=A) == [learned, liked]  # said there, or scoped there
-    assert await listed(person="qq:1") == [liked]
+    assert await listed(people=["qq:1"]) == [liked]
     assert await listed(status="archived") == [ids[0]]
-    with pytest.raises(InvalidInputError):
-        await store.list_memories(page=0)
-    with pytest.raises(InvalidInputError):
-        await store.list_memories(per_page=10_000)
+    assert await listed(vis=Visibility(frozenset({"self"}), frozenset({A}))) == [learned]
 
 
 async def test_a_spaces_episodes_are_paged_in_order(store: Store) -> None:
     await store.add_episodes([ep(f"line {n}", A if n % 2 else B, n) for n in range(9)])
-    page2 = await store.space_episodes(A, page=2, per_page=2)
+    page2 = await store.space_episodes(A, limit=2, offset=2)
     assert [e.content for e in page2] == ["line 5", "line 7"]
-    assert await store.space_episodes(A, page=3, per_page=2) == []
+    assert await store.space_episodes(A, limit=2, offset=4) == []
+    with pytest.raises(InvalidInputError):
+        await store.space_episodes(A, limit=0)
 
 
 async def test_memories_are_counted_by_kind_scope_and_status(store: Store) -> None:

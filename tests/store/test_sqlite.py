@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
-from astrbot_plugin_engram.memory.store.sqlite.migrations import MIGRATIONS, _m003_text_shape
+from astrbot_plugin_engram.memory.store.sqlite.migrations import (
+    MIGRATIONS,
+    _m003_text_shape,
+    _m004_text_shape,
+)
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
-from astrbot_plugin_engram.memory.text import text_shape
+from astrbot_plugin_engram.memory.text import EMPTY_SHAPE, text_shape
 
 from ..conftest import HashEmbedder
 
@@ -171,8 +175,10 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
         await store.close()
 
 
-def test_m003_computes_with_its_own_copy_of_the_text_shape() -> None:
-    """A frozen migration: its copy gives today's shapes (when text_shape changes, m003 must not)."""
+def test_m003_and_m004_compute_with_their_own_copies_of_the_text_shape() -> None:
+    """Frozen migrations: their copies give today's shapes (when text_shape changes, they must not)."""
     texts = ["hi", "When did we meet?", "see you on Monday", "我们上个月去了杭州", "2023年5月", "ok?",
              " " * 5, "x" * 500, "Mayday", "last week was fun", "下周见？"]
-    assert [_m003_text_shape(t) for t in texts] == [text_shape(t) for t in texts]
+    texts += ["OK, noted!", "好的，记住了", "👍", "thanks, see you Monday"]
+    assert [_m004_text_shape(t) for t in texts] == [text_shape(t) for t in texts]
+    assert [_m003_text_shape(t) for t in texts] == [text_shape(t) % EMPTY_SHAPE for t in texts]

@@ -2,36 +2,43 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
 
 from ...errors import InvalidInputError
 from ...model import Episode
-from .codec import EPISODE_COLUMNS, episode_row, fetch_rows
+from ...scopes import Visibility
+from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
 
 COUNTED = ("kind", "scope", "status")
 MAX_PAGE = 500
 
 
-def _limit(page: int, per_page: int) -> tuple[int, int]:
-    """LIMIT and OFFSET of a page (pages count from 1)."""
-    if not isinstance(page, int) or page < 1:
-        raise InvalidInputError("page must be a whole number from 1")
-    if not isinstance(per_page, int) or not 1 <= per_page <= MAX_PAGE:
-        raise InvalidInputError(f"per_page must be a whole number from 1 to {MAX_PAGE}")
-    return per_page, (page - 1) * per_page
+def _page(limit: int, offset: int) -> None:
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}")
+    if not isinstance(offset, int) or offset < 0:
+        raise InvalidInputError("offset must be a whole number from 0")
 
 
-async def memory_ids(db: aiosqlite.Connection, *, scope: str | None, kind: str | None, status: str | None,
-                     space: str | None, person: str | None, page: int, per_page: int) -> list[int]:
-    """Ids of the memories matching every filter given, newest first, one page.
-
-    ``space``: learned there (its scope is that space's, or one of its sources was said there);
-    ``person``: one of its subjects.
-    """
-    where, args = [], []  # type: ignore[var-annotated]
-    for column, value in (("scope", scope), ("kind", kind), ("status", status)):
+def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | None, kind: str | None,
+               status: str | None, space: str | None, people: Sequence[str], limit: int, offset: int
+               ) -> tuple[list[int], int]:
+    """Ids of one page of the memories matching every filter, newest first, and how many match."""
+    where: list[str] = []
+    args: list[Any] = []
+    if status is not None:
+        where.append("status = ?")
+        args.append(status)
+    if vis is not None and vis.memory_scopes is not None:
+        q, v = in_list(sorted(vis.memory_scopes))
+        where.append(f"scope IN {q}")
+        args += v
+    for column, value in (("scope", scope), ("kind", kind)):
         if value is not None:
             where.append(f"{column} = ?")
             args.append(value)
@@ -39,18 +46,19 @@ async def memory_ids(db: aiosqlite.Connection, *, scope: str | None, kind: str |
         where.append("(scope = ? OR EXISTS (SELECT 1 FROM sources s JOIN episodes e ON e.id = s.episode_id"
                      " WHERE s.memory_id = memories.id AND e.space = ?))")
         args += [f"space:{space}", space]
-    if person is not None:
-        where.append("EXISTS (SELECT 1 FROM json_each(memories.subjects) WHERE value = ?)")
-        args.append(person)
-    limit, offset = _limit(page, per_page)
-    sql = "SELECT id FROM memories" + (" WHERE " + " AND ".join(where) if where else "")
-    rows = await fetch_rows(db, sql + " ORDER BY id DESC LIMIT ? OFFSET ?", [*args, limit, offset])
-    return [r[0] for r in rows]
+    if people:
+        where.append("(" + " OR ".join("instr(subjects, ?) > 0" for _ in people) + ")")
+        args += [json.dumps(p, ensure_ascii=False) for p in people]
+    cond = " WHERE " + " AND ".join(where) if where else ""
+    total = db.execute(f"SELECT count(*) FROM memories{cond}", args).fetchone()[0]
+    rows = db.execute(f"SELECT id FROM memories{cond} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                      [*args, limit, offset]).fetchall()
+    return [r[0] for r in rows], int(total)
 
 
-async def space_episodes(db: aiosqlite.Connection, space: str, page: int, per_page: int) -> list[Episode]:
+async def space_episodes(db: aiosqlite.Connection, space: str, limit: int, offset: int) -> list[Episode]:
     """A space's episodes in order of place, one page."""
-    limit, offset = _limit(page, per_page)
+    _page(limit, offset)
     rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ? ORDER BY seq"
                                 " LIMIT ? OFFSET ?", (space, limit, offset))
     return [episode_row(r) for r in rows]

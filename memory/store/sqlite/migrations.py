@@ -17,6 +17,7 @@ from pathlib import Path
 import aiosqlite
 
 from ...errors import StoreError
+from ...text import words
 
 log = logging.getLogger("engram.store")
 
@@ -173,6 +174,27 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
+@migration
+async def m004_empty_lines(db: aiosqlite.Connection) -> None:
+    """Mark the episodes with no content of their own ("OK, noted", emoji) in their text shape
+    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003.
+
+    Frozen but for the tokenizer: its copy of the shape and of the acknowledgement words is below;
+    the words of a line come from ``text.words`` (a copy of jieba and the stemmer is not kept).
+    """
+    await db.execute("DROP TRIGGER episodes_append_only")
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n > 10_000:
+        log.info("looking for lines without content of their own among %d episodes (once)", n)
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT id, content, shape FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows if (new := _m004_text_shape(text)) != old]
+        await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?", changed)
+        last = rows[-1][0]
+    await db.execute(APPEND_ONLY)
+
+
 def _m002_keyed_words(words: str, key: int) -> str:
     """m002's copy of ``keywords.keyed_words``: each word followed by U+E000 and the space's key."""
     mark = f"\ue000{key}"
@@ -213,6 +235,22 @@ def _m003_has_date(text: str) -> bool:
     if (digit or any(map(low.__contains__, _M003_DATE_HINTS))) and _M003_DATE_EN.search(low):
         return True
     return not plain and _M003_ZH_HINT.search(text) is not None and _M003_DATE_ZH.search(text) is not None
+
+# m004's copy of ``text.text_shape``: m003's shape plus the bit of a line with no content of its own.
+_M004_EMPTY_SHAPE = 1024
+_M004_ACK_WORDS = frozenset(
+    """note got sure thank welcom lol lmao haha hahaha hehe great cool nice good morn night fun sound
+    rememb gotcha alright okay yep yeah yup k kk np congratul congrat enjoy understood awesom wow bye
+    hello hmm right exact inde agre welcome perfect fine done will thx ty xd
+    好 好的 好滴 好嘞 嘞 行 收到 记住 记下 记得 我会 了解 明白 哈哈 哈哈哈 呵呵 嘿嘿 谢谢
+    感谢 多谢 客气 不客气 早 早上 上好 早上好 晚安 晚上 晚上好 你好 加油 太棒 太棒了 棒
+    厉害 嗯嗯 没错 对 对的 问题 没问题 拜拜 再见 辛苦 辛苦了 真棒 不错 可以""".split()
+)
+
+
+def _m004_text_shape(text: str) -> int:
+    empty = all(w in _M004_ACK_WORDS for w in words(text))
+    return _m003_text_shape(text) + _M004_EMPTY_SHAPE * empty
 
 
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...errors import StoreError
 from ...model import Episode, Memory, timestamp
+from ...scopes import Visibility
 from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
 from . import browse, keywords, vectors
 from .codec import (
@@ -182,6 +183,11 @@ class SQLiteStore:
         async with self.transaction() as tx:
             await tx.drop_vectors(model)
 
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete episodes with their keyword rows and vectors (see ``SQLiteWrites``)."""
+        async with self.transaction() as tx:
+            return await tx.delete_episodes(ids)
+
     async def set_cursor(self, name: str, value: int) -> None:
         async with self.transaction() as tx:
             await tx.set_cursor(name, value)
@@ -215,7 +221,8 @@ class SQLiteStore:
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
         """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
         return [EpisodeColumnRow(i, t, tz, space, seq, section, shape, name,
-                                 kind == "image" or (meta is not None and meta_names_image(meta)))
+                                 kind == "image" or (meta is not None and meta_names_image(meta)),
+                                 kind == "message_out")
                 for i, t, tz, space, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
                                                                                         (after, limit))]
 
@@ -294,18 +301,26 @@ class SQLiteStore:
         return int(row[0]) if row else 0
 
     # ---- browsing ------------------------------------------------------------------------
-    async def list_memories(self, *, scope: str | None = None, kind: str | None = None,
-                            status: str | None = None, space: str | None = None, person: str | None = None,
-                            page: int = 1, per_page: int = 50) -> list[Memory]:
-        """Memories matching every filter given, newest first, one page (pages count from 1)."""
-        ids = await browse.memory_ids(self._reader, scope=scope, kind=kind, status=status, space=space,
-                                      person=person, page=page, per_page=per_page)
+    async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
+                            kind: str | None = None, status: str | None = "active", space: str | None = None,
+                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
+                            ) -> tuple[list[Memory], int]:
+        """Memories ``vis`` may see (None: all) matching every filter given, newest first: one page
+        of them and how many there are in all. ``status`` None: any; ``space``: learned there (its
+        scope is that space's, or one of its sources was said there); ``people``: about any of them."""
+        ids, total = browse.memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, space=space,
+                                       people=people, limit=limit, offset=offset)
         found = await self.get_memories(ids)
-        return [found[i] for i in ids if i in found]
+        return [found[i] for i in ids if i in found], total
 
-    async def space_episodes(self, space: str, page: int = 1, per_page: int = 50) -> list[Episode]:
-        """A space's episodes in order of place, one page (pages count from 1)."""
-        return await browse.space_episodes(self._reader, space, page, per_page)
+    async def people_named(self, name: str) -> list[str]:
+        """The people who have gone by ``name`` (case ignored)."""
+        rows = self._read("SELECT DISTINCT person FROM aliases WHERE lower(alias) = lower(?)", (name,))
+        return [r[0] for r in rows]
+
+    async def space_episodes(self, space: str, limit: int = 50, offset: int = 0) -> list[Episode]:
+        """A space's episodes in order of place, one page."""
+        return await browse.space_episodes(self._reader, space, limit, offset)
 
     async def memory_counts(self, by: str) -> dict[str, int]:
         """How many memories there are of each kind, scope or status (``by``)."""

@@ -19,6 +19,7 @@ from .. import (
     EmbedRow,
     EpisodeColumnRow,
     EpisodesAdded,
+    EpisodesDeleted,
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
@@ -71,7 +72,8 @@ class SQLiteWrites:
                    ep.actor_name, ep.kind, ep.content, meta, shape)
             rows.append(row)
             columns.append(EpisodeColumnRow(*row[:6], shape, ep.actor_name,  # type: ignore[call-arg]
-                                            ep.kind == "image" or bool(ep.meta.get("image"))))
+                                            ep.kind == "image" or bool(ep.meta.get("image")),
+                                            ep.kind == "message_out"))
             fts.append((next_id, keyed_words(ws, key)))
             keys.append(key)
             lengths.append(word_count(ws))
@@ -108,6 +110,22 @@ class SQLiteWrites:
         place.seq += 1
         place.last_time = max(place.last_time, stamp)
         return place.key, place.seq, place.section
+
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete episodes with their keyword rows and vectors; returns the ids deleted.
+
+        The one exception to episodes being append-only (a person's right to have a line erased);
+        ``secure_delete`` overwrites the freed pages."""
+        db = self._writer
+        sql, vals = in_list(map(int, ids))
+        gone = [r[0] for r in await fetch_rows(db, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
+        if gone:
+            q, v = in_list(gone)
+            await db.execute(f"DELETE FROM episodes_fts WHERE rowid IN {q}", v)
+            await db.execute(f"DELETE FROM vectors WHERE kind = 'e' AND item IN {q}", v)
+            await db.execute(f"DELETE FROM episodes WHERE id IN {q}", v)
+        self.changes.append(EpisodesDeleted(gone))
+        return gone
 
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
