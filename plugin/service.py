@@ -18,6 +18,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.render import build_block, fit_identity, note, time_line
 from .config import WEBCHAT, Settings, sole_platform
 from .echo import own_words
 from .events import (
@@ -29,18 +30,7 @@ from .events import (
     reply_episode,
     space_of,
 )
-from .inject import (
-    Injection,
-    already_in_context,
-    apply,
-    build_block,
-    fit_identity,
-    note,
-    pool_depth,
-    recall_query,
-    recent_turns,
-    time_line,
-)
+from .inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
 from .providers import Providers
 
 log = logging.getLogger("engram.plugin")
@@ -146,7 +136,7 @@ class EngramService:
         mem = await self.memory()
         people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
         people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-        return await mem.store.names_in_space(space, sorted(people))
+        return await mem.names_in_space(space, sorted(people))
 
     def identity(self) -> str:
         """The bot's identity document (``identity.md`` in the data folder), or ""."""
@@ -337,7 +327,7 @@ class EngramService:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
         mem = await self.memory()
         names = await self.names(space, hits)
-        last = await mem.store.last_episode_time(space, before=before or now)
+        last = await mem.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
         return build_block(notes, time_line(now, last, self.tz), self.identity_within_budget(),
                            self.settings.inject_budget_tokens)

@@ -12,10 +12,10 @@ from typing import Any
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.dedup import remember
 from ..memory.model import now_utc
+from ..memory.render import note
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
 from .echo import TOOL_HEAD
 from .events import actor_of, parse_message
-from .inject import note
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -94,7 +94,7 @@ async def subjects_for(service: EngramService, event: Any, space: str, about: st
     for m in parse_message(event).meta.get("mentions", []):
         if m.get("name", "").lower() == low.lstrip("@") and m["id"] not in ("all", SELF):
             return (m["id"],)
-    seen = await (await service.memory()).store.people_named_in(space, about.lstrip("@"))
+    seen = await (await service.memory()).people_named_in(space, about.lstrip("@"))
     return (seen[0],) if seen else None
 
 
