@@ -149,6 +149,18 @@ class Engram:
         self._kick.set()
         return mid
 
+    async def commit_memories(self, memories: Sequence[tuple[Memory, int | None]],
+                              cursors: dict[str, int]) -> list[int]:
+        """New memories and new versions (``(memory, superseded id or None)``) and cursors, committed
+        together or not at all (consolidation: a place's cursor moves with what its batch produced)."""
+        ids = await self.store.write_memories([(checked_memory(m), old) for m, old in memories], cursors)
+        if self.index:
+            for _, old in memories:
+                if old is not None:
+                    self.index.set_status("m", old, "superseded")
+        self._kick.set()
+        return ids
+
     async def set_scope(self, memory_id: int, scope: str) -> None:
         """Change a memory's scope in place (owner commands; models only narrow via scopes.narrow_scope)."""
         scope = parse_scope(scope)

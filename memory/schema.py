@@ -170,6 +170,12 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
+@migration
+async def m004_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), as one JSON row per job."""
+    await db.execute("CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL)")
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -235,37 +235,46 @@ class SQLiteStore:
     async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
         """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
         async with self._transaction():
-            root = None
-            if supersedes is not None:
-                async with self._w.execute(
-                    "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
-                    row = await cur.fetchone()
-                if row is None:
-                    raise UnknownIdError(f"no memory with id {supersedes}")
-                if row[1] == "superseded":
-                    raise UnknownIdError(f"memory {supersedes} was already superseded")
-                root = row[0]
-                await self._w.execute(
-                    "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
-                await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
-            cur = await self._w.execute(
-                "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
-                " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
-                " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
-                 m.importance, m.strength, ts(m.last_recalled), ts(aware(m.created_at)),
-                 ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
-            mid = int(cur.lastrowid)  # type: ignore[arg-type]
-            await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
-            words = memory_words(m)
-            await self._w.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
-            await self._w.executemany(
-                "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
+            mid, words = await self._insert_memory(m, supersedes)
+        self._index_memory(m, mid, words, supersedes)
+        return mid
+
+    async def _insert_memory(self, m: Memory, supersedes: int | None) -> tuple[int, str]:
+        """Insert one memory inside the open transaction; returns its id and its index words."""
+        root = None
+        if supersedes is not None:
+            async with self._w.execute(
+                "SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                raise UnknownIdError(f"no memory with id {supersedes}")
+            if row[1] == "superseded":
+                raise UnknownIdError(f"memory {supersedes} was already superseded")
+            root = row[0]
+            await self._w.execute(
+                "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
+            await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
+        cur = await self._w.execute(
+            "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
+            " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
+            " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+             m.importance, m.strength, ts(m.last_recalled), ts(aware(m.created_at)),
+             ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
+        mid = int(cur.lastrowid)  # type: ignore[arg-type]
+        await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
+        words = memory_words(m)
+        await self._w.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
+        await self._w.executemany(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
+        return mid, words
+
+    def _index_memory(self, m: Memory, mid: int, words: str, supersedes: int | None) -> None:
+        """After the commit: the keyword index finds the new version, not the old one."""
         kw = self.keywords
         if supersedes is not None:
             kw.memories.drop([supersedes])
         kw.memories.put([mid], [kw.memory_group(m.scope, m.status)], [word_count(words)])
-        return mid
 
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
@@ -326,6 +335,57 @@ class SQLiteStore:
                 await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
         self.keywords.memories.drop(ids)
         return ids
+
+    # ---- consolidation (issue 12; PORT to the Store protocol when memory/store/ lands) ---------
+    async def write_memories(self, memories: Sequence[tuple[Memory, int | None]],
+                             cursors: dict[str, int]) -> list[int]:
+        """Memories (each new, or a version superseding an id) and cursors, in ONE transaction."""
+        done: list[tuple[Memory, int, str, int | None]] = []
+        async with self._transaction():
+            for m, supersedes in memories:
+                mid, words = await self._insert_memory(m, supersedes)
+                done.append((m, mid, words, supersedes))
+            for name, value in cursors.items():
+                await self.vectors._set_cursor(name, value)
+        for m, mid, words, supersedes in done:
+            self._index_memory(m, mid, words, supersedes)
+        return [mid for _, mid, _, _ in done]
+
+    async def set_cursors(self, cursors: dict[str, int]) -> None:
+        async with self._transaction():
+            for name, value in cursors.items():
+                await self.vectors._set_cursor(name, value)
+
+    async def cursors(self, prefix: str) -> dict[str, int]:
+        """Every cursor whose name starts with ``prefix``, by name."""
+        return dict(await fetch_rows(self._w, "SELECT name, value FROM cursors WHERE name >= ? AND name < ?",
+                                     (prefix, prefix + "\uffff")))
+
+    async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float]]:
+        """(space, new episodes, last id, last time) of every space with episodes past ``after[space]``."""
+        out = []
+        for (space,) in await fetch_rows(self._w, "SELECT name FROM spaces"):
+            rows = await fetch_rows(self._w, "SELECT count(*), max(id), max(time) FROM episodes"
+                                    " WHERE space = ? AND id > ?", (space, after.get(space, 0)))
+            if rows and rows[0][0]:
+                out.append((space, *rows[0]))
+        return out
+
+    async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
+        rows = await fetch_rows(self._w, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ? AND id > ?"
+                                " ORDER BY id LIMIT ?", (space, after, limit))
+        return [episode_row(r) for r in rows]
+
+    async def job_runs(self) -> dict[str, dict[str, Any]]:
+        """The persisted record of every job: last start/finish, status, error, stats, totals."""
+        rows = await fetch_rows(self._w, "SELECT job, record FROM job_runs")
+        return {job: json.loads(record) for job, record in rows}
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        async with self._transaction():
+            await self._w.execute("INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET"
+                                  " record = excluded.record", (job, json.dumps(record, ensure_ascii=False)))
 
     # ---- keyword search ------------------------------------------------------------------
     async def keyword_episodes(self, query: list[str], vis: Visibility, limit: int,
