@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -193,3 +194,22 @@ def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
                for m in body.get("messages", []))
     answered = tokens(message.get("content") or "")
     return {"prompt_tokens": sent, "completion_tokens": answered, "total_tokens": sent + answered}
+
+
+_LINE = re.compile(r"^e(\d+) \[[^\]]*\] ([^:：]+)[:：] (.*)$", re.M)
+
+
+def batch_lines(body: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(episode id, speaker, text) of the lines a consolidation request showed the model."""
+    user = next((m["content"] for m in reversed(body.get("messages", [])) if m.get("role") == "user"), "")
+    return [(int(i), who, text) for i, who, text in _LINE.findall(user)]
+
+
+def contract_answer(body: dict[str, Any], per: int = 4) -> str:
+    """A well-behaved model: one ``add`` per ``per`` lines, sourced from them, about no one in particular."""
+    lines = batch_lines(body)
+    actions: list[dict[str, Any]] = [
+        {"op": "add", "text": " / ".join(t for _, _, t in chunk)[:200], "kind": "fact", "about": [],
+         "importance": 0.5, "scope": None, "sources": [f"e{i}" for i, _, _ in chunk], "when": None}
+        for chunk in (lines[k:k + per] for k in range(0, len(lines), per))]
+    return json.dumps({"actions": actions or [{"op": "none"}]}, ensure_ascii=False)

@@ -88,7 +88,7 @@ def _actions_in(text: str) -> list[Any] | None:
 def _actions_of(obj: Any) -> list[Any] | None:
     if isinstance(obj, dict) and isinstance(obj.get("actions"), list):
         return list(obj["actions"])
-    if isinstance(obj, list) and all(isinstance(a, dict) and "op" in a for a in obj):
+    if isinstance(obj, list) and obj and all(isinstance(a, dict) and "op" in a for a in obj):
         return obj
     return None
 
