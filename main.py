@@ -9,9 +9,10 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import tools
+from .plugin import job_commands, tools  # noqa: F401  (job_commands registers /mem consolidate)
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
+from .plugin.jobs import Jobs
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
 
@@ -25,14 +26,19 @@ class EngramPlugin(Star):
         super().__init__(context, config)
         self.config = config
         self.service: EngramService | None = None
+        self.jobs: Jobs | None = None
 
     async def initialize(self) -> None:
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
+        self.jobs = Jobs(self.service)
+        await self.jobs.start()
 
     async def terminate(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.stop()
         if self.service is not None:
             await self.service.close()
 

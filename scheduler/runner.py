@@ -55,11 +55,13 @@ class Scheduler:
         self._again: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._status: dict[str, dict[str, Any]] = {}
+        self._loaded = False
         self._stopped = False
 
     # ---- lifecycle -----------------------------------------------------------------------
-    async def start(self) -> None:
-        """Start the interval timers, then run once each job whose last run was missed."""
+    async def start(self, catch_up_delay: float = 0.0) -> None:
+        """Start the interval timers, then (after ``catch_up_delay`` seconds) run once each job whose
+        last run was missed."""
         old = Scheduler._live.get(self.key)
         if old is not None and old is not self:
             log.warning("a scheduler for %s was still running; stopping it first", self.key)
@@ -72,10 +74,17 @@ class Scheduler:
                                   args=[job.name], id=job.name, coalesce=True, max_instances=1,
                                   misfire_grace_time=None)
         self._aps.start()
-        try:
-            self._status = dict(await (await self._records()).job_runs())
-        except Exception:
-            log.exception("Engram: reading the last job runs failed; nothing is caught up")
+        if catch_up_delay > 0:
+            task = asyncio.create_task(self._catch_up(catch_up_delay), name="engram-jobs-catch-up")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        else:
+            await self._catch_up(0.0)
+
+    async def _catch_up(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if not await self._load():
+            log.error("Engram: the last job runs could not be read; nothing is caught up")
             return
         now = self.clock()
         for job in self.registry:
@@ -150,8 +159,21 @@ class Scheduler:
                                    "stats": stats_of(result)}, ok=True)
             return result
 
+    async def _load(self) -> bool:
+        """Read the persisted records once (lazily: the store opens when first needed)."""
+        if not self._loaded:
+            try:
+                stored = await (await self._records()).job_runs()
+            except Exception:
+                log.exception("Engram: reading the last job runs failed")
+                return False
+            self._status = {**stored, **self._status}
+            self._loaded = True
+        return True
+
     async def _save(self, job: Job, changes: dict[str, Any], *, ok: bool = False,
                     failed: bool = False) -> None:
+        await self._load()
         record = dict(self._status.get(job.name, {}))
         record.update(changes)
         if ok or failed:
@@ -168,8 +190,9 @@ class Scheduler:
         except Exception:  # the store being down must not turn a job into a crash loop
             log.exception("Engram: recording a run of job %s failed", job.name)
 
-    def status(self) -> dict[str, dict[str, Any]]:
+    async def status(self) -> dict[str, dict[str, Any]]:
         """Each job's record: last start/finish, status, error, last stats, runs, failures, totals."""
+        await self._load()
         return {job.name: dict(self._status.get(job.name, {})) for job in self.registry}
 
     async def idle(self) -> None:

@@ -66,7 +66,7 @@ async def test_a_failing_job_is_recorded_and_never_stops_the_others(keyword_engr
     await asyncio.sleep(0.65)
     await s.shutdown()
     assert bad.runs >= 3 and good.runs >= 3
-    status = s.status()
+    status = await s.status()
     assert status["bad"]["failures"] == status["bad"]["runs"] == bad.runs
     assert status["bad"]["error"] == "RuntimeError: the diary exploded"
     assert status["good"]["failures"] == 0 and status["good"]["totals"]["added"] == 2 * good.runs
@@ -91,7 +91,7 @@ async def test_run_now_raises_to_the_caller_and_is_counted(keyword_engram: Engra
     await s.start()
     with pytest.raises(RuntimeError):
         await s.run_now("bad")
-    assert s.status()["bad"]["failures"] == 1
+    assert (await s.status())["bad"]["failures"] == 1
     await s.shutdown()
 
 
@@ -119,7 +119,7 @@ async def test_shutdown_cancels_a_running_job(keyword_engram: Engram) -> None:
     started = time.monotonic()
     await s.shutdown()
     assert time.monotonic() - started < 2 and slow.active == 0
-    assert s.status()["slow"]["status"] == "cancelled"
+    assert (await s.status())["slow"]["status"] == "cancelled"
     assert s.trigger("slow") is None  # a stopped scheduler starts nothing
 
 
