@@ -57,6 +57,7 @@ class Scheduler:
         self._status: dict[str, dict[str, Any]] = {}
         self._loaded = False
         self._stopped = False
+        self._waiting: asyncio.Task[None] | None = None  # the delayed catch-up
 
     # ---- lifecycle -----------------------------------------------------------------------
     async def start(self, catch_up_delay: float = 0.0) -> None:
@@ -75,9 +76,7 @@ class Scheduler:
                                   misfire_grace_time=None)
         self._aps.start()
         if catch_up_delay > 0:
-            task = asyncio.create_task(self._catch_up(catch_up_delay), name="engram-jobs-catch-up")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._waiting = asyncio.create_task(self._catch_up(catch_up_delay), name="engram-jobs-catch-up")
         else:
             await self._catch_up(0.0)
 
@@ -100,6 +99,9 @@ class Scheduler:
         if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=False)
         self._aps = None
+        if self._waiting is not None:
+            self._waiting.cancel()
+            await asyncio.gather(self._waiting, return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
