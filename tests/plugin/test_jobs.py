@@ -15,7 +15,7 @@ from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.jobs import Jobs, place_audience
 from astrbot_plugin_engram.plugin.providers import Providers
 from astrbot_plugin_engram.plugin.service import EngramService
-from astrbot_plugin_engram.scheduler import Scheduler
+from astrbot_plugin_engram.scheduler.runner import LIVE
 
 from ..fake_openai import batch_lines
 from .conftest import OWNER, FakeContext, FakeProvider, MakeService, event, request
@@ -174,6 +174,6 @@ async def test_a_restarted_plugin_runs_its_jobs_once(make_service: MakeService) 
     await old.start()
     await new.start()  # a reload whose terminate() never came: the old scheduler is stopped
     assert not old.scheduler.running and new.scheduler.running
-    assert [s for s in Scheduler._live.values() if s.key == new.scheduler.key] == [new.scheduler]
+    assert [s for s in LIVE.values() if s.key == new.scheduler.key] == [new.scheduler]
     await new.stop()
-    assert new.scheduler.key not in Scheduler._live
+    assert new.scheduler.key not in LIVE
