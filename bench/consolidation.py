@@ -68,13 +68,14 @@ def add(total: dict[str, int], report: Report) -> None:
         total[k] = total.get(k, 0) + v
 
 
-async def replay(mode: str, server: FakeOpenAI, folder: Path) -> dict[str, Any]:
+async def replay(mode: str, server: FakeOpenAI, folder: Path, max_wait_hours: float) -> dict[str, Any]:
     """Record the chats and consolidate as the plugin would; returns the counts."""
     eng = await Engram.open(folder / f"{mode}.db", NoEmbedder(), background=False)
     eps = chats(mode)
     clock = [eps[0].time.timestamp()]  # type: ignore[union-attr]
     chat = OpenAIChat("bench", server.base_url)
-    con = Consolidator(eng, chat, ConsolidationSettings(min_new=K, backoff_seconds=0), clock=lambda: clock[0])
+    settings = ConsolidationSettings(min_new=K, backoff_seconds=0, max_wait_seconds=max_wait_hours * 3600)
+    con = Consolidator(eng, chat, settings, clock=lambda: clock[0])
     total: dict[str, int] = {}
     started = time.perf_counter()
     if mode == "backlog":
@@ -106,7 +107,8 @@ async def replay(mode: str, server: FakeOpenAI, folder: Path) -> dict[str, Any]:
         {k.split(":", 1)[1]: v for k, v in (await eng.store.cursors("consolidate:")).items()}))
     await eng.close()
     n = len(eps)
-    return {"mode": mode, "episodes": n, "left_unconsolidated": left, "seconds": round(took, 1),
+    return {"mode": mode, "max_wait_hours": max_wait_hours, "episodes": n, "left_unconsolidated": left,
+            "seconds": round(took, 1),
             "calls": total.get("calls", 0), "calls_per_100": round(100 * total.get("calls", 0) / n, 2),
             "prompt_tokens_per_100": round(100 * total.get("prompt_tokens", 0) / n),
             "completion_tokens_per_100": round(100 * total.get("completion_tokens", 0) / n),
@@ -141,18 +143,21 @@ async def prompt_size(size: int, server: FakeOpenAI, folder: Path) -> dict[str, 
 
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="1000,100000")
+    ap.add_argument("--sizes", default="1000,100000", help="stored memories for the prompt size ('': none)")
+    ap.add_argument("--modes", default="busy,dated,backlog")
+    ap.add_argument("--max-wait-hours", default="24", help="comma-separated: each mode is run with each")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     server = FakeOpenAI(default_reply=partial(contract_answer, per=4)).start()  # type: ignore[arg-type]
     out: dict[str, Any] = {"replay": [], "prompt": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for mode in ("busy", "dated", "backlog"):
-                row = await replay(mode, server, Path(tmp))
-                out["replay"].append(row)
-                print(json.dumps(row, ensure_ascii=False), flush=True)
-            for size in (int(s) for s in args.sizes.split(",")):
+            for mode in args.modes.split(","):
+                for hours in (float(h) for h in args.max_wait_hours.split(",")):
+                    row = await replay(mode, server, Path(tmp), hours)
+                    out["replay"].append(row)
+                    print(json.dumps(row, ensure_ascii=False), flush=True)
+            for size in (int(s) for s in args.sizes.split(",") if s):
                 row = await prompt_size(size, server, Path(tmp))
                 out["prompt"].append(row)
                 print(json.dumps(row), flush=True)

@@ -51,7 +51,7 @@ class ConsolidationSettings:
     batch_chars: int = 12_000  # ... and characters of them
     min_new: int = 20  # a place is due when it has this many new lines,
     idle_seconds: float = 1800.0  # or its conversation paused (its last line is this old)
-    max_wait_seconds: float = 12 * 3600.0  # and its oldest new line is this old (raw lines are
+    max_wait_seconds: float = 24 * 3600.0  # and its oldest new line is this old (raw lines are
     # recalled at once anyway: waiting gathers a quiet chat's lines into fewer, fuller calls)
     related: int = 10  # known memories shown with a batch
     batches_per_place: int = 3  # per run: a busy place cannot starve the others
