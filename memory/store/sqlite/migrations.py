@@ -195,52 +195,6 @@ async def m004_empty_lines(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
-@migration
-async def m005_unique_space_seq(db: aiosqlite.Connection) -> None:
-    """A place's sequence numbers are unique: two writers (the bot and the CLI) can no longer give two
-    episodes the same place in a chat. Files that already hold such pairs get those chats renumbered
-    in their order (sequence number, then id); episodes are append-only, so the guard is lifted for it.
-    """
-    dup = [r[0] for r in await db.execute_fetchall(
-        "SELECT DISTINCT space FROM (SELECT space FROM episodes GROUP BY space, seq HAVING count(*) > 1)")]
-    if dup:
-        log.warning("renumbering the episodes of %d chats whose sequence numbers repeat (once)", len(dup))
-        await db.execute("DROP TRIGGER episodes_append_only")
-        for space in dup:
-            ids = [r[0] for r in await db.execute_fetchall(
-                "SELECT id FROM episodes WHERE space = ? ORDER BY seq, id", (space,))]
-            await db.executemany("UPDATE episodes SET seq = ? WHERE id = ?",
-                                 [(n, i) for n, i in enumerate(ids, 1)])
-        await db.execute(APPEND_ONLY)
-    await run_script(
-        db,
-        """
-        DROP INDEX episodes_space_seq;
-        CREATE UNIQUE INDEX episodes_space_seq ON episodes(space, seq);
-        """,
-    )
-
-
-@migration
-async def m006_names_per_place(db: aiosqlite.Connection) -> None:
-    """The name each person last went by in each place, so a note shows the name this chat knows."""
-    await run_script(
-        db,
-        """
-        CREATE TABLE place_names (
-            space TEXT NOT NULL,
-            person TEXT NOT NULL,
-            name TEXT NOT NULL,
-            last_seen REAL NOT NULL,
-            PRIMARY KEY (space, person)
-        ) WITHOUT ROWID;
-        INSERT INTO place_names
-            SELECT space, actor, actor_name, max(time) FROM episodes
-            WHERE actor != '' AND actor_name != '' GROUP BY space, actor;
-        """,
-    )
-
-
 def _m002_keyed_words(words: str, key: int) -> str:
     """m002's copy of ``keywords.keyed_words``: each word followed by U+E000 and the space's key."""
     mark = f"\ue000{key}"
@@ -297,6 +251,67 @@ _M004_ACK_WORDS = frozenset(
 def _m004_text_shape(text: str) -> int:
     empty = all(w in _M004_ACK_WORDS for w in words(text))
     return _m003_text_shape(text) + _M004_EMPTY_SHAPE * empty
+
+
+@migration
+async def m005_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
+    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+        CREATE INDEX episodes_space_id ON episodes(space, id);
+        """,
+    )
+
+
+@migration
+async def m006_unique_space_seq(db: aiosqlite.Connection) -> None:
+    """A place's sequence numbers are unique: two writers (the bot and the CLI) can no longer give two
+    episodes the same place in a chat. Files that already hold such pairs get those chats renumbered
+    in their order (sequence number, then id); episodes are append-only, so the guard is lifted for it.
+    SQL only: it computes nothing with the live code.
+    """
+    dup = [r[0] for r in await db.execute_fetchall(
+        "SELECT DISTINCT space FROM (SELECT space FROM episodes GROUP BY space, seq HAVING count(*) > 1)")]
+    if dup:
+        log.warning("renumbering the episodes of %d chats whose sequence numbers repeat (once)", len(dup))
+        await db.execute("DROP TRIGGER episodes_append_only")
+        for space in dup:
+            ids = [r[0] for r in await db.execute_fetchall(
+                "SELECT id FROM episodes WHERE space = ? ORDER BY seq, id", (space,))]
+            await db.executemany("UPDATE episodes SET seq = ? WHERE id = ?",
+                                 [(n, i) for n, i in enumerate(ids, 1)])
+        await db.execute(APPEND_ONLY)
+    await run_script(
+        db,
+        """
+        DROP INDEX episodes_space_seq;
+        CREATE UNIQUE INDEX episodes_space_seq ON episodes(space, seq);
+        """,
+    )
+
+
+@migration
+async def m007_names_per_place(db: aiosqlite.Connection) -> None:
+    """The name each person last went by in each place, so a note shows the name this chat knows
+    (SQL only: it computes nothing with the live code)."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE place_names (
+            space TEXT NOT NULL,
+            person TEXT NOT NULL,
+            name TEXT NOT NULL,
+            last_seen REAL NOT NULL,
+            PRIMARY KEY (space, person)
+        ) WITHOUT ROWID;
+        INSERT INTO place_names
+            SELECT space, actor, actor_name, max(time) FROM episodes
+            WHERE actor != '' AND actor_name != '' GROUP BY space, actor;
+        """,
+    )
 
 
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
