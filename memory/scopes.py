@@ -89,6 +89,16 @@ class ScopeDecision:
     widened: bool  # the hint was wider than the rule allows (refused, narrowed to ``scope``)
 
 
+def place_listed(space: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
+    """``space`` is in a list of places: listed in full (``aiocqhttp:group:123``), or a group listed by
+    its bare id (``123``). A bare id never matches a private chat (``*:private:123`` is a person, not
+    group 123), so a place list cannot make a private chat public by accident."""
+    if space in entries:
+        return True
+    _, kind, rest = (space.split(":", 2) + ["", ""])[:3]
+    return kind == "group" and rest in entries and ":" not in rest
+
+
 def learned_scope(hint: object, place: str, *, about_people: bool, owner_private: bool = False,
                   public_place: bool = False, own_thoughts: bool = False) -> ScopeDecision:
     """The scope of a memory a model derived from what was said in ``place``: code decides, only narrows.

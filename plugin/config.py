@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..memory.scopes import place_listed
+
 log = logging.getLogger("engram.plugin")
 
 INJECT_MODES = ("user", "system")
@@ -46,13 +48,13 @@ class Settings:
 
     def is_blacklisted(self, space: str) -> bool:
         """Whether nothing may be recorded, injected or used by the tools in ``space``."""
-        return _listed(space, self.blacklist_spaces)
+        return place_listed(space, self.blacklist_spaces)
 
     def is_owner_private_space(self, space: str) -> bool:
         return space in self.owner_private_spaces  # a full place id only: it grants the owner's rights
 
     def is_public_space(self, space: str) -> bool:
-        return _listed(space, self.public_spaces)
+        return place_listed(space, self.public_spaces)
 
 
 WEBCHAT = "webchat"  # AstrBot's own chat page: always loaded, reached only by its dashboard's users
@@ -69,15 +71,6 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
-
-
-def _listed(space: str, entries: tuple[str, ...]) -> bool:
-    """``space`` is listed in full (``aiocqhttp:group:123``), or it is a group listed by its bare id
-    (``123``): a bare id never matches a private chat (``*:private:123`` is a person, not group 123)."""
-    if space in entries:
-        return True
-    _, kind, rest = (space.split(":", 2) + ["", ""])[:3]
-    return kind == "group" and rest in entries and ":" not in rest
 
 
 def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:

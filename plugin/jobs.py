@@ -26,11 +26,14 @@ log = logging.getLogger("engram.plugin")
 CATCH_UP_DELAY = 60.0  # seconds after start before missed jobs run (providers are loaded by then)
 
 
-def place_audience(space: str, settings: Settings) -> Audience:
-    """Who reads a place's memories: the owner's private chat may also see ``owner`` memories."""
+def place_audience(space: str, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
+    """Who reads a place's memories: the owner's private chat may also see ``owner`` memories
+    (``platforms``: the bot's chat platforms; a bare owner id counts only on the one, see
+    ``Settings.is_owner``)."""
     platform, _, rest = space.partition(":")
     kind, _, who = rest.partition(":")
-    owner = kind == "private" and (settings.is_owner(platform, who) or settings.is_owner_private_space(space))
+    owner = kind == "private" and (settings.is_owner(platform, who, platforms)
+                                   or settings.is_owner_private_space(space))
     return Audience(space=space, owner_private=owner)
 
 
@@ -56,10 +59,10 @@ class Jobs:
         return (await self.service.memory()).store
 
     async def consolidator(self) -> Consolidator:
-        settings = self.service.settings
+        settings, platforms = self.service.settings, self.service.providers.platforms()
         return Consolidator(await self.service.memory(), self.service.providers.chat_model(),
-                            self.consolidation, audience_for=lambda space: place_audience(space, settings),
-                            tz=self.service.tz)
+                            self.consolidation, tz=self.service.tz,
+                            audience_for=lambda space: place_audience(space, settings, platforms))
 
     async def start(self) -> None:
         await self.scheduler.start(self.catch_up_delay)

@@ -124,6 +124,13 @@ async def test_only_a_fact_about_no_one_learned_in_a_public_place_becomes_public
     assert report.refused["wider_scope"] == 1
 
 
+def test_a_public_group_listed_by_its_bare_id_never_makes_a_private_chat_public() -> None:
+    """``777`` in public_spaces is group 777, not the private chat of a user numbered 777 (issue 9)."""
+    settings = ConsolidationSettings(public_spaces=("777", "web"))
+    assert settings.is_public("qq:group:777") and settings.is_public("web")
+    assert not settings.is_public("qq:private:777") and not settings.is_public("tg:private:777")
+
+
 async def test_the_owners_chat_keeps_to_the_owner_and_the_bots_own_thoughts_stay_with_the_owner(
         engram: Engram, fake_openai: FakeOpenAI) -> None:
     [o] = await engram.record_many([ep(OWNER_DM, "Plan a surprise for Bob", "qq:1", "Lin")])

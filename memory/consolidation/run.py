@@ -23,7 +23,7 @@ from ..chat import ChatModel
 from ..engram import Engram
 from ..errors import ChatError, ChatTimeout
 from ..model import SELF, Audience, Episode, Memory, aware
-from ..scopes import learned_scope, may_write, visibility
+from ..scopes import learned_scope, may_write, place_listed, visibility
 from .actions import (
     INVENTED_ID,
     UNSEEN_MEMORY,
@@ -62,8 +62,9 @@ class ConsolidationSettings:
     public_spaces: tuple[str, ...] = ("web",)
 
     def is_public(self, space: str) -> bool:
-        """``space`` is listed in full (``qq:group:123``) or by its last part (``123``)."""
-        return space in self.public_spaces or space.rsplit(":", 1)[-1] in self.public_spaces
+        """``space`` is listed in full (``qq:group:123``), or a group by its bare id (``123``): never a
+        private chat by its user's number (``scopes.place_listed``)."""
+        return place_listed(space, self.public_spaces)
 
 
 @dataclass

@@ -162,9 +162,13 @@ async def test_an_injected_consolidated_memory_shows_when_it_happened(make_servi
 
 async def test_the_owners_private_chat_keeps_its_memories_for_the_owner() -> None:
     s = Settings(owner_ids=(OWNER,))
-    assert place_audience(f"qq:private:{OWNER}", s).owner_private
-    assert not place_audience("qq:private:alice", s).owner_private
-    assert not place_audience(f"qq:group:{OWNER}", s).owner_private
+    assert place_audience(f"qq:private:{OWNER}", s, ["qq", "webchat"]).owner_private
+    assert not place_audience("qq:private:alice", s, ["qq", "webchat"]).owner_private
+    assert not place_audience(f"qq:group:{OWNER}", s, ["qq", "webchat"]).owner_private
+    # a bare owner id is one person only while the bot has one chat platform (issue 9)
+    assert not place_audience(f"tg:private:{OWNER}", s, ["qq", "tg"]).owner_private
+    full = Settings(owner_ids=(f"tg:{OWNER}",))
+    assert place_audience(f"tg:private:{OWNER}", full, ["qq", "tg"]).owner_private
 
 
 async def test_a_restarted_plugin_runs_its_jobs_once(make_service: MakeService) -> None:
