@@ -25,7 +25,7 @@ COLUMNS = (
     "kw", "cos", "mix", "both", "kw_rank", "cos_rank", "nb_prev", "nb_next", "nb2", "session_best",
     "mix_rank", "question_turn", "length", "has_date", "when_dated", "is_memory", "recency",
     "date_match", "speaker_named", "has_image", "strength", "importance", "after_question", "cov",
-    "wcov",
+    "wcov", "cov_rel", "wcov_rel",
 )
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
 _DAY = 86400
@@ -208,7 +208,8 @@ def _recency(cols: _Layout, half_life: float) -> list[float]:
 
 
 def _coverage_features(cols: _Layout, m: np.ndarray) -> None:
-    """cov: share of the query's words in the text; wcov: in the text and its ±1 neighbours.
+    """cov: share of the query's words in the text; wcov: in the text and its ±1 neighbours;
+    cov_rel, wcov_rel: each over its best value in the pool.
 
     Words are weighted by their rarity in the pool, so a word every candidate has counts little;
     the window catches questions whose words are split between a question turn and its answer.
@@ -225,6 +226,11 @@ def _coverage_features(cols: _Layout, m: np.ndarray) -> None:
     total = sums[-1] or 1.0
     m[_ROW["cov"]] = m[_ROW["wcov"]] = sums[: cols.n] / total
     m[_ROW["wcov"], cols.eps] = sums[cols.n : -1] / total
+    # The same shares against the best candidate's: a long dialogue context shares a small part of
+    # its words with any one line, a short question a large one; relative to the pool's best, both
+    # mean "as much of the query as anything here holds".
+    for share, rel in (("cov", "cov_rel"), ("wcov", "wcov_rel")):
+        m[_ROW[rel]] = m[_ROW[share]] / (m[_ROW[share]].max() or 1.0)
 
 
 def top(feats: Features, ranker: Ranker, k: int) -> list[tuple[int, float]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 import aiosqlite
 
 from .errors import StoreError
-from .rows import keyed_words
-from .text import text_shape
+from .rows import EPISODE_COLUMNS, episode_row, episode_words, keyed_words
+from .text import has_cjk, text_shape, words
 
 log = logging.getLogger("engram.store")
 
@@ -168,6 +168,41 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
                              [(text_shape(text), i) for i, text in rows])
         last = rows[-1][0]
     await db.execute(APPEND_ONLY)
+
+
+@migration
+async def m004_latin_beside_chinese(db: aiosqlite.Connection) -> None:
+    """Index words again where a Latin word touches Chinese text ("Bart和同学们一起…").
+
+    Such a word used to swallow the Chinese after it as one token no query could match (see
+    ``text._RUNS``); only rows with Chinese in them can differ, and only those that do are rewritten.
+    """
+    n = 0
+    last = 0
+    cols = ", ".join(f"e.{c.strip()}" for c in EPISODE_COLUMNS.split(","))
+    while rows := list(await db.execute_fetchall(
+            f"SELECT {cols}, s.id, f.c0 FROM episodes e JOIN spaces s ON s.name = e.space"
+            " JOIN episodes_fts_content f ON f.id = e.id WHERE e.id > ? ORDER BY e.id LIMIT 5000", (last,))):
+        changed = []
+        for r in rows:
+            if has_cjk(r[10]) or has_cjk(r[8]):  # content, actor_name
+                new = keyed_words(episode_words(episode_row(r)), r[-2])
+                if new != r[-1]:
+                    changed.append((new, r[0]))
+        await db.executemany("UPDATE episodes_fts SET words = ? WHERE rowid = ?", changed)
+        n += len(changed)
+        last = rows[-1][0]
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT m.id, m.text, f.c0 FROM memories m JOIN memories_fts_content f ON f.id = m.id"
+            " WHERE m.id > ? ORDER BY m.id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows
+                   if has_cjk(text) and (new := " ".join(words(text))) != old]
+        await db.executemany("UPDATE memories_fts SET words = ? WHERE rowid = ?", changed)
+        n += len(changed)
+        last = rows[-1][0]
+    if n:
+        log.info("indexed the words of %d items with Latin words beside Chinese again", n)
 
 
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
