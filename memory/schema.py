@@ -171,7 +171,24 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m004_latin_beside_chinese(db: aiosqlite.Connection) -> None:
+async def m004_empty_lines(db: aiosqlite.Connection) -> None:
+    """Mark the episodes with no content of their own ("OK, noted", emoji) in their text shape
+    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003."""
+    await db.execute("DROP TRIGGER episodes_append_only")
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n > 10_000:
+        log.info("looking for lines without content of their own among %d episodes (once)", n)
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT id, content, shape FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows if (new := text_shape(text)) != old]
+        await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?", changed)
+        last = rows[-1][0]
+    await db.execute(APPEND_ONLY)
+
+
+@migration
+async def m005_latin_beside_chinese(db: aiosqlite.Connection) -> None:
     """Index words again where a Latin word touches Chinese text ("Bart和同学们一起…").
 
     Such a word used to swallow the Chinese after it as one token no query could match (see
