@@ -6,7 +6,13 @@ with its features is recalled once, and rankers are then compared offline on tho
 (keyword alone, embedding alone, the shipped weights, and a pairwise fit cross-validated leaving
 out whole conversations — the two MADial files, parallel translations of one user, leave together).
 
-    .venv/bin/python bench/zh_explore.py --variant words --query raw
+    .venv/bin/python bench/zh_explore.py --variant current|runs|bigram|uni_bigram|... --query raw|plain|plugin
+    .venv/bin/python bench/zh_offline.py /tmp/zh-pools-runs-plugin.pkl   # fits on the saved pools
+
+Variants are in bench/variants.py (patched into memory.text; "runs" is the fix that shipped in
+m005, the n-gram ones add character bigrams for Chinese on top of it). The numbers in
+bench/RESULTS.md (issue 11) were taken at commit 3492f99, before the fix, when "current" was the
+old tokenizer; since then "current" is the fixed one.
 """
 
 from __future__ import annotations
@@ -18,19 +24,23 @@ import re
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
-from locomo import CACHE, FITTED, POOL_K, record, recall_at, space
+from locomo import CACHE, FITTED, POOL_K, recall_at, record, space
 
 from astrbot_plugin_engram.memory import Audience, Engram, LocalE5
 from astrbot_plugin_engram.memory.ranker import HAND_SET, LinearRanker, fit_pairwise
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-SETS = {"locomo": DATA / "locomo-dev.json", "zh": DATA / "madial-dev-zh.json", "en": DATA / "madial-dev-en.json"}
+SETS = {
+    "locomo": DATA / "locomo-dev.json",
+    "zh": DATA / "madial-dev-zh.json",
+    "en": DATA / "madial-dev-en.json",
+}
 _LINE = re.compile(r'^<([^>]*)>:\s*"?(.*?)"?\s*$')
 
 
@@ -60,8 +70,9 @@ QUERIES: dict[str, Callable[[str], str]] = {
 }
 
 
-async def pools_of(name: str, convs: list[Conversation], embedder: object, qshape: Callable[[str], str]
-                   ) -> list[tuple[str, Question, list[str], list[dict[str, float]]]]:
+async def pools_of(
+    name: str, convs: list[Conversation], embedder: object, qshape: Callable[[str], str]
+) -> list[tuple[str, Question, list[str], list[dict[str, float]]]]:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         engram = await Engram.open(Path(tmp) / "x.db", embedder, background=False)  # type: ignore[arg-type]
@@ -72,7 +83,9 @@ async def pools_of(name: str, convs: list[Conversation], embedder: object, qshap
                 aud, now = Audience(space(c.sample_id)), c.end
                 for q in c.questions:
                     hits = await engram.recall(qshape(q.text), aud, k=POOL_K, now=now)
-                    out.append((f"{name}:{c.sample_id}", q, [ids[h.id] for h in hits], [h.features for h in hits]))
+                    out.append(
+                        (f"{name}:{c.sample_id}", q, [ids[h.id] for h in hits], [h.features for h in hits])
+                    )
         finally:
             await engram.close()
     return out
@@ -117,9 +130,11 @@ def fit(pools: list, set_weight: dict[str, float]) -> dict[str, float]:
 def report(by_set: dict[str, list], set_weight: dict[str, float], label: str) -> dict:
     allp = [p for ps in by_set.values() for p in ps]
     out: dict[str, dict] = {}
-    rows = {"keyword": lambda f: np.array([x["kw"] for x in f]),
-            "embedding": lambda f: np.array([x["cos"] for x in f]),
-            "shipped": linear(LinearRanker().weights)}
+    rows = {
+        "keyword": lambda f: np.array([x["kw"] for x in f]),
+        "embedding": lambda f: np.array([x["cos"] for x in f]),
+        "shipped": linear(LinearRanker().weights),
+    }
     for rname, sc in rows.items():
         out[rname] = {s: evaluate(ps, sc) for s, ps in by_set.items()}
     # CV: leave out whole conversations (MADial zh+en together)
@@ -131,7 +146,9 @@ def report(by_set: dict[str, list], set_weight: dict[str, float], label: str) ->
             held = [p for p in ps if fold_of(p[0]) == fo]
             if held:
                 cv[s].append((len(held), evaluate(held, linear(w))))
-    out["cv"] = {s: tuple(sum(n * v[i] for n, v in xs) / sum(n for n, _ in xs) for i in (0, 1)) for s, xs in cv.items()}
+    out["cv"] = {
+        s: tuple(sum(n * v[i] for n, v in xs) / sum(n for n, _ in xs) for i in (0, 1)) for s, xs in cv.items()
+    }
     w_all = fit(allp, set_weight)
     out["fit-all (in-sample)"] = {s: evaluate(ps, linear(w_all)) for s, ps in by_set.items()}
     print(f"\n## {label}")
@@ -163,9 +180,11 @@ async def main() -> None:
         embedder.save()
     import pickle
 
-    Path(f"/tmp/zh-pools-{args.variant}-{args.query}.pkl").write_bytes(pickle.dumps(by_set))
+    Path(f"/tmp/zh-pools-{args.variant}-{args.query}.pkl").write_bytes(pickle.dumps(by_set))  # noqa: ASYNC240
     weight = {"zh": args.madial_weight, "en": args.madial_weight}
-    res = report(by_set, weight, f"variant={args.variant} query={args.query} madial-weight={args.madial_weight}")
+    res = report(
+        by_set, weight, f"variant={args.variant} query={args.query} madial-weight={args.madial_weight}"
+    )
     if args.save:
         args.save.write_text(json.dumps({k: v for k, v in res.items()}, indent=1, default=list))
 

@@ -1,4 +1,5 @@
 """Offline ranker experiments on pools saved by zh_explore.py (issue 11, phase A)."""
+
 from __future__ import annotations
 
 import pickle
@@ -44,7 +45,7 @@ def load(path):
 
 def recall(pools, w):
     r5, r10 = [], []
-    for conv, cat, x, rel, tie, n in pools:
+    for _conv, cat, x, rel, tie, n in pools:
         if cat == 5:
             continue
         order = np.lexsort((tie, -(x @ w)))
@@ -55,7 +56,7 @@ def recall(pools, w):
 
 def fit(pools, use, names, mw, l2=0.1):
     qs = []
-    for conv, cat, x, rel, tie, n in pools:
+    for conv, _cat, x, rel, _tie, _n in pools:
         reps = mw if conv.startswith(("zh:", "en:")) else 1
         rows = [dict(zip(use, r)) for r in x[:, [names.index(u) for u in use]]]
         qs += [(rows, rel)] * reps
@@ -74,10 +75,17 @@ def run(path, configs, schemes=("pair", "each")):
     kw = np.array([1.0 if n == "kw" else 0.0 for n in names])
     print(path)
     for label, w in (("keyword", kw), ("embedding", emb), ("shipped", w0)):
-        print(f"  {label:40s}", "  ".join(f"{s} {a:.3f}/{b:.3f}" for s, ps in data.items() for a, b in [recall(ps, w)]))
+        print(
+            f"  {label:40s}",
+            "  ".join(f"{s} {a:.3f}/{b:.3f}" for s, ps in data.items() for a, b in [recall(ps, w)]),
+        )
     for label, use, mw, l2 in configs:
         for scheme in schemes:
-            fold = (lambda c: "madial" if c.startswith(("zh:", "en:")) else c) if scheme == "pair" else (lambda c: c)
+            fold = (
+                (lambda c: "madial" if c.startswith(("zh:", "en:")) else c)
+                if scheme == "pair"
+                else (lambda c: c)
+            )
             res = {s: [] for s in data}
             for fo in sorted({fold(p[0]) for p in allp}):
                 w = fit([p for p in allp if fold(p[0]) != fo], use, names, mw, l2)
@@ -85,15 +93,26 @@ def run(path, configs, schemes=("pair", "each")):
                     held = [p for p in ps if fold(p[0]) == fo and p[1] != 5]
                     if held:
                         res[s].append((len(held), recall(held, w)))
-            cv = {s: tuple(sum(n * v[i] for n, v in xs) / sum(n for n, _ in xs) for i in (0, 1)) for s, xs in res.items()}
+            cv = {
+                s: tuple(sum(n * v[i] for n, v in xs) / sum(n for n, _ in xs) for i in (0, 1))
+                for s, xs in res.items()
+            }
             print(f"  cv-{scheme} {label:33s}", "  ".join(f"{s} {a:.3f}/{b:.3f}" for s, (a, b) in cv.items()))
         w = fit(allp, use, names, mw, l2)
-        print(f"  fit-all {label:32s}", "  ".join(f"{s} {a:.3f}/{b:.3f}" for s, ps in data.items() for a, b in [recall(ps, w)]))
+        print(
+            f"  fit-all {label:32s}",
+            "  ".join(f"{s} {a:.3f}/{b:.3f}" for s, ps in data.items() for a, b in [recall(ps, w)]),
+        )
 
 
 if __name__ == "__main__":
     base = FITTED
     norm = [f for f in FITTED if f not in ("cov", "wcov")] + ["cov_n", "wcov_n"]
-    configs = [("base mw5", base, 5, 0.1), ("base mw1", base, 1, 0.1), ("base mw10", base, 10, 0.1),
-               ("norm-cov mw5", norm, 5, 0.1), ("base+norm mw5", base + ["cov_n", "wcov_n"], 5, 0.1)]
+    configs = [
+        ("base mw5", base, 5, 0.1),
+        ("base mw1", base, 1, 0.1),
+        ("base mw10", base, 10, 0.1),
+        ("norm-cov mw5", norm, 5, 0.1),
+        ("base+norm mw5", base + ["cov_n", "wcov_n"], 5, 0.1),
+    ]
     run(sys.argv[1], configs)
