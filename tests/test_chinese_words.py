@@ -116,3 +116,30 @@ async def test_an_old_store_migrates_and_answers_as_a_new_one(tmp_path: Path,
     with sqlite3.connect(old) as db:
         assert db.execute("SELECT count(*) FROM _migrations WHERE name = 'm005_latin_beside_chinese'"
                           ).fetchone()[0] == 1
+
+
+# ---- coverage against the pool's best: a question and a dialogue context mean the same ------------
+def test_relative_coverage_is_the_same_for_a_short_question_and_a_long_context() -> None:
+    from astrbot_plugin_engram.memory import RecallSettings
+    from astrbot_plugin_engram.memory.features import featurize, rank
+    from astrbot_plugin_engram.memory.ranker import FeatureRanker
+    from astrbot_plugin_engram.memory.recall import Pool
+
+    lines = ["Bart和Tom去公园放风筝", "Bart在学校打篮球", "妈妈做了红烧肉"]
+    question = "放风筝的公园"
+    context = ("我今天好无聊啊，不知道干什么\n要不要出去走走？天气很好\n"
+               "对啊，上次去公园放风筝很好玩，那天风很大，我们还吃了冰淇淋，玩到天黑才回家")
+
+    def feats(query: str) -> dict[int, dict[str, float]]:
+        pool = Pool()
+        for n, t in enumerate(lines, 1):
+            pool.add_item(Episode(space="g", content=t, id=n, seq=n, section=n, time=T0), kw=1.0)
+        f = featurize(pool, query, T0, RecallSettings())
+        return {h.id: h.features for h in rank(f, FeatureRanker("kw"), len(lines))}
+
+    short, long = feats(question), feats(context)
+    assert long[1]["cov"] < short[1]["cov"]  # the long context shares a smaller part of its words
+    assert short[1]["cov_rel"] == long[1]["cov_rel"] == 1.0  # both: the best line of the pool
+    assert short[3]["cov_rel"] == long[3]["cov_rel"] == 0.0
+    every = [*short.values(), *long.values()]
+    assert all(0.0 <= f["cov_rel"] <= 1.0 and 0.0 <= f["wcov_rel"] <= 1.0 for f in every)
