@@ -33,7 +33,8 @@ from _locomo_data import Conversation, Question, load
 from locomo import CACHE, FITTED, POOL_K, recall_at, record, space
 
 from astrbot_plugin_engram.memory import Audience, Engram, LocalE5
-from astrbot_plugin_engram.memory.ranker import HAND_SET, LinearRanker, fit_pairwise
+from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker
+from astrbot_plugin_engram.memory.recall.training import fit_pairwise
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SETS = {

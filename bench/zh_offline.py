@@ -11,7 +11,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zh_explore import _place  # noqa: E402
 
-from astrbot_plugin_engram.memory.ranker import DEFAULT_WEIGHTS, FEATURES, HAND_SET, fit_pairwise  # noqa: E402
+from astrbot_plugin_engram.memory.recall.features import COLUMNS as FEATURES  # noqa: E402
+from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, HAND_SET
+from astrbot_plugin_engram.memory.recall.training import fit_pairwise
 
 FITTED = [f for f in FEATURES if f not in HAND_SET]
 

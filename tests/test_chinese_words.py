@@ -121,9 +121,9 @@ async def test_an_old_store_migrates_and_answers_as_a_new_one(tmp_path: Path,
 # ---- coverage against the pool's best: a question and a dialogue context mean the same ------------
 def test_relative_coverage_is_the_same_for_a_short_question_and_a_long_context() -> None:
     from astrbot_plugin_engram.memory import RecallSettings
-    from astrbot_plugin_engram.memory.features import featurize, rank
-    from astrbot_plugin_engram.memory.ranker import FeatureRanker
-    from astrbot_plugin_engram.memory.recall import Pool
+    from astrbot_plugin_engram.memory.recall.candidates import Pool
+    from astrbot_plugin_engram.memory.recall.features import featurize
+    from astrbot_plugin_engram.memory.recall.ranker import FeatureRanker, rank
 
     lines = ["Bart和Tom去公园放风筝", "Bart在学校打篮球", "妈妈做了红烧肉"]
     question = "放风筝的公园"

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 from astrbot_plugin_engram.memory import Audience, Engram, NoEmbedder
-from astrbot_plugin_engram.memory.rows import EPISODE_COLUMNS, episode_row, episode_words, keyed_words
+from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
+from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
+from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
 
