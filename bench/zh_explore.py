@@ -10,7 +10,7 @@ out whole conversations — the two MADial files, parallel translations of one u
     .venv/bin/python bench/zh_offline.py /tmp/zh-pools-runs-plugin.pkl   # fits on the saved pools
 
 Variants are in bench/variants.py (patched into memory.text; "runs" is the fix that shipped in
-m005, the n-gram ones add character bigrams for Chinese on top of it). The numbers in
+m006, the n-gram ones add character bigrams for Chinese on top of it). The numbers in
 bench/RESULTS.md (issue 11) were taken at commit 3492f99, before the fix, when "current" was the
 old tokenizer; since then "current" is the fixed one.
 """

@@ -1,5 +1,5 @@
 """Chinese text in the keyword index: Latin words against Chinese, traditional characters, emoji,
-very long lines; and a store indexed before the fix (migration m005) answers as a new one does."""
+very long lines; and a store indexed before the fix (migration m006) answers as a new one does."""
 
 from __future__ import annotations
 
@@ -90,31 +90,31 @@ async def test_a_chinese_word_after_a_latin_name_is_found(tmp_path: Path) -> Non
     assert ("memory", 2) in [h[:2] for h in found[2]]  # 台北 in a memory, after "Amy住在"
 
 
-OLD_RUNS = re.compile(rf"([{text._CJK}]+)|([^\W_]+)", re.UNICODE)  # before m005: Latin ran on into Chinese
+OLD_RUNS = re.compile(rf"([{text._CJK}]+)|([^\W_]+)", re.UNICODE)  # before m006: Latin ran on into Chinese
 
 
 async def test_an_old_store_migrates_and_answers_as_a_new_one(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     old, new = tmp_path / "old.db", tmp_path / "new.db"
-    with monkeypatch.context() as m:  # the store as the code before m005 wrote it
+    with monkeypatch.context() as m:  # the store as the code before m006 wrote it
         m.setattr(text, "_RUNS", OLD_RUNS)
         text.word_set.cache_clear()
         await build(old)
         before = await answers(old)
     text.word_set.cache_clear()
     with sqlite3.connect(old) as db:
-        db.execute("DELETE FROM _migrations WHERE name = 'm005_latin_beside_chinese'")
+        db.execute("DELETE FROM _migrations WHERE name = 'm006_latin_beside_chinese'")
     old_rows = index_rows(old)
     assert any("bart和" in w for _, w in old_rows[0])  # the old index: "bart和同学们一起制作了彩纸灯笼"
     await build(new)
     assert old_rows != index_rows(new)
-    after = await answers(old)  # opening runs m005
+    after = await answers(old)  # opening runs m006
     assert index_rows(old) == index_rows(new)
     assert after == await answers(new)
     assert after != before  # and the old store answered worse: 灯笼 was not found
     assert ("episode", 1) not in [h[:2] for h in before[0]]
     with sqlite3.connect(old) as db:
-        assert db.execute("SELECT count(*) FROM _migrations WHERE name = 'm005_latin_beside_chinese'"
+        assert db.execute("SELECT count(*) FROM _migrations WHERE name = 'm006_latin_beside_chinese'"
                           ).fetchone()[0] == 1
 
 

@@ -256,7 +256,20 @@ def _m004_text_shape(text: str) -> int:
 
 
 @migration
-async def m005_latin_beside_chinese(db: aiosqlite.Connection) -> None:
+async def m005_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
+    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+        CREATE INDEX episodes_space_id ON episodes(space, id);
+        """,
+    )
+
+
+@migration
+async def m006_latin_beside_chinese(db: aiosqlite.Connection) -> None:
     """Index words again where a Latin word touches Chinese text ("Bart和同学们一起…").
 
     Such a word used to swallow the Chinese after it as one token no query could match (see
