@@ -13,6 +13,7 @@ from astrbot.api.star import Context, Star, StarTools
 from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
+from .plugin.jobs import Jobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
@@ -27,6 +28,7 @@ class EngramPlugin(Star):
         super().__init__(context, config)
         self.config = config
         self.service: EngramService | None = None
+        self.jobs: Jobs | None = None
         self._detach_logs: Any = None
 
     async def initialize(self) -> None:
@@ -35,6 +37,8 @@ class EngramPlugin(Star):
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
+        self.jobs = Jobs(self.service)
+        await self.jobs.start()
         if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
             await self.service.announce()
 
@@ -45,6 +49,8 @@ class EngramPlugin(Star):
             await self.service.announce()
 
     async def terminate(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.stop()
         if self.service is not None:
             await self.service.close()
         if self._detach_logs is not None:

@@ -253,6 +253,19 @@ def _m004_text_shape(text: str) -> int:
     return _m003_text_shape(text) + _M004_EMPTY_SHAPE * empty
 
 
+@migration
+async def m005_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
+    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+        CREATE INDEX episodes_space_id ON episodes(space, id);
+        """,
+    )
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -202,3 +202,8 @@ class SQLiteWrites:
         await self._writer.execute(
             "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
             (name, value))
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        await self._writer.execute(
+            "INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET record = excluded.record",
+            (job, json.dumps(record, ensure_ascii=False)))
