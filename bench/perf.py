@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
 
-from _perf_corpus import conversation_windows, items, queries  # noqa: E402
+from _perf_corpus import conversation_windows, dialogue_queries, items, queries  # noqa: E402
 
 from astrbot_plugin_engram.memory import (  # noqa: E402
     Audience,
@@ -148,10 +148,11 @@ async def timed_recalls(eng: Engram, qs: list[str], aud: Audience,
     return lat, cpu, hits
 
 
-async def query(path: str, space: str, nq: int) -> dict[str, Any]:
-    """Recall latency over ``nq`` questions in ``space`` (short questions with k = 10, and the plugin's
-    queries with its k, also beside a background passage batch), LocalE5 query time, and RSS."""
-    qs = queries(nq)
+async def query(path: str, space: str, nq: int, shape: str = "question") -> dict[str, Any]:
+    """Recall latency over ``nq`` questions in ``space`` with k = 10 (``shape`` "plugin": the plugin's
+    queries, a message with the turns before it), the plugin's queries with its k (also beside a
+    background passage batch), LocalE5 query time, and RSS."""
+    qs = dialogue_queries(nq) if shape == "plugin" else queries(nq)
     pqs = plugin_queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v)
@@ -232,7 +233,7 @@ def _worker(argv: list[str]) -> None:
     if kind == "build":
         res = asyncio.run(build(rest[0], int(rest[1]), rest[2] == "1"))
     elif kind == "query":
-        res = asyncio.run(query(rest[0], rest[1], int(rest[2])))
+        res = asyncio.run(query(rest[0], rest[1], int(rest[2]), *rest[3:4]))
     else:
         res = asyncio.run(throughput(rest[0], int(rest[1]), rest[2] == "1"))
     print(json.dumps(res))
