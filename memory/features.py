@@ -18,6 +18,7 @@ from .model import Hit, aware
 from .ranker import Ranker, score_all
 from .recall import Columns, Pool, RecallSettings, hit
 from .text import asks_when, name_words, named_dates, query_words
+from .timewindow import query_window
 
 # The order of a hit's features dict, hence of a LinearRanker's sum over it: the order the features
 # were first computed in (a LinearRanker sums in this order).
@@ -25,7 +26,7 @@ COLUMNS = (
     "kw", "cos", "mix", "both", "kw_rank", "cos_rank", "nb_prev", "nb_next", "nb2", "session_best",
     "mix_rank", "question_turn", "length", "has_date", "when_dated", "is_memory", "recency",
     "date_match", "speaker_named", "has_image", "strength", "importance", "after_question", "cov",
-    "wcov",
+    "wcov", "in_window",
 )
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
 _DAY = 86400
@@ -58,6 +59,10 @@ def featurize(pool: Pool, query: str, now: datetime, s: RecallSettings) -> Featu
     asked = (prev >= 0) & (m[_ROW["question_turn"], prev] == 1.0)
     m[_ROW["after_question"], cols.eps] = np.where(asked, m[_ROW["nb_prev"], cols.eps], 0.0)
     _coverage_features(cols, m)
+    window = query_window(query, now, s.tz) if s.time_windows else None
+    if window is not None:
+        start, end = _micros_of(window.start), _micros_of(window.end)
+        m[_ROW["in_window"]] = cols.timed & (cols.micros >= start) & (cols.micros < end)
     return Features(pool, m)
 
 

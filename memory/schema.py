@@ -176,6 +176,13 @@ async def m004_job_runs(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL)")
 
 
+@migration
+async def m005_episode_time_indexes(db: aiosqlite.Connection) -> None:
+    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
+    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
+    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -377,6 +377,29 @@ class SQLiteStore:
                                 " ORDER BY id LIMIT ?", (space, after, limit))
         return [episode_row(r) for r in rows]
 
+    async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
+        rows = await fetch_rows(self._w, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+                                " WHERE time >= ? AND time < ? ORDER BY time, id LIMIT ?",
+                                (ts(start), ts(end), limit))
+        return [episode_row(r) for r in rows]
+
+    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
+        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
+        rows = await fetch_rows(self._w, "SELECT id FROM memories WHERE kind = ? AND status = ? ORDER BY id",
+                                (kind, status))
+        return [r[0] for r in rows]
+
+    async def last_time_with(self, actor: str, before: datetime | None = None) -> datetime | None:
+        """When ``actor`` last said something anywhere (before ``before``)."""
+        sql = "SELECT time, tz FROM episodes WHERE actor = ?"
+        args: list[Any] = [actor]
+        if before is not None:
+            sql += " AND time < ?"
+            args.append(ts(before))
+        rows = await fetch_rows(self._w, sql + " ORDER BY time DESC LIMIT 1", args)
+        return dt(rows[0][0], rows[0][1]) if rows else None
+
     async def job_runs(self) -> dict[str, dict[str, Any]]:
         """The persisted record of every job: last start/finish, status, error, stats, totals."""
         rows = await fetch_rows(self._w, "SELECT job, record FROM job_runs")
