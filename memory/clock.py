@@ -7,7 +7,7 @@ day before. Ages never come out negative, even when the clock jumps backward.
 from __future__ import annotations
 
 import logging
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .model import aware
@@ -79,7 +79,7 @@ def day_bounds(day: date, tz: tzinfo | None,
     zone = tz or host_timezone()
     start = datetime.combine(day, time(boundary_hour), zone)
     end = datetime.combine(day + timedelta(days=1), time(boundary_hour), zone)
-    return start, end
+    return start.astimezone(timezone.utc), end.astimezone(timezone.utc)  # in UTC: differences are real
 
 
 def finished_days(now: datetime, tz: tzinfo | None, boundary_hour: int = DEFAULT_BOUNDARY_HOUR,
