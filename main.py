@@ -9,7 +9,7 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import job_commands, tools  # noqa: F401  (job_commands registers /mem consolidate)
+from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.jobs import Jobs

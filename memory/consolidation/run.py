@@ -89,7 +89,8 @@ class Report:
         return out
 
     def summary(self) -> str:
-        parts = [f"{self.added} added", f"{self.updated} updated", f"from {self.episodes} lines",
+        """``2 added, 1 updated, from 40 lines, 1 model calls; refused ...; failed ...``."""
+        parts = [f"{self.added} added, {self.updated} updated, from {self.episodes} lines, "
                  f"{self.calls} model calls"]
         if self.refused:
             parts.append("refused " + ", ".join(f"{k} {v}" for k, v in sorted(self.refused.items())))
