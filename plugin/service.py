@@ -16,11 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from .config import Settings
 from .events import (
+    actor_of,
     audience_of,
     event_time,
     incoming_episodes,
@@ -34,21 +35,20 @@ from .inject import (
     already_in_context,
     apply,
     build_block,
+    fit_identity,
     note,
     recall_query,
     recent_turns,
-    time_line,
 )
 from .providers import Providers
+from .selfhood import Selfhood, time_line
 
 log = logging.getLogger("engram.plugin")
 
 DB_NAME = "engram.db"
-IDENTITY_FILE = "identity.md"
 INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
-IDENTITY_CHARS = 4000
 
 Item = list[Episode] | asyncio.Task[list[Episode]] | None
 
@@ -57,7 +57,7 @@ class EngramService:
     """Everything the hooks, commands and tools of the plugin share."""
 
     def __init__(self, settings: Settings, data_dir: Path, providers: Providers, *,
-                 embedder: Embedder | None = None, tz: tzinfo | None = None):
+                 embedder: Embedder | None = None, tz: tzinfo | None = None, abilities: Any = None):
         self.settings = settings
         self.data_dir = Path(data_dir)
         self.providers = providers
@@ -72,7 +72,8 @@ class EngramService:
         self._closing = False
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
-        self._identity: tuple[float, str] = (0.0, "")
+        self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self._shortened_identity = ""
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
 
@@ -89,7 +90,9 @@ class EngramService:
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
-                self.engram = await Engram.open(self.path, embedder, query_timeout=QUERY_TIMEOUT)
+                recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz)
+                self.engram = await Engram.open(self.path, embedder, settings=recall,
+                                                query_timeout=QUERY_TIMEOUT)
                 log.info("Engram: memory at %s, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
@@ -115,15 +118,8 @@ class EngramService:
         return out
 
     def identity(self) -> str:
-        """The bot's identity document (``identity.md`` in the data folder), or ""."""
-        path = self.data_dir / IDENTITY_FILE
-        try:
-            mtime = path.stat().st_mtime
-            if mtime != self._identity[0]:
-                self._identity = (mtime, path.read_text("utf-8").strip()[:IDENTITY_CHARS])
-        except OSError:
-            self._identity = (0.0, "")
-        return self._identity[1]
+        """The bot's core identity (``identity/self.md`` in the data folder), or ""."""
+        return self.selfhood.identity()
 
     # ---- recording -----------------------------------------------------------------------
     def record_message(self, event: Any) -> None:
@@ -236,19 +232,45 @@ class EngramService:
         # what the model already reads (this message, the history) is not injected again
         hits = await self.recall(audience, query, self.settings.recall_k,
                                  seen=[prompt, *recent_turns(contexts, len(contexts))])
-        text, taken = await self.render(audience.space, hits, now, before=event_time(event))
+        person = (actor_of(event), str(event.get_sender_name() or ""))
+        text, taken = await self.render(audience.space, hits, now, before=event_time(event),
+                                        audience=audience, person=person)
         apply(req, text, self.settings.inject_mode)
         inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
         self.last_injection[audience.space] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
         return inj
 
-    async def render(self, space: str, hits: Sequence[Hit], now: datetime,
-                     before: datetime | None = None) -> tuple[str, list[int]]:
-        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
+    async def render(self, space: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
+                     audience: Audience | None = None,
+                     person: tuple[str, str] = ("", "")) -> tuple[str, list[int]]:
+        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
+
+        ``person``: (id, name) of who wrote the message being answered, for the sense of time.
+        """
         mem = await self.memory()
         names = await self.names(hits)
-        last = await mem.store.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
-        return build_block(notes, time_line(now, last, self.tz), self.identity(),
-                           self.settings.inject_budget_tokens)
+        budget = self.settings.inject_budget_tokens
+        identity = self.identity()
+        fitted = fit_identity(identity, budget) if identity else ""
+        if fitted != identity and identity != self._shortened_identity:
+            self._shortened_identity = identity
+            log.warning("Engram: the identity document is longer than half the injection budget (%d tokens); "
+                        "only its beginning is injected", budget)
+        extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
+        return build_block(notes, await self._time_line(mem, space, now, before or now, audience, person),
+                           fitted, budget, extras)
+
+    async def _time_line(self, mem: Engram, space: str, now: datetime, before: datetime,
+                         audience: Audience | None, person: tuple[str, str]) -> str:
+        if not self.settings.time_enabled:
+            return ""
+        last = await mem.store.last_episode_time(space, before=before)
+        actor, name = person
+        if not actor:
+            return time_line(now, last, self.tz)
+        # in a group, only this place's lines count (a person's private chat is not the group's business)
+        private = audience is not None and (audience.owner_private or ":private:" in space)
+        last_person = await mem.store.last_time_with(actor, before=before, space=None if private else space)
+        return time_line(now, last, self.tz, last_person, name or "This person")

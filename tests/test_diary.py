@@ -37,14 +37,16 @@ async def live_a_day(e: Engram) -> None:
     await e.record_many([
         Episode("qq:group:7", "anyone up for hiking on Saturday?", "qq:1", "Bob", time=at(10)),
         Episode("qq:group:7", "count me in", SELF, kind="message_out", time=at(10, 1)),
-        Episode("qq:private:2", "my door code is 4417, water the plants please", "qq:2", "Alice", time=at(20)),
+        Episode("qq:private:2", "my door code is 4417, water the plants please", "qq:2", "Alice",
+                time=at(20)),
         Episode("qq:private:2", "a late thought about the moon", "qq:2", "Alice",
                 time=at(2, 30, DAY + timedelta(days=1))),  # after midnight, before 4 am: still Nov 30
         Episode("qq:group:7", "good morning all", "qq:1", "Bob", time=at(9, 0, DAY + timedelta(days=1))),
     ])
 
 
-async def test_a_diary_is_written_once_from_the_days_lines_across_places(engram: Engram, tmp_path: Path) -> None:
+async def test_a_diary_is_written_once_from_the_days_lines_across_places(engram: Engram,
+                                                                         tmp_path: Path) -> None:
     await live_a_day(engram)
     chat = ScriptedChat(entry("Today I planned a hike with Bob and looked after Alice's plants."))
     r = await write_diary(engram, chat, DAY, tz=SH, folder=tmp_path)
@@ -54,14 +56,17 @@ async def test_a_diary_is_written_once_from_the_days_lines_across_places(engram:
     assert "good morning" not in prompt  # the next day's
     m = await engram.get(r.memory_id)
     assert (m.kind, m.scope) == ("diary", "owner") and len(m.sources) == 4
-    assert (tmp_path / "diary" / "2026-11-30.md").read_text("utf-8").startswith("# 2026-11-30\n\nToday I planned")
+    on_file = (tmp_path / "diary" / "2026-11-30.md").read_text("utf-8")
+    assert on_file.startswith("# 2026-11-30\n\nToday I planned")
     again = await write_diary(engram, chat, DAY, tz=SH, folder=tmp_path)  # no model call: nothing scripted
     assert (again.status, again.memory_id) == ("exists", r.memory_id)
 
 
-async def test_the_diary_is_owner_scoped_so_a_group_never_recalls_it(engram: Engram, tmp_path: Path) -> None:
+async def test_the_diary_is_owner_scoped_so_a_group_never_recalls_it(engram: Engram,
+                                                                      tmp_path: Path) -> None:
     await live_a_day(engram)
-    await write_diary(engram, ScriptedChat(entry("Alice told me her door code.")), DAY, tz=SH, folder=tmp_path)
+    chat = ScriptedChat(entry("Alice told me her door code."))
+    await write_diary(engram, chat, DAY, tz=SH, folder=tmp_path)
     await engram.embed_pending()
     group = await engram.recall("door code", Audience("qq:group:7"), k=10)
     assert not [h for h in group if h.kind == "memory"]
@@ -99,15 +104,17 @@ async def test_a_day_without_lines_has_no_diary_and_no_call(engram: Engram, tmp_
 async def test_end_days_writes_the_missed_days_once_and_moves_the_inner_state(engram: Engram,
                                                                              tmp_path: Path) -> None:
     await live_a_day(engram)
-    await engram.record(Episode("qq:group:7", "old news", "qq:1", "Bob", time=at(12, 0, DAY - timedelta(days=20))))
-    chat = ScriptedChat(entry("a good day"), entry("a quiet morning"),
-                        json.dumps({"mood": "cheerful", "valence": 0.8, "energy": 0.9, "on_mind": "the plants"}))
+    long_ago = DAY - timedelta(days=20)
+    await engram.record(Episode("qq:group:7", "old news", "qq:1", "Bob", time=at(12, 0, long_ago)))
+    mood = {"mood": "cheerful", "valence": 0.8, "energy": 0.9, "on_mind": "the plants"}
+    chat = ScriptedChat(entry("a good day"), entry("a quiet morning"), json.dumps(mood))
     now = at(5, 0, DAY + timedelta(days=2))  # Dec 2 5 am: Nov 30 and Dec 1 are finished
     report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
     assert [r.day for r in report.written] == [DAY, DAY + timedelta(days=1)] and len(chat.calls) == 3
     assert "a quiet morning" in chat.asked()  # the state moves from the latest day
     state = load_state(tmp_path)
-    assert report.inner_state and state is not None and (state.mood, state.on_mind) == ("cheerful", "the plants")
+    assert report.inner_state and state is not None
+    assert (state.mood, state.on_mind) == ("cheerful", "the plants")
     assert not (tmp_path / "diary" / f"{DAY - timedelta(days=20)}.md").exists()  # older than 7 days
 
 
@@ -145,8 +152,9 @@ async def test_the_self_image_is_rewritten_and_its_history_kept(engram: Engram, 
     first = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": "I am a caring friend."})),
                                    folder=tmp_path)
     assert first.status == "written" and ids.image_path.read_text("utf-8").strip() == "I am a caring friend."
-    second = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": "I like plans and people."})),
-                                    folder=tmp_path, now=datetime.now(timezone.utc) + timedelta(seconds=1))
+    chat = ScriptedChat(json.dumps({"self_image": "I like plans and people."}))
+    later = datetime.now(timezone.utc) + timedelta(seconds=1)
+    second = await write_self_image(engram, chat, folder=tmp_path, now=later)
     assert second.kept is not None and second.kept.read_text("utf-8").strip() == "I am a caring friend."
     assert len(ids.history("self-image")) == 1
     m = await engram.get(second.memory_id)
@@ -198,5 +206,6 @@ def test_what_is_on_its_mind_is_said_only_in_the_owners_private_chat() -> None:
 async def test_a_mood_naming_someone_is_refused(engram: Engram, tmp_path: Path) -> None:
     await live_a_day(engram)
     chat = ScriptedChat(entry("a day"), json.dumps({"mood": "missing Alice", "valence": 0.1, "energy": 0.5}))
-    report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=at(5, 0, DAY + timedelta(days=1)))
+    now = at(5, 0, DAY + timedelta(days=1))
+    report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
     assert report.failed["inner_state"] == 1 and not state_path(tmp_path).exists()

@@ -51,13 +51,14 @@ def _folder(tmp_path: Path) -> tuple[IdentityFolder, Proposals]:
     return ids, Proposals(ids, max_pending=3)
 
 
-def test_an_approved_proposal_is_appended_under_a_dated_section_and_the_old_version_kept(tmp_path: Path) -> None:
+def test_an_approved_proposal_is_appended_under_a_dated_section_and_the_old_kept(tmp_path: Path) -> None:
     ids, props = _folder(tmp_path)
     p = props.propose("I love rainy days.", "it came up often", "qq:private:1", T)
     assert [x.id for x in props.pending()] == [p.id]
     props.approve(p.id, T + timedelta(days=1))
     text = ids.self_path.read_text("utf-8")
-    assert text.startswith("I am Mochi.") and "## 2026-12-02 (approved proposal #1)\n\nI love rainy days." in text
+    assert text.startswith("I am Mochi.")
+    assert "## 2026-12-02 (approved proposal #1)\n\nI love rainy days." in text
     [old] = ids.history("self")
     assert old.read_text("utf-8") == "I am Mochi.\n"
     assert props.pending() == [] and props.all()[0].status == "approved"

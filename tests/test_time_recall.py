@@ -8,8 +8,6 @@ from zoneinfo import ZoneInfo
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder, RecallSettings
 
-
-
 SH = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2023, 5, 3, 10, 0, tzinfo=SH)  # a Wednesday
 LINES = [  # the same topic on several days; only the time tells them apart
