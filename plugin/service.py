@@ -75,6 +75,7 @@ class EngramService:
         self.selfhood = Selfhood(self.data_dir, settings, abilities)
         self._shortened_identity = ""
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
+        self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
 
     @property
