@@ -50,7 +50,9 @@ class ConsolidationSettings:
     batch_episodes: int = 60  # lines per model call at most
     batch_chars: int = 12_000  # ... and characters of them
     min_new: int = 20  # a place is due when it has this many new lines,
-    idle_seconds: float = 1800.0  # or its last line is this old (the conversation paused)
+    idle_seconds: float = 1800.0  # or its conversation paused (its last line is this old)
+    max_wait_seconds: float = 24 * 3600.0  # and its oldest new line is this old (raw lines are
+    # recalled at once anyway: waiting gathers a quiet chat's lines into fewer, fuller calls)
     related: int = 10  # known memories shown with a batch
     batches_per_place: int = 3  # per run: a busy place cannot starve the others
     max_failures: int = 5  # tries before a batch the model keeps failing on is skipped
@@ -143,13 +145,14 @@ class Consolidator:
         state = await self.engram.store.cursors("consolidate")
         now, s = self.clock(), self.settings
         out = []
-        for space, n, _, last_time in await self.engram.store.episode_backlog(
+        for space, n, _, first_time, last_time in await self.engram.store.episode_backlog(
                 {k[len(CURSOR):]: v for k, v in state.items() if k.startswith(CURSOR)}):
             if places is not None and space not in places:
                 continue
             p = _Place(space, state.get(CURSOR + space, 0), state.get(FAILURES + space, 0),
                        state.get(RETRY_AT + space, 0))
-            if force or (p.retry_at <= now and (n >= s.min_new or now - last_time >= s.idle_seconds)):
+            quiet = now - last_time >= s.idle_seconds and now - first_time >= s.max_wait_seconds
+            if force or (p.retry_at <= now and (n >= s.min_new or quiet)):
                 out.append(p)
         return sorted(out, key=lambda p: p.cursor)
 
