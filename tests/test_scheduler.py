@@ -152,3 +152,16 @@ def test_a_job_name_is_registered_once() -> None:
         reg.add(Job("x", Calls()))
     with pytest.raises(KeyError, match="no job named 'y'"):
         reg.get("y")
+
+
+async def test_totals_add_up_across_restarts_and_catch_up_can_wait(keyword_engram: Engram) -> None:
+    job = Calls()
+    for earlier_runs in (0, 1):
+        s = scheduler(keyword_engram, Job("daily", job, timedelta(days=1)))
+        await s.start(catch_up_delay=0.3)  # the plugin's catch-up waits for AstrBot's providers
+        await asyncio.sleep(0.1)
+        assert job.runs == earlier_runs
+        await s.run_now("daily")
+        await s.shutdown()  # the delayed catch-up never ran: nothing runs after shutdown
+    record = (await keyword_engram.store.job_runs())["daily"]
+    assert record["runs"] == 2 and record["totals"] == {"added": 4}
