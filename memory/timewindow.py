@@ -139,8 +139,18 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
 )]
 
 
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
 def query_window(query: str, now: datetime, tz: tzinfo | None) -> Window | None:
-    """The window the query names (the first it names), or None."""
+    """The window the query names (the first it names), or None.
+
+    A query that names a year names its own dates ("in May 2023", "last weekend before April 10,
+    2023"): it gets no window here, its month and year are ``date_match``'s, and a relative phrase in
+    it is anchored to that date, not to now.
+    """
+    if _YEAR.search(query):
+        return None
     found = [(m.start(), i, m) for i, (p, _) in enumerate(_RULES) for m in [p.search(query)] if m]
     for _, i, m in sorted(found, key=lambda x: (x[0], x[1])):
         w = _window(_RULES[i][1], m, _Days(now, tz))

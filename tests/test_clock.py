@@ -118,3 +118,10 @@ def test_yesterday_shortly_after_midnight_is_the_calendar_day_before_in_the_zone
 def test_a_query_naming_no_time_has_no_window() -> None:
     assert query_window("what does Alice like to eat", NOW, SH) is None
     assert query_window("我们聊聊猫", NOW, SH) is None
+
+
+def test_a_query_naming_a_year_names_its_own_dates() -> None:
+    # its month and year are date_match's; a relative phrase in it is anchored to that date, not now
+    assert query_window("What did Maria do last weekend before April 10, 2023?", NOW, SH) is None
+    assert query_window("what happened in August 2023", NOW, SH) is None
+    assert query_window("2022年三月份的事", NOW, SH) is None

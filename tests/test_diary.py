@@ -209,3 +209,15 @@ async def test_a_mood_naming_someone_is_refused(engram: Engram, tmp_path: Path) 
     now = at(5, 0, DAY + timedelta(days=1))
     report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
     assert report.failed["inner_state"] == 1 and not state_path(tmp_path).exists()
+
+
+@pytest.mark.parametrize("answer", ['{"self_image": ""}', '{"image": "x"}', "I see myself as kind.",
+                                    json.dumps({"self_image": "x" * 1600})])
+async def test_a_wrong_shaped_self_image_changes_nothing(engram: Engram, tmp_path: Path, answer: str) -> None:
+    await _with_diary(engram, tmp_path)
+    ids = IdentityFolder(tmp_path)
+    ids.replace(ids.image_path, "I am steady.")
+    with pytest.raises(WrongShape):
+        await write_self_image(engram, ScriptedChat(answer), folder=tmp_path)
+    assert ids.image_path.read_text("utf-8") == "I am steady.\n" and ids.history("self-image") == []
+    assert await engram.store.memory_ids_of_kind("self_image") == []

@@ -259,3 +259,20 @@ async def test_diary_off_registers_no_job(make_service: MakeService) -> None:
     SelfJobs(jobs)
     assert [j.name for j in jobs.registry] == ["consolidate"] and svc.self_jobs is None
     assert "not running" in await mem(svc, "/mem diary")
+
+
+async def test_everything_about_itself_stays_within_the_budget_and_leaves_room_for_notes(
+        make_service: MakeService) -> None:
+    from astrbot_plugin_engram.memory.text import approx_tokens
+
+    svc = make_service(Settings(inject_budget_tokens=600))
+    write(svc, "identity/self.md", "I am Mochi. " * 30)
+    write(svc, "identity/self-image.md", "I have grown fond of quiet evenings. " * 100)  # too long to fit
+    _save_state(svc, InnerState("content", 0.2, 0.5, "", datetime.now(timezone.utc).isoformat()))
+    svc.record_message(event("my tea is oolong", "alice"))
+    _, req, inj = await ask(svc, "which tea do I like?", "alice")
+    block = injected(req).split("You are a bot.")[0]
+    assert approx_tokens(block) <= 600
+    assert "I am Mochi." in block and "How you feel: content" in block
+    assert "quiet evenings" not in block  # it did not fit whole, so it was left out
+    assert inj is not None and inj.injected and "oolong" in block
