@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from astrbot.api import logger
 from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
@@ -14,6 +15,7 @@ from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.jobs import Jobs
+from .plugin.logs import attach
 from .plugin.providers import Providers, timezone_of
 from .plugin.self_jobs import SelfJobs
 from .plugin.service import EngramService
@@ -30,8 +32,10 @@ class EngramPlugin(Star):
         self.service: EngramService | None = None
         self.jobs: Jobs | None = None
         self.self_jobs: SelfJobs | None = None
+        self._detach_logs: Any = None
 
     async def initialize(self) -> None:
+        self._detach_logs = attach(logger)  # the core's lines go to AstrBot's console and WebUI
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         data_dir = StarTools.get_data_dir(PLUGIN_NAME)
@@ -41,12 +45,22 @@ class EngramPlugin(Star):
         self.jobs = Jobs(self.service)
         self.self_jobs = SelfJobs(self.jobs)  # diary and self-image, added before the scheduler starts
         await self.jobs.start()
+        if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
+            await self.service.announce()
+
+    @filter.on_astrbot_loaded()
+    async def announce(self) -> None:
+        """The start-up line, once AstrBot's providers exist (plugins load before them)."""
+        if self.service is not None:
+            await self.service.announce()
 
     async def terminate(self) -> None:
         if self.jobs is not None:
             await self.jobs.stop()
         if self.service is not None:
             await self.service.close()
+        if self._detach_logs is not None:
+            self._detach_logs()
 
     @filter.event_message_type(filter.EventMessageType.ALL, priority=100)
     async def record_message(self, event: AstrMessageEvent) -> None:
@@ -106,3 +120,9 @@ class EngramPlugin(Star):
         if self.service is None:
             return "error: memory is not ready"
         return await self_commands.identity_propose(self.service, event, change, reason)
+
+def _providers_loaded(context: Context) -> bool:
+    try:
+        return bool(context.get_all_providers())
+    except Exception:  # no provider manager yet
+        return False
