@@ -165,3 +165,16 @@ async def test_totals_add_up_across_restarts_and_catch_up_can_wait(keyword_engra
         await s.shutdown()  # the delayed catch-up never ran: nothing runs after shutdown
     record = (await keyword_engram.store.job_runs())["daily"]
     assert record["runs"] == 2 and record["totals"] == {"added": 4}
+
+
+def test_the_scheduler_imports_only_the_core() -> None:
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "scheduler"
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert (node.module or "").split(".")[0] == "memory", path
+            names = [a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom) else []
+            assert not [n for n in names if n.startswith(("astrbot", "plugin"))], path

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..chat import ChatModel
 from ..engine import Engram
-from ..errors import ChatError
+from ..errors import ChatError, ChatTimeout
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, visibility
 from .actions import (
@@ -174,7 +174,7 @@ class Consolidator:
             report.completion_tokens += result.completion_tokens or 0
             raw = parse_reply(result.text)
         except ChatError as e:
-            kind = "unavailable" if e.transient else "timeout" if "timed out" in str(e) else "error"
+            kind = "unavailable" if e.transient else "timeout" if isinstance(e, ChatTimeout) else "error"
             await self._failed(place, batch, report, kind, str(e), e.transient)
             return False
         except MalformedReply as e:
