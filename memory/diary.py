@@ -28,6 +28,7 @@ log = logging.getLogger("engram.diary")
 DIARY_FOLDER = "diary"
 MAX_EPISODES = 5000  # of one day read (sources)
 MAX_LINES = 300  # of them shown to the model (evenly spread over the day when there are more)
+MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long messages shows fewer of them
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
@@ -86,10 +87,15 @@ def diary_messages(day: date, episodes: list[Episode], persona: str,
     """The prompt: who the bot is and the day's lines grouped by place, in the language of the day."""
     lang = language([e.content for e in episodes])
     system, user = templates("diary", lang)
-    places: dict[str, list[str]] = {}
-    for e in _spread(episodes, MAX_LINES):
-        places.setdefault(e.space, []).append(episode_line(e, lang, tz))
-    lines = "\n\n".join(f"[{space}]\n" + "\n".join(ls) for space, ls in places.items())
+    n = MAX_LINES
+    while True:
+        places: dict[str, list[str]] = {}
+        for e in _spread(episodes, n):
+            places.setdefault(e.space, []).append(episode_line(e, lang, tz))
+        lines = "\n\n".join(f"[{space}]\n" + "\n".join(ls) for space, ls in places.items())
+        if len(lines) <= MAX_CHARS or n <= 10:
+            break
+        n = n * 3 // 4
     filled = user.safe_substitute(persona=persona or NO_PERSONA[lang], day=day.isoformat(), lines=lines)
     return [{"role": "system", "content": system}, {"role": "user", "content": filled}]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -221,3 +222,18 @@ async def test_a_wrong_shaped_self_image_changes_nothing(engram: Engram, tmp_pat
         await write_self_image(engram, ScriptedChat(answer), folder=tmp_path)
     assert ids.image_path.read_text("utf-8") == "I am steady.\n" and ids.history("self-image") == []
     assert await engram.store.memory_ids_of_kind("self_image") == []
+
+
+async def test_a_long_day_is_shown_spread_out_within_the_prompt_budget(engram: Engram,
+                                                                     tmp_path: Path) -> None:
+    from astrbot_plugin_engram.memory.diary import MAX_CHARS
+
+    await engram.record_many([Episode("qq:group:7", f"line {i} " + "blah " * 100, "qq:1", "Bob",
+                                      time=at(5) + timedelta(seconds=20 * i)) for i in range(2000)])
+    chat = ScriptedChat(entry("a very talkative day"))
+    r = await write_diary(engram, chat, DAY, tz=SH, folder=tmp_path)
+    assert r.episodes == 2000  # every line is a source
+    prompt = chat.asked()
+    shown = [int(n) for n in re.findall(r"line (\d+) ", prompt)]
+    assert len(prompt) < MAX_CHARS + 2000 and 10 <= len(shown) < 300
+    assert shown[0] == 0 and shown[-1] > 1800  # spread over the whole day
