@@ -2,7 +2,9 @@
 
 It may be read in any chat (scope ``self``), so code checks it carries no private details
 (``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
-The previous version goes to ``identity/history/``; the memory gets a new superseding version.
+The previous version goes to ``identity/history/``; the memory (kind ``reflection``, scope ``self``,
+about the bot) gets a new superseding version. Its sources are the diaries' episodes, so forgetting
+one of them takes the self-image along the provenance chain, like the diary itself.
 """
 
 from __future__ import annotations
@@ -44,9 +46,14 @@ class SelfImageResult:
         return {"written": int(self.status == "written"), "refused": int(self.status == "refused")}
 
 
+KIND = "reflection"
+
+
 async def current_self_image(engram: Engram) -> Memory | None:
-    ids = await engram.store.memory_ids_of_kind("self_image")
-    return (await engram.get(ids[-1])) if ids else None
+    """The active self-image memory: the latest ``reflection`` scoped ``self`` about the bot alone."""
+    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind(KIND))
+    mine = [m for m in found.values() if m.scope == SELF_SCOPE and m.subjects == (SELF,)]
+    return max(mine, key=lambda m: m.id or 0) if mine else None
 
 
 async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
@@ -72,11 +79,13 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
         return SelfImageResult("refused", text, leaked=found)
     kept = ids.replace(ids.image_path, text, now)
     old = await current_self_image(engram)
+    sources = tuple(sorted({s for d in recent for s in d.sources}))
     if old is not None and old.id is not None:
-        mid = await engram.update(old.id, text)
+        mid = await engram.update(old.id, text, sources=sources)
     else:
-        mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind="self_image", subjects=(SELF,),
-                                             importance=0.5, created_at=aware(now or now_utc())))
+        mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind=KIND, subjects=(SELF,),
+                                             sources=sources, importance=0.5,
+                                             created_at=aware(now or now_utc())))
     return SelfImageResult("written", text, mid, kept)
 
 

@@ -159,7 +159,8 @@ async def test_the_self_image_is_rewritten_and_its_history_kept(engram: Engram, 
     assert second.kept is not None and second.kept.read_text("utf-8").strip() == "I am a caring friend."
     assert len(ids.history("self-image")) == 1
     m = await engram.get(second.memory_id)
-    assert (m.scope, m.kind, m.supersedes) == ("self", "self_image", first.memory_id)
+    assert (m.scope, m.kind, m.supersedes) == ("self", "reflection", first.memory_id)
+    assert set(m.sources) == set((await diary_of(engram, DAY, SH)).sources)  # forgetting one takes it too
 
 
 @pytest.mark.parametrize("leaky", [
@@ -173,7 +174,7 @@ async def test_a_self_image_carrying_a_private_detail_is_refused(engram: Engram,
     r = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": leaky})), folder=tmp_path)
     assert r.status == "refused" and r.leaked
     assert not IdentityFolder(tmp_path).image_path.exists()
-    assert await engram.store.memory_ids_of_kind("self_image") == []
+    assert await engram.store.memory_ids_of_kind("reflection") == []
 
 
 async def test_the_self_image_wants_diaries(engram: Engram, tmp_path: Path) -> None:
@@ -221,7 +222,7 @@ async def test_a_wrong_shaped_self_image_changes_nothing(engram: Engram, tmp_pat
     with pytest.raises(WrongShape):
         await write_self_image(engram, ScriptedChat(answer), folder=tmp_path)
     assert ids.image_path.read_text("utf-8") == "I am steady.\n" and ids.history("self-image") == []
-    assert await engram.store.memory_ids_of_kind("self_image") == []
+    assert await engram.store.memory_ids_of_kind("reflection") == []
 
 
 async def test_a_long_day_is_shown_spread_out_within_the_prompt_budget(engram: Engram,
