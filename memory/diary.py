@@ -9,13 +9,14 @@ that touched the day's episodes calls). A failed call or an answer of the wrong 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, resolve_timezone
 from .consolidation.prompt import episode_line, language, templates
 from .engine import Engram
 from .identity import IdentityFolder, atomic_write
@@ -32,6 +33,7 @@ MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long message
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
+DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,32 @@ def _spread(episodes: list[Episode], n: int) -> list[Episode]:
     return [episodes[int(i * step)] for i in range(n)]
 
 
+def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None = None, *,
+             remember: bool = False) -> tuple[tzinfo | None, int]:
+    """The zone and boundary hour to count days in: the ones given (``remember``: kept beside the
+    diaries), else the ones last kept, so a caller that knows neither (a forget rewriting a day's
+    diary) finds the same day as the job did."""
+    path = folder / DIARY_FOLDER / DAY_RULE_FILE
+    given = tz is not None or boundary_hour is not None
+    try:
+        saved = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        saved = {}
+    if tz is None and saved.get("tz"):
+        tz = resolve_timezone(saved["tz"])
+    if boundary_hour is None:
+        boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
+    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
+                                        and str(tz) == "UTC" else None)
+    rule = {"tz": name, "boundary_hour": boundary_hour}
+    if remember and given and rule != saved:
+        try:
+            atomic_write(path, json.dumps(rule))
+        except OSError:
+            log.exception("Engram: remembering the diary's day rule in %s failed", path)
+    return tz, boundary_hour
+
+
 def diary_messages(day: date, episodes: list[Episode], persona: str,
                    tz: tzinfo | None) -> list[dict[str, str]]:
     """The prompt: who the bot is and the day's lines grouped by place, in the language of the day."""
@@ -108,14 +136,17 @@ def _write_file(path: Path, day: date, text: str) -> None:
 
 
 async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, force: bool = False,
-                      tz: tzinfo | None = None, boundary_hour: int = DEFAULT_BOUNDARY_HOUR,
+                      tz: tzinfo | None = None, boundary_hour: int | None = None,
                       folder: Path | None = None, persona: str | None = None,
                       now: datetime | None = None) -> DiaryResult:
     """Write the diary of ``date`` (once; ``force``: again, superseding the old entry).
 
+    ``tz`` and ``boundary_hour`` default to the ones the diaries were last written with (``day_rule``).
     Raises ``ChatError`` or ``replies.WrongShape`` when the model fails; nothing is changed then.
     """
     folder = folder or data_folder(engram)
+    given = (tz, boundary_hour)
+    tz, boundary_hour = day_rule(folder, tz, boundary_hour)
     path = diary_path(folder, date)
     old = await diary_of(engram, date, tz, boundary_hour)
     if old is not None and not force:
@@ -141,5 +172,6 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
                                              valid_from=start))
         status = "written"
     _write_file(path, date, entry)
+    day_rule(folder, *given, remember=True)
     log.info("Engram: diary of %s %s (m%d, from %d lines)", date, status, mid, len(sources))
     return DiaryResult(date, status, mid, entry, len(sources), path, sources)

@@ -238,3 +238,15 @@ async def test_a_long_day_is_shown_spread_out_within_the_prompt_budget(engram: E
     shown = [int(n) for n in re.findall(r"line (\d+) ", prompt)]
     assert len(prompt) < MAX_CHARS + 2000 and 10 <= len(shown) < 300
     assert shown[0] == 0 and shown[-1] > 1800  # spread over the whole day
+
+
+async def test_a_forget_rewriting_a_day_without_knowing_the_zone_supersedes_the_same_diary(
+        engram: Engram, tmp_path: Path) -> None:
+    await live_a_day(engram)
+    first = await write_diary(engram, ScriptedChat(entry("first")), DAY, tz=SH, boundary_hour=4,
+                              folder=tmp_path)
+    # metab's call after a forget: write_diary(engram, chat_model, date, force=True), nothing else
+    chat = ScriptedChat(entry("after the forget"))
+    again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
+    assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
+    assert again.episodes == first.episodes  # the same Shanghai day, late line included
