@@ -75,6 +75,7 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
@@ -93,9 +94,20 @@ class EngramService:
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
-                recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz)
-                self.engram = await Engram.open(self.path, embedder, settings=recall,
-                                                query_timeout=QUERY_TIMEOUT)
+                if self._opening is None:
+                    recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz)
+                    self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
+                                                                    query_timeout=QUERY_TIMEOUT))
+                # shielded: a caller cancelled mid-open (a reply's time limit) leaves the open to finish
+                # and be kept, never a half-open file whose connection thread outlives the plugin
+                try:
+                    self.engram = await asyncio.shield(self._opening)
+                except asyncio.CancelledError:
+                    raise  # the open goes on; the next caller (or close()) takes it
+                except BaseException:
+                    self._opening = None  # a failed open is tried again next time
+                    raise
+                self._opening = None
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
@@ -238,6 +250,11 @@ class EngramService:
             self._writer = None
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
+        if self.engram is None and self._opening is not None:  # an open whose caller was cancelled
+            opened = await asyncio.gather(self._opening, return_exceptions=True)
+            self._opening = None
+            if isinstance(opened[0], Engram):
+                self.engram = opened[0]
         if self.engram is not None:
             await self.engram.close()
             self.engram = None

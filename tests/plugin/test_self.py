@@ -276,3 +276,54 @@ async def test_everything_about_itself_stays_within_the_budget_and_leaves_room_f
     assert "I am Mochi." in block and "How you feel: content" in block
     assert "quiet evenings" not in block  # it did not fit whole, so it was left out
     assert inj is not None and inj.injected and "oolong" in block
+
+
+def _slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's file is open and its index still loading when the caller's time runs out."""
+    import asyncio
+
+    from astrbot_plugin_engram.memory import Engram
+
+    load = Engram._load_index
+
+    async def slow(self: Engram) -> None:
+        await asyncio.sleep(0.3)
+        await load(self)
+
+    monkeypatch.setattr(Engram, "_load_index", slow)
+
+
+def _threads() -> set[Any]:
+    import threading
+
+    return {t for t in threading.enumerate() if not t.daemon and t.is_alive()}
+
+
+async def test_a_reply_cancelled_while_the_store_opens_leaves_no_open_file_behind(
+        make_service: MakeService, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    _slow_open(monkeypatch)
+    svc = make_service()
+    before = _threads()
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(svc.memory(), 0.1)  # the reply's time limit hits mid-open
+    mem = await svc.memory()  # the next caller gets that same open, not a second one
+    assert mem is svc.engram
+    await svc.close()
+    await asyncio.sleep(0.05)
+    assert _threads() <= before
+
+
+async def test_close_takes_an_open_whose_caller_was_cancelled(make_service: MakeService,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    _slow_open(monkeypatch)
+    svc = make_service()
+    before = _threads()
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(svc.memory(), 0.1)
+    await svc.close()  # no caller came back for it: close() closes it
+    await asyncio.sleep(0.05)
+    assert svc.engram is None and _threads() <= before
