@@ -28,6 +28,7 @@ log = logging.getLogger("engram.inner_state")
 STATE_FILE = "inner-state.json"
 MAX_MOOD, MAX_ON_MIND = 40, 300
 TIMEOUT = 60.0
+_reported: set[str] = set()  # unreadable state files already logged (read before every reply)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,10 @@ def load_state(folder: Path) -> InnerState | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as e:
-        log.error("Engram: %s cannot be read (%s); the baseline mood is used", path, e)
+        problem = f"{path} cannot be read ({e}); the baseline mood is used"
+        if problem not in _reported:
+            _reported.add(problem)
+            log.error("Engram: %s", problem)
         return None
 
 

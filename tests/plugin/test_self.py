@@ -327,3 +327,13 @@ async def test_close_takes_an_open_whose_caller_was_cancelled(make_service: Make
     await svc.close()  # no caller came back for it: close() closes it
     await asyncio.sleep(0.05)
     assert svc.engram is None and _threads() <= before
+
+
+async def test_a_broken_inner_state_file_means_the_baseline_logged_once(
+        service: EngramService, caplog: pytest.LogCaptureFixture) -> None:
+    write(service, "identity/inner-state.json", "{not json")
+    with caplog.at_level(logging.ERROR):
+        _, req, _ = await ask(service, "hi", "alice")
+        await ask(service, "hi again", "alice")
+    assert "How you feel: calm" in injected(req)
+    assert caplog.text.count("inner-state.json cannot be read") == 1
