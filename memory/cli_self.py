@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from .clock import day_of, resolve_timezone
-from .engine import Engram
+from .engram import Engram
 from .errors import InvalidInputError
 from .model import now_utc
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .clock import DEFAULT_BOUNDARY_HOUR, finished_days
 from .diary import DiaryResult, data_folder, write_diary
-from .engine import Engram
+from .engram import Engram
 from .errors import ChatError
 from .identity import IdentityFolder
 from .inner_state import update_inner_state

@@ -18,7 +18,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, resolve_timezone
 from .consolidation.prompt import episode_line, language, templates
-from .engine import Engram
+from .engram import Engram
 from .identity import IdentityFolder, atomic_write
 from .model import Episode, Memory, aware, now_utc
 from .replies import json_object, text_field

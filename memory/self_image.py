@@ -18,7 +18,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .consolidation.prompt import language, templates
 from .diary import TIMEOUT, data_folder, recent_diaries
-from .engine import Engram
+from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, leaks, private_details
 from .model import SELF, Memory, aware, now_utc

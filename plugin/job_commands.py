@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..memory import visibility
+from ..memory.render import quoted
 from .commands import COMMANDS, CommandContext, short
-from .inject import quoted
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 

@@ -15,10 +15,10 @@ from typing import Any
 from ..memory import Audience
 from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
 from ..memory.model import now_utc
+from ..memory.render import when
 from ..scheduler import CONSOLIDATE, JobRecords, JobRegistry, NewEpisodeTrigger, Scheduler, consolidation_job
 from . import job_commands  # noqa: F401  (registers /mem consolidate)
 from .config import Settings
-from .inject import when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")

@@ -11,9 +11,9 @@ from typing import Any
 
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
+from ..memory.render import quoted
 from .commands import COMMANDS, CommandContext, UsageError, short
 from .events import audience_of, platform_of, sender_of
-from .inject import quoted
 from .service import EngramService
 from .tools import ToolArgError, text_arg
 

@@ -10,10 +10,9 @@ on the bot's mind is said only in the owner's private chat.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, tzinfo
+from datetime import datetime
 from pathlib import Path
 
-from ..memory.clock import ago, part_of_day
 from ..memory.identity import IdentityFolder
 from ..memory.inner_state import Baseline, current, load_state, sentence
 from ..memory.proposals import Proposals
@@ -69,20 +68,3 @@ class Selfhood:
         """The optional lines, most important first (each goes in whole, or not at all)."""
         return [line for line in (self.inner_state(now, owner_private=owner_private), self.self_image(),
                                   self.abilities_text()) if line]
-
-
-def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
-              last_person: datetime | None = None, person: str = "") -> str:
-    """The sense of time: now (date, time, part of day), since the last exchange here and with this person."""
-    local = now.astimezone(tz)
-    out = f"Now: {local:%Y-%m-%d %H:%M %A} ({local.tzname()}), {part_of_day(now, tz)}."
-    if last_here is None:
-        out += " Nothing was said in this place before."
-    else:
-        out += (f" The last message here before this one was {ago(last_here, now)} "
-                f"({last_here.astimezone(tz):%Y-%m-%d}).")
-    if person and last_person is not None:
-        out += f" {person} last wrote to you {ago(last_person, now)}."
-    elif person:
-        out += f" This is the first time {person} writes to you."
-    return out

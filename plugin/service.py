@@ -19,6 +19,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.render import build_block, fit_identity, note, time_line
 from .config import Settings
 from .echo import own_words
 from .events import (
@@ -31,18 +32,9 @@ from .events import (
     reply_episode,
     space_of,
 )
-from .inject import (
-    Injection,
-    already_in_context,
-    apply,
-    build_block,
-    fit_identity,
-    note,
-    recall_query,
-    recent_turns,
-)
+from .inject import Injection, already_in_context, apply, recall_query, recent_turns
 from .providers import Providers
-from .selfhood import Selfhood, time_line
+from .selfhood import Selfhood
 
 log = logging.getLogger("engram.plugin")
 
@@ -149,7 +141,7 @@ class EngramService:
         people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
         out = {}
         for person in people:
-            aliases = await mem.store.aliases(person)
+            aliases = await mem.aliases(person)
             if aliases:
                 out[person] = aliases[0]
         return out
@@ -328,7 +320,7 @@ class EngramService:
                          audience: Audience | None, person: tuple[str, str]) -> str:
         if not self.settings.time_enabled:
             return ""
-        last = await mem.store.last_episode_time(space, before=before)
+        last = await mem.last_episode_time(space, before=before)
         actor, name = person
         if not actor:
             return time_line(now, last, self.tz)

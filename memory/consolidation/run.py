@@ -20,7 +20,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..chat import ChatModel
-from ..engine import Engram
+from ..engram import Engram
 from ..errors import ChatError, ChatTimeout
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, visibility

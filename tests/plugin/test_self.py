@@ -282,15 +282,15 @@ def _slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store's file is open and its index still loading when the caller's time runs out."""
     import asyncio
 
-    from astrbot_plugin_engram.memory import Engram
+    from astrbot_plugin_engram.memory.index import Indexes
 
-    load = Engram._load_index
+    load = Indexes.load
 
-    async def slow(self: Engram) -> None:
+    async def slow(self: Indexes, *args: Any, **kw: Any) -> None:
         await asyncio.sleep(0.3)
-        await load(self)
+        await load(self, *args, **kw)
 
-    monkeypatch.setattr(Engram, "_load_index", slow)
+    monkeypatch.setattr(Indexes, "load", slow)
 
 
 def _threads() -> set[Any]:
