@@ -265,7 +265,7 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
         report = await con.run([args.space] if args.space else None, force=True)
     finally:
         await chat.close()
-    found = await e.store.get_memories(report.new_ids)
+    found = await e.memories(report.new_ids)
     for m in (found[i] for i in report.new_ids if i in found):
         verb = f"updates m{m.supersedes}" if m.supersedes else "added"
         sources = ", ".join(f"e{s}" for s in m.sources)

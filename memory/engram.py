@@ -120,7 +120,8 @@ class Engram:
             ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
             for name, value in cursors.items():
                 await tx.set_cursor(name, value)
-        self.indexer.kick()
+        if ids:
+            self.indexer.kick()
         return ids
 
     async def set_scope(self, memory_id: int, scope: str) -> None:
@@ -154,6 +155,10 @@ class Engram:
         if memory_id not in found:
             raise UnknownIdError(f"no memory with id {memory_id}")
         return found[memory_id]
+
+    async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
+        """The memories among ``ids`` that exist, by id, in one read."""
+        return await self.store.get_memories(list(ids))
 
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes([episode_id])

@@ -26,8 +26,8 @@ async def main(path: str, base_url: str) -> None:
     eng = await Engram.open(path, NoEmbedder(), background=False)
     insert = SQLiteWrites.add_memory
 
-    async def slow_insert(self: SQLiteWrites, *args: Any, **kw: Any) -> Any:
-        out = await insert(self, *args, **kw)
+    async def slow_insert(self: SQLiteWrites, *args: Any, **kwargs: Any) -> Any:
+        out = await insert(self, *args, **kwargs)
         say("inserted")
         await asyncio.sleep(0.02)
         return out

@@ -195,26 +195,6 @@ async def m004_empty_lines(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
-@migration
-async def m005_job_runs(db: aiosqlite.Connection) -> None:
-    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
-    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
-    await run_script(
-        db,
-        """
-        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
-        CREATE INDEX episodes_space_id ON episodes(space, id);
-        """,
-    )
-
-
-@migration
-async def m006_episode_time_indexes(db: aiosqlite.Connection) -> None:
-    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
-    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
-    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
-
-
 def _m002_keyed_words(words: str, key: int) -> str:
     """m002's copy of ``keywords.keyed_words``: each word followed by U+E000 and the space's key."""
     mark = f"\ue000{key}"
@@ -271,6 +251,26 @@ _M004_ACK_WORDS = frozenset(
 def _m004_text_shape(text: str) -> int:
     empty = all(w in _M004_ACK_WORDS for w in words(text))
     return _m003_text_shape(text) + _M004_EMPTY_SHAPE * empty
+
+
+@migration
+async def m005_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
+    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+        CREATE INDEX episodes_space_id ON episodes(space, id);
+        """,
+    )
+
+
+@migration
+async def m006_episode_time_indexes(db: aiosqlite.Connection) -> None:
+    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
+    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
+    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
 
 
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes

@@ -8,7 +8,6 @@ at all: every connection is ``mode=ro`` and a write is refused.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -24,7 +23,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory, timestamp
 from ...scopes import Visibility
 from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
-from . import browse, keywords, vectors
+from . import browse, days, keywords, progress, vectors
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -193,6 +192,10 @@ class SQLiteStore:
         async with self.transaction() as tx:
             await tx.set_cursor(name, value)
 
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        async with self.transaction() as tx:
+            await tx.save_job_run(job, record)
+
     # ---- episodes ------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
@@ -301,73 +304,37 @@ class SQLiteStore:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
-    # ---- jobs: consolidation (issue 12) and the bot's days (issue 13) ----------------------
-    async def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        async with (self._writer or self._reader).execute(sql, args) as cur:
-            return list(await cur.fetchall())
-
+    # ---- where background work stands ----------------------------------------------------
     async def cursors(self, prefix: str) -> dict[str, int]:
         """Every cursor whose name starts with ``prefix``, by name."""
-        return dict(await self._rows("SELECT name, value FROM cursors WHERE name >= ? AND name < ?",
-                                     (prefix, prefix + "\uffff")))
+        return await progress.cursors(self._writer or self._reader, prefix)
 
     async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]:
         """(space, new episodes, last id, first time, last time) of every space with episodes past
-        ``after[space]``."""
-        out = []
-        for (space,) in await self._rows("SELECT name FROM spaces"):
-            rows = await self._rows("SELECT count(*), max(id), min(time), max(time) FROM episodes"
-                                    " WHERE space = ? AND id > ?", (space, after.get(space, 0)))
-            if rows and rows[0][0]:
-                out.append((space, *rows[0]))
-        return out
+        ``after[space]`` (0 when absent)."""
+        return await progress.episode_backlog(self._writer or self._reader, after)
 
     async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
-        rows = await self._rows(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ? AND id > ?"
-                                " ORDER BY id LIMIT ?", (space, after, limit))
-        return [episode_row(r) for r in rows]
+        return await progress.episodes_after(self._writer or self._reader, space, after, limit)
 
+    async def job_runs(self) -> dict[str, dict[str, Any]]:
+        """Each background job's record (last run, status, stats, totals)."""
+        return await progress.job_runs(self._writer or self._reader)
+
+    # ---- the bot's days (issue 13) -------------------------------------------------------
     async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
-        rows = await self._rows(f"SELECT {EPISODE_COLUMNS} FROM episodes"
-                                " WHERE time >= ? AND time < ? ORDER BY time, id LIMIT ?",
-                                (timestamp(start), timestamp(end), limit))
-        return [episode_row(r) for r in rows]
+        return await days.episodes_between(self._writer or self._reader, start, end, limit)
 
     async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
         """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
-        rows = await self._rows("SELECT id FROM memories WHERE kind = ? AND status = ? ORDER BY id",
-                                (kind, status))
-        return [r[0] for r in rows]
+        return await days.memory_ids_of_kind(self._writer or self._reader, kind, status)
 
     async def last_time_with(self, actor: str, before: datetime | None = None,
                              space: str | None = None) -> datetime | None:
         """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
-        sql = "SELECT time, tz FROM episodes WHERE actor = ?"
-        args: list[Any] = [actor]
-        if space is not None:
-            sql += " AND space = ?"
-            args.append(space)
-        if before is not None:
-            sql += " AND time < ?"
-            args.append(timestamp(before))
-        rows = await self._rows(sql + " ORDER BY time DESC LIMIT 1", args)
-        return dt(rows[0][0], rows[0][1]) if rows else None
-
-    async def job_runs(self) -> dict[str, dict[str, Any]]:
-        """The persisted record of every job: last start/finish, status, error, stats, totals."""
-        rows = await self._rows("SELECT job, record FROM job_runs")
-        return {job: json.loads(record) for job, record in rows}
-
-    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
-        async with self.transaction() as tx:
-            await tx.save_job_run(job, record)
-
-    async def set_cursors(self, cursors: dict[str, int]) -> None:
-        async with self.transaction() as tx:
-            for name, value in cursors.items():
-                await tx.set_cursor(name, value)
+        return await days.last_time_with(self._writer or self._reader, actor, before, space)
 
     # ---- browsing ------------------------------------------------------------------------
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,

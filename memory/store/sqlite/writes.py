@@ -204,6 +204,6 @@ class SQLiteWrites:
             (name, value))
 
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
-        """A job's record (the scheduler's), one JSON row per job."""
-        await self._writer.execute("INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET"
-                                   " record = excluded.record", (job, json.dumps(record, ensure_ascii=False)))
+        await self._writer.execute(
+            "INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET record = excluded.record",
+            (job, json.dumps(record, ensure_ascii=False)))
