@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .browse import Browser
 from .checks import checked_episode, checked_memory
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
@@ -64,14 +65,19 @@ class Engram:
         self._query_outage = Outage(log, "query embedding failed, recall uses keywords only: %s",
                                     "query embedding works again")
         self._background = False
+        self._browser: Browser | None = None
 
     @classmethod
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
-                   background: bool = True, durable: bool = False,
+                   background: bool = True, durable: bool = False, read_only: bool = False,
                    query_timeout: float = 10.0) -> Engram:
-        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
-        store = await SQLiteStore.open(path, durable=durable)
+        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
+
+        ``read_only``: an existing store, opened so that nothing can be written (no background
+        embedding; recall uses the vectors already stored)."""
+        store = await SQLiteStore.open(path, durable=durable, read_only=read_only)
+        background = background and not read_only
         self = cls(store, embedder if embedder is not None else LocalE5(),
                    ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
         await self._load_index()
@@ -84,6 +90,8 @@ class Engram:
     async def close(self) -> None:
         """Write what is queued, stop the indexer, close the store."""
         await self.flush()
+        if self._browser is not None:
+            await self._browser.close()
         if self._indexer:
             self._indexer.cancel()
             await asyncio.gather(self._indexer, return_exceptions=True)
@@ -228,6 +236,25 @@ class Engram:
             return None
         self._query_outage.recovered()
         return vec
+
+    async def names(self, people: Iterable[str]) -> dict[str, str]:
+        """The latest display name of each person that has one."""
+        out = {}
+        for person in people:
+            aliases = await self.store.aliases(person)
+            if aliases:
+                out[person] = aliases[0]
+        return out
+
+    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+        """When the last episode in ``space`` (before ``before``) happened, or None."""
+        return await self.store.last_episode_time(space, before=before)
+
+    async def browser(self) -> Browser:
+        """A read-only view for paging through the store (the dashboard); its connection cannot write."""
+        if self._browser is None:
+            self._browser = await Browser.open(self.store.path)
+        return self._browser
 
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())

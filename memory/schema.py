@@ -213,6 +213,18 @@ async def check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
         )
 
 
+async def check_migrated(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse a file that lacks a migration (a read-only open cannot apply it)."""
+    try:
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            applied = {r[0] for r in await cur.fetchall()}
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path} is not an Engram store ({e})") from e
+    pending = [name for name, _ in MIGRATIONS if name not in applied]
+    if pending:
+        raise StoreError(f"{path} needs migrations {pending}; open it once read-write (the bot or the CLI)")
+
+
 async def migrate(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
     async with db.execute("SELECT name FROM _migrations") as cur:

@@ -40,7 +40,7 @@ from .rows import (
     tz_minutes,
     unkeyed,
 )
-from .schema import check_header, check_known_schema, migrate
+from .schema import check_header, check_known_schema, check_migrated, migrate
 from .scopes import Visibility
 from .vector_rows import VectorRows
 
@@ -77,25 +77,35 @@ class SQLiteStore:
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    async def open(cls, path: str | Path, *, durable: bool = False) -> SQLiteStore:
-        """Open (or create) the store at ``path``; a foreign or newer file is refused untouched."""
+    async def open(cls, path: str | Path, *, durable: bool = False, read_only: bool = False) -> SQLiteStore:
+        """Open (or create) the store at ``path``; a foreign or newer file is refused untouched.
+
+        ``read_only``: every connection is opened with ``mode=ro`` (nothing can be written, the file
+        must exist and be migrated already).
+        """
         path = Path(path)
         check_header(path)
+        if read_only and not path.is_file():
+            raise StoreError(f"no store at {path}")
+        ro_uri = f"{path.resolve().as_uri()}?mode=ro"  # as_uri() escapes '#', '?' and '%'
         try:
-            writer = await aiosqlite.connect(path, isolation_level=None)
+            writer = await (aiosqlite.connect(ro_uri, uri=True, isolation_level=None) if read_only
+                            else aiosqlite.connect(path, isolation_level=None))
         except sqlite3.Error as e:
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
             await check_known_schema(writer, path)
-            for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
-                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
-                await writer.execute(f"PRAGMA {pragma}")
-            await migrate(writer)
-            # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
-            reader = await aiosqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                             isolation_level=None)
+            if read_only:
+                await writer.execute("PRAGMA busy_timeout=5000")
+                await check_migrated(writer, path)
+            else:
+                for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
+                               "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
+                    await writer.execute(f"PRAGMA {pragma}")
+                await migrate(writer)
+            reader = await aiosqlite.connect(ro_uri, uri=True, isolation_level=None)
             await reader.execute("PRAGMA busy_timeout=5000")
-            quick = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+            quick = sqlite3.connect(ro_uri, uri=True, isolation_level=None)
             quick.execute("PRAGMA busy_timeout=5000")
             store = cls(path, writer, reader, quick)
             await store.keywords.load(partial(fetch_rows, reader))

@@ -18,6 +18,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.render import hit_names, memory_block
 from .config import Settings
 from .events import (
     audience_of,
@@ -32,11 +33,8 @@ from .inject import (
     Injection,
     already_in_context,
     apply,
-    build_block,
-    note,
     recall_query,
     recent_turns,
-    time_line,
 )
 from .providers import Providers
 
@@ -101,15 +99,7 @@ class EngramService:
 
     async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The latest display name of every person the hits are about or were said by."""
-        mem = await self.memory()
-        people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
-        people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-        out = {}
-        for person in people:
-            aliases = await mem.store.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
+        return await hit_names(await self.memory(), hits)
 
     def identity(self) -> str:
         """The bot's identity document (``identity.md`` in the data folder), or ""."""
@@ -232,9 +222,6 @@ class EngramService:
     async def render(self, space: str, hits: Sequence[Hit], now: datetime,
                      before: datetime | None = None) -> tuple[str, list[int]]:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
-        mem = await self.memory()
-        names = await self.names(hits)
-        last = await mem.store.last_episode_time(space, before=before or now)
-        notes = [note(h, names, now, self.tz) for h in hits]
-        return build_block(notes, time_line(now, last, self.tz), self.identity(),
-                           self.settings.inject_budget_tokens)
+        block = await memory_block(await self.memory(), space, hits, now, before=before, tz=self.tz,
+                                   identity=self.identity(), budget=self.settings.inject_budget_tokens)
+        return block.text, block.taken
