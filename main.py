@@ -12,6 +12,7 @@ from astrbot.api.star import Context, Star, StarTools
 from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
+from .plugin.dashboard import start_dashboard, stop_dashboard
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
 
@@ -31,9 +32,11 @@ class EngramPlugin(Star):
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
+        await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
 
     async def terminate(self) -> None:
         if self.service is not None:
+            await stop_dashboard(self.service)
             await self.service.close()
 
     @filter.event_message_type(filter.EventMessageType.ALL, priority=100)

@@ -29,6 +29,8 @@ class Settings:
     embedding_provider_id: str = ""
     chat_provider_id: str = ""
     blacklist_spaces: tuple[str, ...] = ()
+    dashboard_enabled: bool = True
+    dashboard_port: int = 8765
 
     def is_owner(self, platform: str, user_id: str) -> bool:
         """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
@@ -46,7 +48,8 @@ class Settings:
 
 
 # key -> (low, high) for numbers, or the allowed values for strings
-BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50)}
+BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
+                                      "dashboard_port": (1024, 65535)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 
 

@@ -70,6 +70,7 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._identity: tuple[float, str] = (0.0, "")
+        self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
 
     @property
     def path(self) -> Path:
