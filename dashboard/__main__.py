@@ -22,8 +22,10 @@ TOKEN_ENV = "ENGRAM_DASHBOARD_TOKEN"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m astrbot_plugin_engram.dashboard",
-                                description="Engram's read-only web dashboard over a store file.")
+    p = argparse.ArgumentParser(
+        prog="python -m astrbot_plugin_engram.dashboard",
+        description="Engram's read-only web dashboard over a store file.",
+    )
     p.add_argument("--db", type=Path, required=True, help="the store file (opened read-only)")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
@@ -50,8 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not is_loopback(args.host) and not token:
-        print(f"engram dashboard: error: refusing to listen on {args.host} without a token; "
-              f"set ${TOKEN_ENV} (or listen on 127.0.0.1)", file=sys.stderr)
+        print(
+            f"engram dashboard: error: refusing to listen on {args.host} without a token; "
+            f"set ${TOKEN_ENV} (or listen on 127.0.0.1)",
+            file=sys.stderr,
+        )
         return 2
     if not token:
         token = new_token()

@@ -28,8 +28,9 @@ SETTINGS = web.AppKey("settings", DashboardSettings)
 SOURCE = web.AppKey("source", object)
 STATIC = web.AppKey("static", dict)
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
-                               " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self';"
+    " img-src 'self' data:;"
+    " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -46,10 +47,19 @@ def make_app(engram: EngramSource, settings: DashboardSettings) -> web.Applicati
     app = web.Application(middlewares=[_headers, _auth, _errors])
     app[SETTINGS] = settings
     app[SOURCE] = engram
-    app[STATIC] = {name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC_TYPES}
+    app[STATIC] = {
+        name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC_TYPES
+    }
     routes = {
-        "/": overview, "/memories": memories, "/memories/{id}": memory, "/place": place, "/recall": recall,
-        "/graph": graph, "/diary": diary, "/identity": identity, "/static/{name}": static,
+        "/": overview,
+        "/memories": memories,
+        "/memories/{id}": memory,
+        "/place": place,
+        "/recall": recall,
+        "/graph": graph,
+        "/diary": diary,
+        "/identity": identity,
+        "/static/{name}": static,
     }
     for path, handler in routes.items():
         app.router.add_get(path, handler, allow_head=False)
@@ -104,7 +114,9 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 def _error(request: web.Request, status: int, message: str) -> web.Response:
     if _is_api(request):
         return web.json_response({"error": message}, status=status)
-    return web.Response(text=html.error(_lang(request), status, message), status=status, content_type="text/html")
+    return web.Response(
+        text=html.error(_lang(request), status, message), status=status, content_type="text/html"
+    )
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -143,8 +155,11 @@ async def memories(request: web.Request) -> web.Response:
     engram, browser = await _open(request)
     f, (page, size) = memory_filter(request.query), paging(request.query)
     d = await data.memories(engram, browser, f, page, size)
-    shown = {k: request.query[k] for k in ("q", "kind", "status", "scope", "place", "person", "size")
-             if request.query.get(k)}
+    shown = {
+        k: request.query[k]
+        for k in ("q", "kind", "status", "scope", "place", "person", "size")
+        if request.query.get(k)
+    }
     return _answer(request, d, lambda: html.memories(_lang(request), d, shown))
 
 
@@ -173,8 +188,11 @@ async def recall(request: web.Request) -> web.Response:
         try:
             d = await data.recall(engram, browser, request.app[SETTINGS], q, space, owner)
         except BadParam as e:
-            return web.Response(text=html.recall(_lang(request), None, request.query, places, str(e)),
-                                status=400, content_type="text/html")
+            return web.Response(
+                text=html.recall(_lang(request), None, request.query, places, str(e)),
+                status=400,
+                content_type="text/html",
+            )
         return _answer(request, d, lambda: html.recall(_lang(request), d, request.query, places))
     d = await data.recall(engram, browser, request.app[SETTINGS], q, space, owner)
     return _answer(request, d, lambda: "")

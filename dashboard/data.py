@@ -34,16 +34,37 @@ def iso(t: datetime | float | None) -> str | None:
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
-    return {"key": f"e{e.id}", "id": e.id, "time": iso(e.time), "space": e.space, "seq": e.seq,
-            "actor": e.actor, "name": e.actor_name, "kind": e.kind, "text": e.content}
+    return {
+        "key": f"e{e.id}",
+        "id": e.id,
+        "time": iso(e.time),
+        "space": e.space,
+        "seq": e.seq,
+        "actor": e.actor,
+        "name": e.actor_name,
+        "kind": e.kind,
+        "text": e.content,
+    }
 
 
 def memory_json(m: Memory, names: dict[str, str]) -> dict[str, Any]:
-    return {"key": f"m{m.id}", "id": m.id, "text": m.text, "kind": m.kind, "scope": m.scope,
-            "status": m.status, "subjects": [{"id": s, "name": names.get(s, "")} for s in m.subjects],
-            "importance": round(m.importance, 3), "strength": round(m.strength, 3),
-            "created_at": iso(m.created_at), "valid_from": iso(m.valid_from), "valid_to": iso(m.valid_to),
-            "last_recalled": iso(m.last_recalled), "supersedes": m.supersedes, "sources": list(m.sources)}
+    return {
+        "key": f"m{m.id}",
+        "id": m.id,
+        "text": m.text,
+        "kind": m.kind,
+        "scope": m.scope,
+        "status": m.status,
+        "subjects": [{"id": s, "name": names.get(s, "")} for s in m.subjects],
+        "importance": round(m.importance, 3),
+        "strength": round(m.strength, 3),
+        "created_at": iso(m.created_at),
+        "valid_from": iso(m.valid_from),
+        "valid_to": iso(m.valid_to),
+        "last_recalled": iso(m.last_recalled),
+        "supersedes": m.supersedes,
+        "sources": list(m.sources),
+    }
 
 
 def page_json(items: list[Any], total: int, page: int, size: int) -> dict[str, Any]:
@@ -63,15 +84,21 @@ async def overview(engram: Engram, browser: Browser, settings: DashboardSettings
     stats = await engram.stats()
     live = stats["episodes"] + stats["memories"] + stats["archived"]
     return {
-        "counts": counts, "episodes": stats["episodes"], "memories": sum(n for *_, n in groups),
+        "counts": counts,
+        "episodes": stats["episodes"],
+        "memories": sum(n for *_, n in groups),
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
         "people": [{"id": p, "name": name, "episodes": n} for p, name, n in await browser.people()],
         "jobs": await settings.jobs() if settings.jobs is not None else None,
-        "embedder": engram.embedder.name, "chat_model": settings.chat_model or None,
-        "index": {"indexed": stats["indexed"], "items": live,
-                  "coverage": round(stats["indexed"] / live, 4) if live else None,
-                  "vectors_by_model": await browser.vector_counts()},
+        "embedder": engram.embedder.name,
+        "chat_model": settings.chat_model or None,
+        "index": {
+            "indexed": stats["indexed"],
+            "items": live,
+            "coverage": round(stats["indexed"] / live, 4) if live else None,
+            "vectors_by_model": await browser.vector_counts(),
+        },
     }
 
 
@@ -87,11 +114,16 @@ async def memory(engram: Engram, browser: Browser, memory_id: int) -> dict[str, 
         m = await engram.get(memory_id)
     except KeyError as e:
         raise NotFound(f"no memory m{memory_id}") from e
-    sources = [{"episode": episode_json(ep), "context": [episode_json(c) for c in await browser.around(ep)]}
-               for ep in await engram.sources(memory_id)]
+    sources = [
+        {"episode": episode_json(ep), "context": [episode_json(c) for c in await browser.around(ep)]}
+        for ep in await engram.sources(memory_id)
+    ]
     names = await _names(engram, versions)
-    return {"memory": memory_json(m, names), "sources": sources,
-            "versions": [memory_json(v, names) for v in versions]}
+    return {
+        "memory": memory_json(m, names),
+        "sources": sources,
+        "versions": [memory_json(v, names) for v in versions],
+    }
 
 
 async def place(engram: Engram, browser: Browser, space: str, page: int, size: int) -> dict[str, Any]:
@@ -100,21 +132,35 @@ async def place(engram: Engram, browser: Browser, space: str, page: int, size: i
     eps = await browser.space_episodes(space, (page - 1) * size, size)
     learned = await browser.memories(MemoryFilter(space=space), 0, PLACE_MEMORIES)
     names = await _names(engram, learned.items)
-    return {"space": space, "episodes": page_json([episode_json(e) for e in eps.items], eps.total, page, size),
-            "memories": [memory_json(m, names) for m in learned.items], "memories_total": learned.total}
+    return {
+        "space": space,
+        "episodes": page_json([episode_json(e) for e in eps.items], eps.total, page, size),
+        "memories": [memory_json(m, names) for m in learned.items],
+        "memories_total": learned.total,
+    }
 
 
 def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
     item = h.item
     where = item.space if isinstance(item, Episode) else item.scope
     who = item.actor_name if isinstance(item, Episode) else ""
-    return {"key": h.key, "kind": h.kind, "id": h.id, "text": h.text, "score": round(h.score, 4),
-            "features": {k: round(v, 4) for k, v in h.features.items()}, "where": where, "name": who,
-            "time": iso(h.time), "injected": injected}
+    return {
+        "key": h.key,
+        "kind": h.kind,
+        "id": h.id,
+        "text": h.text,
+        "score": round(h.score, 4),
+        "features": {k: round(v, 4) for k, v in h.features.items()},
+        "where": where,
+        "name": who,
+        "time": iso(h.time),
+        "injected": injected,
+    }
 
 
-async def recall(engram: Engram, browser: Browser, settings: DashboardSettings, query: str, space: str,
-                 owner: bool | None) -> dict[str, Any]:
+async def recall(
+    engram: Engram, browser: Browser, settings: DashboardSettings, query: str, space: str, owner: bool | None
+) -> dict[str, Any]:
     """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
     if not query:
         raise BadParam("query is empty: type what to recall")
@@ -125,12 +171,18 @@ async def recall(engram: Engram, browser: Browser, settings: DashboardSettings, 
     audience = Audience(space=space, owner_private=owner)
     now = now_utc()
     hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
-    block = await memory_block(engram, space, hits, now, budget=settings.budget,
-                               identity=settings.identity(), tz=settings.tz)
+    block = await memory_block(
+        engram, space, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
+    )
     taken = set(block.taken)
-    return {"query": query, "audience": {"space": space, "owner_private": owner},
-            "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
-            "block": block.text, "tokens": block.tokens, "budget": settings.budget}
+    return {
+        "query": query,
+        "audience": {"space": space, "owner_private": owner},
+        "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
+        "block": block.text,
+        "tokens": block.tokens,
+        "budget": settings.budget,
+    }
 
 
 async def graph(engram: Engram, browser: Browser) -> dict[str, Any]:
@@ -139,13 +191,22 @@ async def graph(engram: Engram, browser: Browser) -> dict[str, Any]:
     about = await browser.about(GRAPH_MEMORIES)
     talks = await browser.talks(GRAPH_TALKS)
     used = {s for m in about for s in m.subjects} | {p for a, b, _ in talks for p in (a, b)}
-    nodes = [{"id": p, "type": "person", "label": people.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
-              "weight": people.get(p, ("", 0))[1]} for p in sorted(used)]
-    nodes += [{"id": f"m{m.id}", "type": "memory", "label": m.text[:80], "weight": m.importance}
-              for m in about]
+    nodes = [
+        {
+            "id": p,
+            "type": "person",
+            "label": people.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
+            "weight": people.get(p, ("", 0))[1],
+        }
+        for p in sorted(used)
+    ]
+    nodes += [
+        {"id": f"m{m.id}", "type": "memory", "label": m.text[:80], "weight": m.importance} for m in about
+    ]
     links = [{"source": a, "target": b, "type": "talks", "weight": n} for a, b, n in talks]
-    links += [{"source": f"m{m.id}", "target": s, "type": "about", "weight": 1}
-              for m in about for s in m.subjects]
+    links += [
+        {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
+    ]
     return {"nodes": nodes, "links": links}
 
 

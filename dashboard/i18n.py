@@ -28,7 +28,10 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "index": ("Index coverage", "索引覆盖"),
     "indexed": ("indexed", "已索引"),
     "not_yet": ("Not there yet.", "尚未提供。"),
-    "no_jobs": ("No jobs have run yet: the scheduler is not there yet.", "还没有任务运行过：调度器尚未提供。"),
+    "no_jobs": (
+        "No jobs have run yet: the scheduler is not there yet.",
+        "还没有任务运行过：调度器尚未提供。",
+    ),
     "scope": ("Scope", "范围"),
     "kind": ("Kind", "类型"),
     "status": ("Status", "状态"),
@@ -64,13 +67,18 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "block": ("The block that would be injected", "将被注入的内容"),
     "tokens": ("tokens", "词元"),
     "no_hits": ("Nothing this audience may see matches.", "该受众可见的内容中没有匹配项。"),
-    "graph_help": ("People (circles) and the memories about them (squares); lines between people: who "
-                   "answers whom.", "人物（圆）与关于他们的记忆（方块）；人物之间的连线：谁回复谁。"),
+    "graph_help": (
+        "People (circles) and the memories about them (squares); lines between people: who answers whom.",
+        "人物（圆）与关于他们的记忆（方块）；人物之间的连线：谁回复谁。",
+    ),
     "diary_none": ("No diary entries yet: the diary job is not there yet.", "还没有日记：日记任务尚未提供。"),
     "identity_note": ("Identity note (identity.md)", "身份笔记（identity.md）"),
     "identity_none": ("No identity note.", "没有身份笔记。"),
     "self_image": ("Self-image, its history and open proposals", "自我形象、历史与待定提议"),
-    "self_image_none": ("Not there yet: the self-image job is not built yet.", "尚未提供：自我形象任务还没有实现。"),
+    "self_image_none": (
+        "Not there yet: the self-image job is not built yet.",
+        "尚未提供：自我形象任务还没有实现。",
+    ),
     "error": ("Error", "错误"),
     "not_found": ("Not found", "未找到"),
     "said": ("said", "说"),

@@ -74,5 +74,11 @@ def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
         raise BadParam(f"kind must be one of {', '.join(MEMORY_KINDS)}")
     if status and status not in MEMORY_STATUSES:
         raise BadParam(f"status must be one of {', '.join(MEMORY_STATUSES)}")
-    return MemoryFilter(scope=scope, kind=kind, status=status, space=text(params, "place"),
-                        person=text(params, "person"), text=text(params, "q"))
+    return MemoryFilter(
+        scope=scope,
+        kind=kind,
+        status=status,
+        space=text(params, "place"),
+        person=text(params, "person"),
+        text=text(params, "q"),
+    )

@@ -47,7 +47,7 @@ def is_loopback(host: str) -> bool:
 
 
 class DashboardServer:
-    """One dashboard on ``host:port``; ``start`` never raises for a port in use, it says so and returns False."""
+    """One dashboard on ``host:port``; ``start`` never raises for a port in use: it logs and returns False."""
 
     def __init__(self, app: web.Application, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
         self.app, self.host, self.port = app, host, port
@@ -68,9 +68,13 @@ class DashboardServer:
         try:
             await web.TCPSite(runner, self.host, self.port, reuse_address=True).start()
         except OSError as e:
-            log.error("Engram dashboard: cannot listen on %s:%s (%s); the port is taken or not allowed. "
-                      "The bot goes on without the dashboard; set dashboard_port to a free port.",
-                      self.host, self.port, e.strerror or e)
+            log.error(
+                "Engram dashboard: cannot listen on %s:%s (%s); the port is taken or not allowed. "
+                "The bot goes on without the dashboard; set dashboard_port to a free port.",
+                self.host,
+                self.port,
+                e.strerror or e,
+            )
             await runner.cleanup()
             return False
         if self.port == 0:  # an ephemeral port (tests): learn which

@@ -18,10 +18,14 @@ log = logging.getLogger("engram.plugin")
 
 def owner_space(settings: Settings):  # type: ignore[no-untyped-def]
     """Whether a place is the owner's private chat, as ``events.audience_of`` decides it."""
+
     def check(space: str) -> bool:
         platform, _, rest = space.partition(":")
         kind, _, user = rest.partition(":")
-        return kind == "private" and (settings.is_owner(platform, user) or settings.is_owner_private_space(space))
+        return kind == "private" and (
+            settings.is_owner(platform, user) or settings.is_owner_private_space(space)
+        )
+
     return check
 
 
@@ -31,10 +35,15 @@ async def start_dashboard(service: EngramService) -> DashboardServer | None:
     if not s.dashboard_enabled:
         return None
     try:
-        settings = DashboardSettings(token=stored_token(service.data_dir), budget=s.inject_budget_tokens,
-                                     recall_k=s.recall_k, identity=service.identity, tz=service.tz,
-                                     chat_model=s.chat_provider_id or "the chat's current provider",
-                                     owner_spaces=owner_space(s))
+        settings = DashboardSettings(
+            token=stored_token(service.data_dir),
+            budget=s.inject_budget_tokens,
+            recall_k=s.recall_k,
+            identity=service.identity,
+            tz=service.tz,
+            chat_model=s.chat_provider_id or "the chat's current provider",
+            owner_spaces=owner_space(s),
+        )
         server = DashboardServer(make_app(service.memory, settings), DEFAULT_HOST, s.dashboard_port)
         if not await server.start():
             return None
@@ -58,9 +67,15 @@ async def _dashboard(ctx: CommandContext, args: str) -> str:
         return "Engram: /mem dashboard answers only in the owner's private chat."
     server = ctx.service.dashboard
     if server is None:
-        why = "disabled (dashboard_enabled)" if not ctx.service.settings.dashboard_enabled else \
-            "not running (see the log: the port may be in use)"
+        why = (
+            "disabled (dashboard_enabled)"
+            if not ctx.service.settings.dashboard_enabled
+            else "not running (see the log: the port may be in use)"
+        )
         return f"Engram: the dashboard is {why}."
     token = stored_token(ctx.service.data_dir)
-    return (f"Engram dashboard (this machine only): {server.url}?token={token}\n"
-            "Open it in a browser on the bot's machine; the link sets a cookie and drops the token from the address.")
+    return (
+        f"Engram dashboard (this machine only): {server.url}?token={token}\n"
+        "Open it in a browser on the bot's machine; the link sets a cookie and then drops the token"
+        " from the address."
+    )

@@ -28,6 +28,7 @@ from ..memory.render import (  # noqa: F401 - the block's parts, rendered by the
     time_line,
     when,
 )
+
 QUERY_TURNS = 4  # earlier turns of the conversation that join the latest message in the recall query
 QUERY_CHARS = 1200
 

@@ -15,7 +15,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.render import hit_names, memory_block

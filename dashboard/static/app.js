@@ -42,24 +42,29 @@
     var byId = {};
     nodes.forEach(function (n) { byId[n.id] = n; });
     var links = data.links.filter(function (l) { return byId[l.source] && byId[l.target]; });
-    for (var step = 0; step < 300; step++) {  // a small force layout: repel all, pull linked, centre
+    // Fruchterman-Reingold: every pair repels (k²/d), linked nodes attract (d²/k), moves cool down.
+    var k = 0.4 * Math.sqrt(w * h / Math.max(1, nodes.length)), t = w / 8;
+    for (var step = 0; step < 250; step++) {
+      nodes.forEach(function (n) { n.vx = 0; n.vy = 0; });
       for (var i = 0; i < nodes.length; i++) {
         for (var j = i + 1; j < nodes.length; j++) {
-          var a = nodes[i], b = nodes[j], dx = a.x - b.x, dy = a.y - b.y, d2 = dx * dx + dy * dy + 0.01;
-          var f = 1500 / d2;
+          var a = nodes[i], b = nodes[j], dx = a.x - b.x, dy = a.y - b.y;
+          var d = Math.sqrt(dx * dx + dy * dy) || 0.01, f = k * k / d / d;
           a.vx += dx * f; a.vy += dy * f; b.vx -= dx * f; b.vy -= dy * f;
         }
       }
       links.forEach(function (l) {
-        var a = byId[l.source], b = byId[l.target], dx = b.x - a.x, dy = b.y - a.y;
-        a.vx += dx * 0.01; a.vy += dy * 0.01; b.vx -= dx * 0.01; b.vy -= dy * 0.01;
+        var a = byId[l.source], b = byId[l.target], dx = a.x - b.x, dy = a.y - b.y;
+        var d = Math.sqrt(dx * dx + dy * dy) || 0.01, f = d / k;
+        a.vx -= dx * f; a.vy -= dy * f; b.vx += dx * f; b.vy += dy * f;
       });
       nodes.forEach(function (n) {
-        n.vx += (w / 2 - n.x) * 0.005; n.vy += (h / 2 - n.y) * 0.005;
-        n.x = Math.min(w - 20, Math.max(20, n.x + Math.max(-20, Math.min(20, n.vx))));
-        n.y = Math.min(h - 20, Math.max(20, n.y + Math.max(-20, Math.min(20, n.vy))));
-        n.vx *= 0.5; n.vy *= 0.5;
+        n.vx += (w / 2 - n.x) * 0.05; n.vy += (h / 2 - n.y) * 0.05;  // gravity keeps islands in view
+        var d = Math.sqrt(n.vx * n.vx + n.vy * n.vy) || 0.01, m = Math.min(d, t) / d;
+        n.x = Math.min(w - 60, Math.max(20, n.x + n.vx * m));
+        n.y = Math.min(h - 20, Math.max(20, n.y + n.vy * m));
       });
+      t *= 0.98;
     }
     links.forEach(function (l) {
       var a = byId[l.source], b = byId[l.target];

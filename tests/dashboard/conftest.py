@@ -32,15 +32,25 @@ async def seed(path: Path) -> dict[str, int]:
         for m in memories(sample):
             await engram.add_memory(m)
         then = datetime.now(timezone.utc) - timedelta(days=1)
-        xss_ep = await engram.record(Episode(space=XSS_SPACE, content=XSS_TEXT, actor="qq:666",
-                                             actor_name=XSS_NAME, time=then))
-        first = await engram.add_memory(Memory(text="王磊喜欢浅烘的咖啡豆", scope=f"space:{GROUP}",
-                                               kind="preference", subjects=("qq:10003",), sources=tuple(ids[9:11])))
+        xss_ep = await engram.record(
+            Episode(space=XSS_SPACE, content=XSS_TEXT, actor="qq:666", actor_name=XSS_NAME, time=then)
+        )
+        first = await engram.add_memory(
+            Memory(
+                text="王磊喜欢浅烘的咖啡豆",
+                scope=f"space:{GROUP}",
+                kind="preference",
+                subjects=("qq:10003",),
+                sources=tuple(ids[9:11]),
+            )
+        )
         second = await engram.update(first, "王磊喜欢浅烘的埃塞俄比亚咖啡豆 (light roast)")
-        xss = await engram.add_memory(Memory(text=XSS_TEXT, scope=f"space:{XSS_SPACE}", subjects=("qq:666",),
-                                             sources=(xss_ep,)))
-        diary = await engram.add_memory(Memory(text="今天读书会很热闹。A lively club day.", scope="self",
-                                               kind="diary"))
+        xss = await engram.add_memory(
+            Memory(text=XSS_TEXT, scope=f"space:{XSS_SPACE}", subjects=("qq:666",), sources=(xss_ep,))
+        )
+        diary = await engram.add_memory(
+            Memory(text="今天读书会很热闹。A lively club day.", scope="self", kind="diary")
+        )
         await engram.embed_pending()
     finally:
         await engram.close()
@@ -54,13 +64,22 @@ async def seeded(tmp_path: Path) -> tuple[Path, dict[str, int]]:
 
 
 @pytest.fixture
-async def dash(seeded: tuple[Path, dict[str, int]]) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
+async def dash(
+    seeded: tuple[Path, dict[str, int]],
+) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
     """A test client (unauthenticated) over the dashboard of the seeded store, opened as the bot would."""
     path, ids = seeded
     engram = await Engram.open(path, HashEmbedder(), background=False)
-    app = make_app(engram, DashboardSettings(token=TOKEN, budget=300, recall_k=5,
-                                             identity=lambda: "我是小记，读书会的助手。",
-                                             owner_spaces=lambda s: s == OWNER_DM))
+    app = make_app(
+        engram,
+        DashboardSettings(
+            token=TOKEN,
+            budget=300,
+            recall_k=5,
+            identity=lambda: "我是小记，读书会的助手。",
+            owner_spaces=lambda s: s == OWNER_DM,
+        ),
+    )
     client = TestClient(TestServer(app))
     await client.start_server()
     try:

@@ -9,15 +9,26 @@ import pytest
 from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE
 
 PAGES = ["/", "/memories", "/recall", "/graph", "/diary", "/identity", f"/place?space={GROUP}"]
-APIS = ["/api/overview", "/api/memories", "/api/graph", "/api/diary", "/api/identity",
-        f"/api/place?space={GROUP}", "/api/recall?q=hotpot&space=qq:group:5150"]
+APIS = [
+    "/api/overview",
+    "/api/memories",
+    "/api/graph",
+    "/api/diary",
+    "/api/identity",
+    f"/api/place?space={GROUP}",
+    "/api/recall?q=hotpot&space=qq:group:5150",
+]
 
 
 @pytest.mark.parametrize("path", [*PAGES, *APIS, "/memories/1", "/api/memories/1", "/static/app.js"])
 async def test_every_route_needs_the_token(dash, path):
     client, _, _ = dash
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN},
-                    {"Cookie": "engram_dashboard=wrong"}):
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Cookie": "engram_dashboard=wrong"},
+    ):
         r = await client.get(path, headers=headers, allow_redirects=False)
         assert r.status == 401
         assert await r.text() == "401: Unauthorized"  # no detail about why
@@ -48,8 +59,20 @@ async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
 async def test_every_other_method_is_refused_and_changes_nothing(dash, method):
     client, engram, ids = dash
     before = await engram.stats()
-    for path in ["/", "/memories", f"/memories/{ids['second']}", "/api/memories", f"/api/memories/{ids['xss']}",
-                 "/recall", "/api/recall", "/graph", "/place", "/diary", "/identity", "/static/app.js"]:
+    for path in [
+        "/",
+        "/memories",
+        f"/memories/{ids['second']}",
+        "/api/memories",
+        f"/api/memories/{ids['xss']}",
+        "/recall",
+        "/api/recall",
+        "/graph",
+        "/place",
+        "/diary",
+        "/identity",
+        "/static/app.js",
+    ]:
         r = await client.request(method, path, headers=AUTH, data=b"text=changed")
         assert r.status == 405, (method, path)
     assert await engram.stats() == before
@@ -90,7 +113,9 @@ async def test_memories_filters_search_and_paging(dash):
     assert [m["id"] for m in (await get("kind=diary"))["items"]] == [ids["diary"]]
     assert {m["status"] for m in (await get("status=superseded"))["items"]} == {"superseded"}
     assert all(m["scope"] == "owner" for m in (await get("scope=owner"))["items"])
-    assert [m["id"] for m in (await get("person=qq:10003&status=active&kind=preference"))["items"]] == [ids["second"]]
+    assert [m["id"] for m in (await get("person=qq:10003&status=active&kind=preference"))["items"]] == [
+        ids["second"]
+    ]
     assert {m["id"] for m in (await get(f"place={GROUP}"))["items"]} >= {ids["first"], ids["second"]}
     assert [m["id"] for m in (await get("q=埃塞俄比亚"))["items"]] == [ids["second"]]
     assert [m["id"] for m in (await get("q=LIGHT ROAST"))["items"]] == [ids["second"]]
@@ -102,13 +127,22 @@ async def test_memories_filters_search_and_paging(dash):
     assert (await get("page=99"))["items"] == []
 
 
-@pytest.mark.parametrize("query, message", [
-    ("size=0", "size must be from 1"), ("size=-5", "size must be from 1"), ("page=0", "page must be from 1"),
-    ("page=-1", "page must be from 1"), ("page=abc", "page must be a whole number"),
-    ("size=1e9", "size must be a whole number"), ("page=99999999999", "page must be from 1"),
-    ("kind=secret", "kind must be one of"), ("status=gone", "status must be one of"),
-    ("scope=nowhere", "invalid scope"), ("q=" + "x" * 600, "q is longer than"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("size=0", "size must be from 1"),
+        ("size=-5", "size must be from 1"),
+        ("page=0", "page must be from 1"),
+        ("page=-1", "page must be from 1"),
+        ("page=abc", "page must be a whole number"),
+        ("size=1e9", "size must be a whole number"),
+        ("page=99999999999", "page must be from 1"),
+        ("kind=secret", "kind must be one of"),
+        ("status=gone", "status must be one of"),
+        ("scope=nowhere", "invalid scope"),
+        ("q=" + "x" * 600, "q is longer than"),
+    ],
+)
 async def test_bad_parameters_get_400_with_a_message(dash, query, message):
     client, _, _ = dash
     r = await client.get("/api/memories?" + query, headers=AUTH)
@@ -139,13 +173,24 @@ async def test_one_memory_with_sources_in_their_conversation_and_every_version(d
     assert "埃塞俄比亚" in page and 'class="ep mark"' in page
 
 
-@pytest.mark.parametrize("path, status", [
-    ("/api/memories/99999", 404), ("/memories/99999", 404), ("/api/memories/abc", 400),
-    ("/api/memories/-1", 400), ("/api/place?space=qq:group:none", 404), ("/place?space=", 404),
-    ("/nowhere", 404), ("/static/secret.py", 404), ("/static/..%2Fapp.py", 404),
-    ("/static/../app.py", 404), ("/api/place?space=../../etc/passwd", 404),
-    ("/memories/..%2F..%2Fetc%2Fpasswd", 400), ("/static/%2e%2e/%2e%2e/memory/engine.py", 404),
-])
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/api/memories/99999", 404),
+        ("/memories/99999", 404),
+        ("/api/memories/abc", 400),
+        ("/api/memories/-1", 400),
+        ("/api/place?space=qq:group:none", 404),
+        ("/place?space=", 404),
+        ("/nowhere", 404),
+        ("/static/secret.py", 404),
+        ("/static/..%2Fapp.py", 404),
+        ("/static/../app.py", 404),
+        ("/api/place?space=../../etc/passwd", 404),
+        ("/memories/..%2F..%2Fetc%2Fpasswd", 400),
+        ("/static/%2e%2e/%2e%2e/memory/engine.py", 404),
+    ],
+)
 async def test_unknown_ids_and_path_traversal(dash, path, status):
     client, _, _ = dash
     r = await client.get(path, headers=AUTH)
@@ -185,18 +230,26 @@ async def test_recall_explained_never_shows_another_chats_private_memory(dash):
     secret = "电动磨豆机"  # the owner's surprise gift, scoped owner
     group = await (await client.get(f"/api/recall?q={secret}&space={GROUP}", headers=AUTH)).json()
     assert group["hits"] and secret not in str(group["hits"]) + group["block"]
-    alice = await (await client.get(f"/api/recall?q={secret}&space=qq:private:10002&owner=1",
-                                     headers=AUTH)).json()
-    assert all(h["where"] in ("qq:private:10002", "public", "self", "owner", "space:qq:private:10002")
-               for h in alice["hits"])
+    alice = await (
+        await client.get(f"/api/recall?q={secret}&space=qq:private:10002&owner=1", headers=AUTH)
+    ).json()
+    assert all(
+        h["where"] in ("qq:private:10002", "public", "self", "owner", "space:qq:private:10002")
+        for h in alice["hits"]
+    )
     owner = await (await client.get(f"/api/recall?q={secret}&space={OWNER_DM}", headers=AUTH)).json()
     assert owner["audience"]["owner_private"] is True and secret in owner["block"]
 
 
-@pytest.mark.parametrize("query, message", [
-    ("q=tea&space=qq:group:nowhere", "unknown audience"), ("q=tea", "unknown audience"),
-    ("space=qq:group:5150", "query is empty"), ("q=tea&space=qq:group:5150&owner=maybe", "owner must be"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("q=tea&space=qq:group:nowhere", "unknown audience"),
+        ("q=tea", "unknown audience"),
+        ("space=qq:group:5150", "query is empty"),
+        ("q=tea&space=qq:group:5150&owner=maybe", "owner must be"),
+    ],
+)
 async def test_recall_explained_bad_input(dash, query, message):
     client, _, _ = dash
     r = await client.get("/api/recall?" + query, headers=AUTH)
@@ -205,16 +258,26 @@ async def test_recall_explained_bad_input(dash, query, message):
 
 async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
     client, _, ids = dash
-    pages = [f"/memories/{ids['xss']}", "/memories", "/", "/graph", f"/place?space={XSS_SPACE}",
-             f"/recall?q=pwned script&space={XSS_SPACE}", "/memories?q=<script>"]
+    pages = [
+        f"/memories/{ids['xss']}",
+        "/memories",
+        "/",
+        "/graph",
+        f"/place?space={XSS_SPACE}",
+        f"/recall?q=pwned script&space={XSS_SPACE}",
+        "/memories?q=<script>",
+    ]
     for path in pages:
         r = await client.get(path, headers=AUTH)
         assert r.status == 200, path
         body = await r.text()
         assert "<script>window" not in body and "<img src=x" not in body and "<b>666" not in body, path
         scripts = re.findall(r"<script[^>]*>", body)  # only ours: the app and inert JSON data
-        assert set(scripts) <= {'<script src="/static/app.js">', '<script type="application/json" id="chart-data">',
-                                '<script type="application/json" id="graph-data">'}, path
+        assert set(scripts) <= {
+            '<script src="/static/app.js">',
+            '<script type="application/json" id="chart-data">',
+            '<script type="application/json" id="graph-data">',
+        }, path
     body = await (await client.get(f"/memories/{ids['xss']}", headers=AUTH)).text()
     assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in body
     body = await (await client.get("/graph", headers=AUTH)).text()

@@ -80,8 +80,12 @@ async def test_the_dashboards_connection_cannot_write(seeded):
     engram = await Engram.open(path, HashEmbedder(), background=False)
     try:
         browser = await engram.browser()
-        for sql in ("DELETE FROM memories", "UPDATE memories SET text = 'x'",
-                    "INSERT INTO aliases VALUES ('p', 'a', 0, 0)", "CREATE TABLE t(x)"):
+        for sql in (
+            "DELETE FROM memories",
+            "UPDATE memories SET text = 'x'",
+            "INSERT INTO aliases VALUES ('p', 'a', 0, 0)",
+            "CREATE TABLE t(x)",
+        ):
             with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
                 await browser.conn.execute(sql)
         assert (await engram.get(ids["second"])).text.startswith("王磊")
@@ -95,19 +99,27 @@ async def test_a_read_only_engram_cannot_write_at_all(seeded):
     try:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             await engram.store._w.execute("DELETE FROM memories")
-        assert (await engram.recall("王磊 生日", engram_audience()))  # recall works on what is stored
+        assert await engram.recall("王磊 生日", engram_audience())  # recall works on what is stored
     finally:
         await engram.close()
 
 
 def engram_audience():
     from astrbot_plugin_engram.memory import Audience
+
     return Audience(space="qq:group:5150")
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "astrbot_plugin_engram.dashboard", *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "astrbot_plugin_engram.dashboard", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_cli_refuses_a_public_address_without_a_token(seeded):
@@ -119,7 +131,9 @@ def test_cli_refuses_a_public_address_without_a_token(seeded):
 
 
 def test_cli_refuses_a_missing_store(tmp_path):
-    r = run_cli("--db", str(tmp_path / "none.db"), "--embedder", "none", env={"ENGRAM_DASHBOARD_TOKEN": TOKEN})
+    r = run_cli(
+        "--db", str(tmp_path / "none.db"), "--embedder", "none", env={"ENGRAM_DASHBOARD_TOKEN": TOKEN}
+    )
     assert r.returncode == 2 and "no store at" in r.stderr
     assert not (tmp_path / "none.db").exists()
 
@@ -130,8 +144,19 @@ async def test_cli_serves_the_store_read_only_and_prints_a_generated_token(seede
     port = free_port()
     env = {**os.environ, "ENGRAM_DASHBOARD_TOKEN": ""}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "astrbot_plugin_engram.dashboard", "--db", str(path), "--port", str(port),
-        "--embedder", "none", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        sys.executable,
+        "-m",
+        "astrbot_plugin_engram.dashboard",
+        "--db",
+        str(path),
+        "--port",
+        str(port),
+        "--embedder",
+        "none",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         token = url = ""
