@@ -47,8 +47,9 @@ def episode_json(e: Episode) -> dict[str, Any]:
     }
 
 
-def memory_json(m: Memory, names: dict[str, str]) -> dict[str, Any]:
-    return {
+def memory_json(m: Memory, names: dict[str, str], sources: bool = True) -> dict[str, Any]:
+    """A memory; list pages leave ``sources`` out (they do not read them)."""
+    out: dict[str, Any] = {
         "key": f"m{m.id}",
         "id": m.id,
         "text": m.text,
@@ -63,8 +64,10 @@ def memory_json(m: Memory, names: dict[str, str]) -> dict[str, Any]:
         "valid_to": iso(m.valid_to),
         "last_recalled": iso(m.last_recalled),
         "supersedes": m.supersedes,
-        "sources": list(m.sources),
     }
+    if sources:
+        out["sources"] = list(m.sources)
+    return out
 
 
 def page_json(items: list[Any], total: int, page: int, size: int) -> dict[str, Any]:
@@ -105,7 +108,7 @@ async def overview(engram: Engram, browser: Browser, settings: DashboardSettings
 async def memories(engram: Engram, browser: Browser, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
     found = await browser.memories(f, (page - 1) * size, size)
     names = await _names(engram, found.items)
-    return page_json([memory_json(m, names) for m in found.items], found.total, page, size)
+    return page_json([memory_json(m, names, sources=False) for m in found.items], found.total, page, size)
 
 
 async def memory(engram: Engram, browser: Browser, memory_id: int) -> dict[str, Any]:
@@ -135,7 +138,7 @@ async def place(engram: Engram, browser: Browser, space: str, page: int, size: i
     return {
         "space": space,
         "episodes": page_json([episode_json(e) for e in eps.items], eps.total, page, size),
-        "memories": [memory_json(m, names) for m in learned.items],
+        "memories": [memory_json(m, names, sources=False) for m in learned.items],
         "memories_total": learned.total,
     }
 
