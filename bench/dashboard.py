@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -140,8 +139,10 @@ def main() -> None:
         res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds))
     res["build"] = build
     print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
-          f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); load {res['loadavg']:.1f}")
-    for key in ("memories_page", "memories_filtered", "recall_explained", "inject_alone", "inject_while_paging"):
+          f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
+          f"load {res['loadavg']:.1f}")
+    for key in ("memories_page", "memories_filtered", "recall_explained", "inject_alone",
+                "inject_while_paging"):
         r = res[key]
         print(f"  {key:<22} p50 {r['p50_ms']:7.1f} ms   p99 {r['p99_ms']:7.1f} ms   (n={r['n']})")
     print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}")

@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def serve(args: argparse.Namespace, token: str) -> int:
     engram = await Engram.open(args.db, make_embedder(args.embedder), read_only=True)
-    server = DashboardServer(make_app(engram, DashboardSettings(token=token)), args.host, args.port)
+    settings = DashboardSettings(token=token, chat_model="none (command line)")
+    server = DashboardServer(make_app(engram, settings), args.host, args.port)
     try:
         if not await server.start():
             return 1

@@ -61,10 +61,7 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> 
 
 
 def pager(lang: str, path: str, page: Mapping[str, Any], params: Mapping[str, Any]) -> str:
-    parts = [
-        f"{esc(label(lang, 'page'))} {page['page']} {esc(label(lang, 'of'))} {page['pages']}"
-        f" ({page['total']} {esc(label(lang, 'total'))})"
-    ]
+    parts = [esc(label(lang, "page_of").format(page=page["page"], pages=page["pages"], total=page["total"]))]
     if page["page"] > 1:
         parts.insert(
             0,
