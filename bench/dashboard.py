@@ -5,7 +5,8 @@ chats, 5 % memories, 384-dim random vectors), serves the dashboard over it on 12
 plugin does (same process as the memory), and measures over real HTTP:
 
 - render time of the memories page (HTML, random pages, with and without filters and a text search)
-  and of recall explained (HTML, questions asked in the largest chat), p50/p99;
+  and of recall explained (HTML, questions asked in the largest chat), p50/p99; also a place's
+  timeline (random pages of the largest chat), the overview and the graph;
 - injection latency (what the plugin runs before a reply: ``Engram.recall`` + ``memory_block``) alone
   and while a client in another process (``_page_client.py``) pages through the memories page as
   fast as it is answered.
@@ -92,8 +93,11 @@ async def measure(db: str, space: str, nq: int, rounds: int) -> dict[str, Any]:
             filt_urls = [f"{base}/memories?{pick.choice(MEMORY_PAGES)}" for _ in range(nq)]
             recall_urls = [f"{base}/recall?q={quote(q)}&space={quote(space)}" for q in qs]
             await timed_gets(http, mem_urls[:20] + recall_urls[:20])  # warm up
+            place = f"{base}/place?space={quote(space)}"
+            place_urls = [f"{place}&page={pick.randrange(1, 200)}" for _ in range(nq)]
             for key, urls in (("memories_page", mem_urls), ("memories_filtered", filt_urls),
-                              ("recall_explained", recall_urls)):
+                              ("recall_explained", recall_urls), ("place_timeline", place_urls),
+                              ("overview", [f"{base}/"] * 20), ("graph", [f"{base}/graph"] * 20)):
                 lat = await timed_gets(http, urls)
                 res[key] = {"p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "n": len(lat)}
         await inject(engram, qs[:20], space)  # warm up
@@ -141,8 +145,8 @@ def main() -> None:
     print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
           f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
           f"load {res['loadavg']:.1f}")
-    for key in ("memories_page", "memories_filtered", "recall_explained", "inject_alone",
-                "inject_while_paging"):
+    for key in ("memories_page", "memories_filtered", "recall_explained", "place_timeline", "overview",
+                "graph", "inject_alone", "inject_while_paging"):
         r = res[key]
         print(f"  {key:<22} p50 {r['p50_ms']:7.1f} ms   p99 {r['p99_ms']:7.1f} ms   (n={r['n']})")
     print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}")

@@ -182,7 +182,7 @@ async def recall(request: web.Request) -> web.Response:
     owner = flag(request.query, "owner") if "owner" in request.query else None  # None: the host decides
     engram, browser = await _open(request)
     if not _is_api(request):
-        places = [p for p, _, _ in await browser.places()]
+        places = await browser.place_names()
         if not q:  # the empty form
             return _answer(request, None, lambda: html.recall(_lang(request), None, request.query, places))
         try:

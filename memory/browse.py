@@ -94,6 +94,10 @@ class Browser:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
+    async def place_names(self) -> list[str]:
+        """Every space that has episodes, by name (one row per space: no episode is read)."""
+        return [r[0] for r in await self._rows("SELECT name FROM spaces ORDER BY name")]
+
     async def people(self) -> list[tuple[str, str, int]]:
         """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
         rows = await self._rows(
