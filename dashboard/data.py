@@ -117,16 +117,29 @@ async def memory(engram: Engram, browser: Browser, memory_id: int) -> dict[str, 
         m = await engram.get(memory_id)
     except KeyError as e:
         raise NotFound(f"no memory m{memory_id}") from e
-    sources = [
-        {"episode": episode_json(ep), "context": [episode_json(c) for c in await browser.around(ep)]}
-        for ep in await engram.sources(memory_id)
-    ]
+    sources = await engram.sources(memory_id)
     names = await _names(engram, versions)
     return {
         "memory": memory_json(m, names),
-        "sources": sources,
+        "sources": [episode_json(ep) for ep in sources],
+        "conversations": await conversations(browser, sources),
         "versions": [memory_json(v, names) for v in versions],
     }
+
+
+async def conversations(browser: Browser, sources: list[Episode]) -> list[dict[str, Any]]:
+    """The source episodes with the lines around them; sources close together share one conversation."""
+    out: list[dict[str, Any]] = []
+    for ep in sorted(sources, key=lambda e: (e.space, e.seq or 0)):
+        lines = await browser.around(ep)
+        last = out[-1] if out else None
+        if last and last["space"] == ep.space and last["episodes"][-1]["seq"] >= (lines[0].seq or 0) - 1:
+            seen = {e["id"] for e in last["episodes"]}
+            last["episodes"] += [episode_json(e) for e in lines if e.id not in seen]
+            last["sources"].append(ep.id)
+        else:
+            out.append({"space": ep.space, "sources": [ep.id], "episodes": [episode_json(e) for e in lines]})
+    return out
 
 
 async def place(engram: Engram, browser: Browser, space: str, page: int, size: int) -> dict[str, Any]:

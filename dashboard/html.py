@@ -227,12 +227,12 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
         ],
         "facts",
     )
-    if d["sources"]:
+    if d["conversations"]:
         src = "".join(
             f'<ol class="conversation"><li class="where">'
-            f'<a href="{link("/place", space=s["episode"]["space"])}">{esc(s["episode"]["space"])}</a>'
-            f"</li>{''.join(episode_line(c, c['id'] == s['episode']['id']) for c in s['context'])}</ol>"
-            for s in d["sources"]
+            f'<a href="{link("/place", space=c["space"])}">{esc(c["space"])}</a>'
+            f"</li>{''.join(episode_line(e, e['id'] in c['sources']) for e in c['episodes'])}</ol>"
+            for c in d["conversations"]
         )
     else:
         src = f'<p class="empty">{esc(label(lang, "no_sources"))}</p>'
@@ -281,7 +281,7 @@ def recall(
         f' placeholder="{esc(label(lang, "query"))}" value="{esc(form.get("q", ""))}">'
         f'<label>{esc(label(lang, "audience"))} <select name="space">{opts}</select></label>'
         f'<label><input type="checkbox" name="owner" value="1"{owner}> '
-        f'{esc(label(lang, "owner_chat"))}</label>'
+        f"{esc(label(lang, 'owner_chat'))}</label>"
         f"<button>{esc(label(lang, 'explain'))}</button></form>"
     )
     if error:

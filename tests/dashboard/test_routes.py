@@ -164,11 +164,11 @@ async def test_one_memory_with_sources_in_their_conversation_and_every_version(d
     assert d["memory"]["subjects"] == [{"id": "qq:10003", "name": "王磊"}]
     assert [v["id"] for v in d["versions"]] == [ids["first"], ids["second"]]
     assert [v["status"] for v in d["versions"]] == ["superseded", "active"]
-    assert len(d["sources"]) == 2
-    for s in d["sources"]:
-        around = [c["id"] for c in s["context"]]
-        assert s["episode"]["id"] in around and len(around) >= 3  # the lines around it, in order
-        assert around == sorted(around)
+    assert [s["key"] for s in d["sources"]] == ["e10", "e11"]
+    [conversation] = d["conversations"]  # two lines next to each other: one conversation
+    assert conversation["sources"] == [10, 11] and conversation["space"] == GROUP
+    around = [e["seq"] for e in conversation["episodes"]]
+    assert around == list(range(8, 14))  # two lines either side of them, in order
     page = await (await client.get(f"/memories/{ids['second']}", headers=AUTH)).text()
     assert "埃塞俄比亚" in page and 'class="ep mark"' in page
 
