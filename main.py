@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from astrbot.api import logger
 from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
@@ -13,6 +14,7 @@ from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.dashboard import start_dashboard, stop_dashboard
+from .plugin.logs import attach
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
 
@@ -26,18 +28,30 @@ class EngramPlugin(Star):
         super().__init__(context, config)
         self.config = config
         self.service: EngramService | None = None
+        self._detach_logs: Any = None
 
     async def initialize(self) -> None:
+        self._detach_logs = attach(logger)  # the core's lines go to AstrBot's console and WebUI
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
         await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
+        if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
+            await self.service.announce()
+
+    @filter.on_astrbot_loaded()
+    async def announce(self) -> None:
+        """The start-up line, once AstrBot's providers exist (plugins load before them)."""
+        if self.service is not None:
+            await self.service.announce()
 
     async def terminate(self) -> None:
         if self.service is not None:
             await stop_dashboard(self.service)
             await self.service.close()
+        if self._detach_logs is not None:
+            self._detach_logs()
 
     @filter.event_message_type(filter.EventMessageType.ALL, priority=100)
     async def record_message(self, event: AstrMessageEvent) -> None:
@@ -84,3 +98,10 @@ class EngramPlugin(Star):
         if self.service is None:
             return "error: memory is not ready"
         return await tools.memory_remember(self.service, event, text, about)
+
+
+def _providers_loaded(context: Context) -> bool:
+    try:
+        return bool(context.get_all_providers())
+    except Exception:  # no provider manager yet
+        return False

@@ -170,6 +170,23 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     await db.execute(APPEND_ONLY)
 
 
+@migration
+async def m004_empty_lines(db: aiosqlite.Connection) -> None:
+    """Mark the episodes with no content of their own ("OK, noted", emoji) in their text shape
+    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003."""
+    await db.execute("DROP TRIGGER episodes_append_only")
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n > 10_000:
+        log.info("looking for lines without content of their own among %d episodes (once)", n)
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT id, content, shape FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows if (new := text_shape(text)) != old]
+        await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?", changed)
+        last = rows[-1][0]
+    await db.execute(APPEND_ONLY)
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

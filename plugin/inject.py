@@ -19,6 +19,8 @@ except ImportError:  # AstrBot before temporary user parts: the block goes into 
 from ..memory import Episode, Hit
 from ..memory.render import (  # noqa: F401 - the block's parts, rendered by the core (memory/render.py)
     CLOSE,
+    IDENTITY_HEAD,
+    NOTES_HEAD,
     OPEN,
     PREAMBLE,
     ago,
