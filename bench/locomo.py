@@ -27,23 +27,14 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
-from astrbot_plugin_engram.memory.ranker import (
-    FEATURES,
-    HAND_SET,
-    LinearRanker,
-    Ranker,
-    fit_logistic,
-    fit_pairwise,
-)
+from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker, Ranker
+from astrbot_plugin_engram.memory.recall.training import FITTED, fit_logistic, fit_pairwise
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 CACHE = HERE / ".cache"
 POOL_K = 200  # recall this many to see a question's whole candidate pool with its features
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-# Fitted from the data; the rest (memory-only features, recency) stay hand-set: LoCoMo holds no
-# memories, and its questions are spread evenly over the past, so it cannot teach either.
-FITTED = tuple(f for f in FEATURES if f not in HAND_SET)
 
 
 @dataclass
@@ -225,7 +216,7 @@ def main() -> None:
     args = ap.parse_args()
     out = asyncio.run(run(args))
     print(table(out))
-    print("\nDEFAULT_WEIGHTS fitted on all conversations (paste into memory/ranker.py):")
+    print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")
     print("DEFAULT_WEIGHTS: dict[str, float] = {")
     for k, v in out["weights"].items():
         print(f'    "{k}": {v:.3f},')

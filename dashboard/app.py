@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..memory import Browser, Engram
+from ..memory import Engram, Store
 from . import data, html
 from .i18n import pick_lang
 from .params import BadParam, flag, memory_filter, memory_id, paging, text
@@ -133,7 +133,7 @@ async def _engram(request: web.Request) -> Engram:
     return source if isinstance(source, Engram) else await source()  # type: ignore[operator,no-any-return]
 
 
-async def _open(request: web.Request) -> tuple[Engram, Browser]:
+async def _open(request: web.Request) -> tuple[Engram, Store]:
     engram = await _engram(request)
     return engram, await engram.browser()
 
@@ -173,7 +173,8 @@ async def memory(request: web.Request) -> web.Response:
 async def place(request: web.Request) -> web.Response:
     space, (page, size) = text(request.query, "space"), paging(request.query)
     engram, browser = await _open(request)
-    d = await data.place(engram, browser, space, page, size)
+    latest = "page" not in request.query  # a timeline opens on its latest page
+    d = await data.place(engram, browser, space, None if latest else page, size)
     return _answer(request, d, lambda: html.place(_lang(request), d))
 
 
@@ -182,7 +183,7 @@ async def recall(request: web.Request) -> web.Response:
     owner = flag(request.query, "owner") if "owner" in request.query else None  # None: the host decides
     engram, browser = await _open(request)
     if not _is_api(request):
-        places = await browser.place_names()
+        places = sorted((await browser.spaces()).values())
         if not q:  # the empty form
             return _answer(request, None, lambda: html.recall(_lang(request), None, request.query, places))
         try:

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from ..memory import Audience, Browser, Engram, Episode, Hit, Memory, MemoryFilter, memory_block
+from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.model import now_utc
-from .params import BadParam
+from .params import BadParam, MemoryFilter
 from .settings import DashboardSettings
 
 GRAPH_MEMORIES = 150
@@ -78,18 +78,14 @@ async def _names(engram: Engram, memories: Iterable[Memory]) -> dict[str, str]:
     return await engram.names({s for m in memories for s in m.subjects})
 
 
-async def overview(engram: Engram, browser: Browser, settings: DashboardSettings) -> dict[str, Any]:
-    groups = await browser.memory_counts()
-    counts: dict[str, dict[str, int]] = {"kind": {}, "scope": {}, "status": {}}
-    for kind, scope, status, n in groups:
-        for axis, value in (("kind", kind), ("scope", scope), ("status", status)):
-            counts[axis][value] = counts[axis].get(value, 0) + n
+async def overview(engram: Engram, browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+    counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
     stats = await engram.stats()
     live = stats["episodes"] + stats["memories"] + stats["archived"]
     return {
         "counts": counts,
         "episodes": stats["episodes"],
-        "memories": sum(n for *_, n in groups),
+        "memories": sum(counts["status"].values()),
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
         "people": [{"id": p, "name": name, "episodes": n} for p, name, n in await browser.people()],
@@ -100,18 +96,17 @@ async def overview(engram: Engram, browser: Browser, settings: DashboardSettings
             "indexed": stats["indexed"],
             "items": live,
             "coverage": round(stats["indexed"] / live, 4) if live else None,
-            "vectors_by_model": await browser.vector_counts(),
         },
     }
 
 
-async def memories(engram: Engram, browser: Browser, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
-    found = await browser.memories(f, (page - 1) * size, size)
-    names = await _names(engram, found.items)
-    return page_json([memory_json(m, names, sources=False) for m in found.items], found.total, page, size)
+async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
+    found, total = await browser.list_memories(None, **f.store_args(), limit=size, offset=(page - 1) * size)
+    names = await _names(engram, found)
+    return page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
 
 
-async def memory(engram: Engram, browser: Browser, memory_id: int) -> dict[str, Any]:
+async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, Any]:
     try:
         versions = await engram.history(memory_id)
         m = await engram.get(memory_id)
@@ -127,11 +122,11 @@ async def memory(engram: Engram, browser: Browser, memory_id: int) -> dict[str, 
     }
 
 
-async def conversations(browser: Browser, sources: list[Episode]) -> list[dict[str, Any]]:
+async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str, Any]]:
     """The source episodes with the lines around them; sources close together share one conversation."""
     out: list[dict[str, Any]] = []
     for ep in sorted(sources, key=lambda e: (e.space, e.seq or 0)):
-        lines = await browser.around(ep)
+        lines = await browser.episodes_around(ep)
         last = out[-1] if out else None
         if last and last["space"] == ep.space and last["episodes"][-1]["seq"] >= (lines[0].seq or 0) - 1:
             seen = {e["id"] for e in last["episodes"]}
@@ -142,17 +137,20 @@ async def conversations(browser: Browser, sources: list[Episode]) -> list[dict[s
     return out
 
 
-async def place(engram: Engram, browser: Browser, space: str, page: int, size: int) -> dict[str, Any]:
+async def place(engram: Engram, browser: Store, space: str, page: int | None, size: int) -> dict[str, Any]:
+    """A place's episodes in order, one page (``None``: the latest page), and what was learned there."""
     if not space or not await browser.has_space(space):
         raise NotFound(f"no place {space[:80]!r}")
-    eps = await browser.space_episodes(space, (page - 1) * size, size)
-    learned = await browser.memories(MemoryFilter(space=space), 0, PLACE_MEMORIES)
-    names = await _names(engram, learned.items)
+    total = await browser.count_space_episodes(space)
+    page = page or max(1, -(-total // size))
+    eps = await browser.space_episodes(space, size, (page - 1) * size)
+    learned, learned_total = await browser.list_memories(None, space=space, status=None, limit=PLACE_MEMORIES)
+    names = await _names(engram, learned)
     return {
         "space": space,
-        "episodes": page_json([episode_json(e) for e in eps.items], eps.total, page, size),
-        "memories": [memory_json(m, names, sources=False) for m in learned.items],
-        "memories_total": learned.total,
+        "episodes": page_json([episode_json(e) for e in eps], total, page, size),
+        "memories": [memory_json(m, names, sources=False) for m in learned],
+        "memories_total": learned_total,
     }
 
 
@@ -175,7 +173,7 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
 
 
 async def recall(
-    engram: Engram, browser: Browser, settings: DashboardSettings, query: str, space: str, owner: bool | None
+    engram: Engram, browser: Store, settings: DashboardSettings, query: str, space: str, owner: bool | None
 ) -> dict[str, Any]:
     """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
     if not query:
@@ -201,10 +199,10 @@ async def recall(
     }
 
 
-async def graph(engram: Engram, browser: Browser) -> dict[str, Any]:
+async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     """People, the memories about them and who answers whom, as nodes and links."""
     people = {p: (name, n) for p, name, n in await browser.people()}
-    about = await browser.about(GRAPH_MEMORIES)
+    about = await browser.memories_about(GRAPH_MEMORIES)
     talks = await browser.talks(GRAPH_TALKS)
     used = {s for m in about for s in m.subjects} | {p for a, b, _ in talks for p in (a, b)}
     nodes = [
@@ -226,7 +224,7 @@ async def graph(engram: Engram, browser: Browser) -> dict[str, Any]:
     return {"nodes": nodes, "links": links}
 
 
-async def diary(engram: Engram, browser: Browser, page: int, size: int) -> dict[str, Any]:
+async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:
     return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
 
 

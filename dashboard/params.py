@@ -4,13 +4,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from ..memory import MEMORY_KINDS, MEMORY_STATUSES, InvalidScopeError, MemoryFilter, parse_scope
+from ..memory import MEMORY_KINDS, MEMORY_STATUSES, InvalidScopeError, parse_scope
 
 MAX_PAGE_SIZE = 200
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE = 1_000_000
 MAX_PARAM = 500  # characters of any text parameter
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories a page lists; empty fields do not filter."""
+
+    scope: str = ""
+    kind: str = ""
+    status: str = ""
+    space: str = ""  # learned there: scoped to it or derived from its episodes
+    person: str = ""  # among the memory's subjects
+    text: str = ""  # a substring of the text
+
+    def store_args(self) -> dict[str, Any]:
+        """The filters as ``Store.list_memories`` takes them (None: no filter; any status)."""
+        args: dict[str, Any] = {k: v or None for k, v in asdict(self).items() if k != "person"}
+        args["people"] = (self.person,) if self.person else ()
+        return args
 
 
 class BadParam(ValueError):

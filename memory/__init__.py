@@ -1,8 +1,7 @@
 """The framework-agnostic memory core. It never imports astrbot."""
 
-from .browse import Browser, MemoryFilter, Page
 from .embedders import Embedder, LocalE5, NoEmbedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import (
     EmbeddingError,
     EngramError,
@@ -12,15 +11,18 @@ from .errors import (
     UnknownIdError,
 )
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
-from .ranker import FeatureRanker, LinearRanker, Ranker
 from .recall import RecallSettings
+from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
+from .store import Store
+from .store.sqlite import open_store
 
 __all__ = [
-    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "Browser", "MemoryFilter", "Page",
-    "memory_block", "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "Episode",
+    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
+    "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "Episode",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
-    "UnknownIdError", "make_embedder", "narrow_scope", "parse_scope", "space_scope", "visibility",
+    "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store", "parse_scope", "space_scope",
+    "visibility",
 ]

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .embedders import Embedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import EngramError, InvalidInputError
 from .model import Audience, Episode, Hit, Memory
-from .ranker import FEATURES
+from .recall.features import COLUMNS
 from .scopes import OWNER, parse_scope, space_scope
 
 log = logging.getLogger("engram.cli")
@@ -190,7 +190,7 @@ def where(h: Hit) -> str:
 
 
 def features_line(h: Hit) -> str:
-    order = [f for f in FEATURES if f in h.features] + sorted(set(h.features) - set(FEATURES))
+    order = [f for f in COLUMNS if f in h.features] + sorted(set(h.features) - set(COLUMNS))
     return "  ".join(f"{f}={h.features[f]:.2f}" for f in order if h.features[f])
 
 
@@ -206,7 +206,7 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
-    counts = await e.store.counts()
+    counts = await e.counts()
     total = counts["episodes"] + counts["memories"] + counts["archived"]
 
     def progress(done: int) -> None:

@@ -9,6 +9,8 @@ from functools import lru_cache
 import rjieba
 import snowballstemmer
 
+from .model import Episode, Memory, aware
+
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -89,12 +91,6 @@ def date_words(t: datetime) -> list[str]:
 
 
 MONTH_WORDS = tuple(_stem(m) for m in MONTHS)  # as the index holds them
-
-
-def fts_query(terms: list[str], prefix: bool = False) -> str:
-    """An FTS5 MATCH expression: any of the terms, each quoted (``prefix``: any token starting so)."""
-    star = " *" if prefix else ""
-    return " OR ".join('"' + t.replace('"', '""') + '"' + star for t in terms)
 
 
 def cap(text: str, limit: int = MAX_TEXT) -> tuple[str, int | None]:
@@ -202,3 +198,20 @@ def named_dates(query: str) -> tuple[set[int], set[int]]:
               for x in _MONTH_EN.findall(query)}
     months |= {int(x) for x in _MONTH_ZH.findall(query) if 1 <= int(x) <= 12}
     return years, months
+
+
+def episode_words(ep: Episode, content_words: list[str] | None = None) -> str:
+    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
+    own = words(ep.content) if content_words is None else content_words
+    return " ".join(own + words(ep.actor_name) + date_words(aware(ep.time)))
+
+
+def memory_words(m: Memory) -> str:
+    """What the keyword index holds for a memory: the words of its text."""
+    return " ".join(words(m.text))
+
+
+def prepare_episode(ep: Episode) -> tuple[str, int]:
+    """What the store keeps beside an episode: its index words and its text shape."""
+    content_words = words(ep.content)
+    return episode_words(ep, content_words), text_shape(ep.content, content_words)

@@ -1,7 +1,5 @@
-"""The memory block added to a model request: quoted notes with dates, the sense of time, identity.
-
-Notes are quoted, one per line, and introduced as notes, never as instructions. The block stays
-within a token budget and never cuts a note in half: a note that does not fit is left out whole.
+"""Adding the memory block to an AstrBot model request: the recall query from the conversation, hits
+the model already sees left out, the block placed in the request (the block itself: ``memory.render``).
 """
 
 from __future__ import annotations
@@ -17,19 +15,6 @@ except ImportError:  # AstrBot before temporary user parts: the block goes into 
     TextPart = None  # type: ignore[assignment,misc]
 
 from ..memory import Episode, Hit
-from ..memory.render import (  # noqa: F401 - the block's parts, rendered by the core (memory/render.py)
-    CLOSE,
-    IDENTITY_HEAD,
-    NOTES_HEAD,
-    OPEN,
-    PREAMBLE,
-    ago,
-    build_block,
-    note,
-    quoted,
-    time_line,
-    when,
-)
 
 QUERY_TURNS = 4  # earlier turns of the conversation that join the latest message in the recall query
 QUERY_CHARS = 1200

@@ -30,13 +30,7 @@ from .events import (
     reply_episode,
     space_of,
 )
-from .inject import (
-    Injection,
-    already_in_context,
-    apply,
-    recall_query,
-    recent_turns,
-)
+from .inject import Injection, already_in_context, apply, recall_query, recent_turns
 from .providers import Providers
 
 log = logging.getLogger("engram.plugin")

@@ -69,7 +69,7 @@ async def test_a_real_browser_draws_every_page(site, chrome):
     assert await chrome.eval("document.querySelectorAll('table.versions tbody tr').length") == 2
     await chrome.screenshot(SHOTS / "memory.png")
 
-    assert await chrome.open(f"{base}/place?space={quote(GROUP)}&size=10") == 200
+    assert await chrome.open(f"{base}/place?space={quote(GROUP)}&size=10&page=1") == 200
     assert await chrome.eval("document.querySelectorAll('ol.timeline li.ep').length") == 10
     assert await chrome.eval("!!document.querySelector('a[rel=next]')")
     await chrome.screenshot(SHOTS / "place.png")

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 
 from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app, stored_token
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Engram, StoreError
 
 from ..conftest import HashEmbedder
 from .conftest import TOKEN
@@ -80,25 +80,27 @@ async def test_the_dashboards_connection_cannot_write(seeded):
     engram = await Engram.open(path, HashEmbedder(), background=False)
     try:
         browser = await engram.browser()
-        for sql in (
-            "DELETE FROM memories",
-            "UPDATE memories SET text = 'x'",
-            "INSERT INTO aliases VALUES ('p', 'a', 0, 0)",
-            "CREATE TABLE t(x)",
-        ):
-            with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
-                await browser.conn.execute(sql)
+        assert browser is not engram.store and browser.read_only  # its own connections, read-only
+        for sql in ("DELETE FROM memories", "UPDATE memories SET text = 'x'",
+                    "INSERT INTO aliases VALUES ('p', 'a', 0, 0)", "CREATE TABLE t(x)"):
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                await browser._reader.execute(sql)  # type: ignore[attr-defined]
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                browser._quick.execute(sql)  # type: ignore[attr-defined]
+        with pytest.raises(StoreError, match="read-only"):
+            await browser.delete_memories([ids["second"]])
         assert (await engram.get(ids["second"])).text.startswith("王磊")
     finally:
         await engram.close()
 
 
 async def test_a_read_only_engram_cannot_write_at_all(seeded):
-    path, _ = seeded
+    path, ids = seeded
     engram = await Engram.open(path, HashEmbedder(), read_only=True)
     try:
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            await engram.store._w.execute("DELETE FROM memories")
+        assert await engram.browser() is engram.store
+        with pytest.raises(StoreError, match="read-only"):
+            await engram.forget([ids["second"]])
         assert await engram.recall("王磊 生日", engram_audience())  # recall works on what is stored
     finally:
         await engram.close()
