@@ -14,6 +14,7 @@ from .plugin import tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.dashboard import start_dashboard, stop_dashboard
+from .plugin.jobs import Jobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
@@ -28,6 +29,7 @@ class EngramPlugin(Star):
         super().__init__(context, config)
         self.config = config
         self.service: EngramService | None = None
+        self.jobs: Jobs | None = None
         self._detach_logs: Any = None
 
     async def initialize(self) -> None:
@@ -37,6 +39,8 @@ class EngramPlugin(Star):
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
         await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
+        self.jobs = Jobs(self.service)
+        await self.jobs.start()
         if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
             await self.service.announce()
 
@@ -47,6 +51,8 @@ class EngramPlugin(Star):
             await self.service.announce()
 
     async def terminate(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.stop()
         if self.service is not None:
             await stop_dashboard(self.service)
             await self.service.close()

@@ -58,6 +58,9 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000, help="items in the store")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--shape", choices=("question", "plugin"), default="question",
+                    help="plugin: the plugin's queries (a message and the turns before it); both sides"
+                         " then run this checkout's perf.py, the earlier one against its own package")
     ap.add_argument("--recording", type=int, default=0, metavar="N",
                     help="also time recording N episodes per mode, taking turns (0: no)")
     a = ap.parse_args()
@@ -72,11 +75,16 @@ def main() -> None:
         space = built["largest_space"]
         rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
         for r in range(a.rounds):
-            rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
-            rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
+            if a.shape == "plugin":
+                rows[rev].append(worker(HERE / "perf.py", root, "query", old, space, a.queries, "plugin"))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries, "plugin"))
+            else:
+                rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
             print(f"round {r + 1}: {rev} p50 {rows[rev][-1]['recall_p50_ms']:.1f} ms, "
                   f"this p50 {rows['this'][-1]['recall_p50_ms']:.1f} ms", flush=True)
-    print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} questions")
+    print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} "
+          f"{'plugin queries' if a.shape == 'plugin' else 'questions'}")
     print("| code | p50 ms, each round | p99 ms, each round | RSS MB |\n|---|---|---|---|")
     for name, runs in rows.items():
         p50 = " / ".join(f"{q['recall_p50_ms']:.1f}" for q in runs)

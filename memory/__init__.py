@@ -1,8 +1,10 @@
 """The framework-agnostic memory core. It never imports astrbot."""
 
+from .chat import ChatModel, ChatResult, OpenAIChat
 from .embedders import Embedder, LocalE5, NoEmbedder, OpenAIEmbedder, make_embedder
 from .engram import Engram
 from .errors import (
+    ChatError,
     EmbeddingError,
     EngramError,
     InvalidInputError,
@@ -20,9 +22,10 @@ from .store.sqlite import open_store
 
 __all__ = [
     "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
-    "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "Episode",
+    "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
+    "EngramError", "Episode",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
-    "Memory", "NoEmbedder", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
+    "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
     "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store", "parse_scope", "space_scope",
     "visibility",
 ]

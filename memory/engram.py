@@ -120,6 +120,19 @@ class Engram:
         self.indexer.kick()
         return mid
 
+    async def commit_memories(self, memories: Sequence[tuple[Memory, int | None]],
+                              cursors: dict[str, int]) -> list[int]:
+        """New memories and new versions (``(memory, superseded id or None)``) and cursors, committed
+        together or not at all (consolidation: a place's cursor moves with what its batch produced)."""
+        checked = [(checked_memory(m), old) for m, old in memories]
+        async with self.store.transaction() as tx:
+            ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
+            for name, value in cursors.items():
+                await tx.set_cursor(name, value)
+        if ids:
+            self.indexer.kick()
+        return ids
+
     async def set_scope(self, memory_id: int, scope: str) -> None:
         """Change a memory's scope in place (owner commands; models only narrow via scopes.narrow_scope)."""
         scope = parse_scope(scope)
@@ -151,6 +164,10 @@ class Engram:
         if memory_id not in found:
             raise UnknownIdError(f"no memory with id {memory_id}")
         return found[memory_id]
+
+    async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
+        """The memories among ``ids`` that exist, by id, in one read."""
+        return await self.store.get_memories(list(ids))
 
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes([episode_id])

@@ -26,3 +26,20 @@ class StoreError(EngramError):
 
 class EmbeddingError(EngramError):
     """An embedder failed or answered with the wrong shape."""
+
+
+class ChatError(EngramError):
+    """A chat model call failed, timed out or answered nothing usable; nothing was changed.
+
+    ``transient``: the endpoint itself is unavailable (connection, HTTP 429/5xx) rather than the
+    answer being bad; consolidation waits for it instead of counting it against the batch.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
+
+
+class ChatTimeout(ChatError):
+    """A chat model call took longer than its timeout."""
+

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 EPISODE_KINDS = ("message_in", "message_out", "observation", "image", "note")
-MEMORY_KINDS = ("fact", "preference", "event", "relation", "diary", "reflection", "note")
+MEMORY_KINDS = ("fact", "preference", "event", "relation", "plan", "diary", "reflection", "note")
 MEMORY_STATUSES = ("active", "superseded", "archived")
 SELF = "self"  # the actor id of the bot itself
 

@@ -79,3 +79,42 @@ def narrow_scope(proposed: str, learned_in: str, subjects: tuple[str, ...] = ())
     if wanted in (PUBLIC, SELF) and not subjects:
         return wanted
     return home
+
+
+@dataclass(frozen=True)
+class ScopeDecision:
+    """The scope code gave a model's proposal, and whether the proposal asked for more than allowed."""
+
+    scope: str
+    widened: bool  # the hint was wider than the rule allows (refused, narrowed to ``scope``)
+
+
+def learned_scope(hint: object, place: str, *, about_people: bool, owner_private: bool = False,
+                  public_place: bool = False, own_thoughts: bool = False) -> ScopeDecision:
+    """The scope of a memory a model derived from what was said in ``place``: code decides, only narrows.
+
+    Memories about people stay where they were learned (``space:<place>``, or ``owner`` in the
+    owner's private chat); only a memory about no person, learned in a public place, may become
+    ``public`` (or ``self``); what the bot drew from its own thoughts stays with the owner. ``owner``
+    is always allowed: the owner may see everything the bot knows.
+    """
+    home = OWNER if owner_private or own_thoughts else space_scope(place)
+    allowed = {home, OWNER}
+    if public_place and not about_people and not own_thoughts:
+        allowed |= {PUBLIC, SELF}
+    if hint is None or (isinstance(hint, str) and not hint.strip()):
+        return ScopeDecision(home, False)
+    try:
+        wanted = parse_scope(hint)
+    except InvalidScopeError:
+        return ScopeDecision(home, True)
+    if wanted in allowed:
+        return ScopeDecision(wanted, False)
+    return ScopeDecision(home, True)
+
+
+def may_write(scope: str, place: str, *, about_people: bool, owner_private: bool = False,
+              public_place: bool = False) -> bool:
+    """Whether a model working on ``place`` may change a memory of ``scope`` (an update keeps the scope)."""
+    return learned_scope(scope, place, about_people=about_people, owner_private=owner_private,
+                         public_place=public_place).scope == scope

@@ -14,7 +14,10 @@ from .model import Episode, Memory, aware
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+# A run of Chinese characters, or a run of other letters and digits. Chinese characters are word
+# characters too, so the second group excludes them: else a Latin word written against Chinese text
+# ("Bart和同学们一起…", "用iPhone拍的") swallowed the Chinese after it as one unfindable token.
+_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)", re.UNICODE)
 _ANY_CJK = re.compile(f"[{_CJK}]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # jieba's own Chinese range: it cuts text outside it (CJK extension A, compatibility ideographs,
@@ -78,6 +81,11 @@ def words(text: str) -> list[str]:
         elif other not in STOP_EN:
             out.append(_stem(other))
     return out
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese character (a run ``words`` cuts with jieba)."""
+    return _ANY_CJK.search(text) is not None
 
 
 def query_words(text: str) -> list[str]:

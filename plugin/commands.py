@@ -183,7 +183,8 @@ async def _stats(ctx: CommandContext, args: str) -> str:
             f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "
             f"{s.get('spaces', 0)} places, {s.get('people', 0)} people; embeddings {s.get('embedder')} "
             f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space}"
-            + (" (the owner's private chat)" if ctx.audience.owner_private else ""))
+            + (" (the owner's private chat)" if ctx.audience.owner_private else "")
+            + "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else [])))
 
 
 @COMMANDS.command("recall", "recall <query>", "what would be injected here, with scores")

@@ -22,7 +22,7 @@ class Settings:
 
     owner_ids: tuple[str, ...] = ()
     owner_private_spaces: tuple[str, ...] = ()
-    public_spaces: tuple[str, ...] = ()
+    public_spaces: tuple[str, ...] = ("web",)
     inject_budget_tokens: int = 600
     inject_mode: str = "user"
     recall_k: int = 8
@@ -31,6 +31,8 @@ class Settings:
     blacklist_spaces: tuple[str, ...] = ()
     dashboard_enabled: bool = True
     dashboard_port: int = 8765
+    consolidate_every_minutes: int = 30
+    consolidate_after_episodes: int = 30
 
     def is_owner(self, platform: str, user_id: str) -> bool:
         """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
@@ -49,7 +51,9 @@ class Settings:
 
 # key -> (low, high) for numbers, or the allowed values for strings
 BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
-                                      "dashboard_port": (1024, 65535)}
+                                      "dashboard_port": (1024, 65535),
+                                      "consolidate_every_minutes": (0, 1440),
+                                      "consolidate_after_episodes": (0, 10000)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 
 

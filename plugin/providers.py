@@ -16,7 +16,9 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from ..memory import Embedder, EmbeddingError, EngramError, LocalE5, NoEmbedder
+from ..memory import Embedder, EmbeddingError, LocalE5, NoEmbedder
+from ..memory.chat import ChatResult, Message, visible_text
+from ..memory.errors import ChatError, ChatTimeout
 
 log = logging.getLogger("engram.plugin")
 
@@ -24,10 +26,6 @@ EMBED_TIMEOUT = 15.0  # seconds for one batch of passages; queries have Engram's
 CHAT_TIMEOUT = 60.0
 CAPTION_TIMEOUT = 20.0
 CAPTION_PROMPT = "Describe this image in one short sentence. Mention any visible text."
-
-
-class ChatError(EngramError):
-    """The chat provider is missing, failed, timed out or answered nothing."""
 
 
 class AstrBotEmbedder:
@@ -149,6 +147,12 @@ class Providers:
                 return str(await self.context.get_current_chat_provider_id(umo))
             except Exception:
                 pass
+        try:  # no chat to ask (background jobs): AstrBot's current default provider
+            using = self.context.get_using_provider()
+            if using is not None and _provider_id(using) in ids:
+                return _provider_id(using)
+        except Exception:
+            pass
         return ids[0] if ids else None
 
     def can_see_images(self, provider_id: str) -> bool:
@@ -173,6 +177,10 @@ class Providers:
 
     def chat(self, umo: str | None = None, provider_id: str | None = None) -> AstrBotChat:
         return AstrBotChat(self, umo, provider_id)
+
+    def chat_model(self) -> AstrBotChatModel:
+        """AstrBot's chat provider as the core's ChatModel (consolidation and later jobs)."""
+        return AstrBotChatModel(self)
 
     async def caption(self, image: str, umo: str | None = None) -> str | None:
         """A one-sentence caption of ``image`` when a vision-capable provider is configured, else None."""
@@ -225,3 +233,36 @@ class AstrBotChat:
         if not text.strip():
             raise ChatError(f"chat provider {pid!r} answered nothing")
         return text
+
+
+class AstrBotChatModel:
+    """The core's ``ChatModel`` over AstrBot's providers: the configured ``chat_provider_id``, else the
+    current one, looked up at every call (providers load after plugins and may be replaced)."""
+
+    name = "astrbot"
+
+    def __init__(self, providers: Providers):
+        self._providers = providers
+
+    async def complete(self, messages: list[Message], *, json: bool = False,
+                       timeout: float = CHAT_TIMEOUT) -> ChatResult:
+        pid = await self._providers.resolve_chat(None)
+        if not pid:
+            raise ChatError("no chat provider is configured in AstrBot", transient=True)
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [m for m in messages if m["role"] != "system"]
+        prompt = turns[-1]["content"] if turns else ""
+        try:
+            resp = await asyncio.wait_for(self._providers.context.llm_generate(
+                chat_provider_id=pid, prompt=prompt, system_prompt=system or None,
+                contexts=[{"role": m["role"], "content": m["content"]} for m in turns[:-1]] or None),
+                timeout)
+        except asyncio.TimeoutError as e:
+            raise ChatTimeout(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
+        except Exception as e:  # AstrBot's providers raise anything; treated as the endpoint being down
+            raise ChatError(f"chat provider {pid!r} failed: {e}", transient=True) from e
+        text = visible_text(getattr(resp, "completion_text", "") or "")
+        if not text:
+            raise ChatError(f"chat provider {pid!r} answered nothing")
+        usage = getattr(resp, "usage", None)
+        return ChatResult(text, getattr(usage, "input", None), getattr(usage, "output", None))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, tzinfo
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,8 @@ class EngramService:
                                      "Engram: memories are injected again")
         self._identity: tuple[float, str] = (0.0, "")
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
+        self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
+        self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
 
     @property
     def path(self) -> Path:
@@ -184,6 +187,7 @@ class EngramService:
                     task = asyncio.create_task(mem.record(ep))
                     self._writes.add(task)
                     task.add_done_callback(self._write_done)
+                    task.add_done_callback(partial(self._recorded, space=ep.space))
             except Exception:  # one bad message must not stop the recorder
                 log.exception("Engram: recording a message failed")
             finally:
@@ -193,6 +197,16 @@ class EngramService:
         self._writes.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("Engram: an episode was not recorded: %s", task.exception())
+
+    def _recorded(self, task: asyncio.Task[Any], *, space: str) -> None:
+        """Tell the listeners (the K-new-messages trigger) about an episode once it is committed."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        for listener in self.episode_listeners:
+            try:
+                listener(space)
+            except Exception:
+                log.exception("Engram: an episode listener failed")
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed."""

@@ -2,6 +2,11 @@
 
 It runs its own event loop in a thread, so sync code, pytest-asyncio loops and AstrBot's loop
 can all talk to it through the real ``openai`` client.
+
+A scripted chat reply is text, a function of the request body, or a dict: ``{"tool_calls": [...],
+"content": ...}``, ``{"status": 429}`` (an HTTP error), ``{"delay": 5, "content": ...}`` (a slow
+answer), ``{"reasoning": "...", "content": ...}`` (a reasoning model's thoughts outside
+``content``). Usage is reported as an estimate of the tokens sent and answered.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -101,7 +107,8 @@ class FakeOpenAI:
     # ---- handlers ------------------------------------------------------------------------
     async def _record(self, request: web.Request) -> dict[str, Any]:
         body = await request.json()
-        self.requests.append({"path": request.path, "body": body, "time": time.time()})
+        self.requests.append({"path": request.path, "body": body, "time": time.time(),
+                              "auth": request.headers.get("Authorization", "")})
         return body
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -128,6 +135,10 @@ class FakeOpenAI:
         reply: Reply = self.replies.pop(0) if self.replies else self.default_reply
         if callable(reply):
             reply = reply(body)
+        if isinstance(reply, dict) and reply.get("delay"):
+            await asyncio.sleep(float(reply["delay"]))
+        if isinstance(reply, dict) and reply.get("status"):
+            return web.json_response({"error": {"message": "scripted failure"}}, status=int(reply["status"]))
         message = _message(reply)
         if body.get("stream"):
             return await self._stream(request, body, message)
@@ -136,7 +147,7 @@ class FakeOpenAI:
             "model": body.get("model", "m"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": _usage(body, message),
         })
 
     async def _stream(self, request: web.Request, body: dict[str, Any], message: dict[str, Any]
@@ -160,10 +171,46 @@ class FakeOpenAI:
 
 
 def _message(reply: str | dict[str, Any]) -> dict[str, Any]:
-    """A reply is text, or {"tool_calls": [{"name": ..., "arguments": {...}}], "content": ...}."""
+    """A reply is text, or {"tool_calls": [{"name": ..., "arguments": {...}}], "content": ...,
+    "reasoning": ...}."""
     if isinstance(reply, str):
         return {"role": "assistant", "content": reply}
     calls = [{"id": f"call_{i}", "type": "function",
               "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
              for i, c in enumerate(reply.get("tool_calls", []))]
-    return {"role": "assistant", "content": reply.get("content"), "tool_calls": calls or None}
+    message = {"role": "assistant", "content": reply.get("content"), "tool_calls": calls or None}
+    if reply.get("reasoning"):
+        message["reasoning_content"] = reply["reasoning"]
+    return message
+
+
+def tokens(text: str) -> int:
+    """A token estimate: a CJK character or ~4 other characters is one token."""
+    cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    sent = sum(tokens(m["content"]) if isinstance(m.get("content"), str) else 1
+               for m in body.get("messages", []))
+    answered = tokens(message.get("content") or "")
+    return {"prompt_tokens": sent, "completion_tokens": answered, "total_tokens": sent + answered}
+
+
+_LINE = re.compile(r"^e(\d+) \[[^\]]*\] ([^:：]+)[:：] (.*)$", re.M)
+
+
+def batch_lines(body: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(episode id, speaker, text) of the lines a consolidation request showed the model."""
+    user = next((m["content"] for m in reversed(body.get("messages", [])) if m.get("role") == "user"), "")
+    return [(int(i), who, text) for i, who, text in _LINE.findall(user)]
+
+
+def contract_answer(body: dict[str, Any], per: int = 4) -> str:
+    """A well-behaved model: one ``add`` per ``per`` lines, sourced from them, about no one in particular."""
+    lines = batch_lines(body)
+    actions: list[dict[str, Any]] = [
+        {"op": "add", "text": " / ".join(t for _, _, t in chunk)[:200], "kind": "fact", "about": [],
+         "importance": 0.5, "scope": None, "sources": [f"e{i}" for i, _, _ in chunk], "when": None}
+        for chunk in (lines[k:k + per] for k in range(0, len(lines), per))]
+    return json.dumps({"actions": actions or [{"op": "none"}]}, ensure_ascii=False)

@@ -127,6 +127,7 @@ async def test_a_store_from_before_empty_lines_gets_them_marked(db_path: Path) -
         await e.close()
     async with aiosqlite.connect(db_path) as db:
         names = [r[0] for r in await db.execute_fetchall("SELECT name FROM _migrations")]
-        assert names[-1] == "m004_empty_lines" and len(names) == len(MIGRATIONS)
+        # m004 applied again (its record was deleted), every other migration kept
+        assert "m004_empty_lines" in names and len(names) == len(MIGRATIONS)
         shapes = [r[0] for r in await db.execute_fetchall("SELECT shape FROM episodes ORDER BY id")]
         assert shapes == [text_shape("My cat is called Mochi."), text_shape("OK, noted!")]

@@ -33,46 +33,50 @@ class Feature:
     hand_set: bool = False
 
 
-# Weights fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools, all
-# seven LoCoMo dev conversations, all five question categories; cross-validated across
-# conversations, see bench/RESULTS.md). Hand-set: what no conversation benchmark can teach (LoCoMo
-# holds no memories, and its questions are spread evenly over the past): memory-only features and
-# recency; the bot's own lines and lines with no content of their own (LoCoMo holds no bot). A
-# memory lacks the neighbour features an episode gets, and is a distilled note, so ``is_memory``
-# makes up for both. ``own`` and ``empty`` were set on the first-week set (bench/firstweek.py): what
-# people said comes before what the bot said unless the bot's line holds the answer, and an
-# acknowledgement never crowds out a fact. The order is the order of a hit's features dict and of a
-# LinearRanker's sum (the steps that compute them run in ``_STEPS``' order).
+# Weights fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools) on
+# all dev data: the seven LoCoMo dev conversations (questions, all five categories) and MADial's
+# Chinese and English dialogue contexts, sent as the plugin sends them (each MADial question
+# weighing ~4.2); cross-validated across conversations, see bench/RESULTS.md (issue 11). Hand-set:
+# what no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
+# evenly over the past): memory-only features and recency; the bot's own lines and lines with no
+# content of their own (LoCoMo holds no bot). A memory lacks the neighbour features an episode gets,
+# and is a distilled note, so ``is_memory`` makes up for both. ``own`` and ``empty`` were set on the
+# first-week set (bench/firstweek.py): what people said comes before what the bot said unless the
+# bot's line holds the answer, and an acknowledgement never crowds out a fact. The order is the
+# order of a hit's features dict and of a LinearRanker's sum (the steps that compute them run in
+# ``_STEPS``' order).
 FEATURES = (
-    Feature("kw", "scores", 0.105),  # BM25, scaled to the best of its table (episodes, memories) in the pool
-    Feature("cos", "scores", 1.789),  # cosine, scaled to the pool's range
-    Feature("mix", "scores", 0.947),  # (kw + cos) / 2
-    Feature("both", "scores", -0.666),  # found by the keyword and the vector route
-    Feature("kw_rank", "scores", -0.450),  # 1 / (1 + r / 5) for the r-th best keyword score
-    Feature("cos_rank", "scores", 0.373),  # the same for the cosine
-    Feature("nb_prev", "neighbours", 0.157),  # the mix of the episode right before in its section
-    Feature("nb_next", "neighbours", 0.116),  # right after
-    Feature("nb2", "neighbours", 1.406),  # the better of the two two places away
+    Feature("kw", "scores", -0.006),  # BM25, scaled to the best of its table (episodes, memories) in the pool
+    Feature("cos", "scores", 1.564),  # cosine, scaled to the pool's range
+    Feature("mix", "scores", 0.779),  # (kw + cos) / 2
+    Feature("both", "scores", -0.136),  # found by the keyword and the vector route
+    Feature("kw_rank", "scores", -0.073),  # 1 / (1 + r / 5) for the r-th best keyword score
+    Feature("cos_rank", "scores", 0.326),  # the same for the cosine
+    Feature("nb_prev", "neighbours", -0.316),  # the mix of the episode right before in its section
+    Feature("nb_next", "neighbours", 0.073),  # right after
+    Feature("nb2", "neighbours", 1.383),  # the better of the two two places away
     # the best mix in the candidate's section (named before "section" was the word for it; kept: it is
     # a key of Hit.features and of saved weights)
-    Feature("session_best", "neighbours", 4.049),
-    Feature("mix_rank", "neighbours", 1.822),  # rank by mix + half the better neighbour's
-    Feature("question_turn", "item", -1.180),  # the text asks a question
-    Feature("length", "item", 3.097),  # log1p(tokens) / log(80), capped at 1
-    Feature("has_date", "item", 0.825),  # the text names a time
-    Feature("when_dated", "item", 1.141),  # has_date, when the query asks when
+    Feature("session_best", "neighbours", 3.371),
+    Feature("mix_rank", "neighbours", 1.043),  # rank by mix + half the better neighbour's
+    Feature("question_turn", "item", -1.190),  # the text asks a question
+    Feature("length", "item", 1.079),  # log1p(tokens) / log(80), capped at 1
+    Feature("has_date", "item", 0.808),  # the text names a time
+    Feature("when_dated", "item", 1.057),  # has_date, when the query asks when
     Feature("is_memory", "item", 1.000, hand_set=True),
     Feature("recency", "item", 0.100, hand_set=True),  # halves every RecallSettings.recency_days
-    Feature("date_match", "item", 3.113),  # the query names the item's year and/or month
-    Feature("speaker_named", "item", 0.970),  # the query names the speaker
-    Feature("has_image", "item", -0.019),
+    Feature("date_match", "item", 3.190),  # the query names the item's year and/or month
+    Feature("speaker_named", "item", 0.835),  # the query names the speaker
+    Feature("has_image", "item", 0.128),
     Feature("strength", "item", 0.100, hand_set=True),
     Feature("importance", "item", 0.200, hand_set=True),
-    Feature("after_question", "after_question", 1.933),  # nb_prev, when that turn asks a question
-    Feature("cov", "coverage", 1.263),  # share of the query's words (rarity-weighted) in the text
-    Feature("wcov", "coverage", 2.203),  # the same over the text and its neighbours either side
+    Feature("after_question", "after_question", 2.338),  # nb_prev, when that turn asks a question
+    Feature("cov", "coverage", 0.286),  # share of the query's words (rarity-weighted) in the text
+    Feature("wcov", "coverage", 5.005),  # the same over the text and its neighbours either side
     Feature("own", "item", -1.000, hand_set=True),  # the bot's own line
     Feature("empty", "item", -3.000, hand_set=True),  # no content of its own ("OK, noted", "👍")
+    Feature("cov_rel", "relative_coverage", 0.803),  # cov over the pool's best cov
+    Feature("wcov_rel", "relative_coverage", -1.706),  # wcov over the pool's best wcov
 )
 COLUMNS = tuple(f.name for f in FEATURES)
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
@@ -294,10 +298,19 @@ def _coverage_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSetti
     m[_ROW["wcov"], cols.eps] = sums[cols.n : -1] / total
 
 
+def _relative_coverage(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+    """cov and wcov over their best value in the pool. A long dialogue context shares a small part
+    of its words with any one line, a short question a large one; against the pool's best, both
+    mean "as much of the query as anything here holds"."""
+    for share, rel in (("cov", "cov_rel"), ("wcov", "wcov_rel")):
+        m[_ROW[rel]] = m[_ROW[share]] / (m[_ROW[share]].max() or 1.0)
+
+
 Step = Callable[[Pool, _Layout, _QueryFacts, RecallSettings, np.ndarray], None]
 # The steps in the order they run (the item step first: neighbours lend nothing to the bot's own or
 # empty lines); ``no_borrowing`` computes no feature of its own, it takes back what those borrowed.
 _STEPS: dict[str, Step] = {"item": _item_features, "scores": _score_features,
                            "neighbours": _neighbour_features, "after_question": _after_question,
-                           "coverage": _coverage_features, "no_borrowing": _no_borrowing}
+                           "coverage": _coverage_features, "no_borrowing": _no_borrowing,
+                           "relative_coverage": _relative_coverage}
 assert {f.step for f in FEATURES} <= set(_STEPS)

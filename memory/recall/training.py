@@ -44,14 +44,16 @@ def fit_logistic(rows: Sequence[Mapping[str, float]], labels: Sequence[float], n
 
 
 def fit_pairwise(queries: Sequence[tuple[Sequence[Mapping[str, float]], Sequence[bool]]],
-                 names: Sequence[str], l2: float = 0.1) -> dict[str, float]:
+                 names: Sequence[str], l2: float = 0.1, weights: Sequence[float] | None = None
+                 ) -> dict[str, float]:
     """Feature weights that rank each query's relevant rows above its others (pairwise logistic).
 
     Every (relevant, other) pair of one query is a sample ``x_rel - x_other``; each query weighs
-    the same in total. The weights suit a LinearRanker (bias 0: only differences matter).
+    the same in total (or ``weights[i]``, when given). The weights suit a LinearRanker (bias 0:
+    only differences matter).
     """
     diffs, sw = [], []
-    for rows, relevant in queries:
+    for n, (rows, relevant) in enumerate(queries):
         x = np.array([[r.get(n, 0.0) for n in names] for r in rows], np.float64)
         rel = np.asarray(relevant, bool)
         if rel.all() or not rel.any():
@@ -59,7 +61,7 @@ def fit_pairwise(queries: Sequence[tuple[Sequence[Mapping[str, float]], Sequence
         pos, neg = x[rel], x[~rel]
         d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, len(names))
         diffs.append(d)
-        sw.append(np.full(len(d), 1.0 / len(d)))
+        sw.append(np.full(len(d), (1.0 if weights is None else weights[n]) / len(d)))
     if not diffs:
         return {n: 0.0 for n in names}
     d, w = np.vstack(diffs), np.concatenate(sw)

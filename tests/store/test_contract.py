@@ -360,3 +360,43 @@ async def test_a_store_reports_itself_sound(store: Store) -> None:
     await store.add_episodes([ep("hello")])
     await store.add_memory(Memory("tea", "self"))
     assert await store.integrity() == []
+
+
+# ---- where background work stands (consolidation, the scheduler) -------------------------------
+async def test_a_places_backlog_and_the_episodes_past_its_cursor(store: Store) -> None:
+    await store.add_episodes([ep("a", A, 0), ep("b", B, 1), ep("c", A, 2), ep("d", A, 3)])
+    backlog = {row[0]: row[1:] for row in await store.episode_backlog({A: 1})}
+
+    def at(minutes: int) -> float:
+        return (T0 + timedelta(minutes=minutes)).timestamp()
+
+    assert backlog == {A: (2, 4, at(2), at(3)), B: (1, 2, at(1), at(1))}
+    assert await store.episode_backlog({A: 4, B: 2}) == []
+    assert [e.content for e in await store.episodes_after(A, 1, 10)] == ["c", "d"]
+    assert [e.content for e in await store.episodes_after(A, 0, 2)] == ["a", "c"]
+
+
+async def test_cursors_by_prefix_move_with_the_memories_of_one_transaction(store: Store) -> None:
+    await store.set_cursor("consolidate:x", 5)
+    await store.set_cursor("vectors:m:e", 9)
+    with pytest.raises(RuntimeError):
+        async with store.transaction() as tx:
+            await tx.add_memory(Memory("learned", "public"))
+            await tx.set_cursor("consolidate:x", 7)
+            raise RuntimeError("the batch failed half way")
+    assert await store.cursors("consolidate:") == {"consolidate:x": 5}
+    assert (await store.counts())["memories"] == 0
+    async with store.transaction() as tx:
+        await tx.add_memory(Memory("learned", "public"))
+        await tx.set_cursor("consolidate:x", 7)
+    assert await store.cursors("consolidate") == {"consolidate:x": 7}
+    assert (await store.counts())["memories"] == 1
+
+
+async def test_job_runs_are_kept_by_name(store: Store) -> None:
+    assert await store.job_runs() == {}
+    await store.save_job_run("consolidate", {"status": "ok", "totals": {"added": 3}})
+    await store.save_job_run("consolidate", {"status": "failed", "error": "boom"})
+    await store.save_job_run("diary", {"status": "ok"})
+    assert await store.job_runs() == {"consolidate": {"status": "failed", "error": "boom"},
+                                      "diary": {"status": "ok"}}

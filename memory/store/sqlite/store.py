@@ -23,7 +23,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory, timestamp
 from ...scopes import Visibility
 from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
-from . import browse, keywords, vectors
+from . import browse, keywords, progress, vectors
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -192,6 +192,10 @@ class SQLiteStore:
         async with self.transaction() as tx:
             await tx.set_cursor(name, value)
 
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        async with self.transaction() as tx:
+            await tx.save_job_run(job, record)
+
     # ---- episodes ------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
@@ -299,6 +303,24 @@ class SQLiteStore:
                                                            (name,)) as cur:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
+
+    # ---- where background work stands ----------------------------------------------------
+    async def cursors(self, prefix: str) -> dict[str, int]:
+        """Every cursor whose name starts with ``prefix``, by name."""
+        return await progress.cursors(self._writer or self._reader, prefix)
+
+    async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]:
+        """(space, new episodes, last id, first time, last time) of every space with episodes past
+        ``after[space]`` (0 when absent)."""
+        return await progress.episode_backlog(self._writer or self._reader, after)
+
+    async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
+        return await progress.episodes_after(self._writer or self._reader, space, after, limit)
+
+    async def job_runs(self) -> dict[str, dict[str, Any]]:
+        """Each background job's record (last run, status, stats, totals)."""
+        return await progress.job_runs(self._writer or self._reader)
 
     # ---- browsing ------------------------------------------------------------------------
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,

@@ -119,11 +119,7 @@ class SQLiteWrites:
         db = self._writer
         sql, vals = in_list(map(int, ids))
         gone = [r[0] for r in await fetch_rows(db, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
-        if gone:
-            q, v = in_list(gone)
-            await db.execute(f"DELETE FROM episodes_fts WHERE rowid IN {q}", v)
-            await db.execute(f"DELETE FROM vectors WHERE kind = 'e' AND item IN {q}", v)
-            await db.execute(f"DELETE FROM episodes WHERE id IN {q}", v)
+        await self._delete("episodes", "e", gone)
         self.changes.append(EpisodesDeleted(gone))
         return gone
 
@@ -178,13 +174,17 @@ class SQLiteWrites:
             f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})", vals,
         ) as cur:
             ids = [r[0] for r in await cur.fetchall()]
-        for chunk in chunks(ids):
-            q, v = in_list(chunk)
-            await db.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
-            await db.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
-            await db.execute(f"DELETE FROM memories WHERE id IN {q}", v)
+        await self._delete("memories", "m", ids)
         self.changes.append(MemoriesDeleted(ids))
         return ids
+
+    async def _delete(self, table: str, kind: str, ids: list[int]) -> None:
+        """Delete rows of ``table`` (episodes 'e' or memories 'm') with their keyword rows and vectors."""
+        for chunk in chunks(ids):
+            q, v = in_list(chunk)
+            await self._writer.execute(f"DELETE FROM {table}_fts WHERE rowid IN {q}", v)
+            await self._writer.execute(f"DELETE FROM vectors WHERE kind = ? AND item IN {q}", [kind, *v])
+            await self._writer.execute(f"DELETE FROM {table} WHERE id IN {q}", v)
 
     # ---- vectors and cursors -------------------------------------------------------------
     async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
@@ -202,3 +202,8 @@ class SQLiteWrites:
         await self._writer.execute(
             "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
             (name, value))
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        await self._writer.execute(
+            "INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET record = excluded.record",
+            (job, json.dumps(record, ensure_ascii=False)))

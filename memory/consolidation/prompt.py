@@ -1,0 +1,73 @@
+"""The consolidation prompt: templates from ``memory/prompts/``, filled with one batch of one place."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, tzinfo
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+
+from ..chat import Message
+from ..model import SELF, Episode, Memory
+
+PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+LINE_CHARS = 600  # of one line shown to the model; a longer message is cut
+_CJK = re.compile("[\u3400-\u9fff]")
+_LETTER = re.compile(r"[^\W\d_]")
+BOT_NAME = {"en": "you (the bot)", "zh": "你（机器人）"}
+NOTHING = {"en": "(none)", "zh": "（无）"}
+
+
+def language(texts: Sequence[str]) -> str:
+    """``zh`` when Chinese characters make up a good share of the letters, else ``en``."""
+    joined = "".join(texts)
+    letters = len(_LETTER.findall(joined))
+    return "zh" if letters and len(_CJK.findall(joined)) / letters > 0.2 else "en"
+
+
+@lru_cache(maxsize=8)
+def templates(name: str, lang: str) -> tuple[str, Template]:
+    """The system text and the user template of ``prompts/<name>.<lang>.md``."""
+    text = (PROMPTS / f"{name}.{lang}.md").read_text("utf-8")
+    _, rest = text.split("## system\n", 1)
+    system, user = rest.split("## user\n", 1)
+    return system.strip(), Template(user.strip())
+
+
+def _stamp(t: datetime | None, tz: tzinfo | None) -> str:
+    return f"{t.astimezone(tz):%Y-%m-%d %H:%M}" if t else "?"
+
+
+def one_line(text: str, limit: int = LINE_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
+    who = BOT_NAME[lang] if ep.actor == SELF else (ep.actor_name or ep.actor or "?")
+    return f"e{ep.id} [{_stamp(ep.time, tz)}] {who}: {one_line(ep.content)}"
+
+
+def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None) -> str:
+    t = m.valid_from or m.created_at
+    about = ", ".join(f"{names.get(s, s)} ({s})" for s in m.subjects)
+    head = f"m{m.id} [{m.kind}, {t.astimezone(tz):%Y-%m-%d}" if t else f"m{m.id} [{m.kind}"
+    return f"{head}{'; about ' + about if about else ''}] {one_line(m.text)}"
+
+
+def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], names: Mapping[str, str],
+             now: datetime, tz: tzinfo | None = None) -> list[Message]:
+    """The system and user messages asking the model about ``batch`` (language of the batch)."""
+    lang = language([e.content for e in batch])
+    system, user = templates("consolidate", lang)
+    people = {SELF: BOT_NAME[lang]}
+    people.update((e.actor, e.actor_name or names.get(e.actor, e.actor)) for e in batch if e.actor != SELF)
+    people.update((s, names.get(s, s)) for m in related for s in m.subjects if s not in people)
+    filled = user.safe_substitute(
+        place=place, today=f"{now.astimezone(tz):%Y-%m-%d}",
+        people="\n".join(f"{p} = {n}" for p, n in people.items() if p),
+        memories="\n".join(memory_line(m, names, tz) for m in related) or NOTHING[lang],
+        lines="\n".join(episode_line(e, lang, tz) for e in batch))
+    return [{"role": "system", "content": system}, {"role": "user", "content": filled}]

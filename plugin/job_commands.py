@@ -1,0 +1,29 @@
+"""``/mem consolidate [place]``: consolidation now, reporting what it did (registered on import)."""
+
+from __future__ import annotations
+
+from ..memory import visibility
+from ..memory.render import quoted
+from .commands import COMMANDS, CommandContext, short
+
+SHOWN_NEW = 8  # new memories listed after /mem consolidate
+
+
+@COMMANDS.command("consolidate", "consolidate [place|here]",
+                  "turn new messages into memories now (all places, or one)")
+async def _consolidate(ctx: CommandContext, args: str) -> str:
+    jobs = ctx.service.jobs
+    if jobs is None:
+        return "Engram: background jobs are not running."
+    place = args.strip()
+    places = None if not place else [ctx.audience.space if place == "here" else place]
+    report = await jobs.consolidate_now(places)
+    lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
+    mem = await ctx.service.memory()
+    vis = visibility(ctx.audience)
+    found = await mem.memories(report.new_ids[-50:])
+    shown = [m for m in found.values() if ctx.audience.owner_private or vis.sees_memory(m.scope)]
+    lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
+    if len(found) > len(shown):
+        lines.append(f"({len(found) - len(shown)} new memories of other places not shown here)")
+    return "\n".join(lines)

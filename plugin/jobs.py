@@ -1,0 +1,109 @@
+"""The plugin's background jobs: the scheduler with its registry, and what feeds it.
+
+Started in ``initialize()`` and stopped in ``terminate()``; missed runs are caught up a little after
+start, once AstrBot's providers exist (they load after plugins). Consolidation runs on its timer and
+as soon as one place has K new messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from ..memory import Audience
+from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
+from ..memory.model import now_utc
+from ..memory.render import when
+from ..scheduler import CONSOLIDATE, JobRecords, JobRegistry, NewEpisodeTrigger, Scheduler, consolidation_job
+from . import job_commands  # noqa: F401  (registers /mem consolidate)
+from .config import Settings
+from .service import EngramService
+
+log = logging.getLogger("engram.plugin")
+
+CATCH_UP_DELAY = 60.0  # seconds after start before missed jobs run (providers are loaded by then)
+
+
+def place_audience(space: str, settings: Settings) -> Audience:
+    """Who reads a place's memories: the owner's private chat may also see ``owner`` memories."""
+    platform, _, rest = space.partition(":")
+    kind, _, who = rest.partition(":")
+    owner = kind == "private" and (settings.is_owner(platform, who) or settings.is_owner_private_space(space))
+    return Audience(space=space, owner_private=owner)
+
+
+class Jobs:
+    """The scheduler of one plugin instance and the consolidation it runs."""
+
+    def __init__(self, service: EngramService, *, catch_up_delay: float = CATCH_UP_DELAY,
+                 consolidation: ConsolidationSettings | None = None):
+        self.service = service
+        self.catch_up_delay = catch_up_delay
+        s = service.settings
+        self.consolidation = consolidation or ConsolidationSettings(
+            public_spaces=s.public_spaces, min_new=s.consolidate_after_episodes or 20)
+        self.registry = JobRegistry()
+        self.registry.add(consolidation_job(self.consolidator, s.consolidate_every_minutes))
+        self.scheduler = Scheduler(self.registry, self._records, key=str(service.path.resolve()))
+        self.trigger = NewEpisodeTrigger(s.consolidate_after_episodes,
+                                         lambda: self.scheduler.trigger(CONSOLIDATE))
+        service.jobs = self
+        service.episode_listeners.append(self.trigger.saw)
+
+    async def _records(self) -> JobRecords:
+        return (await self.service.memory()).store
+
+    async def consolidator(self) -> Consolidator:
+        settings = self.service.settings
+        return Consolidator(await self.service.memory(), self.service.providers.chat_model(),
+                            self.consolidation, audience_for=lambda space: place_audience(space, settings),
+                            tz=self.service.tz)
+
+    async def start(self) -> None:
+        await self.scheduler.start(self.catch_up_delay)
+
+    async def stop(self) -> None:
+        await self.scheduler.shutdown()
+
+    async def consolidate_now(self, places: Sequence[str] | None = None) -> Report:
+        """Consolidate now (``/mem consolidate``), after a run already going; recorded like any run."""
+        result: Report = await self.scheduler.run_now(CONSOLIDATE, places=places, force=True)
+        return result
+
+    async def status(self) -> dict[str, dict[str, Any]]:
+        return await self.scheduler.status()
+
+    async def lines(self) -> list[str]:
+        """One line per job for ``/mem stats``."""
+        return [job_line(name, record, self.service.tz) for name, record in (await self.status()).items()]
+
+
+def _counts(stats: dict[str, int], prefix: str) -> str:
+    items = sorted((k[len(prefix):], v) for k, v in stats.items() if k.startswith(prefix) and v)
+    return ", ".join(f"{k} {v}" for k, v in items)
+
+
+def job_line(name: str, record: dict[str, Any], tz: Any) -> str:
+    """One job: its last run, what it did, and its failures and refusals in total."""
+    started = record.get("last_started")
+    if started is None:
+        return f"job {name}: never run yet"
+    at = when(datetime.fromtimestamp(started, timezone.utc), now_utc(), tz)
+    status = record.get("status", "?") + (f": {record['error']}" if record.get("error") else "")
+    last, total = record.get("stats", {}), record.get("totals", {})
+    parts = [f"job {name}: last run {at} ({status}); {record.get('runs', 0)} runs, "
+             f"{record.get('failures', 0)} failed"]
+    if "added" in total or "updated" in total:
+        parts.append(f"last run added {last.get('added', 0)}, updated {last.get('updated', 0)}; "
+                     f"in all added {total.get('added', 0)}, updated {total.get('updated', 0)}, "
+                     f"{total.get('calls', 0)} model calls")
+    refused, failed = _counts(total, "refused."), _counts(total, "failed.")
+    if refused:
+        parts.append(f"refused: {refused}")
+    if failed:
+        parts.append(f"failed calls: {failed}")
+    if total.get("skipped_batches"):
+        parts.append(f"skipped batches: {total['skipped_batches']}")
+    return "; ".join(parts)
