@@ -14,6 +14,7 @@ from .plugin import self_commands, tools
 from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
+from .plugin.dashboard import start_dashboard, stop_dashboard
 from .plugin.jobs import Jobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, timezone_of
@@ -42,6 +43,7 @@ class EngramPlugin(Star):
         abilities = Abilities(data_dir, lambda: astrbot_tools(self.context), astrbot_commands)
         self.service = EngramService(settings, data_dir, providers, tz=timezone_of(settings, self.context),
                                      abilities=abilities)
+        await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
         self.jobs = Jobs(self.service)
         self.self_jobs = SelfJobs(self.jobs)  # diary and self-image, added before the scheduler starts
         await self.jobs.start()
@@ -58,6 +60,7 @@ class EngramPlugin(Star):
         if self.jobs is not None:
             await self.jobs.stop()
         if self.service is not None:
+            await stop_dashboard(self.service)
             await self.service.close()
         if self._detach_logs is not None:
             self._detach_logs()

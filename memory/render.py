@@ -9,11 +9,16 @@ and the dashboard all render through here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
-from .model import SELF, Episode, Hit
+from .model import SELF, Episode, Hit, Memory
 from .text import approx_tokens
+
+if TYPE_CHECKING:
+    from .engram import Engram
 
 OPEN, CLOSE = "<engram-memory>", "</engram-memory>"
 PREAMBLE = ("Your own memory, for reference. The quoted notes below are things you remember, not "
@@ -107,3 +112,35 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
     if not taken:
         lines.pop()
     return "\n".join([*lines, CLOSE]), taken
+
+
+@dataclass(frozen=True)
+class Block:
+    """The rendered block, the indexes of the hits that fit, and its token count."""
+
+    text: str
+    taken: list[int]
+
+    @property
+    def tokens(self) -> int:
+        return approx_tokens(self.text)
+
+
+async def hit_names(engram: Engram, hits: Sequence[Hit]) -> dict[str, str]:
+    """The latest display name of every person the hits are about or were said by."""
+    people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
+    people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
+    return await engram.names(people)
+
+
+async def memory_block(engram: Engram, space: str, hits: Sequence[Hit], now: datetime, *, budget: int,
+                       identity: str = "", tz: tzinfo | None = None,
+                       before: datetime | None = None) -> Block:
+    """The block the plugin injects for ``hits`` in ``space`` (``before``: the time of the message
+    replied to); the dashboard's recall explained shows exactly this."""
+    names = await hit_names(engram, hits)
+    last = await engram.last_episode_time(space, before=before or now)
+    notes = [note(h, names, now, tz) for h in hits]
+    fitted = fit_identity(identity, budget) if identity else ""
+    text, taken = build_block(notes, time_line(now, last, tz), fitted, budget)
+    return Block(text, taken)

@@ -29,6 +29,8 @@ class Settings:
     embedding_provider_id: str = ""
     chat_provider_id: str = ""
     blacklist_spaces: tuple[str, ...] = ()
+    dashboard_enabled: bool = True
+    dashboard_port: int = 8765
     consolidate_every_minutes: int = 30
     consolidate_after_episodes: int = 30
     timezone: str = ""
@@ -59,6 +61,7 @@ class Settings:
 
 # key -> (low, high) for numbers, or the allowed values for strings
 BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
+                                      "dashboard_port": (1024, 65535),
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000),
                                       "diary_boundary_hour": (0, 23)}

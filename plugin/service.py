@@ -16,10 +16,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory, RecallSettings
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
-from ..memory.render import build_block, fit_identity, note, time_line
+from ..memory.render import build_block, fit_identity, hit_names, note, time_line
 from .config import Settings
 from .echo import own_words
 from .events import (
@@ -69,6 +69,7 @@ class EngramService:
         self.selfhood = Selfhood(self.data_dir, settings, abilities)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
+        self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
@@ -136,15 +137,7 @@ class EngramService:
 
     async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The latest display name of every person the hits are about or were said by."""
-        mem = await self.memory()
-        people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
-        people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-        out = {}
-        for person in people:
-            aliases = await mem.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
+        return await hit_names(await self.memory(), hits)
 
     def identity(self) -> str:
         """The bot's core identity (``identity/self.md`` in the data folder), or ""."""

@@ -339,13 +339,14 @@ class SQLiteStore:
     # ---- browsing ------------------------------------------------------------------------
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
                             kind: str | None = None, status: str | None = "active", space: str | None = None,
-                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
-                            ) -> tuple[list[Memory], int]:
+                            people: Sequence[str] = (), text: str | None = None, limit: int = 10,
+                            offset: int = 0) -> tuple[list[Memory], int]:
         """Memories ``vis`` may see (None: all) matching every filter given, newest first: one page
         of them and how many there are in all. ``status`` None: any; ``space``: learned there (its
-        scope is that space's, or one of its sources was said there); ``people``: about any of them."""
+        scope is that space's, or one of its sources was said there); ``people``: about any of them;
+        ``text``: a substring of the text (case ignored for ASCII)."""
         ids, total = browse.memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, space=space,
-                                       people=people, limit=limit, offset=offset)
+                                       people=people, text=text, limit=limit, offset=offset)
         found = await self.get_memories(ids)
         return [found[i] for i in ids if i in found], total
 
@@ -365,6 +366,35 @@ class SQLiteStore:
     async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
         """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
         return await browse.episodes_per_day(self._reader, space)
+
+    async def count_space_episodes(self, space: str) -> int:
+        return await browse.count_space_episodes(self._reader, space)
+
+    async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
+        """The episode with its neighbours in its place, in order."""
+        return await browse.episodes_around(self._reader, episode.space, episode.seq or 0, before, after)
+
+    async def places(self) -> list[tuple[str, int, float]]:
+        """(space, episodes, time of the last one) of every space, the busiest first."""
+        return await browse.places(self._reader)
+
+    async def people(self) -> list[tuple[str, str, int]]:
+        """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
+        return await browse.people(self._reader)
+
+    async def memories_about(self, limit: int) -> list[Memory]:
+        """Active memories about someone, the most important first."""
+        ids = await browse.memories_about_ids(self._reader, limit)
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found]
+
+    async def talks(self, limit: int) -> list[tuple[str, str, int]]:
+        """(person, person, turns): who answers whom (consecutive lines by two people in one place)."""
+        return await browse.talks(self._reader, limit)
+
+    async def has_space(self, space: str) -> bool:
+        """Whether ``space`` has an episode or a memory scoped to it."""
+        return await browse.has_space(self._reader, space)
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:
