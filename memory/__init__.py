@@ -12,14 +12,16 @@ from .errors import (
     StoreError,
     UnknownIdError,
 )
-from .model import SELF, Audience, Episode, Hit, Memory
+from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
+from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 from .store import Store
 from .store.sqlite import open_store
 
 __all__ = [
+    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
     "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
     "EngramError", "Episode",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",

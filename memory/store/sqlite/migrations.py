@@ -306,7 +306,14 @@ async def m006_latin_beside_chinese(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m007_unique_space_seq(db: aiosqlite.Connection) -> None:
+async def m007_episode_time_indexes(db: aiosqlite.Connection) -> None:
+    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
+    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
+    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
+
+
+@migration
+async def m008_unique_space_seq(db: aiosqlite.Connection) -> None:
     """A place's sequence numbers are unique: two writers (the bot and the CLI) can no longer give two
     episodes the same place in a chat. Files that already hold such pairs get those chats renumbered
     in their order (sequence number, then id); episodes are append-only, so the guard is lifted for it.
@@ -333,7 +340,7 @@ async def m007_unique_space_seq(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m008_names_per_place(db: aiosqlite.Connection) -> None:
+async def m009_names_per_place(db: aiosqlite.Connection) -> None:
     """The name each person last went by in each place, so a note shows the name this chat knows
     (SQL only: it computes nothing with the live code)."""
     await run_script(
