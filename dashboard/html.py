@@ -124,6 +124,38 @@ def episode_line(e: Mapping[str, Any], mark: bool = False) -> str:
 
 
 # ---- pages ----------------------------------------------------------------------------------------
+def _pairs(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
+    """Each job's last run: when, how it ended (and why it failed), what it did, failures in all."""
+    if not jobs:
+        return f'<p class="empty">{esc(label(lang, "no_jobs"))}</p>'
+    rows = []
+    for j in jobs:
+        if j["status"] is None:
+            rows.append([esc(j["name"]), esc(label(lang, "never_run")), "", "", ""])
+            continue
+        status = esc(j["status"])
+        if j["error"]:
+            status += f'<div class="error">{esc(j["error"])}</div>'
+        did = [_pairs(j["last"])]
+        if j["failed_calls"]:
+            did.append(f"{label(lang, 'failed_calls')}: {_pairs(j['failed_calls'])}")
+        if j["refused"]:
+            did.append(f"{label(lang, 'refused')}: {_pairs(j['refused'])}")
+        rows.append([
+            f"<code>{esc(j['name'])}</code>",
+            esc((j["last_started"] or "").replace("T", " ")[:19]),
+            f'<span class="job-{esc(j["status"])}">{status}</span>',
+            f"{j['runs']} / {j['failures']}",
+            "<br>".join(esc(x) for x in did if x),
+        ])
+    head = [label(lang, k) for k in ("job", "last_run", "status", "runs_failed", "last_did")]
+    return table([esc(h) for h in head], rows, "jobs")
+
+
 def overview(lang: str, d: Mapping[str, Any]) -> str:
     def counts(axis: str) -> str:
         rows = [[esc(k), esc(n)] for k, n in sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:30]]
@@ -148,20 +180,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         ]
         for p in d["people"][:50]
     ]
-    if d["jobs"] is None:
-        jobs = f'<p class="empty">{esc(label(lang, "no_jobs"))}</p>'
-    else:
-        jobs = (
-            table(
-                ["job", "time", "status", "detail"],
-                [
-                    [esc(j.get("name")), esc(j.get("time")), esc(j.get("status")), esc(j.get("detail", ""))]
-                    for j in d["jobs"]
-                ],
-            )
-            if d["jobs"]
-            else f'<p class="empty">{esc(label(lang, "none"))}</p>'
-        )
+    jobs = job_table(lang, d["jobs"])
     ix = d["index"]
     coverage = "—" if ix["coverage"] is None else f"{ix['coverage'] * 100:.1f}%"
     body = (

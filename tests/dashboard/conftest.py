@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -10,8 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
-from astrbot_plugin_engram.memory import Engram, Episode, Memory
+from astrbot_plugin_engram.memory import Engram, Episode, Memory, Store
 from astrbot_plugin_engram.memory.demo import episodes, load_sample, memories
+from astrbot_plugin_engram.scheduler import Job, JobRegistry, Scheduler
 
 from ..conftest import HashEmbedder
 
@@ -21,6 +23,35 @@ XSS_NAME = '<img src=x onerror="window.pwned=3">Mallory'
 XSS_SPACE = "qq:group:<b>666</b>"
 OWNER_DM = "qq:private:10001"
 GROUP = "qq:group:5150"
+JOBS = ("consolidate", "diary", "fading")  # what the host schedules; "fading" never ran
+
+
+async def seed_job_runs(engram: Engram) -> None:
+    """Runs recorded by the real scheduler: consolidation twice (counts, failed and refused calls),
+    a diary job that failed with hostile text in its error."""
+    stats = iter([{"added": 2, "updated": 1, "calls": 3},
+                  {"added": 1, "updated": 0, "calls": 2, "failed.timeout": 1, "refused.scope": 2}])
+
+    async def consolidate() -> dict[str, int]:
+        return next(stats)
+
+    async def diary() -> None:
+        raise RuntimeError(XSS_TEXT)
+
+    registry = JobRegistry()
+    registry.add(Job("consolidate", consolidate))
+    registry.add(Job("diary", diary))
+
+    async def records() -> Store:
+        return engram.store
+
+    now = time.time()
+    clock = iter([now - 7200, now - 7190, now - 3600, now - 3580, now - 60, now - 59])
+    scheduler = Scheduler(registry, records, key="dashboard-seed", clock=lambda: next(clock))
+    await scheduler.run_now("consolidate")  # two hours ago
+    await scheduler.run_now("consolidate")  # an hour ago
+    with pytest.raises(RuntimeError):
+        await scheduler.run_now("diary")  # a minute ago
 
 
 async def seed(path: Path) -> dict[str, int]:
@@ -52,6 +83,7 @@ async def seed(path: Path) -> dict[str, int]:
             Memory(text="今天读书会很热闹。A lively club day.", scope="self", kind="diary")
         )
         await engram.embed_pending()
+        await seed_job_runs(engram)
     finally:
         await engram.close()
     return {"first": first, "second": second, "xss": xss, "diary": diary, "xss_episode": xss_ep}
@@ -78,6 +110,7 @@ async def dash(
             recall_k=5,
             identity=lambda: "我是小记，读书会的助手。",
             owner_spaces=lambda s: s == OWNER_DM,
+            jobs=lambda: JOBS,
         ),
     )
     client = TestClient(TestServer(app))

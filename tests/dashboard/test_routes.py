@@ -5,8 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 
-from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE
+from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
+from astrbot_plugin_engram.memory import Engram
+
+from ..conftest import HashEmbedder
+from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE, XSS_TEXT
 
 PAGES = ["/", "/memories", "/recall", "/graph", "/diary", "/identity", f"/place?space={GROUP}"]
 APIS = [
@@ -88,10 +93,70 @@ async def test_overview_counts_places_people_and_models(dash):
     assert {p["space"] for p in d["places"]} == {GROUP, OWNER_DM, "qq:private:10002", XSS_SPACE}
     assert any(p["name"] == "林晓" for p in d["people"])
     assert sum(n for _, n in d["episodes_per_day"]) == d["episodes"] == 32
-    assert d["jobs"] is None  # no scheduler yet, and the page says so
     assert d["embedder"] == "hash-32" and d["index"]["coverage"] == 1.0
     page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
-    assert "No jobs have run yet" in page and 'id="chart"' in page
+    assert 'id="chart"' in page
+
+
+async def test_overview_lists_each_jobs_last_run_counts_and_failures(dash):
+    client, _, _ = dash
+    jobs = (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"]
+    assert [j["name"] for j in jobs] == ["diary", "consolidate", "fading"]  # latest first, never-run last
+    diary, consolidate, fading = jobs
+    assert consolidate["status"] == "ok" and consolidate["error"] == ""
+    assert (consolidate["runs"], consolidate["failures"]) == (2, 0)
+    assert consolidate["last"] == {"added": 1, "calls": 2, "failed.timeout": 1, "refused.scope": 2}
+    assert consolidate["totals"] == {"added": 3, "calls": 5, "updated": 1}
+    assert consolidate["failed_calls"] == {"timeout": 1} and consolidate["refused"] == {"scope": 2}
+    assert consolidate["last_started"] <= consolidate["last_finished"] <= diary["last_started"]
+    assert diary["status"] == "failed" and (diary["runs"], diary["failures"]) == (1, 1)
+    assert diary["error"] == "RuntimeError: " + XSS_TEXT
+    assert fading["status"] is None and fading["runs"] == 0
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    panel = page[page.index('<table class="jobs">'):]
+    panel = panel[: panel.index("</table>")]
+    assert panel.count("<tr>") == 4  # a head row and one per job
+    assert "<code>consolidate</code>" in panel and "2 / 0" in panel and "1 / 1" in panel
+    assert "added 1, calls 2" in panel and "failed calls in all: timeout 1" in panel
+    assert "RuntimeError: &lt;script&gt;window.pwned=1&lt;/script&gt;" in panel
+    assert "never run yet" in panel and "No job has run yet" not in page
+
+
+async def test_job_records_a_store_holds_are_shown_without_trusting_their_shape(tmp_path):
+    path = tmp_path / "engram.db"
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        await engram.store.save_job_run("odd", {"status": "<b>weird</b>", "last_started": "yesterday",
+                                                "runs": "many", "stats": [1, 2], "totals": {"x": "y"}})
+        client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+        await client.start_server()
+        try:
+            (job,) = (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"]
+            assert job == {"name": "odd", "status": "<b>weird</b>", "last_started": None,
+                           "last_finished": None, "error": "", "runs": 0, "failures": 0, "last": {},
+                           "totals": {}, "failed_calls": {}, "refused": {}}
+            page = await (await client.get("/", headers=AUTH)).text()
+            assert "&lt;b&gt;weird&lt;/b&gt;" in page and "<b>weird" not in page
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
+
+
+async def test_no_job_run_yet_says_so(tmp_path):
+    path = tmp_path / "engram.db"
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+        await client.start_server()
+        try:
+            assert (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"] == []
+            page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+            assert "No job has run yet." in page
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
 
 
 async def test_labels_follow_the_browsers_language(dash):
