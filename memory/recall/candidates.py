@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from functools import lru_cache
 from typing import Any
 
@@ -35,6 +36,8 @@ class RecallSettings:
     seeds: int = 10  # best hits of each route whose neighbours join the pool
     radius: int = 2  # how many places either side count as neighbours
     recency_days: float = 30.0  # the recency feature halves every this many days
+    time_windows: bool = True  # a query naming a time ("yesterday", "上周末") prefers items inside it
+    tz: tzinfo | None = None  # the zone those windows' days are counted in (None: UTC)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -143,6 +144,8 @@ class Store(Writes, Protocol):
     keyword postings. Each write of ``Writes`` called on the store is a transaction of its own;
     ``transaction()`` holds several."""
 
+    path: Path  # where the store lives (the bot's data folder holds it: diaries, identity)
+
     @property
     def read_only(self) -> bool: ...
 
@@ -184,6 +187,12 @@ class Store(Writes, Protocol):
     async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]: ...
     async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]: ...
     async def job_runs(self) -> dict[str, dict[str, Any]]: ...
+
+    # the bot's days (issue 13)
+    async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]: ...
+    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]: ...
+    async def last_time_with(self, actor: str, before: datetime | None = None,
+                             space: str | None = None) -> datetime | None: ...
 
     # browsing (the dashboard, export) and bookkeeping
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,

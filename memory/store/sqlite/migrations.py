@@ -305,6 +305,13 @@ async def m006_latin_beside_chinese(db: aiosqlite.Connection) -> None:
         log.info("indexed the words of %d items with Latin words beside Chinese again", n)
 
 
+@migration
+async def m007_episode_time_indexes(db: aiosqlite.Connection) -> None:
+    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
+    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
+    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -23,7 +23,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory, timestamp
 from ...scopes import Visibility
 from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
-from . import browse, keywords, progress, vectors
+from . import browse, days, keywords, progress, vectors
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -321,6 +321,20 @@ class SQLiteStore:
     async def job_runs(self) -> dict[str, dict[str, Any]]:
         """Each background job's record (last run, status, stats, totals)."""
         return await progress.job_runs(self._writer or self._reader)
+
+    # ---- the bot's days (issue 13) -------------------------------------------------------
+    async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
+        return await days.episodes_between(self._writer or self._reader, start, end, limit)
+
+    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
+        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
+        return await days.memory_ids_of_kind(self._writer or self._reader, kind, status)
+
+    async def last_time_with(self, actor: str, before: datetime | None = None,
+                             space: str | None = None) -> datetime | None:
+        """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
+        return await days.last_time_with(self._writer or self._reader, actor, before, space)
 
     # ---- browsing ------------------------------------------------------------------------
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
