@@ -7,12 +7,15 @@ applies the one scope function (``memory.scopes.visibility``) before anything is
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.model import now_utc
+from . import selfhood
 from .params import BadParam, MemoryFilter
 from .settings import DashboardSettings
 
@@ -280,5 +283,8 @@ async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[st
     return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
 
 
-def identity(settings: DashboardSettings) -> dict[str, Any]:
-    return {"note": settings.identity() or None, "self_image": None, "history": None, "proposals": None}
+async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+    """The core identity, the self-image with its earlier versions, and the open proposals, read from
+    the data folder (the host's, or the one holding the store file)."""
+    folder = settings.data_dir or Path(browser.path).parent
+    return await asyncio.to_thread(selfhood.identity, folder, settings.identity())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import tzinfo
+from pathlib import Path
 
 from ..memory import Engram
 
@@ -33,3 +34,5 @@ class DashboardSettings:
     # the names of the jobs the host schedules, listed even before their first run; the runs
     # themselves are read from the store (``Store.job_runs``), as ``/mem stats`` shows them
     jobs: Callable[[], Iterable[str]] = no_jobs
+    # the bot's data folder (identity/, diary/); None: the folder holding the store file
+    data_dir: Path | None = None

@@ -54,6 +54,7 @@ async def start_dashboard(service: EngramService) -> DashboardServer | None:
             chat_model=s.chat_provider_id or "the chat's current provider",
             owner_spaces=owner_space(s),
             jobs=job_names(service),
+            data_dir=service.data_dir,
         )
         server = DashboardServer(make_app(service.memory, settings), DEFAULT_HOST, s.dashboard_port)
         if not await server.start():

@@ -13,6 +13,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Engram, Episode, Memory, Store
 from astrbot_plugin_engram.memory.demo import episodes, load_sample, memories
+from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write
+from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.scheduler import Job, JobRegistry, Scheduler
 
 from ..conftest import HashEmbedder
@@ -54,6 +56,26 @@ async def seed_job_runs(engram: Engram) -> None:
         await scheduler.run_now("diary")  # a minute ago
 
 
+SELF_IMAGE = "I host the book club and like quiet mornings. 我主持读书会。" + XSS_TEXT
+
+
+def seed_identity(data_dir: Path) -> None:
+    """The self's documents as the self jobs leave them: a core identity changed by one approved
+    proposal (its old version kept), a self-image rewritten once (its old version kept), and
+    proposals: one approved, one rejected, one (hostile) still open."""
+    folder = IdentityFolder(data_dir)
+    atomic_write(folder.self_path, "我是小记，读书会的助手。\n")
+    day = datetime(2026, 11, 29, 22, 0, tzinfo=timezone.utc)
+    folder.replace(folder.image_path, "I am new here. 我刚来。", now=day)
+    folder.replace(folder.image_path, SELF_IMAGE, now=day + timedelta(days=1))
+    proposals = Proposals(folder)
+    approved = proposals.propose("Call the owner 老板", "she asked me to", OWNER_DM, now=day)
+    proposals.propose(XSS_TEXT, XSS_NAME, GROUP, now=day + timedelta(hours=1))
+    rejected = proposals.propose("Speak only English", "a guess", GROUP, now=day + timedelta(hours=2))
+    proposals.approve(approved.id, now=day + timedelta(hours=3))
+    proposals.reject(rejected.id, now=day + timedelta(hours=3))
+
+
 async def seed(path: Path) -> dict[str, int]:
     """The demo sample, a memory with sources and two versions, a diary entry and hostile text."""
     sample = load_sample()
@@ -86,6 +108,7 @@ async def seed(path: Path) -> dict[str, int]:
         await seed_job_runs(engram)
     finally:
         await engram.close()
+    seed_identity(path.parent)
     return {"first": first, "second": second, "xss": xss, "diary": diary, "xss_episode": xss_ep}
 
 

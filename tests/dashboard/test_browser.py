@@ -14,7 +14,7 @@ from astrbot_plugin_engram.memory import Engram
 
 from ..conftest import HashEmbedder
 from .chrome import Chrome
-from .conftest import GROUP, JOBS, OWNER_DM, TOKEN, XSS_SPACE
+from .conftest import GROUP, JOBS, OWNER_DM, SELF_IMAGE, TOKEN, XSS_SPACE
 from .test_server import free_port
 
 SHOTS = Path(
@@ -102,6 +102,14 @@ async def test_a_real_browser_draws_every_page(site, chrome):
     )
     await chrome.screenshot(SHOTS / "graph.png")
 
+    assert await chrome.open(f"{base}/identity") == 200
+    assert await chrome.eval("document.querySelector('pre.self-image').innerText") == SELF_IMAGE
+    assert await chrome.eval("document.querySelectorAll('ol.image-history li').length") == 1
+    assert await chrome.eval("document.querySelectorAll('table.proposals tbody tr').length") == 1
+    assert "<script>window.pwned=1</script>" in await chrome.eval(
+        "document.querySelector('table.proposals').innerText")
+    await chrome.screenshot(SHOTS / "identity.png")
+
 
 async def test_hostile_text_stays_text_in_a_real_browser(site, chrome):
     base, ids = site
@@ -113,6 +121,7 @@ async def test_hostile_text_stays_text_in_a_real_browser(site, chrome):
         "/graph",
         "/",
         f"/recall?q=pwned&space={quote(XSS_SPACE)}",
+        "/identity",
     ]:
         assert await chrome.open(base + path) == 200
         assert await chrome.eval("typeof window.pwned") == "undefined", path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -11,7 +12,7 @@ from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Engram
 
 from ..conftest import HashEmbedder
-from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE, XSS_TEXT
+from .conftest import AUTH, GROUP, OWNER_DM, SELF_IMAGE, TOKEN, XSS_NAME, XSS_SPACE, XSS_TEXT
 
 PAGES = ["/", "/memories", "/recall", "/graph", "/diary", "/identity", f"/place?space={GROUP}"]
 APIS = [
@@ -333,6 +334,7 @@ async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
         f"/place?space={XSS_SPACE}",
         f"/recall?q=pwned script&space={XSS_SPACE}",
         "/memories?q=<script>",
+        "/identity",
     ]
     for path in pages:
         r = await client.get(path, headers=AUTH)
@@ -365,7 +367,64 @@ async def test_diary_and_identity_say_what_is_there(dash):
     client, _, ids = dash
     diary = await (await client.get("/api/diary", headers=AUTH)).json()
     assert [m["id"] for m in diary["items"]] == [ids["diary"]]
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+async def test_identity_shows_the_self_image_its_history_and_open_proposals(dash, seeded):
+    client, _, _ = dash
+    folder = seeded[0].parent / "identity"
+    before = snapshot(folder)
     ident = await (await client.get("/api/identity", headers=AUTH)).json()
-    assert ident["note"] == "我是小记，读书会的助手。" and ident["self_image"] is None
-    page = await (await client.get("/identity", headers=AUTH)).text()
-    assert "Not there yet" in page
+    assert ident["self_image"] == {"text": SELF_IMAGE, "problem": None}
+    assert [(v["replaced_at"], v["text"]) for v in ident["history"]] == [
+        ("2026-11-30T22:00:00+00:00", "I am new here. 我刚来。")]
+    (open_one,) = ident["proposals"]  # the approved and the rejected ones are decided
+    assert (open_one["id"], open_one["change"], open_one["reason"]) == (2, XSS_TEXT, XSS_NAME)
+    assert ident["core"]["text"].startswith("我是小记，读书会的助手。")
+    core = ident["core"]["text"]
+    assert "(approved proposal #1)" in core and "Call the owner 老板" in core
+    assert [v["text"] for v in ident["core_history"]] == ["我是小记，读书会的助手。"]
+    page = await (await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "I host the book club" in page and "I am new here. 我刚来。" in page
+    assert page.count('<tr><td>#') == 1 and "Call the owner" in page and "Speak only English" not in page
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in page and "<script>window" not in page
+    assert "<img src=x" not in page
+    assert snapshot(folder) == before  # nothing was written, not even a timestamp
+
+
+async def test_identity_files_that_cannot_be_read_are_shown_with_why(dash, seeded):
+    client, _, _ = dash
+    folder = seeded[0].parent / "identity"
+    (folder / "self-image.md").write_bytes(b"caf\xe9 \xff not utf-8")
+    (folder / "proposals.json").write_text('{"items": [{"nonsense": 1}]}', "utf-8")
+    r = await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})
+    assert r.status == 200
+    page = await r.text()
+    assert "is not UTF-8 text" in page and "proposals.json cannot be read" in page
+    ident = await (await client.get("/api/identity", headers=AUTH)).json()
+    assert ident["proposals"] == [] and "TypeError" in ident["proposals_problem"]
+    assert ident["history"][0]["text"] == "I am new here. 我刚来。"  # the rest still shows
+
+
+async def test_identity_before_the_self_jobs_ran_says_so_and_copies_nothing(tmp_path):
+    engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    (tmp_path / "identity.md").write_text("old identity note", "utf-8")  # the pre-self file
+    try:
+        app = make_app(engram, DashboardSettings(token=TOKEN, identity=lambda: "the host's note"))
+        client = TestClient(TestServer(app))
+        await client.start_server()
+        try:
+            ident = await (await client.get("/api/identity", headers=AUTH)).json()
+            page = await (await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})).text()
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
+    assert ident["core"] == {"text": "the host's note", "problem": None}
+    assert ident["self_image"] is None and ident["history"] == [] and ident["proposals"] == []
+    assert "No self-image yet" in page and "No proposal waits for the owner." in page
+    assert not (tmp_path / "identity").exists()  # the dashboard never moves identity.md itself
