@@ -83,6 +83,24 @@ class FakeEvent(AstrMessageEvent):
         await super().send(message)
 
 
+class ListedPlatform:
+    """The test platform as AstrBot's platform manager lists it, as a loaded adapter is listed (the
+    plugin reads the bot's platforms there: a bare owner id counts only on the one chat platform)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.client_self_id = f"{name}-listed"
+
+    def meta(self) -> PlatformMetadata:
+        return PlatformMetadata(name=self.name, description="e2e test platform", id=self.name)
+
+    def get_stats(self) -> dict[str, Any]:
+        return {"id": self.name, "type": self.name, "status": "running", "error_count": 0}
+
+    async def terminate(self) -> None:
+        return None
+
+
 class Bot:
     """A started AstrBot core with the plugin loaded, talking to ``server``."""
 
@@ -108,6 +126,7 @@ class Bot:
         """Build and initialize a core (plugins, then providers, then pipelines), like ``astrbot run``."""
         self.core = AstrBotCoreLifecycle(LogBroker(), db_helper)
         await self.core.initialize()
+        self.core.platform_manager.platform_insts.append(ListedPlatform(self.platform))
         quiet_http_logs()
         self.check_loaded()
         # What core.start() does before it parks in gather(): background tasks, then the
