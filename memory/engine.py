@@ -33,7 +33,7 @@ from .recall import RecallSettings, fill, gather
 from .rows import prepare
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
-from .text import MAX_TEXT
+from .text import MAX_TEXT, word_set
 from .vectors import VectorIndex
 
 log = logging.getLogger("engram")
@@ -179,6 +179,20 @@ class Engram:
         if self.index:
             for i in gone:
                 self.index.set_status("m", i, "superseded")
+        return len(gone)
+
+    async def forget_episodes(self, ids: Sequence[int]) -> int:
+        """Hard-delete episodes with their keyword rows, vectors and what memory keeps of them
+        (the one exception to append-only); returns how many went."""
+        known = await self.store.get_episodes(list(ids))
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
+        gone = await self.store.delete_episodes(list(ids))
+        if self.index:
+            for i in gone:
+                self.index.erase("e", i)
+        word_set.cache_clear()  # it may hold the erased text
         return len(gone)
 
     # ---- reading -------------------------------------------------------------------------

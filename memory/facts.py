@@ -90,6 +90,19 @@ class EpisodeFacts:
                     line = self._lines[key] = _Line()
                 line.add(seq, item)
 
+    def forget(self, ids: Sequence[int]) -> None:
+        """Drop hard-forgotten episodes: unknown from now on, and no one's neighbour."""
+        for item in ids:
+            if item >= len(self.space) or self.space[item] < 0:
+                continue
+            line = self._lines.get(int(self.space[item]))
+            if line is not None:
+                at = list(line.ids).index(item) if item in line.ids else -1
+                if at >= 0:
+                    del line.ids[at]
+                    del line.seqs[at]
+            self.space[item] = -1
+
     def name_space(self, key: int, space: str) -> None:
         self.spaces[key], self._keys[space] = space, key
 

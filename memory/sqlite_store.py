@@ -289,6 +289,38 @@ class SQLiteStore:
                 out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
         return out
 
+    async def list_memories(self, vis: Visibility, *, scope: str | None = None, kind: str | None = None,
+                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
+                            ) -> tuple[list[Memory], int]:
+        """Active memories ``vis`` may see (of ``scope``, ``kind``, about any of ``people``), newest
+        first: one page of them and how many there are in all."""
+        where, args = ["status = 'active'"], []
+        if vis.memory_scopes is not None:
+            q, v = in_list(sorted(vis.memory_scopes))
+            where.append(f"scope IN {q}")
+            args += v
+        if scope is not None:
+            where.append("scope = ?")
+            args.append(scope)
+        if kind is not None:
+            where.append("kind = ?")
+            args.append(kind)
+        if people:
+            where.append("(" + " OR ".join("instr(subjects, ?) > 0" for _ in people) + ")")
+            args += [json.dumps(p, ensure_ascii=False) for p in people]
+        cond = " AND ".join(where)
+        total = (await self._read(f"SELECT count(*) FROM memories WHERE {cond}", args))[0][0]
+        ids = [r[0] for r in await self._read(
+            f"SELECT id FROM memories WHERE {cond} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            [*args, limit, offset])]
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found], int(total)
+
+    async def people_named(self, name: str) -> list[str]:
+        """The people who have gone by ``name`` (case ignored)."""
+        rows = await self._read("SELECT DISTINCT person FROM aliases WHERE lower(alias) = lower(?)", (name,))
+        return [r[0] for r in rows]
+
     async def candidate_memories(self, ids: Sequence[int]) -> list[Any]:
         """Rows (``rows.M_*``) of the memories ``ids``."""
         if not ids:
@@ -386,6 +418,23 @@ class SQLiteStore:
         async with self._transaction():
             await self._w.execute("INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET"
                                   " record = excluded.record", (job, json.dumps(record, ensure_ascii=False)))
+
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete episodes with their keyword-index rows and vectors; returns the ids deleted.
+
+        The one exception to episodes being append-only (a person's right to have a line erased);
+        ``secure_delete`` overwrites the freed pages."""
+        async with self._transaction():
+            sql, vals = in_list(map(int, ids))
+            gone = [r[0] for r in await fetch_rows(self._w, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
+            if gone:
+                q, v = in_list(gone)
+                await self._w.execute(f"DELETE FROM episodes_fts WHERE rowid IN {q}", v)
+                await self._w.execute(f"DELETE FROM vectors WHERE kind = 'e' AND item IN {q}", v)
+                await self._w.execute(f"DELETE FROM episodes WHERE id IN {q}", v)
+        self.keywords.episodes.drop(gone)
+        self.facts.forget(gone)
+        return gone
 
     # ---- keyword search ------------------------------------------------------------------
     async def keyword_episodes(self, query: list[str], vis: Visibility, limit: int,

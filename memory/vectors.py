@@ -184,6 +184,18 @@ class VectorIndex:
         loc.size -= 1
         self.add("m", scope, [item], vec[None, :], [_STATUS_NAME.get(live, "superseded")])
 
+    def erase(self, kind: str, item: int) -> None:
+        """Forget an item's vector (a hard-forgotten episode): its row is zeroed and never found again."""
+        loc = self._loc[kind]
+        where = loc.get(item)
+        if not where:
+            return
+        block = self._blocks[where[0]]
+        block.set_live(where[1], 0)
+        block.mat[where[1]] = 0.0
+        loc.block[item] = -1
+        loc.size -= 1
+
     def has(self, kind: str, item: int) -> bool:
         return self._loc[kind].get(item) is not None
 

@@ -1,0 +1,100 @@
+"""What a new user reaches for in the core: remembering a thing once, listing memories, erasing a line."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory import (
+    Audience,
+    Engram,
+    Episode,
+    Memory,
+    NoEmbedder,
+    UnknownIdError,
+    space_scope,
+    visibility,
+)
+from astrbot_plugin_engram.memory.dedup import remember, similarity
+
+SPACE = "webchat:private:sam"
+HERE = space_scope(SPACE)
+
+
+async def test_the_same_sentence_remembered_three_times_is_kept_once(engram: Engram) -> None:
+    said = "Sam's cat is called Mochi."
+    results = [await remember(engram, Memory(text=t, scope=HERE)) for t in (said, said, "sam's cat is called Mochi")]
+    assert [r[1] for r in results] == ["new", "kept", "kept"]
+    assert len({r[0] for r in results}) == 1
+    await engram.embed_pending()
+    hits = await engram.recall("Sam's cat", Audience(SPACE), k=10)
+    assert [h.key for h in hits if h.kind == "memory"] == [f"m{results[0][0]}"]
+
+
+async def test_a_fuller_wording_updates_the_memory_and_keeps_the_old_version(engram: Engram) -> None:
+    first, _ = await remember(engram, Memory(text="Sam's cat is called Mochi", scope=HERE))
+    second, how = await remember(engram, Memory(text="Sam's cat is called Mochi!!, a grey one", scope=HERE))
+    assert similarity("Sam's cat is called Mochi", "Sam's cat is called Mochi, a grey one") < 0.85
+    assert how == "new" and second != first  # different enough: a memory of its own
+    third, how = await remember(engram, Memory(text="Sam's cat is called Mochii", scope=HERE))
+    assert how == "updated" and [m.id for m in await engram.history(third)] == [first, third]
+    assert (await engram.get(first)).status == "superseded"
+
+
+async def test_the_same_sentence_in_another_scope_is_a_memory_of_its_own(engram: Engram) -> None:
+    a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
+    b, how = await remember(engram, Memory(text="The gate code is 4417", scope=space_scope("webchat:group:1")))
+    assert how == "new" and a != b
+
+
+async def test_list_memories_pages_newest_first_and_only_what_the_chat_may_see(engram: Engram) -> None:
+    ids = [await engram.add_memory(Memory(text=f"note {i}", scope=HERE, kind="fact" if i % 2 else "event",
+                                          subjects=("webchat:sam",) if i == 3 else ()))
+           for i in range(5)]
+    await engram.add_memory(Memory(text="a secret elsewhere", scope=space_scope("webchat:group:9")))
+    vis = visibility(Audience(SPACE))
+    page, total = await engram.store.list_memories(vis, limit=2)
+    assert total == 5 and [m.id for m in page] == ids[:-3:-1]
+    page, _ = await engram.store.list_memories(vis, limit=2, offset=4)
+    assert [m.id for m in page] == [ids[0]]
+    facts, n = await engram.store.list_memories(vis, kind="fact")
+    assert n == 2 and {m.id for m in facts} == {ids[1], ids[3]}
+    about, n = await engram.store.list_memories(vis, people=["webchat:sam"])
+    assert n == 1 and about[0].id == ids[3]
+
+
+async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(engram: Engram, db_path: Path) -> None:
+    eps = [Episode(space=SPACE, content=t, actor="webchat:sam") for t in
+           ("my bank pin is 8080 zanzibar", "the weather is nice", "zanzibar is an island")]
+    ids = await engram.record_many(eps)
+    await engram.embed_pending()
+    assert ids[0] in {h.id for h in await engram.recall("pin zanzibar", Audience(SPACE), k=5)}
+    assert await engram.forget_episodes([ids[0]]) == 1
+    hits = await engram.recall("bank pin 8080 zanzibar", Audience(SPACE), k=5)
+    assert ids[0] not in {h.id for h in hits} and ids[2] in {h.id for h in hits}
+    assert all("8080" not in h.text for h in hits)
+    with pytest.raises(UnknownIdError):
+        await engram.get_episode(ids[0])
+    with pytest.raises(UnknownIdError):
+        await engram.forget_episodes([ids[0]])
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("SELECT count(*) FROM episodes WHERE id = ?", (ids[0],)).fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM vectors WHERE kind = 'e' AND item = ?", (ids[0],)).fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM episodes_fts WHERE rowid = ?", (ids[0],)).fetchone()[0] == 0
+    assert engram.store.facts.near([ids[1]], 2) == [ids[1], ids[2]]  # no longer anyone's neighbour
+
+
+async def test_a_forgotten_episode_stays_gone_after_reopening(db_path: Path) -> None:
+    e = await Engram.open(db_path, NoEmbedder(), background=False)
+    try:
+        ids = await e.record_many([Episode(space=SPACE, content="erase me: zanzibar")])
+        await e.forget_episodes(ids)
+    finally:
+        await e.close()
+    e = await Engram.open(db_path, NoEmbedder(), background=False)
+    try:
+        assert await e.recall("zanzibar", Audience(SPACE)) == []
+    finally:
+        await e.close()
