@@ -9,7 +9,7 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import job_commands, tools  # noqa: F401  (job_commands registers /mem consolidate)
+from .plugin import forget_commands, job_commands, tools  # noqa: F401  (they register /mem subcommands)
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.jobs import Jobs
@@ -64,16 +64,18 @@ class EngramPlugin(Star):
             yield event.plain_result(await COMMANDS.dispatch(self.service, event, event.message_str))
 
     @filter.llm_tool(name="memory_recall")
-    async def memory_recall(self, event: AstrMessageEvent, query: str = "", limit: int = 5, **_: Any) -> str:
+    async def memory_recall(self, event: AstrMessageEvent, query: str = "", limit: int = 5,
+                            archived: bool = False, **_: Any) -> str:
         """Recall what you remember about something. You only get what may be said in this chat.
 
         Args:
             query(string): what to recall, in a few words
             limit(number): how many memories to return, from 1 to 20 (default 5)
+            archived(boolean): also search old, faded memories (only when asked to dig them up)
         """
         if self.service is None:
             return "error: memory is not ready"
-        return await tools.memory_recall(self.service, event, query, limit)
+        return await tools.memory_recall(self.service, event, query, limit, archived)
 
     @filter.llm_tool(name="memory_remember")
     async def memory_remember(self, event: AstrMessageEvent, text: str = "", about: str = "",

@@ -5,18 +5,23 @@ from .engine import Engram
 from .errors import (
     EmbeddingError,
     EngramError,
+    ErasedMeanwhile,
     InvalidInputError,
     InvalidScopeError,
     StoreError,
     UnknownIdError,
 )
+from .forgetting import Forgetting
+from .merging import MergeSettings
+from .metabolism import MetabolismSettings
 from .model import SELF, Audience, Episode, Hit, Memory
 from .ranker import FeatureRanker, LinearRanker, Ranker
 from .recall import RecallSettings
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 
 __all__ = [
-    "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "Episode",
+    "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "ErasedMeanwhile", "Episode",
+    "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
     "UnknownIdError", "make_embedder", "narrow_scope", "parse_scope", "space_scope", "visibility",

@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("text")
     f = sub.add_parser("forget", help="hard-delete memories with all their versions")
     f.add_argument("ids", type=int, nargs="+")
+    f.add_argument("--with-sources", action="store_true",
+                   help="also the episodes they came from and every memory derived from those")
+    fp = sub.add_parser("forget-person", help="hard-delete everything said by or about a person (id or name)")
+    fp.add_argument("person")
+    fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
+    fs.add_argument("space")
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -238,8 +244,22 @@ async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
-    n = await e.forget(args.ids)
-    print(f"forgot {n} memory rows (every version)")
+    done = await e.forget(args.ids, with_sources=args.with_sources)
+    extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
+    print(f"forgot {len(done.memories)} memory rows (every version){extra}")
+
+
+async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
+    people = [args.person] if ":" in args.person else await e.store.people_named(args.person)
+    if len(people) > 1:
+        raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
+    done = await e.forget_person(people[0] if people else args.person)
+    print(f"forgot everything by or about {people[0] if people else args.person}: {done.summary()}")
+
+
+async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
+    done = await e.forget_place(args.space)
+    print(f"forgot the place {args.space}: {done.summary()}")
 
 
 async def _index_quietly(e: Engram) -> None:
@@ -258,7 +278,7 @@ async def _index_quietly(e: Engram) -> None:
 
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
-            "forget": cmd_forget}
+            "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place}
 
 
 async def run(args: argparse.Namespace) -> int:

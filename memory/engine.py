@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -22,18 +22,22 @@ from typing import Any
 
 import numpy as np
 
+from .chat import ChatModel
 from .checks import checked_episode, checked_memory
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .errors import EmbeddingError, InvalidInputError, UnknownIdError
 from .features import featurize, hits, top
+from .forgetting import Forgetting, execute, memories_plan, person_plan, place_plan
+from .merging import MergeReport, MergeSettings, merge_duplicates
+from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
 from .model import Audience, Episode, Hit, Memory, now_utc
 from .outage import Outage
 from .ranker import LinearRanker, Ranker
-from .recall import RecallSettings, fill, gather
+from .recall import RecallSettings, _memory_shape, fill, gather
 from .rows import prepare
 from .scopes import parse_scope, visibility
 from .sqlite_store import SQLiteStore
-from .text import MAX_TEXT, word_set
+from .text import MAX_TEXT, _stem, word_set
 from .vectors import VectorIndex
 
 log = logging.getLogger("engram")
@@ -48,8 +52,13 @@ class Engram:
     """A bot's memory: one store, one embedder, one ranker."""
 
     def __init__(self, store: SQLiteStore, embedder: Embedder, ranker: Ranker,
-                 settings: RecallSettings, query_timeout: float):
+                 settings: RecallSettings, query_timeout: float,
+                 metabolism: MetabolismSettings | None = None):
         self.store = store
+        self.metabolism = metabolism or MetabolismSettings()
+        self.toucher = Toucher(self)
+        # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
+        self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
         self.embedder = embedder
         self.ranker = ranker
         self.settings = settings
@@ -69,11 +78,11 @@ class Engram:
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False,
-                   query_timeout: float = 10.0) -> Engram:
+                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
         store = await SQLiteStore.open(path, durable=durable)
         self = cls(store, embedder if embedder is not None else LocalE5(),
-                   ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
+                   ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism)
         await self._load_index()
         self._background = background
         if background and self.index is not None:
@@ -84,6 +93,7 @@ class Engram:
     async def close(self) -> None:
         """Write what is queued, stop the indexer, close the store."""
         await self.flush()
+        await self.toucher.close()
         if self._indexer:
             self._indexer.cancel()
             await asyncio.gather(self._indexer, return_exceptions=True)
@@ -141,8 +151,13 @@ class Engram:
         old = await self.get(memory_id)
         if old.status == "superseded":
             raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
+        now = now_utc()
+        # valid_from: when the new fact became true (given, else now); the old one's valid_to is set
+        # to it by the store (when we learned otherwise)
+        changes.setdefault("valid_from", now)
+        changes.setdefault("valid_to", None)
         new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
-                      created_at=now_utc(), status="active", **changes)
+                      created_at=now, status="active", **changes)
         mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
         if self.index:
             self.index.set_status("m", memory_id, "superseded")
@@ -150,10 +165,13 @@ class Engram:
         return mid
 
     async def commit_memories(self, memories: Sequence[tuple[Memory, int | None]],
-                              cursors: dict[str, int]) -> list[int]:
+                              cursors: dict[str, int], read: Sequence[int] = ()) -> list[int]:
         """New memories and new versions (``(memory, superseded id or None)``) and cursors, committed
-        together or not at all (consolidation: a place's cursor moves with what its batch produced)."""
-        ids = await self.store.write_memories([(checked_memory(m), old) for m, old in memories], cursors)
+        together or not at all (consolidation: a place's cursor moves with what its batch produced).
+        ``read``: the episodes they were drawn from; if one was forgotten meanwhile, nothing is
+        written (``ErasedMeanwhile``): the text must not come back."""
+        ids = await self.store.write_memories([(checked_memory(m), old) for m, old in memories], cursors,
+                                              read)
         if self.index:
             for _, old in memories:
                 if old is not None:
@@ -169,31 +187,71 @@ class Engram:
         if self.index:
             self.index.move(memory_id, scope)
 
-    async def forget(self, ids: Sequence[int]) -> int:
-        """Hard-delete memories with all their versions; returns how many rows went."""
-        known = await self.store.get_memories(list(ids))
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
-        gone = await self.store.delete_memories(list(ids))
-        if self.index:
-            for i in gone:
-                self.index.set_status("m", i, "superseded")
-        return len(gone)
+    async def forget(self, ids: Sequence[int], *, with_sources: bool = False, dry_run: bool = False
+                     ) -> Forgetting:
+        """Hard-forget memories with every version; ``with_sources``: also the episodes they came from
+        and every memory derived from those. Unknown ids: ``UnknownIdError``, nothing touched."""
+        plan = await memories_plan(self, list(ids), with_sources)
+        return plan if dry_run else await execute(self, plan)
+
+    async def forget_person(self, person: str, *, dry_run: bool = False) -> Forgetting:
+        """Hard-forget everything said by or about ``person`` (a person id), in every place."""
+        plan = await person_plan(self, person)
+        return plan if dry_run else await execute(self, plan)
+
+    async def forget_place(self, space: str, *, dry_run: bool = False) -> Forgetting:
+        """Hard-forget every line of ``space`` and every memory kept for it."""
+        plan = await place_plan(self, space)
+        return plan if dry_run else await execute(self, plan)
 
     async def forget_episodes(self, ids: Sequence[int]) -> int:
-        """Hard-delete episodes with their keyword rows, vectors and what memory keeps of them
-        (the one exception to append-only); returns how many went."""
+        """Hard-delete episodes (only them: what was derived stays); returns how many went."""
         known = await self.store.get_episodes(list(ids))
         missing = [i for i in ids if i not in known]
         if missing:
             raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
-        gone = await self.store.delete_episodes(list(ids))
+        done = await execute(self, Forgetting(episodes=sorted(known)))
+        return len(done.episodes)
+
+    def drop_erased(self, episodes: Sequence[int], memories: Sequence[int]) -> None:
+        """After an erase: no vector, pending touch or cached word of what went is kept in memory."""
         if self.index:
-            for i in gone:
+            for i in episodes:
                 self.index.erase("e", i)
-        word_set.cache_clear()  # it may hold the erased text
-        return len(gone)
+            for i in memories:
+                self.index.erase("m", i)
+        for i in memories:
+            self.toucher._pending.pop(i, None)
+        for cache in (word_set, _stem, _memory_shape):  # keyed by text that may be the erased one
+            cache.cache_clear()
+
+    # ---- metabolism ----------------------------------------------------------------------
+    def touch(self, keys: Iterable[str | int]) -> None:
+        """Strengthen memories that were injected, returned or shown (``m12`` keys or ids; episodes'
+        ``e`` keys are ignored); written a moment later, together, off the reply's path."""
+        ids = [k if isinstance(k, int) else int(k[1:]) for k in keys
+               if isinstance(k, int) or (k[:1] == "m" and k[1:].isdigit())]
+        if ids:
+            self.toucher.touch(ids)
+
+    async def merge(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        """``merged`` in place of ``originals`` (kept as its superseded versions); None when one of
+        them is no longer active (nothing changed)."""
+        mid = await self.store.merge_memories(checked_memory(merged), list(originals))
+        if mid is not None and self.index:
+            for i in originals:
+                self.index.set_status("m", i, "superseded")
+        self._kick.set()
+        return mid
+
+    async def merge_duplicates(self, chat: ChatModel, settings: MergeSettings | None = None) -> MergeReport:
+        """Merge the memories of one scope the model says record the same thing (the weekly job)."""
+        return await merge_duplicates(self, chat, settings)
+
+    async def fade(self, now: datetime | None = None) -> FadeReport:
+        """Archive the memories that faded below the threshold (the daily job)."""
+        await self.toucher.flush()
+        return await fade(self, now)
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
@@ -238,7 +296,13 @@ class Engram:
         feats = featurize(pool, query, now or now_utc(), self.settings)
         best = top(feats, self.ranker, k)
         shown = set(await fill(self.store, pool, [j for j, _ in best], vis))  # read from the file
-        return hits(feats, [b for b in best if b[0] in shown])
+        found = hits(feats, [b for b in best if b[0] in shown])
+        if include_archived:  # a deliberate search: what it finds in the archive is active again
+            back = [h.id for h in found if isinstance(h.item, Memory) and h.item.status == "archived"]
+            if back:
+                self.toucher.touch(back, reactivate=True)
+                await self.toucher.flush()
+        return found
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""

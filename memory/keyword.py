@@ -174,6 +174,10 @@ class Keywords:
     def memory_group(self, scope: str, status: str) -> int:
         return self._mgroups.setdefault((scope, status), len(self._mgroups))
 
+    def forget_space(self, space: str) -> None:
+        """A place erased: its key is looked up afresh if it is ever recorded again."""
+        self._keys.pop(space, None)
+
     def space_key(self, space: str) -> int | None:
         """The keyword index's key of ``space``; None if nothing was recorded there yet."""
         key = self._keys.get(space)

@@ -92,7 +92,8 @@ def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
 EPISODE_COLUMNS = "id, time, tz, space, seq, section, source, actor, actor_name, kind, content, meta, shape"
 # Recall's memory rows (``SQLiteStore.candidate_memories``): the stored columns, as ``memory_row``
 # reads them.
-M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_CREATED, M_VALID_FROM, M_STATUS = 3, 4, 6, 7, 9, 10, 12
+M_TEXT, M_SCOPE, M_IMPORTANCE, M_STRENGTH, M_RECALLED = 3, 4, 6, 7, 8
+M_CREATED, M_VALID_FROM, M_STATUS = 9, 10, 12
 
 
 def episode_row(r: Sequence[Any]) -> Episode:

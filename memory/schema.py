@@ -176,6 +176,13 @@ async def m004_job_runs(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL)")
 
 
+@migration
+async def m005_kept_apart(db: aiosqlite.Connection) -> None:
+    """Groups of similar memories the model said record different things (merging asks them once)."""
+    await db.execute("CREATE TABLE kept_apart (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b))"
+                     " WITHOUT ROWID")
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

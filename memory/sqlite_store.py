@@ -21,7 +21,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from .errors import StoreError, UnknownIdError
+from .errors import ErasedMeanwhile, StoreError, UnknownIdError
 from .facts import EpisodeFacts
 from .keyword import Keywords, word_count
 from .model import Episode, Memory, aware
@@ -155,7 +155,7 @@ class SQLiteStore:
                                placed: list[tuple[int, int, int]], facts: list[tuple[Any, ...]]) -> None:
         """Insert rows; ``placed`` gets each one's (id, space key, number of index words), ``facts``
         its row for ``EpisodeFacts.add``."""
-        next_id = (await fetch_rows(self._w, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0] + 1
+        next_id = await self._next_id("episodes")
         rows, fts, aliases = [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
@@ -251,17 +251,19 @@ class SQLiteStore:
             if row[1] == "superseded":
                 raise UnknownIdError(f"memory {supersedes} was already superseded")
             root = row[0]
+            # valid_to: when we learned otherwise (the new version's valid_from, else now)
             await self._w.execute(
-                "UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
+                "UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?) WHERE id = ?",
+                (ts(m.valid_from) or ts(aware(m.created_at)), supersedes))
             await self._w.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
-        cur = await self._w.execute(
-            "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
+        mid = await self._next_id("memories")
+        await self._w.execute(
+            "INSERT INTO memories (id, root, kind, text, scope, subjects, importance, strength,"
             " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
-            " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+            " VALUES (?,0,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
              m.importance, m.strength, ts(m.last_recalled), ts(aware(m.created_at)),
              ts(m.valid_from), ts(m.valid_to), m.status, supersedes))
-        mid = int(cur.lastrowid)  # type: ignore[arg-type]
         await self._w.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
         words = memory_words(m)
         await self._w.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
@@ -353,27 +355,31 @@ class SQLiteStore:
 
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
         """Hard-delete every version of the given memories; returns the deleted row ids."""
-        async with self._transaction():
-            sql, vals = in_list(map(int, root_ids))
-            async with self._w.execute(
-                f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})",
-                vals,
-            ) as cur:
-                ids = [r[0] for r in await cur.fetchall()]
-            for chunk in chunks(ids):
-                q, v = in_list(chunk)
-                await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
-                await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
-                await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
-        self.keywords.memories.drop(ids)
-        return ids
+        return (await self.erase([], await self.all_versions(root_ids)))[1]
+
+    async def all_versions(self, ids: Sequence[int]) -> list[int]:
+        """Every version of the memories ``ids`` (those that exist), merged ones' originals included."""
+        out: list[int] = []
+        for chunk in chunks(list(map(int, ids))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in await fetch_rows(
+                self._w, "SELECT id FROM memories WHERE root IN"
+                f" (SELECT root FROM memories WHERE id IN {sql})", vals)]
+        return sorted(set(out))
 
     # ---- consolidation (issue 12; PORT to the Store protocol when memory/store/ lands) ---------
     async def write_memories(self, memories: Sequence[tuple[Memory, int | None]],
-                             cursors: dict[str, int]) -> list[int]:
-        """Memories (each new, or a version superseding an id) and cursors, in ONE transaction."""
+                             cursors: dict[str, int], read: Sequence[int] = ()) -> list[int]:
+        """Memories (each new, or a version superseding an id) and cursors, in ONE transaction.
+
+        ``read``: the episodes the memories were drawn from; if any was erased meanwhile (a forget
+        while the model was thinking), nothing is written and ``ErasedMeanwhile`` is raised.
+        """
         done: list[tuple[Memory, int, str, int | None]] = []
+        cited = sorted({*read, *(e for m, _ in memories for e in m.sources)})
         async with self._transaction():
+            if len(await self._existing("episodes", cited)) < len(cited):
+                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile")
             for m, supersedes in memories:
                 mid, words = await self._insert_memory(m, supersedes)
                 done.append((m, mid, words, supersedes))
@@ -420,21 +426,223 @@ class SQLiteStore:
                                   " record = excluded.record", (job, json.dumps(record, ensure_ascii=False)))
 
     async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
-        """Hard-delete episodes with their keyword-index rows and vectors; returns the ids deleted.
+        """Hard-delete episodes with their keyword-index rows and vectors; returns the ids deleted."""
+        return (await self.erase(ids, []))[0]
 
-        The one exception to episodes being append-only (a person's right to have a line erased);
-        ``secure_delete`` overwrites the freed pages."""
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+        """Hard-delete episodes and memories (the exact ids given) with everything that holds their
+        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names and
+        ``spaces``' names and cursors. Returns the (episode, memory) ids deleted.
+
+        THE one exception to episodes being append-only (hard forgetting). One transaction: a crash
+        leaves all of it or none. The keyword indexes are rewritten inside it (FTS5 ``optimize``: a
+        plain delete leaves the words in older index segments) and ``secure_delete`` zeroes every
+        freed page; after the commit the write-ahead log is checkpointed and truncated, so no copy
+        of the text is left in the file or beside it.
+        """
         async with self._transaction():
-            sql, vals = in_list(map(int, ids))
-            gone = [r[0] for r in await fetch_rows(self._w, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
-            if gone:
-                q, v = in_list(gone)
+            eps = await self._existing("episodes", episode_ids)
+            mems = await self._existing("memories", memory_ids)
+            for table, ids in (("episodes", eps), ("memories", mems)):
+                if ids:  # ids are never given out again (a later line must not inherit a cursor)
+                    await self.vectors._set_cursor(f"erased:{table}", max(ids + [await self._erased(table)]))
+            for chunk in chunks(eps):
+                q, v = in_list(chunk)
                 await self._w.execute(f"DELETE FROM episodes_fts WHERE rowid IN {q}", v)
                 await self._w.execute(f"DELETE FROM vectors WHERE kind = 'e' AND item IN {q}", v)
+                await self._w.execute(f"DELETE FROM sources WHERE episode_id IN {q}", v)
                 await self._w.execute(f"DELETE FROM episodes WHERE id IN {q}", v)
-        self.keywords.episodes.drop(gone)
-        self.facts.forget(gone)
-        return gone
+            for chunk in chunks(mems):
+                q, v = in_list(chunk)
+                await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {q}", v)
+                await self._w.execute(f"DELETE FROM vectors WHERE kind = 'm' AND item IN {q}", v)
+                await self._w.execute(f"DELETE FROM kept_apart WHERE a IN {q} OR b IN {q}", v + v)
+                await self._w.execute(f"DELETE FROM memories WHERE id IN {q}", v)
+            for person in people:
+                await self._w.execute("DELETE FROM aliases WHERE person = ?", (person,))
+            for space in spaces:
+                await self._w.execute("DELETE FROM spaces WHERE name = ?", (space,))
+                await self._w.execute("DELETE FROM cursors WHERE substr(name, -?) = ?",
+                                      (len(space) + 1, ":" + space))
+            for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
+                if ids:
+                    await self._w.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        self.keywords.episodes.drop(eps)
+        self.keywords.memories.drop(mems)
+        self.facts.forget(eps)
+        for space in spaces:
+            self._spaces.pop(space, None)
+            self.keywords.forget_space(space)
+        await self.checkpoint()
+        return eps, mems
+
+    async def checkpoint(self) -> None:
+        """Copy the write-ahead log into the file and truncate it (erased text must not linger there)."""
+        async with self._lock:
+            await self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def _existing(self, table: str, ids: Sequence[int]) -> list[int]:
+        out: list[int] = []
+        for chunk in chunks(sorted(set(map(int, ids)))):
+            sql, vals = in_list(chunk)
+            rows = await fetch_rows(self._w, f"SELECT id FROM {table} WHERE id IN {sql}", vals)
+            out += [r[0] for r in rows]
+        return out
+
+    async def _erased(self, table: str) -> int:
+        """The highest id ever erased from ``table`` (0: none)."""
+        return await self.vectors.cursor(f"erased:{table}")
+
+    async def _next_id(self, table: str) -> int:
+        """The id the next row of ``table`` gets: past every row there is and every one erased."""
+        top = (await fetch_rows(self._w, f"SELECT coalesce(max(id), 0) FROM {table}"))[0][0]
+        return max(top, await self._erased(table)) + 1
+
+    # ---- metabolism (issue 14): strength, archiving, merging, what forgetting reaches ----------
+    async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]:
+        """(id, strength, last recalled or created, importance, kind) of active memories past ``since``."""
+        return await fetch_rows(self._w, "SELECT id, strength, coalesce(last_recalled, created_at),"
+                                " importance, kind FROM memories WHERE status = 'active' AND id > ?"
+                                " ORDER BY id LIMIT ?",
+                                (since, limit))
+
+    async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]:
+        """Each memory's (stored strength, last recalled or created, status)."""
+        out = {}
+        for chunk in chunks(sorted(set(ids))):
+            sql, vals = in_list(chunk)
+            for i, st, t, status in await fetch_rows(
+                    self._w, "SELECT id, strength, coalesce(last_recalled, created_at), status FROM memories"
+                    f" WHERE id IN {sql}", vals):
+                out[i] = (st, t, status)
+        return out
+
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
+        """(id, strength, last recalled, status) of many memories in one transaction (superseded
+        ones are left alone); a reactivated one moves back among the active in the keyword index."""
+        moved = []
+        async with self._transaction():
+            for i, strength, recalled, status in rows:
+                cur = await self._w.execute(
+                    "UPDATE memories SET strength = ?, last_recalled = ?, status = ? WHERE id = ?"
+                    " AND status != 'superseded' RETURNING scope", (strength, recalled, status, i))
+                moved += [(i, r[0], status) for r in await cur.fetchall()]
+        for i, scope, status in moved:
+            self.keywords.memories.regroup(i, self.keywords.memory_group(scope, status))
+
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        """Mark active memories archived; returns (id, scope) of those that were."""
+        out: list[tuple[int, str]] = []
+        async with self._transaction():
+            for chunk in chunks(list(ids)):
+                sql, vals = in_list(chunk)
+                cur = await self._w.execute(f"UPDATE memories SET status = 'archived' WHERE id IN {sql}"
+                                            " AND status = 'active' RETURNING id, scope", vals)
+                out += [(r[0], r[1]) for r in await cur.fetchall()]
+        for i, scope in out:
+            self.keywords.memories.regroup(i, self.keywords.memory_group(scope, "archived"))
+        return out
+
+    async def scope_memories(self, scope: str, kinds: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, text) of the active memories of ``scope`` of ``kinds``."""
+        sql, vals = in_list(kinds)
+        return await fetch_rows(self._w, "SELECT id, text FROM memories WHERE scope = ?"
+                                f" AND status = 'active' AND kind IN {sql} ORDER BY id", [scope, *vals])
+
+    async def memory_scopes(self) -> list[str]:
+        return [r[0] for r in await fetch_rows(
+            self._w, "SELECT DISTINCT scope FROM memories WHERE status = 'active' ORDER BY scope")]
+
+    async def memory_vectors(self, model: str, ids: Sequence[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out.update(await fetch_rows(self._w, "SELECT item, vec FROM vectors WHERE model = ?"
+                                        f" AND kind = 'm' AND item IN {sql}", [model, *vals]))
+        return out
+
+    async def kept_apart(self, ids: Sequence[int]) -> set[tuple[int, int]]:
+        """The pairs (a < b) among ``ids`` the model said record different things."""
+        out: set[tuple[int, int]] = set()
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out |= {(a, b) for a, b in await fetch_rows(
+                self._w, f"SELECT a, b FROM kept_apart WHERE a IN {sql}", vals)}
+        return out
+
+    async def keep_apart(self, ids: Sequence[int]) -> None:
+        pairs = [(a, b) for a in ids for b in ids if a < b]
+        async with self._transaction():
+            await self._w.executemany("INSERT OR IGNORE INTO kept_apart VALUES (?, ?)", pairs)
+
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        """One memory in place of ``originals`` (all still active, else nothing happens: None); they
+        are kept, superseded, as versions of it (one root), and it cites all their sources."""
+        async with self._transaction():
+            sql, vals = in_list(originals)
+            rows = await fetch_rows(
+                self._w, f"SELECT id, root FROM memories WHERE id IN {sql} AND status = 'active'", vals)
+            if len(rows) != len(set(originals)):
+                return None
+            root = min(r[1] for r in rows)
+            mid, words = await self._insert_memory(merged, None)
+            for _, old_root in rows:
+                await self._w.execute("UPDATE memories SET root = ? WHERE root = ?", (root, old_root))
+            await self._w.execute("UPDATE memories SET status = 'superseded', valid_to ="
+                                  f" coalesce(valid_to, ?) WHERE id IN {sql}",
+                                  [ts(aware(merged.created_at)), *vals])
+            await self._w.execute(f"DELETE FROM memories_fts WHERE rowid IN {sql}", vals)
+            await self._w.execute("UPDATE memories SET root = ?, supersedes = ? WHERE id = ?",
+                                  (root, min(originals), mid))
+        self.keywords.memories.drop(list(originals))
+        self._index_memory(merged, mid, words, None)
+        return mid
+
+    async def memories_citing(self, episode_ids: Sequence[int]) -> list[int]:
+        """Memories (any status) with a source among ``episode_ids``."""
+        out: set[int] = set()
+        for chunk in chunks(sorted(set(episode_ids))):
+            sql, vals = in_list(chunk)
+            out |= {r[0] for r in await fetch_rows(
+                self._w, f"SELECT DISTINCT memory_id FROM sources WHERE episode_id IN {sql}", vals)}
+        return sorted(out)
+
+    async def source_ids(self, memory_ids: Sequence[int]) -> list[int]:
+        out: set[int] = set()
+        for chunk in chunks(sorted(set(memory_ids))):
+            sql, vals = in_list(chunk)
+            out |= {r[0] for r in await fetch_rows(
+                self._w, f"SELECT episode_id FROM sources WHERE memory_id IN {sql}", vals)}
+        return sorted(out)
+
+    async def episodes_where(self, *, actor: str | None = None, space: str | None = None,
+                             mentions: Sequence[str] = ()) -> list[tuple[int, str]]:
+        """(id, content) of the episodes said by ``actor``, in ``space``, or whose text holds one of
+        ``mentions`` (a substring; the caller checks word edges)."""
+        cond, args = [], []
+        if actor is not None:
+            cond.append("actor = ?")
+            args.append(actor)
+        if space is not None:
+            cond.append("space = ?")
+            args.append(space)
+        for m in mentions:
+            cond.append("instr(lower(content), lower(?)) > 0")
+            args.append(m)
+        if not cond:
+            return []
+        return await fetch_rows(self._w, f"SELECT id, content FROM episodes WHERE {' OR '.join(cond)}", args)
+
+    async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]:
+        """Memories (any status) about ``subject`` or of ``scope``."""
+        rows: list[Any] = []
+        if subject is not None:
+            rows += await fetch_rows(self._w, "SELECT id FROM memories WHERE instr(subjects, ?) > 0",
+                                     (json.dumps(subject, ensure_ascii=False),))
+        if scope is not None:
+            rows += await fetch_rows(self._w, "SELECT id FROM memories WHERE scope = ?", (scope,))
+        return sorted({r[0] for r in rows})
 
     # ---- keyword search ------------------------------------------------------------------
     async def keyword_episodes(self, query: list[str], vis: Visibility, limit: int,

@@ -153,11 +153,16 @@ async def _stats(ctx: CommandContext, args: str) -> str:
             + "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else [])))
 
 
-@COMMANDS.command("recall", "recall <query>", "what would be injected here, with scores")
+@COMMANDS.command("recall", "recall [--archived] <query>",
+                  "what would be injected here, with scores (--archived: faded memories too, revived)")
 async def _recall(ctx: CommandContext, args: str) -> str:
+    archived = bool(re.match(r"--archived(\s|$)", args))
+    args = args[len("--archived"):].strip() if archived else args
     if not args:
         raise UsageError("")
-    hits = await ctx.service.recall(ctx.audience, args, ctx.service.settings.recall_k)
+    hits = await ctx.service.recall(ctx.audience, args, ctx.service.settings.recall_k,
+                                    include_archived=archived)
+    ctx.service.touch(hits)
     if not hits:
         return f"Nothing recalled here for {quoted(args)}."
     _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
@@ -197,6 +202,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     assert m.id is not None
     now = now_utc()
+    ctx.service.touch([f"m{m.id}"])
     lines = [f"m{m.id} ({m.kind}, {m.status}) scope {m.scope}, importance {m.importance:.2f}",
              quoted(m.text), f"created {when(m.created_at, now, ctx.service.tz)}"]
     if m.subjects:
@@ -215,12 +221,21 @@ async def _show(ctx: CommandContext, args: str) -> str:
     return "\n".join(lines)
 
 
-@COMMANDS.command("forget", "forget <id>", "erase a memory and all its versions")
+@COMMANDS.command("forget", "forget <id> [--with-sources]",
+                  "erase a memory and all its versions (--with-sources: and the lines it came from)")
 async def _forget(ctx: CommandContext, args: str) -> str:
-    m = await reachable(ctx, parse_id(args))
+    parts = args.split()
+    with_sources = "--with-sources" in parts
+    rest = [p for p in parts if p != "--with-sources"]
+    if len(rest) != 1:
+        raise UsageError("")
+    m = await reachable(ctx, parse_id(rest[0]))
     assert m.id is not None
-    n = await (await ctx.service.memory()).forget([m.id])
-    return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+    done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
+    n = len(done.memories)
+    if not with_sources:
+        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+    return f"Forgot m{m.id} with the lines it came from: {done.summary()} erased."
 
 
 @COMMANDS.command("scope", "scope <id> <scope>", "move a memory: public, self, owner or space:<place>")

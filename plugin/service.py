@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, Memory
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, Memory
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from .config import Settings
+from .confirm import Confirmations
 from .events import (
     audience_of,
     event_time,
@@ -75,6 +76,8 @@ class EngramService:
         self._identity: tuple[float, str] = (0.0, "")
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
+        self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
+        self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
 
     @property
     def path(self) -> Path:
@@ -90,17 +93,34 @@ class EngramService:
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
                 self.engram = await Engram.open(self.path, embedder, query_timeout=QUERY_TIMEOUT)
+                self.engram.after_forget.append(self._after_forget)
                 log.info("Engram: memory at %s, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
                 await self.engram.use_embedder(embedder)
             return self.engram
 
-    async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = ()) -> list[Hit]:
-        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown."""
+    async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = (), *,
+                     include_archived: bool = False) -> list[Hit]:
+        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown
+        (``include_archived``: a deliberate search, which brings faded memories back)."""
         mem = await self.memory()
-        hits = await mem.recall(query, audience, k=min(200, 2 * k + min(len(seen), 40)))
+        hits = await mem.recall(query, audience, k=min(200, 2 * k + min(len(seen), 40)),
+                                include_archived=include_archived)
         return [h for h in hits if not already_in_context(h, seen)][:k]
+
+    def touch(self, hits: Sequence[Hit | str]) -> None:
+        """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""
+        if self.engram is not None:
+            self.engram.touch(h if isinstance(h, str) else h.key for h in hits)
+
+    async def _after_forget(self, plan: Forgetting) -> None:
+        """After a hard forget: no cached injection or identity text may still hold what went; a day's
+        diary and the self-image that drew on it are rebuilt from what is left (``rewrite``)."""
+        self.last_injection.clear()
+        self._identity = (0.0, "")
+        if self.rewrite is not None:
+            await self.rewrite(plan)
 
     async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The latest display name of every person the hits are about or were said by."""
@@ -241,6 +261,7 @@ class EngramService:
         inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
         self.last_injection[audience.space] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
+        self.touch(inj.keys)
         return inj
 
     async def render(self, space: str, hits: Sequence[Hit], now: datetime,
