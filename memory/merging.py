@@ -85,7 +85,8 @@ async def merge_duplicates(engram: Engram, chat: ChatModel, settings: MergeSetti
                 return report  # the cursor stays: the rest is compared next run
             report.groups += 1
             await _ask(engram, chat, group, s, report)
-    await store.set_cursors({CURSOR: top})
+    if not report.failed:  # a group whose answer failed is compared (and asked) again next run
+        await store.set_cursors({CURSOR: top})
     return report
 
 
