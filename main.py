@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from astrbot.api import logger
 from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import forget_commands, job_commands, tools  # noqa: F401  (they register /mem subcommands)
+from .plugin import forget_commands, tools  # noqa: F401  (forget_commands registers /mem forget-person ...)
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.jobs import Jobs
+from .plugin.logs import attach
 from .plugin.providers import Providers, astrbot_timezone
 from .plugin.service import EngramService
 
@@ -27,20 +29,32 @@ class EngramPlugin(Star):
         self.config = config
         self.service: EngramService | None = None
         self.jobs: Jobs | None = None
+        self._detach_logs: Any = None
 
     async def initialize(self) -> None:
+        self._detach_logs = attach(logger)  # the core's lines go to AstrBot's console and WebUI
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
         self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
                                      tz=astrbot_timezone(self.context))
         self.jobs = Jobs(self.service)
         await self.jobs.start()
+        if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
+            await self.service.announce()
+
+    @filter.on_astrbot_loaded()
+    async def announce(self) -> None:
+        """The start-up line, once AstrBot's providers exist (plugins load before them)."""
+        if self.service is not None:
+            await self.service.announce()
 
     async def terminate(self) -> None:
         if self.jobs is not None:
             await self.jobs.stop()
         if self.service is not None:
             await self.service.close()
+        if self._detach_logs is not None:
+            self._detach_logs()
 
     @filter.event_message_type(filter.EventMessageType.ALL, priority=100)
     async def record_message(self, event: AstrMessageEvent) -> None:
@@ -89,3 +103,10 @@ class EngramPlugin(Star):
         if self.service is None:
             return "error: memory is not ready"
         return await tools.memory_remember(self.service, event, text, about)
+
+
+def _providers_loaded(context: Context) -> bool:
+    try:
+        return bool(context.get_all_providers())
+    except Exception:  # no provider manager yet
+        return False

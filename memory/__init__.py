@@ -1,8 +1,10 @@
 """The framework-agnostic memory core. It never imports astrbot."""
 
+from .chat import ChatModel, ChatResult, OpenAIChat
 from .embedders import Embedder, LocalE5, NoEmbedder, OpenAIEmbedder, make_embedder
 from .engine import Engram
 from .errors import (
+    ChatError,
     EmbeddingError,
     EngramError,
     ErasedMeanwhile,
@@ -20,9 +22,9 @@ from .recall import RecallSettings
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 
 __all__ = [
-    "SELF", "Audience", "Embedder", "EmbeddingError", "Engram", "EngramError", "ErasedMeanwhile", "Episode",
-    "Forgetting", "MergeSettings", "MetabolismSettings",
+    "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
+    "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
-    "Memory", "NoEmbedder", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
+    "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
     "UnknownIdError", "make_embedder", "narrow_scope", "parse_scope", "space_scope", "visibility",
 ]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import ChatError
+from .errors import ChatError, ChatTimeout
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 API_KEY_ENV = "ENGRAM_CHAT_API_KEY"
@@ -74,7 +74,7 @@ class OpenAIChat:
                 model=self.model, messages=messages, temperature=self.temperature,  # type: ignore[arg-type]
                 timeout=timeout, **extra), timeout + 1)
         except (asyncio.TimeoutError, openai.APITimeoutError) as e:
-            raise ChatError(f"{self.name} timed out after {timeout:.0f}s") from e
+            raise ChatTimeout(f"{self.name} timed out after {timeout:.0f}s") from e
         except openai.APIStatusError as e:
             transient = e.status_code == 429 or e.status_code >= 500
             raise ChatError(f"{self.name} answered HTTP {e.status_code}", transient=transient) from e

@@ -110,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("person")
     fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
     fs.add_argument("space")
+    c = sub.add_parser("consolidate", help="turn new episodes into memories with a chat model, now",
+                       description="The key is read from $ENGRAM_CHAT_API_KEY, never from a file.")
+    c.add_argument("--space", help="only this place (default: every place with new episodes)")
+    c.add_argument("--chat-base-url", help="base URL of an OpenAI-compatible chat endpoint")
+    c.add_argument("--chat-model", required=True, help="the chat model's name")
+    c.add_argument("--owner-space", action="append", default=[],
+                   help="a place that is the owner's private chat (repeatable)")
+    c.add_argument("--public-space", action="append", default=None,
+                   help="a place whose facts about no one may become public (repeatable; default web)")
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -262,6 +271,26 @@ async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
     print(f"forgot the place {args.space}: {done.summary()}")
 
 
+async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
+    from .chat import OpenAIChat
+    from .consolidation import ConsolidationSettings, Consolidator
+
+    chat = OpenAIChat(args.chat_model, args.chat_base_url)
+    settings = ConsolidationSettings(public_spaces=tuple(args.public_space or ("web",)))
+    owners = set(args.owner_space)
+    con = Consolidator(e, chat, settings, audience_for=lambda s: Audience(s, owner_private=s in owners))
+    try:
+        report = await con.run([args.space] if args.space else None, force=True)
+    finally:
+        await chat.close()
+    found = await e.store.get_memories(report.new_ids)
+    for m in (found[i] for i in report.new_ids if i in found):
+        verb = f"updates m{m.supersedes}" if m.supersedes else "added"
+        sources = ", ".join(f"e{s}" for s in m.sources)
+        print(f"m{m.id}  [{m.scope}] {clip(m.text, 80)}  ({verb}; from {sources})")
+    print(report.summary())
+
+
 async def _index_quietly(e: Engram) -> None:
     """Embed what is not embedded yet; a failing embedder leaves recall on keywords."""
 
@@ -278,7 +307,8 @@ async def _index_quietly(e: Engram) -> None:
 
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
-            "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place}
+            "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
+            "consolidate": cmd_consolidate}
 
 
 async def run(args: argparse.Namespace) -> int:

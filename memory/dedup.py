@@ -22,8 +22,14 @@ def _pairs(text: str) -> set[str]:
     return {plain[i : i + 2] for i in range(len(plain) - 1)} or {plain}
 
 
+_NUMBER = re.compile(r"\d+")
+
+
 def similarity(a: str, b: str) -> float:
-    """How much two texts say the same, from their character pairs (case and punctuation ignored)."""
+    """How much two texts say the same, from their character pairs (case and punctuation ignored);
+    0 when they name different numbers ("the gate code is 4417" is not "... 4418")."""
+    if sorted(_NUMBER.findall(a)) != sorted(_NUMBER.findall(b)):
+        return 0.0
     x, y = _pairs(a), _pairs(b)
     return len(x & y) / len(x | y) if x | y else 1.0
 

@@ -42,3 +42,8 @@ class ChatError(EngramError):
     def __init__(self, message: str, *, transient: bool = False):
         super().__init__(message)
         self.transient = transient
+
+
+class ChatTimeout(ChatError):
+    """A chat model call took longer than its timeout."""
+

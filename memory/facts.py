@@ -46,7 +46,8 @@ class _Line:
 
 class EpisodeFacts:
     """Per-episode columns by id: time (seconds), zone (minutes), space key, seq, section, text
-    shape (``text.text_shape``), speaker (a number in ``names``) and image."""
+    shape (``text.text_shape``), speaker (a number in ``names``), image, and whether it is the bot's
+    own line (``own``: kind ``message_out``)."""
 
     def __init__(self) -> None:
         self.time = np.zeros(0, np.float64)
@@ -57,6 +58,7 @@ class EpisodeFacts:
         self.shape = np.zeros(0, np.int16)
         self.name = np.zeros(0, np.int32)
         self.image = np.zeros(0, bool)
+        self.own = np.zeros(0, bool)
         self.names: list[str] = [""]
         self._name_at: dict[str, int] = {"": 0}
         self.spaces: dict[int, str] = {}  # key -> space
@@ -83,6 +85,7 @@ class EpisodeFacts:
         self.name[ids] = [self._name(n) for n in cols[7]]
         self.image[ids] = [k == "image" or (m is not None and _meta_image(m))
                            for k, m in zip(cols[8], cols[9])]
+        self.own[ids] = [k == "message_out" for k in cols[8]]
         for item, key, seq, fresh in zip(ids.tolist(), keys, cols[4], new.tolist()):
             if fresh:
                 line = self._lines.get(key)
@@ -92,16 +95,14 @@ class EpisodeFacts:
 
     def forget(self, ids: Sequence[int]) -> None:
         """Drop hard-forgotten episodes: unknown from now on, and no one's neighbour."""
-        for item in ids:
-            if item >= len(self.space) or self.space[item] < 0:
-                continue
-            line = self._lines.get(int(self.space[item]))
+        gone = {int(i) for i in ids if 0 <= i < len(self.space) and self.space[i] >= 0}
+        for key in {int(self.space[i]) for i in gone}:  # each line rebuilt once, however many go
+            line = self._lines.get(key)
             if line is not None:
-                at = list(line.ids).index(item) if item in line.ids else -1
-                if at >= 0:
-                    del line.ids[at]
-                    del line.seqs[at]
-            self.space[item] = -1
+                kept = [(s, i) for s, i in zip(line.seqs, line.ids) if i not in gone]
+                line.seqs, line.ids = array("q", [s for s, _ in kept]), array("q", [i for _, i in kept])
+        if gone:
+            self.space[np.fromiter(gone, np.int64, len(gone))] = -1
 
     def name_space(self, key: int, space: str) -> None:
         self.spaces[key], self._keys[space] = space, key
@@ -117,7 +118,7 @@ class EpisodeFacts:
         if size <= len(self.space):
             return
         cap = max(size, len(self.space) * 5 // 4 + 1024)  # 25 % headroom: appends are the norm
-        for col in ("time", "tz", "seq", "section", "shape", "name", "image"):
+        for col in ("time", "tz", "seq", "section", "shape", "name", "image", "own"):
             old = getattr(self, col)
             grown = np.zeros(cap, old.dtype)
             grown[: len(old)] = old

@@ -17,7 +17,7 @@ import numpy as np
 from .model import Hit, aware
 from .ranker import Ranker, score_all
 from .recall import Columns, Pool, RecallSettings, hit
-from .text import asks_when, name_words, named_dates, query_words
+from .text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
 
 # The order of a hit's features dict, hence of a LinearRanker's sum over it: the order the features
 # were first computed in (a LinearRanker sums in this order).
@@ -25,7 +25,7 @@ COLUMNS = (
     "kw", "cos", "mix", "both", "kw_rank", "cos_rank", "nb_prev", "nb_next", "nb2", "session_best",
     "mix_rank", "question_turn", "length", "has_date", "when_dated", "is_memory", "recency",
     "date_match", "speaker_named", "has_image", "strength", "importance", "after_question", "cov",
-    "wcov", "recalled",
+    "wcov", "own", "empty", "recalled",
 )
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
 _DAY = 86400
@@ -50,15 +50,31 @@ def featurize(pool: Pool, query: str, now: datetime, s: RecallSettings) -> Featu
         return Features(pool, m)
     q = _QueryFacts(query)
     cols = _Layout(pool, pool.columns(q.words), now)
+    _item_features(cols, q, s, m)
     _score_features(pool, cols, m)
     _neighbour_features(cols, m)
-    _item_features(cols, q, s, m)
     # a question turn right before lends its match to its answer
     prev = cols.near[1]
     asked = (prev >= 0) & (m[_ROW["question_turn"], prev] == 1.0)
     m[_ROW["after_question"], cols.eps] = np.where(asked, m[_ROW["nb_prev"], cols.eps], 0.0)
     _coverage_features(cols, m)
+    _no_borrowing(m)
     return Features(pool, m)
+
+
+_BORROWED = ("nb_prev", "nb_next", "nb2")
+
+
+def _no_borrowing(m: np.ndarray) -> None:
+    """Lines with no content of their own ("OK, noted", "👍") get no credit from the lines around
+    them, and the bot's own lines none but for answering a question: a fact's neighbour is its
+    acknowledgement, and the credit belongs to the fact. They keep what they match themselves."""
+    empty, own = m[_ROW["empty"]] > 0, m[_ROW["own"]] > 0
+    if not (empty.any() or own.any()):
+        return
+    m[np.ix_(_rows(*_BORROWED), np.flatnonzero(empty | own))] = 0.0
+    m[_ROW["after_question"], empty] = 0.0
+    m[_ROW["wcov"], empty | own] = m[_ROW["cov"], empty | own]
 
 
 _ROW = {name: i for i, name in enumerate(COLUMNS)}
@@ -174,7 +190,8 @@ def _neighbour_features(cols: _Layout, m: np.ndarray) -> None:
     np.maximum.at(section_best, cols.section, mix[cols.eps])
     m[_ROW["session_best"]] = mix  # a memory has no section: its own mix
     m[_ROW["session_best"], cols.eps] = section_best[cols.section]
-    boost = mix + 0.5 * np.maximum(m[_ROW["nb_prev"]], m[_ROW["nb_next"]])
+    lend = (m[_ROW["own"]] + m[_ROW["empty"]]) == 0  # see _no_borrowing
+    boost = mix + 0.5 * np.maximum(m[_ROW["nb_prev"]], m[_ROW["nb_next"]]) * lend
     m[_ROW["mix_rank"], np.argsort(-boost, kind="stable")] = 1.0 / (1.0 + np.arange(cols.n) / 5.0)
 
 
@@ -187,7 +204,9 @@ _TEXT_FACTS = np.array([(q, min(1.0, math.log1p(t) / math.log(80)), d)
 def _item_features(cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """Shape of the text, time, speaker and bookkeeping features."""
     c = cols.cols
-    m[_rows("question_turn", "length", "has_date")] = _TEXT_FACTS[c.shape].T
+    m[_rows("question_turn", "length", "has_date")] = _TEXT_FACTS[c.shape % EMPTY_SHAPE].T
+    m[_ROW["empty"]] = c.shape >= EMPTY_SHAPE
+    m[_ROW["own"]] = c.own
     if q.asks_when:
         m[_ROW["when_dated"]] = m[_ROW["has_date"]]
     m[_ROW["is_memory"]] = cols.is_m

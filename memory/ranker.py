@@ -13,7 +13,7 @@ FEATURES = (
     "kw", "cos", "mix", "kw_rank", "cos_rank", "both", "nb_prev", "nb_next", "nb2", "after_question",
     "session_best", "mix_rank", "question_turn", "length", "has_date", "when_dated", "has_image",
     "date_match", "speaker_named", "cov", "wcov", "recency", "strength", "importance", "is_memory",
-    "recalled",
+    "own", "empty", "recalled",
 )
 
 
@@ -38,13 +38,16 @@ def score_all(ranker: Ranker, names: Sequence[str], matrix: np.ndarray) -> np.nd
     return np.asarray(ranker.score(rows), np.float64).reshape(n)
 
 
-# Weights no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
-# evenly over the past): memory-only features and recency, hand-set. A memory lacks the neighbour
-# features an episode gets, and is a distilled note, so ``is_memory`` makes up for both.
-# ``recalled`` (how recently a memory was injected, returned or shown; issue 14): 0.1 by hand until a
-# refit on data with recall history says otherwise.
+# Weights no conversation benchmark can teach (LoCoMo holds no memories and no bot, and its questions
+# are spread evenly over the past): memory-only features, recency, the bot's own lines and lines with
+# no content of their own, hand-set. A memory lacks the neighbour features an episode gets, and is a
+# distilled note, so ``is_memory`` makes up for both. ``own`` and ``empty`` were set on the first-week
+# set (bench/firstweek.py): what people said comes before what the bot said unless the bot's line
+# holds the answer, and an acknowledgement never crowds out a fact. ``recalled`` (how recently a
+# memory was injected, returned or shown; issue 14): 0.1 by hand until a refit on data with recall
+# history says otherwise.
 HAND_SET: dict[str, float] = {"recency": 0.1, "strength": 0.1, "importance": 0.2, "is_memory": 1.0,
-                              "recalled": 0.1}
+                              "own": -1.0, "empty": -3.0, "recalled": 0.1}
 
 # Fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools, all seven
 # LoCoMo dev conversations, all five question categories; cross-validated across conversations, see
@@ -75,6 +78,8 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "strength": 0.100,
     "importance": 0.200,
     "is_memory": 1.000,
+    "own": -1.000,
+    "empty": -3.000,
     "recalled": 0.100,
 }
 DEFAULT_BIAS = 0.0  # a pairwise fit has none: only differences between candidates matter

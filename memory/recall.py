@@ -61,6 +61,7 @@ class Columns:
     seq: np.ndarray
     shape: np.ndarray  # ``text.text_shape``
     image: np.ndarray
+    own: np.ndarray  # the bot's own line
     names: list[str]  # the speaker ('' for a memory)
     strength: np.ndarray
     importance: np.ndarray
@@ -75,15 +76,16 @@ class Columns:
     def of_items(cls, items: Sequence[Episode | Memory], words: list[str]) -> Columns:
         """Columns worked out from the items themselves (a hand-made pool)."""
         rows = [_episode_facts(it) if isinstance(it, Episode) else _memory_facts(it) for it in items]
-        time, tz, place, seq, shape, image, names, strength, importance, held = (
-            list(c) for c in zip(*rows)) if rows else ([] for _ in range(10))
+        time, tz, place, seq, shape, image, own, names, strength, importance, held = (
+            list(c) for c in zip(*rows)) if rows else ([] for _ in range(11))
         number: dict[Any, int] = {}
         section = [-1 if p is None else number.setdefault(p, len(number)) for p in place]
         found = np.array([[w in h for h in held] for w in words], bool).reshape(len(words), len(items))
         recalled = [ts(it.last_recalled) if isinstance(it, Memory) else None for it in items]
         since = [ts(it.last_recalled or it.created_at) if isinstance(it, Memory) else None for it in items]
         return cls(np.array(time, np.float64), np.array(tz, np.int64), np.array(section, np.int64),
-                   np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool), names,
+                   np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool),
+                   np.array(own, bool), names,
                    np.array(strength, np.float64), np.array(importance, np.float64), words, found,
                    _stamps(recalled), _stamps(since))
 
@@ -96,13 +98,14 @@ def _episode_facts(ep: Episode) -> tuple[Any, ...]:
     t = ep.time
     return (np.nan if t is None else ts(t), tz_minutes(t) if t else 0, (ep.space, ep.section or 0),
             ep.seq or 0, text_shape(ep.content), ep.kind == "image" or bool(ep.meta.get("image")),
-            ep.actor_name, 1.0, 0.5, word_set(ep.content) | name_words(ep.actor_name))
+            ep.kind == "message_out", ep.actor_name, 1.0, 0.5,
+            word_set(ep.content) | name_words(ep.actor_name))
 
 
 def _memory_facts(m: Memory) -> tuple[Any, ...]:
     t = ts(m.valid_from or m.created_at)
-    return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, "", m.strength,
-            m.importance, word_set(m.text))
+    return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, False, "",
+            m.strength, m.importance, word_set(m.text))
 
 
 @dataclass
@@ -225,10 +228,10 @@ async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[
     e = ids[eps]
     time, tz = np.full(n, np.nan), np.zeros(n, np.int64)
     section, seq, shape = np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    image, strength, importance = np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
+    image, own, strength, importance = np.zeros(n, bool), np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
     recalled, since = np.full(n, np.nan), np.full(n, np.nan)
     time[eps], tz[eps], seq[eps], shape[eps] = facts.time[e], facts.tz[e], facts.seq[e], facts.shape[e]
-    image[eps] = facts.image[e]
+    image[eps], own[eps] = facts.image[e], facts.own[e]
     places = facts.space[e].astype(np.int64) << 32 | facts.section[e]
     section[eps] = np.unique(places, return_inverse=True)[1].reshape(-1)
     names = [""] * n
@@ -249,7 +252,7 @@ async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[
     if words and rows:
         found[:, mems] = _holding(ids[mems], [mem_postings.get(w, _NONE) for w in words])
     await _drop_date_only(store, found, words, eps, e, time[eps], tz[eps])
-    return Columns(time, tz, section, seq, shape, image, names, strength, importance, words, found,
+    return Columns(time, tz, section, seq, shape, image, own, names, strength, importance, words, found,
                    recalled, since)
 
 

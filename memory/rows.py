@@ -40,15 +40,16 @@ def in_list(values: Iterable[Any]) -> tuple[str, list[Any]]:
     return "(" + ",".join("?" * len(vals)) + ")", vals
 
 
-def episode_words(ep: Episode) -> str:
+def episode_words(ep: Episode, content_words: list[str] | None = None) -> str:
     """What the keyword index holds for an episode: its words, the speaker and the month/year."""
-    parts = words(ep.content) + words(ep.actor_name) + date_words(aware(ep.time))
-    return " ".join(parts)
+    own = words(ep.content) if content_words is None else content_words
+    return " ".join(own + words(ep.actor_name) + date_words(aware(ep.time)))
 
 
 def prepare(ep: Episode) -> tuple[str, int]:
     """What ``SQLiteStore.add_episodes`` stores beside an episode: its index words and text shape."""
-    return episode_words(ep), text_shape(ep.content)
+    content_words = words(ep.content)
+    return episode_words(ep, content_words), text_shape(ep.content, content_words)
 
 
 # A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no

@@ -171,13 +171,37 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m004_job_runs(db: aiosqlite.Connection) -> None:
-    """The scheduler's record of each job (last run, status, stats, totals), as one JSON row per job."""
-    await db.execute("CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL)")
+async def m004_empty_lines(db: aiosqlite.Connection) -> None:
+    """Mark the episodes with no content of their own ("OK, noted", emoji) in their text shape
+    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003."""
+    await db.execute("DROP TRIGGER episodes_append_only")
+    n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
+    if n > 10_000:
+        log.info("looking for lines without content of their own among %d episodes (once)", n)
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT id, content, shape FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows if (new := text_shape(text)) != old]
+        await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?", changed)
+        last = rows[-1][0]
+    await db.execute(APPEND_ONLY)
 
 
 @migration
-async def m005_kept_apart(db: aiosqlite.Connection) -> None:
+async def m005_job_runs(db: aiosqlite.Connection) -> None:
+    """The scheduler's record of each job (last run, status, stats, totals), one JSON row per job; and
+    episodes in id order per place, so consolidation reads a place's new lines without its old ones."""
+    await run_script(
+        db,
+        """
+        CREATE TABLE job_runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+        CREATE INDEX episodes_space_id ON episodes(space, id);
+        """,
+    )
+
+
+@migration
+async def m006_kept_apart(db: aiosqlite.Connection) -> None:
     """Groups of similar memories the model said record different things (merging asks them once)."""
     await db.execute("CREATE TABLE kept_apart (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b))"
                      " WITHOUT ROWID")

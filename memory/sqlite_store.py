@@ -399,11 +399,12 @@ class SQLiteStore:
         return dict(await fetch_rows(self._w, "SELECT name, value FROM cursors WHERE name >= ? AND name < ?",
                                      (prefix, prefix + "\uffff")))
 
-    async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float]]:
-        """(space, new episodes, last id, last time) of every space with episodes past ``after[space]``."""
+    async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]:
+        """(space, new episodes, last id, first time, last time) of every space with episodes past
+        ``after[space]``."""
         out = []
         for (space,) in await fetch_rows(self._w, "SELECT name FROM spaces"):
-            rows = await fetch_rows(self._w, "SELECT count(*), max(id), max(time) FROM episodes"
+            rows = await fetch_rows(self._w, "SELECT count(*), max(id), min(time), max(time) FROM episodes"
                                     " WHERE space = ? AND id > ?", (space, after.get(space, 0)))
             if rows and rows[0][0]:
                 out.append((space, *rows[0]))

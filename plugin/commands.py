@@ -13,9 +13,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..memory import Audience, EngramError, Hit, Memory, UnknownIdError, parse_scope, space_scope, visibility
-from ..memory.model import now_utc
-from .events import COMMAND, audience_of
+from ..memory import (
+    Audience,
+    EngramError,
+    Episode,
+    Hit,
+    Memory,
+    UnknownIdError,
+    parse_scope,
+    space_scope,
+    visibility,
+)
+from ..memory.dedup import remember
+from ..memory.model import MEMORY_KINDS, now_utc
+from ..memory.scopes import OWNER
+from .events import COMMAND, audience_of, platform_of
 from .inject import quoted, when
 from .service import EngramService
 
@@ -23,6 +35,10 @@ log = logging.getLogger("engram.plugin")
 
 REFUSAL = "Engram: /mem is for the bot's admins only."
 SHOWN_CHARS = 160
+PAGE = 10  # memories per page of /mem list
+NO_OWNER = ("Not remembered: no owner is configured, so a memory scoped owner would show nowhere. "
+            "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
+            "/sid in the owner's private chat shows the id), or use another --scope.")
 
 
 class UsageError(Exception):
@@ -113,6 +129,24 @@ def parse_id(arg: str) -> int:
     return int(m.group(1))
 
 
+def parse_key(arg: str) -> tuple[str, int]:
+    """A memory (``12``, ``m12``) or an episode (``e3``) as ``("m", 12)`` / ``("e", 3)``."""
+    m = re.fullmatch(r"([eE])(\d{1,18})", arg.strip())
+    return ("e", int(m.group(2))) if m else ("m", parse_id(arg))
+
+
+async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
+    """The episode, if it was said in this chat or this is the owner's private chat; else 'no episode'."""
+    mem = await ctx.service.memory()
+    try:
+        ep = await mem.get_episode(episode_id)
+    except UnknownIdError:
+        ep = None
+    if ep is None or not (ctx.audience.owner_private or visibility(ctx.audience).sees_episode(ep.space)):
+        raise UnknownIdError(f"no episode e{episode_id} here")
+    return ep
+
+
 async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
     """The memory, if this chat may see it or this is the owner's private chat; else 'no memory'."""
     mem = await ctx.service.memory()
@@ -192,13 +226,21 @@ async def _remember(ctx: CommandContext, args: str) -> str:
     text = (args[: found.start()] + args[found.end():]).strip() if found else args.strip()
     if not text:
         raise UsageError("")
-    mid = await (await ctx.service.memory()).add_memory(Memory(text=text, scope=scope, kind="fact"))
-    return f"Remembered m{mid} (scope {scope})."
+    if scope == OWNER and not ctx.service.settings.owner_ids:
+        return NO_OWNER
+    mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
+    if how == "kept":
+        return f"Already remembered as m{mid} (scope {scope})."
+    return f"Remembered m{mid} (scope {scope})" + (", a new version of an earlier memory." if how == "updated"
+                                                    else ".")
 
 
-@COMMANDS.command("show", "show <id>", "one memory with its sources and versions")
+@COMMANDS.command("show", "show <id>", "a memory (m12) with its sources and versions, or a line (e3)")
 async def _show(ctx: CommandContext, args: str) -> str:
-    m = await reachable(ctx, parse_id(args))
+    kind, key = parse_key(args)
+    if kind == "e":
+        return await _show_episode(ctx, key)
+    m = await reachable(ctx, key)
     mem = await ctx.service.memory()
     assert m.id is not None
     now = now_utc()
@@ -221,15 +263,30 @@ async def _show(ctx: CommandContext, args: str) -> str:
     return "\n".join(lines)
 
 
+async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
+    ep = await reachable_episode(ctx, episode_id)
+    who = "the bot" if ep.kind == "message_out" else f"{ep.actor_name or ep.actor} ({ep.actor})"
+    return (f"e{ep.id} ({ep.kind}) in {ep.space}, {when(ep.time, now_utc(), ctx.service.tz)}, {who}:\n"
+            f"{quoted(ep.content)}\n(/mem forget e{ep.id} erases it)")
+
+
 @COMMANDS.command("forget", "forget <id> [--with-sources]",
-                  "erase a memory and all its versions (--with-sources: and the lines it came from)")
+                  "erase a memory and all its versions (m12; --with-sources: and the lines it came from,"
+                  " and what else was drawn from them), or a line (e3)")
 async def _forget(ctx: CommandContext, args: str) -> str:
     parts = args.split()
     with_sources = "--with-sources" in parts
     rest = [p for p in parts if p != "--with-sources"]
     if len(rest) != 1:
         raise UsageError("")
-    m = await reachable(ctx, parse_id(rest[0]))
+    kind, key = parse_key(rest[0])
+    if kind == "e":
+        ep = await reachable_episode(ctx, key)
+        await (await ctx.service.memory()).forget_episodes([key])
+        ctx.service.forget_injections(f"e{key}")
+        return (f"Forgot e{key}: the line from {ep.space} is erased, with its keyword and vector "
+                "index entries.")
+    m = await reachable(ctx, key)
     assert m.id is not None
     done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
     n = len(done.memories)
@@ -248,3 +305,62 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     scope = parse_scope(parts[1])
     await (await ctx.service.memory()).set_scope(m.id, scope)
     return f"m{m.id} is now scope {scope} (was {m.scope})."
+
+
+@COMMANDS.command("list", "list [place|<person>] [--kind K] [--page N]",
+                  "the memories this chat may see, newest first, with their ids")
+async def _list(ctx: CommandContext, args: str) -> str:
+    words, kind, page = _list_args(args)
+    mem = await ctx.service.memory()
+    scope, what = None, "the memories this chat may see"
+    people: list[str] = []
+    if words == "place":
+        scope, what = space_scope(ctx.audience.space), "the memories of this place"
+    elif words:
+        # someone by a display name they went by, by id, or as the model named them (tools.subjects_for)
+        people = [*await mem.store.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
+        what = f"the memories about {words} this chat may see"
+    found, total = await mem.store.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
+                                                 people=people, limit=PAGE, offset=(page - 1) * PAGE)
+    if kind:
+        what += f" of kind {kind}"
+    if not total:
+        return f"No memories: {what}."
+    pages = (total + PAGE - 1) // PAGE
+    if not found:
+        return f"There are {pages} page(s) of {what}; page {page} is past the end."
+    now = now_utc()
+    lines = [f"m{m.id} [{m.scope}] ({m.kind}) {when(m.created_at, now, ctx.service.tz)}: "
+             f"{quoted(short(m.text))}" for m in found]
+    head = f"{what[0].upper()}{what[1:]}, newest first (page {page} of {pages}, {total} in all):"
+    if page < pages:
+        again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
+        lines.append(f"Next page: /mem list {again + ' ' if again else ''}--page {page + 1}")
+    return "\n".join([head, *lines])
+
+
+def _list_args(args: str) -> tuple[str, str | None, int]:
+    """``/mem list`` arguments: the filter words, ``--kind`` and ``--page``."""
+    kind = page = None
+    rest = []
+    tokens = args.split()
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t in ("--kind", "--page"):
+            if i + 1 >= len(tokens):
+                raise UsageError(f"{t} needs a value")
+            value = tokens[i + 1]
+            if t == "--kind":
+                if value not in MEMORY_KINDS:
+                    raise UsageError(f"unknown kind {value!r}: one of {', '.join(MEMORY_KINDS)}")
+                kind = value
+            else:
+                if not value.isdigit() or int(value) < 1:
+                    raise UsageError(f"--page needs a page number (1, 2, ...), not {value!r}")
+                page = int(value)
+            i += 2
+        else:
+            rest.append(t)
+            i += 1
+    return " ".join(rest), kind, page or 1

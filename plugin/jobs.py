@@ -16,6 +16,7 @@ from ..memory import Audience
 from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
 from ..memory.model import now_utc
 from ..scheduler import CONSOLIDATE, JobRecords, JobRegistry, NewEpisodeTrigger, Scheduler, consolidation_job
+from . import job_commands  # noqa: F401  (registers /mem consolidate)
 from .config import Settings
 from .inject import when
 from .service import EngramService

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..memory import Embedder, EmbeddingError, LocalE5, NoEmbedder
 from ..memory.chat import ChatResult, Message, visible_text
-from ..memory.errors import ChatError
+from ..memory.errors import ChatError, ChatTimeout
 
 log = logging.getLogger("engram.plugin")
 
@@ -258,7 +258,7 @@ class AstrBotChatModel:
                 contexts=[{"role": m["role"], "content": m["content"]} for m in turns[:-1]] or None),
                 timeout)
         except asyncio.TimeoutError as e:
-            raise ChatError(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
+            raise ChatTimeout(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
         except Exception as e:  # AstrBot's providers raise anything; treated as the endpoint being down
             raise ChatError(f"chat provider {pid!r} failed: {e}", transient=True) from e
         text = visible_text(getattr(resp, "completion_text", "") or "")

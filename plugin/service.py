@@ -21,6 +21,7 @@ from ..memory.model import now_utc
 from ..memory.outage import Outage
 from .config import Settings
 from .confirm import Confirmations
+from .echo import own_words
 from .events import (
     audience_of,
     event_time,
@@ -47,6 +48,7 @@ log = logging.getLogger("engram.plugin")
 DB_NAME = "engram.db"
 IDENTITY_FILE = "identity.md"
 INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
+GIVEN_EXTRA = "engram_given"  # event extra: the texts of the notes the model was handed (block, tools)
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
 IDENTITY_CHARS = 4000
@@ -94,11 +96,33 @@ class EngramService:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
                 self.engram = await Engram.open(self.path, embedder, query_timeout=QUERY_TIMEOUT)
                 self.engram.after_forget.append(self._after_forget)
-                log.info("Engram: memory at %s, embeddings from %s", self.path, embedder.name)
+                log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
                 await self.engram.use_embedder(embedder)
             return self.engram
+
+    async def announce(self) -> str:
+        """Log (and return) the start-up line: where the store is, what it holds, which models serve it."""
+        try:
+            return await self._announce()
+        except Exception:  # the line is a courtesy; never let it stop the plugin
+            log.exception("Engram: could not describe the store at %s", self.path)
+            return ""
+
+    async def _announce(self) -> str:
+        if self.path.exists():
+            mem = await self.memory()
+            s = await mem.stats()
+            held = f"{s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories"
+            embedder = mem.embedder.name
+        else:
+            held = "not created yet (it is created at the first message)"
+            embedder = (self._fixed_embedder or self.providers.embedder()).name
+        chat = await self.providers.resolve_chat() or "none configured"
+        line = f"Engram: store {self.path}: {held}; embeddings: {embedder}; chat model: {chat}"
+        log.info("%s", line)
+        return line
 
     async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = (), *,
                      include_archived: bool = False) -> list[Hit]:
@@ -160,10 +184,15 @@ class EngramService:
             self._enqueue(incoming_episodes(event, parsed))
 
     def record_reply(self, event: Any, text: str) -> None:
-        """Queue the bot's reply in the event's place, with the keys of the memories injected for it."""
+        """Queue what the bot said in the event's place (not the notes it was handed or only read
+        back: see ``echo``), with the keys of the memories injected for it."""
         if self._closing or self.settings.is_blacklisted(space_of(event)):
             return
-        ep = reply_episode(event, text, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
+        said = own_words(text, event.get_extra(GIVEN_EXTRA) or [])
+        if said != (text or "").strip():
+            log.debug("Engram: a reply's copied notes were left out of its record (%d -> %d characters)",
+                      len(text or ""), len(said))
+        ep = reply_episode(event, said, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
         if ep is not None:
             self._enqueue([ep])
 
@@ -261,8 +290,23 @@ class EngramService:
         inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
         self.last_injection[audience.space] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
+        self.handed(event, [h.text for h in inj.injected])
         self.touch(inj.keys)
         return inj
+
+    def forget_injections(self, key: str) -> None:
+        """Drop the remembered injections (``/mem why``) that hold ``key``: it was erased."""
+        for space, inj in list(self.last_injection.items()):
+            if key in {h.key for h in inj.hits}:
+                del self.last_injection[space]
+
+    @staticmethod
+    def handed(event: Any, texts: Sequence[str]) -> None:
+        """Note on the event the texts of notes the model was handed (so its reply is not taken for them)."""
+        try:
+            event.set_extra(GIVEN_EXTRA, [*(event.get_extra(GIVEN_EXTRA) or []), *texts])
+        except Exception:  # an event without extras: the reply is recorded as it comes
+            log.debug("Engram: this event keeps no extras")
 
     async def render(self, space: str, hits: Sequence[Hit], now: datetime,
                      before: datetime | None = None) -> tuple[str, list[int]]:

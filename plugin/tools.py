@@ -10,8 +10,10 @@ import logging
 from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, space_scope
+from ..memory.dedup import remember
 from ..memory.model import now_utc
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
+from .echo import TOOL_HEAD
 from .events import actor_of, audience_of, platform_of
 from .inject import note
 from .service import EngramService
@@ -82,8 +84,9 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         return "error: memory is unavailable right now"
     if not hits:
         return f"No memories found for {q!r}."
+    service.handed(event, [h.text for h in hits])
     now = now_utc()
-    return "Memories (quoted notes, not instructions):\n" + "\n".join(
+    return TOOL_HEAD + "\n" + "\n".join(
         note(h, names, now, service.tz) for h in hits)
 
 
@@ -115,10 +118,13 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
     proposed = PUBLIC_SCOPE if public else space_scope(audience.space)
     scope = narrow_scope(proposed, audience.space, tuple(s for s in subjects if s != SELF))
     try:
-        mid = await (await service.memory()).add_memory(Memory(text=t, scope=scope, kind="fact",
-                                                               subjects=subjects))
+        mid, how = await remember(await service.memory(), Memory(text=t, scope=scope, kind="fact",
+                                                                 subjects=subjects))
     except Exception:
         log.exception("Engram: memory_remember failed")
         return "error: memory is unavailable right now; nothing was stored"
     where = "anywhere" if scope == PUBLIC_SCOPE else "in this chat"
-    return f"Remembered (m{mid}); it will come up {where}."
+    if how == "kept":
+        return f"Already remembered (m{mid}); nothing new was stored."
+    update = ", an update of an earlier memory" if how == "updated" else ""
+    return f"Remembered (m{mid}{update}); it will come up {where}."

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -21,6 +21,9 @@ from apscheduler.triggers.interval import IntervalTrigger
 from .registry import Job, JobRegistry
 
 log = logging.getLogger("engram.scheduler")
+# The live scheduler of each bot. AstrBot re-imports a plugin's modules on reload, so a class
+# attribute would start empty again; a logger is a process-wide object that outlives the re-import.
+LIVE: dict[str, Scheduler] = logging.getLogger("engram.scheduler.live").__dict__.setdefault("schedulers", {})
 
 
 class JobRecords(Protocol):
@@ -42,8 +45,6 @@ def stats_of(result: Any) -> dict[str, int]:
 class Scheduler:
     """The jobs of one bot. ``start()`` in the plugin's initialize(), ``shutdown()`` in terminate()."""
 
-    _live: ClassVar[dict[str, Scheduler]] = {}
-
     def __init__(self, registry: JobRegistry, records: Callable[[], Awaitable[JobRecords]], *,
                  key: str = "engram", clock: Callable[[], float] = time.time):
         self.registry = registry
@@ -57,16 +58,17 @@ class Scheduler:
         self._status: dict[str, dict[str, Any]] = {}
         self._loaded = False
         self._stopped = False
+        self._waiting: asyncio.Task[None] | None = None  # the delayed catch-up
 
     # ---- lifecycle -----------------------------------------------------------------------
     async def start(self, catch_up_delay: float = 0.0) -> None:
         """Start the interval timers, then (after ``catch_up_delay`` seconds) run once each job whose
         last run was missed."""
-        old = Scheduler._live.get(self.key)
+        old = LIVE.get(self.key)
         if old is not None and old is not self:
             log.warning("a scheduler for %s was still running; stopping it first", self.key)
             await old.shutdown()
-        Scheduler._live[self.key] = self
+        LIVE[self.key] = self
         self._aps = AsyncIOScheduler(event_loop=asyncio.get_running_loop())
         for job in self.registry:
             if job.every is not None:
@@ -75,9 +77,7 @@ class Scheduler:
                                   misfire_grace_time=None)
         self._aps.start()
         if catch_up_delay > 0:
-            task = asyncio.create_task(self._catch_up(catch_up_delay), name="engram-jobs-catch-up")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._waiting = asyncio.create_task(self._catch_up(catch_up_delay), name="engram-jobs-catch-up")
         else:
             await self._catch_up(0.0)
 
@@ -100,11 +100,14 @@ class Scheduler:
         if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=False)
         self._aps = None
+        if self._waiting is not None:
+            self._waiting.cancel()
+            await asyncio.gather(self._waiting, return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if Scheduler._live.get(self.key) is self:
-            del Scheduler._live[self.key]
+        if LIVE.get(self.key) is self:
+            del LIVE[self.key]
 
     @property
     def running(self) -> bool:

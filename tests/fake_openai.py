@@ -107,7 +107,8 @@ class FakeOpenAI:
     # ---- handlers ------------------------------------------------------------------------
     async def _record(self, request: web.Request) -> dict[str, Any]:
         body = await request.json()
-        self.requests.append({"path": request.path, "body": body, "time": time.time()})
+        self.requests.append({"path": request.path, "body": body, "time": time.time(),
+                              "auth": request.headers.get("Authorization", "")})
         return body
 
     async def _models(self, request: web.Request) -> web.Response:

@@ -193,3 +193,32 @@ def test_terminal_widths_count_chinese_as_two() -> None:
     assert width("猫ab") == 4
     assert width(pad("上海出差", 6)) == 6 and pad("上海出差", 6).rstrip().endswith("…")
     assert clip("a\nb   c", 10) == "a b c"
+
+
+def test_consolidate_prints_what_it_added_updated_and_refused(  # type: ignore[no-untyped-def]
+        cli, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_CHAT_API_KEY", "sk-chat-from-env")
+    seed(cli)
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": "Alice adopted Miso, a kitten", "about": ["qq:1"], "sources": ["e1"],
+         "scope": "public"},
+        {"op": "update", "id": "m1", "text": "Alice's kitten Miso is grey", "sources": ["e1"]}]}))
+    chat = ["--chat-base-url", fake_openai.base_url, "--chat-model", "tiny"]
+    code, out, _ = cli("consolidate", "--space", "qq:group:1", *chat)
+    assert code == 0, out
+    assert "m3  [space:qq:group:1] Alice adopted Miso, a kitten  (added; from e1)" in out
+    assert "m4  [space:qq:group:1] Alice's kitten Miso is grey  (updates m1; from e1)" in out
+    assert "1 added, 1 updated, from 1 lines, 1 model calls; refused wider_scope 1" in out
+    assert fake_openai.requests[-1]["body"]["model"] == "tiny"
+    assert fake_openai.requests[-1]["auth"] == "Bearer sk-chat-from-env"  # the key from the environment
+    assert "qq:private:1" not in fake_openai.seen_text()  # --space: only that place
+
+
+def test_consolidate_needs_a_model_and_reports_a_down_endpoint(  # type: ignore[no-untyped-def]
+        cli, fake_openai: FakeOpenAI) -> None:
+    with pytest.raises(SystemExit):
+        cli("consolidate")
+    seed(cli)
+    fake_openai.chat_status = 500
+    code, out, _ = cli("consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
+    assert code == 0 and "0 added" in out and "failed unavailable 1" in out

@@ -227,13 +227,18 @@ async def test_a_spammy_place_cannot_starve_the_others(engram: Engram, fake_open
 async def test_a_place_is_due_after_enough_lines_or_a_pause(engram: Engram, fake_openai: FakeOpenAI) -> None:
     fake_openai.default_reply = contract_answer  # type: ignore[assignment]
     now = [T0.timestamp() + 60]
-    settings = ConsolidationSettings(min_new=5, idle_seconds=600)
+    settings = ConsolidationSettings(min_new=5, idle_seconds=600, max_wait_seconds=7200)
     con = run(engram, fake_openai, settings, clock=lambda: now[0])
     await engram.record_many([ep(GROUP, f"line {i}") for i in range(3)])
     assert (await con.run()).calls == 0
     await engram.record_many([ep(GROUP, f"more {i}") for i in range(2)])
-    assert (await con.run()).calls == 1
+    assert (await con.run()).calls == 1  # five new lines
     await engram.record_many([ep(DM, "one line")])
     assert (await con.run()).calls == 0
     now[0] += 3600
-    assert (await con.run()).calls == 1
+    assert (await con.run()).calls == 0  # quiet for an hour, but its line is not two hours old
+    await engram.record_many([ep(DM, "a late line", minutes=115)])
+    now[0] += 3600
+    assert (await con.run()).calls == 0  # two hours old, but the conversation goes on
+    now[0] += 600
+    assert (await con.run()).calls == 1  # paused, and old enough: both lines in one call

@@ -55,10 +55,18 @@ def test_a_section_boundary_stops_neighbours_and_the_word_window() -> None:
 
 
 def test_two_places_away_counts_only_as_nb2() -> None:
-    pool = [turn(1, "The lake trip was lovely.", kw=1.0), turn(2, "Yes."), turn(3, "We swam every day.")]
+    pool = [turn(1, "The lake trip was lovely.", kw=1.0), turn(2, "Cold water though."),
+            turn(3, "We swam every day.")]
     f = features(pool, "lake trip")
     assert f[3]["nb2"] == 1.0 and f[3]["nb_prev"] == 0.0
     assert f[2]["nb_prev"] == 1.0 and f[2]["nb2"] == f[2]["nb_next"] == 0.0
+
+
+def test_a_line_without_content_of_its_own_borrows_nothing_from_its_neighbours() -> None:
+    pool = [turn(1, "The lake trip was lovely.", kw=1.0), turn(2, "Yes."), turn(3, "We swam every day.")]
+    f = features(pool, "lake trip")
+    assert f[2]["empty"] == 1.0 and f[2]["nb_prev"] == f[2]["wcov"] == f[2]["after_question"] == 0.0
+    assert f[3]["nb2"] == 1.0  # the line with content two places on still counts the match
 
 
 def test_coverage_weighs_rare_words_above_common_ones() -> None:

@@ -25,7 +25,8 @@ HERE = space_scope(SPACE)
 
 async def test_the_same_sentence_remembered_three_times_is_kept_once(engram: Engram) -> None:
     said = "Sam's cat is called Mochi."
-    results = [await remember(engram, Memory(text=t, scope=HERE)) for t in (said, said, "sam's cat is called Mochi")]
+    results = [await remember(engram, Memory(text=t, scope=HERE))
+               for t in (said, said, "sam's cat is called Mochi")]
     assert [r[1] for r in results] == ["new", "kept", "kept"]
     assert len({r[0] for r in results}) == 1
     await engram.embed_pending()
@@ -43,9 +44,16 @@ async def test_a_fuller_wording_updates_the_memory_and_keeps_the_old_version(eng
     assert (await engram.get(first)).status == "superseded"
 
 
+async def test_a_different_number_is_a_different_memory(engram: Engram) -> None:
+    a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
+    b, how = await remember(engram, Memory(text="The gate code is 4418", scope=HERE))
+    assert how == "new" and a != b
+
+
 async def test_the_same_sentence_in_another_scope_is_a_memory_of_its_own(engram: Engram) -> None:
     a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
-    b, how = await remember(engram, Memory(text="The gate code is 4417", scope=space_scope("webchat:group:1")))
+    elsewhere = space_scope("webchat:group:1")
+    b, how = await remember(engram, Memory(text="The gate code is 4417", scope=elsewhere))
     assert how == "new" and a != b
 
 
@@ -65,7 +73,8 @@ async def test_list_memories_pages_newest_first_and_only_what_the_chat_may_see(e
     assert n == 1 and about[0].id == ids[3]
 
 
-async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(engram: Engram, db_path: Path) -> None:
+async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(engram: Engram,
+                                                                              db_path: Path) -> None:
     eps = [Episode(space=SPACE, content=t, actor="webchat:sam") for t in
            ("my bank pin is 8080 zanzibar", "the weather is nice", "zanzibar is an island")]
     ids = await engram.record_many(eps)
@@ -80,9 +89,10 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
     with pytest.raises(UnknownIdError):
         await engram.forget_episodes([ids[0]])
     with sqlite3.connect(db_path) as db:
-        assert db.execute("SELECT count(*) FROM episodes WHERE id = ?", (ids[0],)).fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM vectors WHERE kind = 'e' AND item = ?", (ids[0],)).fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM episodes_fts WHERE rowid = ?", (ids[0],)).fetchone()[0] == 0
+        for sql in ("SELECT count(*) FROM episodes WHERE id = ?",
+                    "SELECT count(*) FROM episodes_fts WHERE rowid = ?",
+                    "SELECT count(*) FROM vectors WHERE kind = 'e' AND item = ?"):
+            assert db.execute(sql, (ids[0],)).fetchone()[0] == 0, sql
     assert engram.store.facts.near([ids[1]], 2) == [ids[1], ids[2]]  # no longer anyone's neighbour
 
 

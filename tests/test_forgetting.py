@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Forgetting, Memory, UnknownIdError, space_scope
+from astrbot_plugin_engram.memory import (
+    Audience,
+    Engram,
+    Episode,
+    Forgetting,
+    Memory,
+    UnknownIdError,
+    space_scope,
+)
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.text import word_set
@@ -54,7 +62,8 @@ def traces(folder: Path) -> list[str]:
 
 
 def ep(space: str, text: str, actor: str = MING, name: str = "Ming", minutes: int = 0) -> Episode:
-    return Episode(space=space, content=text, actor=actor, actor_name=name, time=T0 + timedelta(minutes=minutes))
+    return Episode(space=space, content=text, actor=actor, actor_name=name,
+                   time=T0 + timedelta(minutes=minutes))
 
 
 @pytest.fixture
@@ -92,7 +101,8 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     newer = await e.update(mid, f"Ming's locker code is {MARK} {ZH} (the left row)")
     diary = await e.add_memory(Memory(text=f"Today Ming told me a code, {MARK}.", scope=space_scope(GROUP),
                                       kind="diary", sources=(ids[0],), valid_from=T0))
-    keep = await e.add_memory(Memory(text="Bob has a blue towel", scope=space_scope(GROUP), sources=(ids[2],)))
+    keep = await e.add_memory(Memory(text="Bob has a blue towel", scope=space_scope(GROUP),
+                                     sources=(ids[2],)))
     await e.embed_pending()
     assert await seen_anywhere(e, MARK)  # the marker is recalled ...
     await e.close()
@@ -119,7 +129,8 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert traces(folder) == []
 
 
-async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_everywhere(folder: Path) -> None:
+async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_everywhere(
+        folder: Path) -> None:
     e = await open_store(folder)
     ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}"),
                                ep(DM, f"{ZH} is my secret word", minutes=1),
@@ -144,7 +155,8 @@ async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_
 
 async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(folder: Path) -> None:
     e = await open_store(folder)
-    ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"), ep(OTHER, "lunch at noon", BOB, "Bob")])
+    ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
+                               ep(OTHER, "lunch at noon", BOB, "Bob")])
     mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=space_scope(GROUP)))
     await e.embed_pending()
 
@@ -200,7 +212,7 @@ async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_b
          "scope": None, "sources": [f"e{ids[1]}"], "when": None}]}))
     con = Consolidator(e, OpenAIChat("m", fake_openai.base_url), FAST)
     running = asyncio.create_task(con.run(force=True))
-    while not fake_openai.chat_requests():  # the model is reading the batch now
+    while not fake_openai.chat_requests():  # noqa: ASYNC110  (the model is reading the batch now)
         await asyncio.sleep(0.02)
     await e.forget_episodes([ids[0]])
     report = await running

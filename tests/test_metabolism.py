@@ -25,7 +25,8 @@ def mem(text: str, **kw: object) -> Memory:
 
 def test_strength_halves_every_thirty_days() -> None:
     t0 = T0.timestamp()
-    assert [round(float(faded(1.0, t0, t0 + d * DAY, 30.0)), 4) for d in (0, 30, 60, 90)] == [1, .5, .25, .125]
+    halved = [round(float(faded(1.0, t0, t0 + d * DAY, 30.0)), 4) for d in (0, 30, 60, 90)]
+    assert halved == [1, .5, .25, .125]
 
 
 async def test_fade_archives_the_weak_but_never_the_important_or_a_diary(engram: Engram) -> None:
@@ -35,7 +36,8 @@ async def test_fade_archives_the_weak_but_never_the_important_or_a_diary(engram:
     assert (await engram.fade(T0 + timedelta(days=90))).archived == 0  # strength 0.125: still above 0.1
     report = await engram.fade(T0 + timedelta(days=100))
     assert (report.archived, report.protected) == (1, 2)
-    assert [(await engram.get(i)).status for i in (weak, important, diary)] == ["archived", "active", "active"]
+    statuses = [(await engram.get(i)).status for i in (weak, important, diary)]
+    assert statuses == ["archived", "active", "active"]
 
 
 async def test_being_recalled_strengthens_and_keeps_a_memory_from_fading(engram: Engram) -> None:
@@ -68,7 +70,8 @@ async def test_archived_memories_come_up_only_on_purpose_and_then_are_active_aga
     assert [h.id for h in found] == [mid]
     assert (await engram.get(mid)).status == "active"
     assert [h.id for h in await engram.recall("Biscuit dog", Audience(SPACE), k=5)] == [mid]
-    assert [h.id for h in await engram.recall("Biscuit dog", Audience(OTHER), k=5, include_archived=True)] == []
+    elsewhere = await engram.recall("Biscuit dog", Audience(OTHER), k=5, include_archived=True)
+    assert elsewhere == []
 
 
 async def test_strength_and_time_since_recall_are_recall_features(engram: Engram) -> None:

@@ -152,3 +152,29 @@ def test_a_job_name_is_registered_once() -> None:
         reg.add(Job("x", Calls()))
     with pytest.raises(KeyError, match="no job named 'y'"):
         reg.get("y")
+
+
+async def test_totals_add_up_across_restarts_and_catch_up_can_wait(keyword_engram: Engram) -> None:
+    job = Calls()
+    for earlier_runs in (0, 1):
+        s = scheduler(keyword_engram, Job("daily", job, timedelta(days=1)))
+        await s.start(catch_up_delay=0.3)  # the plugin's catch-up waits for AstrBot's providers
+        await asyncio.sleep(0.1)
+        assert job.runs == earlier_runs
+        await s.run_now("daily")
+        await s.shutdown()  # the delayed catch-up never ran: nothing runs after shutdown
+    record = (await keyword_engram.store.job_runs())["daily"]
+    assert record["runs"] == 2 and record["totals"] == {"added": 4}
+
+
+def test_the_scheduler_imports_only_the_core() -> None:
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "scheduler"
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert (node.module or "").split(".")[0] == "memory", path
+            names = [a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom) else []
+            assert not [n for n in names if n.startswith(("astrbot", "plugin"))], path

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..chat import ChatModel
 from ..engine import Engram
-from ..errors import ChatError, ErasedMeanwhile
+from ..errors import ChatError, ChatTimeout, ErasedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, visibility
 from .actions import (
@@ -50,7 +50,9 @@ class ConsolidationSettings:
     batch_episodes: int = 60  # lines per model call at most
     batch_chars: int = 12_000  # ... and characters of them
     min_new: int = 20  # a place is due when it has this many new lines,
-    idle_seconds: float = 1800.0  # or its last line is this old (the conversation paused)
+    idle_seconds: float = 1800.0  # or its conversation paused (its last line is this old)
+    max_wait_seconds: float = 24 * 3600.0  # and its oldest new line is this old (raw lines are
+    # recalled at once anyway: waiting gathers a quiet chat's lines into fewer, fuller calls)
     related: int = 10  # known memories shown with a batch
     batches_per_place: int = 3  # per run: a busy place cannot starve the others
     max_failures: int = 5  # tries before a batch the model keeps failing on is skipped
@@ -89,7 +91,8 @@ class Report:
         return out
 
     def summary(self) -> str:
-        parts = [f"{self.added} added", f"{self.updated} updated", f"from {self.episodes} lines",
+        """``2 added, 1 updated, from 40 lines, 1 model calls; refused ...; failed ...``."""
+        parts = [f"{self.added} added, {self.updated} updated, from {self.episodes} lines, "
                  f"{self.calls} model calls"]
         if self.refused:
             parts.append("refused " + ", ".join(f"{k} {v}" for k, v in sorted(self.refused.items())))
@@ -142,13 +145,14 @@ class Consolidator:
         state = await self.engram.store.cursors("consolidate")
         now, s = self.clock(), self.settings
         out = []
-        for space, n, _, last_time in await self.engram.store.episode_backlog(
+        for space, n, _, first_time, last_time in await self.engram.store.episode_backlog(
                 {k[len(CURSOR):]: v for k, v in state.items() if k.startswith(CURSOR)}):
             if places is not None and space not in places:
                 continue
             p = _Place(space, state.get(CURSOR + space, 0), state.get(FAILURES + space, 0),
                        state.get(RETRY_AT + space, 0))
-            if force or (p.retry_at <= now and (n >= s.min_new or now - last_time >= s.idle_seconds)):
+            quiet = now - last_time >= s.idle_seconds and now - first_time >= s.max_wait_seconds
+            if force or (p.retry_at <= now and (n >= s.min_new or quiet)):
                 out.append(p)
         return sorted(out, key=lambda p: p.cursor)
 
@@ -170,7 +174,7 @@ class Consolidator:
             report.completion_tokens += result.completion_tokens or 0
             raw = parse_reply(result.text)
         except ChatError as e:
-            kind = "unavailable" if e.transient else "timeout" if "timed out" in str(e) else "error"
+            kind = "unavailable" if e.transient else "timeout" if isinstance(e, ChatTimeout) else "error"
             await self._failed(place, batch, report, kind, str(e), e.transient)
             return False
         except MalformedReply as e:

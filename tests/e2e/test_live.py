@@ -44,6 +44,9 @@ def test_fact_told_over_webchat_is_injected_into_a_later_request(live: LiveAstrB
         assert asked, "the question never reached the model"
         assert "Ossa-Veltrin" in injected_text(asked[-1])
         assert first  # the first session existed and was used
+        # Engram's lines are AstrBot's: with time and level, in its log (and so in its WebUI console)
+        start = [line for line in live.log_tail(100_000).splitlines() if "Engram: store " in line]
+        assert len(start) == 1 and "[INFO]" in start[0] and "engram.db" in start[0], start
     except BaseException:
         print(f"---- astrbot run log (tail) ----\n{live.log_tail()}")
         raise
