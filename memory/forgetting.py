@@ -10,6 +10,7 @@ memories and is rebuilt from what is left (a day's diary, the self-image) is tol
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -21,6 +22,7 @@ from .scopes import space_scope
 if TYPE_CHECKING:
     from .engine import Engram
 
+log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"
 MIN_NAME = 2  # shorter display names are not searched for in the text (too many false hits)
 
@@ -117,5 +119,8 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(eps, mems)
     for listener in list(engram.after_forget):
-        await listener(plan)
+        try:
+            await listener(plan)
+        except Exception:  # the erase is done; a rebuild that failed is logged, not undone
+            log.exception("a listener after a forget failed")
     return plan
