@@ -49,6 +49,20 @@ log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
 
 
+def _checkpoint(path: Path) -> bool:
+    """One TRUNCATE checkpoint on a short-lived connection; True when the log was emptied."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout=5000")
+        busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+    except sqlite3.OperationalError as e:
+        log.debug("checkpoint of %s: %s", path, e)
+        return False
+    finally:
+        db.close()
+
+
 @dataclass
 class _SpaceState:
     key: int  # the space's number in the keyword index (``rows.keyed_words``)
@@ -91,6 +105,8 @@ class SQLiteStore:
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
                 await writer.execute(f"PRAGMA {pragma}")
             await migrate(writer)
+            # a forget killed after its commit left the erased text in the log's older frames
+            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             # as_uri() escapes '#', '?' and '%', which would otherwise cut the file name short
             reader = await aiosqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                                              isolation_level=None)
@@ -478,10 +494,19 @@ class SQLiteStore:
         await self.checkpoint()
         return eps, mems
 
-    async def checkpoint(self) -> None:
-        """Copy the write-ahead log into the file and truncate it (erased text must not linger there)."""
+    async def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it (erased text must not linger there);
+        False if readers kept it from finishing after a few tries (the next open finishes it).
+
+        On a connection of its own: the writer may be in the middle of a read (the indexer's), and
+        SQLite refuses a checkpoint on a connection with a statement open."""
         async with self._lock:
-            await self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for attempt in range(5):
+                if await asyncio.to_thread(_checkpoint, self.path):
+                    return True
+                await asyncio.sleep(0.1 * (attempt + 1))
+        log.warning("the write-ahead log of %s could not be truncated yet (at the next open)", self.path)
+        return False
 
     async def _existing(self, table: str, ids: Sequence[int]) -> list[int]:
         out: list[int] = []
