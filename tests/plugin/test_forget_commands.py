@@ -83,7 +83,8 @@ async def test_unknown_people_and_ids_get_a_clear_message(service: EngramService
     assert await mem(service, "mem forget-person") == "Usage: /mem forget-person <name or id>"
 
 
-async def test_forget_with_sources_takes_the_lines_and_what_else_came_from_them(service: EngramService) -> None:
+async def test_forget_with_sources_takes_the_lines_and_what_else_came_from_them(
+        service: EngramService) -> None:
     ids = await seed(service)
     e = await service.memory()
     mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope="owner", sources=(ids[0],)))
@@ -94,13 +95,15 @@ async def test_forget_with_sources_takes_the_lines_and_what_else_came_from_them(
     assert list((await e.store.get_episodes(ids)).keys()) == ids[1:]
 
 
-async def test_deliberate_searches_revive_archived_memories_and_recall_touches(service: EngramService) -> None:
+async def test_deliberate_searches_revive_archived_memories_and_recall_touches(
+        service: EngramService) -> None:
     e = await service.memory()
     mid = await e.add_memory(Memory(text="Dana's first car was a red Fiat", scope="public", created_at=T0))
     await e.embed_pending()
     await e.fade(T0 + timedelta(days=365))
     assert (await e.get(mid)).status == "archived"
-    assert await memory_recall(service, event("x", "alice"), "Fiat car", 5) == "No memories found for 'Fiat car'."
+    nothing = await memory_recall(service, event("x", "alice"), "Fiat car", 5)
+    assert nothing == "No memories found for 'Fiat car'."
     found = await memory_recall(service, event("x", "alice"), "Fiat car", 5, "true")
     assert "red Fiat" in found
     assert (await e.get(mid)).status == "active"
