@@ -51,7 +51,7 @@ async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> F
     found = await engram.store.get_memories(ids)
     missing = [i for i in ids if i not in found]
     if missing:
-        raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}; nothing was forgotten")
+        raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
     mems = set(await engram.store.all_versions(ids))
     eps = set(await engram.store.source_ids(list(mems))) if with_sources else set()
     return await _along_provenance(engram, Forgetting(), eps, mems)

@@ -566,8 +566,9 @@ class SQLiteStore:
                 cur = await self._w.execute(f"UPDATE memories SET status = 'archived' WHERE id IN {sql}"
                                             " AND status = 'active' RETURNING id, scope", vals)
                 out += [(r[0], r[1]) for r in await cur.fetchall()]
-        for i, scope in out:
-            self.keywords.memories.regroup(i, self.keywords.memory_group(scope, "archived"))
+        kw = self.keywords
+        kw.memories.regroup_many([i for i, _ in out],
+                                 [kw.memory_group(scope, "archived") for _, scope in out])
         return out
 
     async def scope_memories(self, scope: str, kinds: Sequence[str]) -> list[tuple[int, str]]:
