@@ -64,7 +64,9 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     rows = await store.episodes_where(actor=person, mentions=names)
     said = {i for i, _ in await store.episodes_where(actor=person)}
     eps = said | {i for i, text in rows if i not in said and _names_in(text, names)}
-    mems = set(await store.all_versions(await store.memories_where(subject=person)))
+    about = await store.memories_where(subject=person)
+    about += [i for i, text in await store.memories_mentioning(names) if _names_in(text, names)]
+    mems = set(await store.all_versions(about))
     eps |= set(await store.source_ids(list(mems)))
     if not eps and not mems and not names:
         raise UnknownIdError(f"nothing is remembered by or about {person!r}; nothing was forgotten")

@@ -661,6 +661,13 @@ class SQLiteStore:
             return []
         return await fetch_rows(self._w, f"SELECT id, content FROM episodes WHERE {' OR '.join(cond)}", args)
 
+    async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, text) of the memories whose text holds one of ``names`` (the caller checks word edges)."""
+        if not names:
+            return []
+        cond = " OR ".join("instr(lower(text), lower(?)) > 0" for _ in names)
+        return await fetch_rows(self._w, f"SELECT id, text FROM memories WHERE {cond}", list(names))
+
     async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]:
         """Memories (any status) about ``subject`` or of ``scope``."""
         rows: list[Any] = []

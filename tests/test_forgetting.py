@@ -227,3 +227,17 @@ async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_b
     assert await seen_anywhere(e, MARK) == []
     await e.close()
     assert traces(folder) == []
+
+
+async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(folder: Path) -> None:
+    e = await open_store(folder)
+    old = await e.record_many([ep(GROUP, f"old line {n} {MARK}", minutes=n) for n in range(200)])
+    writes = [asyncio.create_task(e.record(ep(GROUP, f"busy line {n}", BOB, "Bob", minutes=300 + n)))
+              for n in range(200)]
+    done = await e.forget_person(MING)
+    new = await asyncio.gather(*writes)
+    assert done.episodes == old and len(set(new)) == 200 and not set(new) & set(old)
+    left = await e.store.episodes_where(space=GROUP)
+    assert sorted(i for i, _ in left) == sorted(new) and all("busy line" in t for _, t in left)
+    await e.close()
+    assert traces(folder) == []
