@@ -31,6 +31,7 @@ class Settings:
     blacklist_spaces: tuple[str, ...] = ()
     consolidate_every_minutes: int = 30
     consolidate_after_episodes: int = 30
+    strength_half_life_days: int = 30
 
     def is_owner(self, platform: str, user_id: str) -> bool:
         """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
@@ -50,7 +51,8 @@ class Settings:
 # key -> (low, high) for numbers, or the allowed values for strings
 BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
                                       "consolidate_every_minutes": (0, 1440),
-                                      "consolidate_after_episodes": (0, 10000)}
+                                      "consolidate_after_episodes": (0, 10000),
+                                      "strength_half_life_days": (1, 3650)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 
 

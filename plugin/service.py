@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, Memory
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, Memory, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from .config import Settings
@@ -94,7 +94,9 @@ class EngramService:
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
-                self.engram = await Engram.open(self.path, embedder, query_timeout=QUERY_TIMEOUT)
+                self.engram = await Engram.open(
+                    self.path, embedder, query_timeout=QUERY_TIMEOUT,
+                    settings=RecallSettings(strength_days=float(self.settings.strength_half_life_days)))
                 self.engram.after_forget.append(self._after_forget)
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
