@@ -10,6 +10,7 @@ memories and is rebuilt from what is left (a day's diary, the self-image) is tol
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -98,6 +99,17 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     return plan
 
 
+def _erase_diary_files(engram: Engram, plan: Forgetting) -> None:
+    """The diary files of the days whose diary went (``memory/diary.py``, issue 13, when it is there):
+    the file holds the erased text too; a rewrite from what is left writes it again."""
+    try:
+        diary = importlib.import_module(".diary", __package__)
+    except ImportError:
+        return
+    for day in plan.diary_days:
+        diary.diary_path(diary.data_folder(engram), day).unlink(missing_ok=True)
+
+
 def _day(t: datetime | None) -> date | None:
     return None if t is None else t.astimezone(timezone.utc).date()
 
@@ -120,6 +132,7 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(eps, mems)
+    _erase_diary_files(engram, plan)
     for listener in list(engram.after_forget):
         try:
             await listener(plan)

@@ -90,6 +90,11 @@ class Jobs:
                 await diary.write_diary(mem, chat, day, force=True)
             except Exception:
                 log.exception("Engram: rewriting the diary of %s after a forget failed", day)
+        if plan.self_image:  # a self-image drew on what went: written again from the diaries left
+            try:
+                await importlib.import_module("..memory.self_image", __package__).write_self_image(mem, chat)
+            except Exception:
+                log.exception("Engram: regenerating the self-image after a forget failed")
 
     async def start(self) -> None:
         await self.scheduler.start(self.catch_up_delay)
