@@ -12,7 +12,7 @@ from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.plugin.tools import memory_recall
 
-from .conftest import OWNER, event
+from .conftest import OWNER, event, request
 
 GROUP = "qq:group:g1"
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -113,3 +113,18 @@ async def test_deliberate_searches_revive_archived_memories_and_recall_touches(
     assert (await e.get(mid)).last_recalled is not None
     assert await memory_recall(service, event("x", "alice"), "Fiat", 5, "maybe") == \
         "error: archived must be true or false, not 'maybe'"
+
+
+async def test_a_forget_leaves_no_copy_in_the_last_injection_and_injected_memories_are_strengthened(
+        service: EngramService) -> None:
+    e = await service.memory()
+    mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope=space_scope(GROUP)))
+    await e.embed_pending()
+    inj = await service.inject(event("what was the bike lock code", "alice", "g1"),
+                               request("what was the bike lock code"))
+    assert inj is not None and f"m{mid}" in inj.keys and service.last_injection
+    await e.toucher.flush()  # the touch of the injected memory, written together a moment later
+    assert (await e.get(mid)).last_recalled is not None
+    code = code_of(await mem(service, "mem forget-place", group="g1"))
+    assert "1 memory" in await mem(service, f"mem confirm {code}", group="g1")
+    assert service.last_injection == {}  # /mem why can no longer show the erased text
