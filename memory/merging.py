@@ -65,8 +65,7 @@ async def merge_duplicates(engram: Engram, chat: ChatModel, settings: MergeSetti
     s, report = settings or MergeSettings(), MergeReport()
     if engram.index is None:
         return report  # no vectors (no embedder): nothing to compare
-    await engram.embed_pending()
-    store = engram.store
+    store = engram.store  # what is embedded so far (the background indexer embeds; never waited for here)
     seen_up_to = (await store.cursors(CURSOR)).get(CURSOR, 0)
     top = seen_up_to
     for scope in await store.memory_scopes():
