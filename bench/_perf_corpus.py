@@ -70,6 +70,21 @@ def queries(n: int, seed: int = 7) -> list[str]:
     return qs[:n]
 
 
+def dialogue_queries(n: int, seed: int = 7) -> list[str]:
+    """``n`` queries of the shape the plugin sends before a reply (``plugin.inject.recall_query``):
+    a latest message with the turns before it, from LoCoMo sessions and MemoryBank chats (English
+    and Chinese), about as long as the plugin makes them."""
+    from astrbot_plugin_engram.plugin.inject import QUERY_TURNS, recall_query
+
+    lines = _texts()
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        at = rng.randrange(QUERY_TURNS, len(lines))
+        out.append(recall_query(lines[at].text, [t.text for t in lines[at - QUERY_TURNS : at]]))
+    return out
+
+
 def spaces() -> tuple[list[str], list[float]]:
     """Every space with its share of the traffic (largest first within groups and privates)."""
     names = [f"qq:group:{1000 + i}" for i in range(GROUPS)]

@@ -7,6 +7,10 @@ migrates it on open when its schema is newer. Both then run perf.py's ``query`` 
 questions in the largest space) in fresh processes, taking turns, ``--rounds`` times. Both sides
 time the same questions on the same data in the same stretch of a shared machine, so the ratio of
 their medians holds when the machine's speed swings.
+
+``--recording N`` also times recording the same way: perf.py's ``throughput`` phase (N episodes
+each through concurrent ``record()``, 64 producers awaiting their acks, and ``record_many``) on an
+empty store, both sides taking turns, ``--rounds`` times.
 """
 
 from __future__ import annotations
@@ -39,22 +43,31 @@ def worker(perf: Path, package_root: Path | None, *args: object) -> dict[str, An
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def checkout(rev: str, tmp: Path) -> tuple[Path, Path]:
+    """The earlier code as a package under ``tmp/base``: (its package root, its bench/perf.py)."""
+    root = tmp / "base"
+    (root / "astrbot_plugin_engram").mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(root / "astrbot_plugin_engram")], input=archive.stdout, check=True)
+    return root, root / "astrbot_plugin_engram" / "bench" / "perf.py"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", required=True, help="the earlier commit (anything git rev-parse takes)")
     ap.add_argument("--size", type=int, default=100_000, help="items in the store")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--shape", choices=("question", "plugin"), default="question",
+                    help="plugin: the plugin's queries (a message and the turns before it); both sides"
+                         " then run this checkout's perf.py, the earlier one against its own package")
+    ap.add_argument("--recording", type=int, default=0, metavar="N",
+                    help="also time recording N episodes per mode, taking turns (0: no)")
     a = ap.parse_args()
     rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", a.base], check=True,
                          capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="engram-ab-") as tmp:
-        root = Path(tmp) / "base"
-        (root / "astrbot_plugin_engram").mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(root / "astrbot_plugin_engram")], input=archive.stdout,
-                       check=True)
-        base_perf = root / "astrbot_plugin_engram" / "bench" / "perf.py"
+        root, base_perf = checkout(rev, Path(tmp))
         old, new = f"{tmp}/base.db", f"{tmp}/this.db"
         print(f"building a {a.size:,}-item store with {rev} ...", flush=True)
         built = worker(base_perf, root, "build", old, a.size, 0)
@@ -62,19 +75,50 @@ def main() -> None:
         space = built["largest_space"]
         rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
         for r in range(a.rounds):
-            rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
-            rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
+            if a.shape == "plugin":
+                rows[rev].append(worker(HERE / "perf.py", root, "query", old, space, a.queries, "plugin"))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries, "plugin"))
+            else:
+                rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
             print(f"round {r + 1}: {rev} p50 {rows[rev][-1]['recall_p50_ms']:.1f} ms, "
                   f"this p50 {rows['this'][-1]['recall_p50_ms']:.1f} ms", flush=True)
-    print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} questions")
+    print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} "
+          f"{'plugin queries' if a.shape == 'plugin' else 'questions'}")
     print("| code | p50 ms, each round | p99 ms, each round | RSS MB |\n|---|---|---|---|")
     for name, runs in rows.items():
         p50 = " / ".join(f"{q['recall_p50_ms']:.1f}" for q in runs)
         p99 = " / ".join(f"{q['recall_p99_ms']:.1f}" for q in runs)
         print(f"| {name} | {p50} | {p99} | {runs[-1]['rss_mb']:.0f} |")
-    for key in ("recall_p50_ms", "recall_p99_ms"):
-        ratio = statistics.median(q[key] for q in rows["this"]) / statistics.median(q[key] for q in rows[rev])
-        print(f"{key[7:10]}: this / {rev} = x{ratio:.2f} (medians)")
+    for key in ("recall_p50_ms", "recall_p99_ms", "recall_cpu_p50_ms", "recall_cpu_p99_ms"):
+        if all(key in q for runs in rows.values() for q in runs):  # CPU: perf.py since session 4
+            this, base = (statistics.median(q[key] for q in rows[side]) for side in ("this", rev))
+            ratio = this / base
+            print(f"{key[7:-3]}: this / {rev} = x{ratio:.2f} (medians)")
+    if a.recording:
+        recording(rev, a.recording, a.rounds)
+
+
+def recording(rev: str, n: int, rounds: int) -> None:
+    """Recording rates of both sides on empty stores, taking turns; the ratio of their medians."""
+    rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
+    with tempfile.TemporaryDirectory(prefix="engram-ab-") as tmp:
+        root, base_perf = checkout(rev, Path(tmp))
+        for r in range(rounds):
+            rows[rev].append(worker(base_perf, root, "throughput", f"{tmp}/b{r}.db", n, 0))
+            rows["this"].append(worker(HERE / "perf.py", None, "throughput", f"{tmp}/t{r}.db", n, 0))
+            print(f"recording round {r + 1}: {rev} {rows[rev][-1]['record_gather_per_s']:,.0f}/s, "
+                  f"this {rows['this'][-1]['record_gather_per_s']:,.0f}/s (concurrent record())", flush=True)
+    modes = ("record_gather", "record_64_producers", "record_many")
+    print(f"\nrecording {n:,} episodes per mode, episodes/s, each round")
+    print("| code | " + " | ".join(modes) + " |\n|---|---|---|---|")
+    for name, runs in rows.items():
+        cells = (" / ".join(f"{q[m + '_per_s']:,.0f}" for q in runs) for m in modes)
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    for m in modes:
+        ratio = (statistics.median(q[m + "_per_s"] for q in rows["this"])
+                 / statistics.median(q[m + "_per_s"] for q in rows[rev]))
+        print(f"{m}: this / {rev} = x{ratio:.2f} (medians)")
 
 
 if __name__ == "__main__":

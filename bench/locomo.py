@@ -1,14 +1,21 @@
 #!/usr/bin/env python
-"""Evidence recall@5/@10 on LoCoMo through Engram's public API, for three rankers.
+"""Evidence recall@5/@10 on LoCoMo through Engram's public API, for four rankers.
 
 Each conversation is recorded as episodes in its own space (``locomo:<sample_id>``), each question
-is recalled with that space's audience. Rankers: ``keyword`` (BM25 alone), ``embedding`` (cosine
-alone) and ``hybrid`` (the LinearRanker with weights fitted by pairwise logistic regression over
-recall's candidate pools — each question's evidence above its other candidates — leave one
-conversation out: each conversation is scored with weights fitted on the others). The weights
-fitted on every conversation are printed at the end, in the form of ``memory.ranker.DEFAULT_WEIGHTS``.
+is recalled with that space's audience. A query that is a piece of dialogue (MADial's
+``<Speaker>:"line"`` contexts) is sent as the plugin sends one (``plugin.inject.recall_query``: the
+latest message first, then the turns before it; ``--query raw`` sends the file's text as it is).
+Rankers: ``keyword`` (BM25 alone), ``embedding`` (cosine alone) and ``hybrid`` (the LinearRanker
+with weights fitted by pairwise logistic regression over recall's candidate pools — each question's
+evidence above its other candidates — leave one conversation out: each conversation is scored with
+weights fitted on the others). The weights fitted on every conversation are printed at the end, in
+the form of ``memory.ranker.DEFAULT_WEIGHTS``.
+``shipped`` is always reported too: the LinearRanker with ``DEFAULT_WEIGHTS`` (``--fixed``: that one
+only, no fitting). Several ``--data`` files are recorded side by side and fitted together (the
+shipped weights come from LoCoMo dev + MADial zh + en); each file's questions weigh
+sqrt(largest file's questions / its own) each in the fit, and results are reported per file.
 
-    .venv/bin/python bench/locomo.py [--data FILE] [--json OUT] [--embedder local|none]
+    .venv/bin/python bench/locomo.py [--data FILE ...] [--json OUT] [--fixed] [--query plugin|raw]
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import re
 import statistics
 import tempfile
 import time
@@ -27,23 +36,15 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
-from astrbot_plugin_engram.memory.ranker import (
-    FEATURES,
-    HAND_SET,
-    LinearRanker,
-    Ranker,
-    fit_logistic,
-    fit_pairwise,
-)
+from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker, Ranker
+from astrbot_plugin_engram.memory.recall.training import FITTED, fit_logistic, fit_pairwise
+from astrbot_plugin_engram.plugin.inject import recall_query
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 CACHE = HERE / ".cache"
 POOL_K = 200  # recall this many to see a question's whole candidate pool with its features
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-# Fitted from the data; the rest (memory-only features, recency) stay hand-set: LoCoMo holds no
-# memories, and its questions are spread evenly over the past, so it cannot teach either.
-FITTED = tuple(f for f in FEATURES if f not in HAND_SET)
 
 
 @dataclass
@@ -54,6 +55,26 @@ class Pool:
     q: Question
     dia: list[str]
     feats: list[dict[str, float]]
+    weight: float = 1.0  # of this question in the fit
+
+
+_LINE = re.compile(r'^<([^>]*)>:\s*"?(.*?)"?\s*$')
+
+
+def dialogue_lines(text: str) -> list[str] | None:
+    """The lines of a dialogue context (``<Speaker>:"line"``, one a line) without the speaker marks;
+    None for a plain question. A line without its mark is kept as it is, brackets stripped."""
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    parsed = [_LINE.match(ln) for ln in lines]
+    if not any(parsed):
+        return None
+    return [m[2] if m else ln.strip().strip("<>").strip('"') for m, ln in zip(parsed, lines)]
+
+
+def plugin_query(text: str) -> str:
+    """The query the plugin sends for this context: its last line is the latest message."""
+    lines = dialogue_lines(text)
+    return recall_query(text, []) if lines is None else recall_query(lines[-1], lines[:-1])
 
 
 def space(sample_id: str) -> str:
@@ -71,13 +92,17 @@ async def record(engram: Engram, conv: Conversation) -> dict[int, str]:
     return {i: t.dia_id for i, t in zip(ids, conv.turns)}
 
 
+QUERY = {"plugin": plugin_query, "raw": lambda text: text}
+query_of = plugin_query
+
+
 async def ranked(engram: Engram, conv: Conversation, ids: dict[int, str], k: int
                  ) -> list[tuple[Question, list[str], list[dict[str, float]]]]:
     """Recall every question of ``conv`` with the engram's current ranker."""
     aud, now = Audience(space(conv.sample_id)), conv.end
     out = []
     for q in conv.questions:
-        hits = await engram.recall(q.text, aud, k=k, now=now)
+        hits = await engram.recall(query_of(q.text), aud, k=k, now=now)
         out.append((q, [ids[h.id] for h in hits if h.kind == "episode"], [h.features for h in hits]))
     return out
 
@@ -100,14 +125,14 @@ def fit(pools: Sequence[Pool], l2: float | None, how: str = "pairwise") -> Linea
     """A LinearRanker whose fitted weights come from logistic regression on ``pools``."""
     if how == "pairwise":
         w = fit_pairwise([(p.feats, [d in p.q.evidence for d in p.dia]) for p in pools], FITTED,
-                         l2=0.1 if l2 is None else l2)
+                         l2=0.1 if l2 is None else l2, weights=[p.weight for p in pools])
         return LinearRanker({**w, **HAND_SET}, 0.0)
     rows, labels, sw = [], [], []
     for p in pools:
         for d, f in zip(p.dia, p.feats):
             rows.append(f)
             labels.append(1.0 if d in p.q.evidence else 0.0)
-            sw.append(1.0 / len(p.q.evidence) if d in p.q.evidence else 1.0)
+            sw.append(p.weight * (1.0 / len(p.q.evidence) if d in p.q.evidence else 1.0))
     w, b = fit_logistic(rows, labels, FITTED, l2=1.0 if l2 is None else l2, weights=sw)
     return LinearRanker({**w, **HAND_SET}, b)
 
@@ -124,22 +149,30 @@ def summarise(results: list[tuple[Question, list[str]]]) -> dict:
 
 
 async def run(args: argparse.Namespace) -> dict:
-    convs = load(args.data)
-    if args.conversations:
-        keep = set(args.conversations.split(","))
-        convs = [c for c in convs if c.sample_id in keep]
+    global query_of
+    query_of = QUERY[args.query]
+    files: dict[str, list[Conversation]] = {}
+    for path in args.data:
+        convs = load(path)
+        if args.conversations:
+            keep = set(args.conversations.split(","))
+            convs = [c for c in convs if c.sample_id in keep]
+        if convs:
+            files[str(path)] = convs
     inner = LocalE5() if args.embedder == "local" else NoEmbedder()
     embedder = CachingEmbedder(inner, CACHE) if args.embedder == "local" else inner
     with tempfile.TemporaryDirectory() as tmp:
         engram = await Engram.open(Path(tmp) / "locomo.db", embedder, background=False)
         try:
-            return await evaluate(engram, embedder, convs, args)
+            return await evaluate(engram, embedder, files, args)
         finally:
             await engram.close()
 
 
-async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
+async def evaluate(engram: Engram, embedder: object, files: dict[str, list[Conversation]],
                    args: argparse.Namespace) -> dict:
+    convs = [c for cs in files.values() for c in cs]
+    file_of = {c.sample_id: f for f, cs in files.items() for c in cs}
     t0 = time.perf_counter()
     ids = {c.sample_id: await record(engram, c) for c in convs}
     await engram.embed_pending()
@@ -155,35 +188,49 @@ async def evaluate(engram: Engram, embedder: object, convs: list[Conversation],
         pools += [Pool(c.sample_id, q, d, f) for q, d, f in await ranked(engram, c, ids[c.sample_id], POOL_K)]
     if isinstance(embedder, CachingEmbedder):
         embedder.save()
-    n_q = sum(len(c.questions) for c in convs)
+    asked = {f: sum(len(c.questions) for c in cs) for f, cs in files.items()}
+    for p in pools:  # a small file's questions weigh more each, short of the file weighing as a big one
+        p.weight = math.sqrt(max(asked.values()) / asked[file_of[p.conv]])
     sizes = [len(p.dia) for p in pools]
-    print(f"recalled {n_q} questions in {time.perf_counter() - t0:.1f}s; pool size mean "
+    print(f"recalled {sum(asked.values())} questions in {time.perf_counter() - t0:.1f}s; pool size mean "
           f"{statistics.fmean(sizes):.0f}, max {max(sizes)}; evidence in pool (cat 1-4) "
           f"{pool_coverage(pools):.3f}")
-    rankers: dict[str, dict] = {}
-    baselines: dict[str, Ranker] = {"keyword": FeatureRanker("kw")}
+    results: dict[str, dict[str, list[tuple[Question, list[str]]]]] = {f: {} for f in files}
+
+    async def ranking(name: str, ranker: Ranker, which: list[Conversation]) -> None:
+        engram.ranker = ranker
+        for c in which:
+            res = [(q, d) for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)]
+            results[file_of[c.sample_id]].setdefault(name, []).extend(res)
+            folds.setdefault(name, {})[c.sample_id] = summarise(res)
+
+    folds: dict[str, dict[str, dict]] = {}
+    await ranking("keyword", FeatureRanker("kw"), convs)
     if not isinstance(embedder, NoEmbedder):
-        baselines["embedding"] = FeatureRanker("cos")
-    for name, r in baselines.items():
-        engram.ranker = r
-        rankers[name] = summarise(
-            [(q, d) for c in convs for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)])
-    folds, hybrid = [], []
-    for c in convs:  # leave one conversation out
-        train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
-        engram.ranker = LinearRanker() if args.fixed else fit(train, args.l2, args.fit)
-        res = [(q, d) for q, d, _ in await ranked(engram, c, ids[c.sample_id], 10)]
-        hybrid += res
-        folds.append((c.sample_id, summarise(res)))
-    rankers["hybrid"] = summarise(hybrid)
-    rankers["hybrid"]["folds"] = {sid: {"r5": s["r5"], "r10": s["r10"]} for sid, s in folds}
-    for key in ("r5", "r10"):
-        vals = [s[key] for _, s in folds]
-        rankers["hybrid"][f"{key}_fold_mean"] = round(statistics.fmean(vals), 4)
-        rankers["hybrid"][f"{key}_fold_std"] = round(statistics.pstdev(vals), 4)
+        await ranking("embedding", FeatureRanker("cos"), convs)
+    if not args.fixed:
+        for c in convs:  # leave one conversation out
+            train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
+            await ranking("hybrid", fit(train, args.l2, args.fit), [c])
+    await ranking("shipped", LinearRanker(), convs)
+    sets = {}
+    for f, cs in files.items():
+        rankers = {name: summarise(res) for name, res in results[f].items()}
+        if "hybrid" in rankers:
+            h = rankers["hybrid"]
+            h["folds"] = {c.sample_id: {k: folds["hybrid"][c.sample_id][k] for k in ("r5", "r10")}
+                          for c in cs}
+            for key in ("r5", "r10"):
+                vals = [v[key] for v in h["folds"].values()]
+                h[f"{key}_fold_mean"] = round(statistics.fmean(vals), 4)
+                h[f"{key}_fold_std"] = round(statistics.pstdev(vals), 4)
+        sets[f] = {"conversations": [c.sample_id for c in cs], "questions": asked[f], "rankers": rankers}
     final = fit(pools, args.l2, args.fit)
-    return {"data": str(args.data), "conversations": [c.sample_id for c in convs], "questions": n_q,
-            "rankers": rankers, "weights": final.weights, "bias": final.bias}
+    out = {"data": list(files), "query": args.query, "sets": sets, "weights": final.weights,
+           "bias": final.bias}
+    if len(sets) == 1:
+        out.update(next(iter(sets.values())))
+    return out
 
 
 def pool_coverage(pools: Sequence[Pool]) -> float:
@@ -195,23 +242,33 @@ def table(out: dict) -> str:
     cats = list(CATEGORIES.values())
     head = ("| ranker | R@5 1-4 | R@10 1-4 | R@5 all | R@10 all | "
             + " | ".join(f"{c} R@5/@10" for c in cats) + " |")
-    lines = [head, "|" + "---|" * (5 + len(cats))]
-    for name, r in out["rankers"].items():
-        per = r["per_category"]
-        cells = [f"{per[c]['r5']:.3f} / {per[c]['r10']:.3f}" if c in per else "-" for c in cats]
-        lines.append(f"| {name} | {r['r5']:.3f} | {r['r10']:.3f} | {r['r5_all']:.3f} | {r['r10_all']:.3f} | "
-                     + " | ".join(cells) + " |")
-    h = out["rankers"]["hybrid"]
-    lines.append("")
-    lines.append(f"hybrid across folds (cat 1-4): R@5 {h['r5_fold_mean']:.3f} ± {h['r5_fold_std']:.3f}, "
-                 f"R@10 {h['r10_fold_mean']:.3f} ± {h['r10_fold_std']:.3f}")
-    lines.append("folds: " + ", ".join(f"{k} {v['r5']:.3f}/{v['r10']:.3f}" for k, v in h["folds"].items()))
+    lines = []
+    for f, st in out["sets"].items():
+        lines += [f"{f} ({st['questions']} questions, query: {out['query']})", "", head,
+                  "|" + "---|" * (5 + len(cats))]
+        for name, r in st["rankers"].items():
+            per = r["per_category"]
+            cells = [f"{per[c]['r5']:.3f} / {per[c]['r10']:.3f}" if c in per else "-" for c in cats]
+            label = "hybrid (cross-validated)" if name == "hybrid" else name
+            lines.append(f"| {label} | {r['r5']:.3f} | {r['r10']:.3f} | {r['r5_all']:.3f} | "
+                         f"{r['r10_all']:.3f} | " + " | ".join(cells) + " |")
+        h = st["rankers"].get("hybrid")
+        if h:
+            lines.append("")
+            lines.append(f"hybrid across folds (cat 1-4): R@5 {h['r5_fold_mean']:.3f} ± "
+                         f"{h['r5_fold_std']:.3f}, R@10 {h['r10_fold_mean']:.3f} ± {h['r10_fold_std']:.3f}")
+            lines.append("folds: " + ", ".join(f"{k} {v['r5']:.3f}/{v['r10']:.3f}"
+                                               for k, v in h["folds"].items()))
+        lines.append("")
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="a file in the LoCoMo format")
+    ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA],
+                    help="files in the LoCoMo format (several: recorded side by side, fitted together)")
+    ap.add_argument("--query", choices=sorted(QUERY), default="plugin",
+                    help="send a dialogue context as the plugin's query (default) or as the file has it")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--embedder", choices=("local", "none"), default="local")
     ap.add_argument("--conversations", help="comma-separated sample_ids (default: all)")
@@ -221,11 +278,11 @@ def main() -> None:
     ap.add_argument("--crowd", type=int, default=0, metavar="N",
                     help="first fill the store with N episodes of other chats (a bot in many chats)")
     ap.add_argument("--fixed", action="store_true",
-                    help="hybrid = the shipped LinearRanker (DEFAULT_WEIGHTS), no cross-validated fit")
+                    help="the shipped LinearRanker (DEFAULT_WEIGHTS) only, no cross-validated fit")
     args = ap.parse_args()
     out = asyncio.run(run(args))
     print(table(out))
-    print("\nDEFAULT_WEIGHTS fitted on all conversations (paste into memory/ranker.py):")
+    print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")
     print("DEFAULT_WEIGHTS: dict[str, float] = {")
     for k, v in out["weights"].items():
         print(f'    "{k}": {v:.3f},')

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
 
-from _perf_corpus import items, queries  # noqa: E402
+from _perf_corpus import dialogue_queries, items, queries  # noqa: E402
 
 from astrbot_plugin_engram.memory import (  # noqa: E402
     Audience,
@@ -100,9 +100,10 @@ async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
             "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2}
 
 
-async def query(path: str, space: str, nq: int) -> dict[str, Any]:
-    """Recall latency over ``nq`` questions in ``space``, LocalE5 query time, and RSS."""
-    qs = queries(nq)
+async def query(path: str, space: str, nq: int, shape: str = "question") -> dict[str, Any]:
+    """Recall latency over ``nq`` questions in ``space`` (``shape`` "plugin": the plugin's queries,
+    a message with the turns before it), LocalE5 query time, and RSS."""
+    qs = dialogue_queries(nq) if shape == "plugin" else queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
     t0 = time.perf_counter()
@@ -175,7 +176,7 @@ def _worker(argv: list[str]) -> None:
     if kind == "build":
         res = asyncio.run(build(rest[0], int(rest[1]), rest[2] == "1"))
     elif kind == "query":
-        res = asyncio.run(query(rest[0], rest[1], int(rest[2])))
+        res = asyncio.run(query(rest[0], rest[1], int(rest[2]), *rest[3:4]))
     else:
         res = asyncio.run(throughput(rest[0], int(rest[1]), rest[2] == "1"))
     print(json.dumps(res))

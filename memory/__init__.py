@@ -2,7 +2,7 @@
 
 from .chat import ChatModel, ChatResult, OpenAIChat
 from .embedders import Embedder, LocalE5, NoEmbedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import (
     ChatError,
     EmbeddingError,
@@ -17,14 +17,17 @@ from .forgetting import Forgetting
 from .merging import MergeSettings
 from .metabolism import MetabolismSettings
 from .model import SELF, Audience, Episode, Hit, Memory
-from .ranker import FeatureRanker, LinearRanker, Ranker
 from .recall import RecallSettings
+from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
+from .store import Store
+from .store.sqlite import open_store
 
 __all__ = [
     "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
-    "UnknownIdError", "make_embedder", "narrow_scope", "parse_scope", "space_scope", "visibility",
+    "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store", "parse_scope", "space_scope",
+    "visibility",
 ]

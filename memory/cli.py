@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .embedders import Embedder, OpenAIEmbedder, make_embedder
-from .engine import Engram
+from .engram import Engram
 from .errors import EngramError, InvalidInputError
 from .model import Audience, Episode, Hit, Memory
-from .ranker import FEATURES
+from .recall.features import COLUMNS
 from .scopes import OWNER, parse_scope, space_scope
 
 log = logging.getLogger("engram.cli")
@@ -205,7 +205,7 @@ def where(h: Hit) -> str:
 
 
 def features_line(h: Hit) -> str:
-    order = [f for f in FEATURES if f in h.features] + sorted(set(h.features) - set(FEATURES))
+    order = [f for f in COLUMNS if f in h.features] + sorted(set(h.features) - set(COLUMNS))
     return "  ".join(f"{f}={h.features[f]:.2f}" for f in order if h.features[f])
 
 
@@ -221,7 +221,7 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
-    counts = await e.store.counts()
+    counts = await e.counts()
     total = counts["episodes"] + counts["memories"] + counts["archived"]
 
     def progress(done: int) -> None:
@@ -259,7 +259,7 @@ async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
-    people = [args.person] if ":" in args.person else await e.store.people_named(args.person)
+    people = [args.person] if ":" in args.person else await e.people_named(args.person)
     if len(people) > 1:
         raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
     done = await e.forget_person(people[0] if people else args.person)
@@ -283,7 +283,7 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
         report = await con.run([args.space] if args.space else None, force=True)
     finally:
         await chat.close()
-    found = await e.store.get_memories(report.new_ids)
+    found = await e.memories(report.new_ids)
     for m in (found[i] for i in report.new_ids if i in found):
         verb = f"updates m{m.supersedes}" if m.supersedes else "added"
         sources = ", ".join(f"e{s}" for s in m.sources)

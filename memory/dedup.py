@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .engine import Engram
+from .engram import Engram
 from .model import Memory
 from .scopes import Visibility
 from .text import query_words
@@ -37,7 +37,8 @@ def similarity(a: str, b: str) -> float:
 async def near_duplicate(engram: Engram, memory: Memory) -> Memory | None:
     """The active memory in ``memory``'s scope most like it, if they say the same."""
     only_scope = Visibility(frozenset({memory.scope}), frozenset())
-    found = await engram.store.keyword_memories(query_words(memory.text), only_scope, LOOK_AT, False)
+    found = await engram.indexes.keywords.search_memories(engram.store, query_words(memory.text), only_scope,
+                                                          LOOK_AT, False)
     kept = await engram.store.get_memories([i for i, _ in found])
     best = max(((similarity(m.text, memory.text), m) for m in kept.values()
                 if m.scope == memory.scope and m.status == "active"), key=lambda sm: sm[0], default=None)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .cli import clip, pad
 from .embedders import Embedder, LocalE5, NoEmbedder
-from .engine import Engram
+from .engram import Engram
 from .model import SELF, Audience, Episode, Hit, Memory
 from .scopes import space_scope
 

@@ -1,4 +1,4 @@
-"""Hard forgetting along provenance: what a forget reaches, then one erase (``SQLiteStore.erase``).
+"""Hard forgetting along provenance: what a forget reaches, then one erase (``Store.erase``).
 
 A memory is forgotten with every version of it (merged ones' originals too); ``with_sources`` also
 takes the episodes it came from, and then every memory derived from any of those episodes (a diary
@@ -21,7 +21,7 @@ from .errors import InvalidInputError, UnknownIdError
 from .scopes import space_scope
 
 if TYPE_CHECKING:
-    from .engine import Engram
+    from .engram import Engram
 
 log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"
@@ -131,7 +131,7 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
     plan.episodes, plan.memories, plan.done = eps, mems, True
-    engram.drop_erased(eps, mems)
+    engram.drop_erased(mems)
     _erase_diary_files(engram, plan)
     for listener in list(engram.after_forget):
         try:

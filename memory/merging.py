@@ -20,12 +20,12 @@ import numpy as np
 
 from .chat import ChatModel
 from .errors import ChatError
+from .index.vectors import normalise
 from .model import Memory, now_utc
 from .text import MAX_TEXT
-from .vectors import normalise
 
 if TYPE_CHECKING:
-    from .engine import Engram
+    from .engram import Engram
 
 log = logging.getLogger("engram.merge")
 
@@ -85,7 +85,7 @@ async def merge_duplicates(engram: Engram, chat: ChatModel, settings: MergeSetti
             report.groups += 1
             await _ask(engram, chat, group, s, report)
     if not report.failed:  # a group whose answer failed is compared (and asked) again next run
-        await store.set_cursors({CURSOR: top})
+        await store.set_cursor(CURSOR, top)
     return report
 
 

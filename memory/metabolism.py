@@ -22,7 +22,7 @@ import numpy as np
 from .model import aware, now_utc
 
 if TYPE_CHECKING:
-    from .engine import Engram
+    from .engram import Engram
 
 log = logging.getLogger("engram.metabolism")
 
@@ -69,10 +69,7 @@ async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
         report.protected += int(np.count_nonzero(low & kept))
         weak += np.array(ids)[low & ~kept].tolist()
         after = rows[-1][0]
-    for i, _ in await engram.store.archive(weak):
-        report.archived += 1
-        if engram.index is not None:
-            engram.index.set_status("m", i, "archived")
+    report.archived = len(await engram.store.archive(weak))  # the indexes follow the commit
     if report.archived:
         log.info("fade: archived %d of %d memories", report.archived, report.checked)
     return report
@@ -114,12 +111,12 @@ class Toucher:
             now = float(faded(strength, since, t, days))
             new_status = "active" if reactivate and status == "archived" else status
             rows.append((i, min(1.0, now + s.strengthen), max(t, since), new_status))
-        await self.engram.store.set_strengths(rows)
-        if self.engram.index is not None:
-            for i, _, _, status in rows:
-                if status == "active":
-                    self.engram.index.set_status("m", i, "active")
+        await self.engram.store.set_strengths(rows)  # the indexes follow the commit
         return len(rows)
+
+    def forget(self, memory_id: int) -> None:
+        """Drop a pending touch of a memory that was hard-forgotten."""
+        self._pending.pop(memory_id, None)
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():

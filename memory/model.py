@@ -24,6 +24,17 @@ def aware(t: datetime | None) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
+def timestamp(t: datetime | None) -> float | None:
+    """Seconds since 1970 (naive times taken as UTC); None stays None."""
+    return None if t is None else aware(t).timestamp()
+
+
+def zone_minutes(t: datetime) -> int:
+    """The time's zone as minutes east of UTC (0 for a naive time)."""
+    off = aware(t).utcoffset()
+    return int(off.total_seconds() // 60) if off else 0
+
+
 @dataclass(frozen=True)
 class Episode:
     """One thing the bot lived through: a message in or out, an image, an observation."""

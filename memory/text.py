@@ -9,10 +9,15 @@ from functools import lru_cache
 import rjieba
 import snowballstemmer
 
+from .model import Episode, Memory, aware
+
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)", re.UNICODE)
+# A run of Chinese characters, or a run of other letters and digits. Chinese characters are word
+# characters too, so the second group excludes them: else a Latin word written against Chinese text
+# ("Bart和同学们一起…", "用iPhone拍的") swallowed the Chinese after it as one unfindable token.
+_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)", re.UNICODE)
 _ANY_CJK = re.compile(f"[{_CJK}]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # jieba's own Chinese range: it cuts text outside it (CJK extension A, compatibility ideographs,
@@ -78,6 +83,11 @@ def words(text: str) -> list[str]:
     return out
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese character (a run ``words`` cuts with jieba)."""
+    return _ANY_CJK.search(text) is not None
+
+
 def query_words(text: str) -> list[str]:
     """Distinct words of a query, in order."""
     return list(dict.fromkeys(words(text)))
@@ -89,12 +99,6 @@ def date_words(t: datetime) -> list[str]:
 
 
 MONTH_WORDS = tuple(_stem(m) for m in MONTHS)  # as the index holds them
-
-
-def fts_query(terms: list[str], prefix: bool = False) -> str:
-    """An FTS5 MATCH expression: any of the terms, each quoted (``prefix``: any token starting so)."""
-    star = " *" if prefix else ""
-    return " OR ".join('"' + t.replace('"', '""') + '"' + star for t in terms)
 
 
 def cap(text: str, limit: int = MAX_TEXT) -> tuple[str, int | None]:
@@ -202,3 +206,20 @@ def named_dates(query: str) -> tuple[set[int], set[int]]:
               for x in _MONTH_EN.findall(query)}
     months |= {int(x) for x in _MONTH_ZH.findall(query) if 1 <= int(x) <= 12}
     return years, months
+
+
+def episode_words(ep: Episode, content_words: list[str] | None = None) -> str:
+    """What the keyword index holds for an episode: its words, the speaker and the month/year."""
+    own = words(ep.content) if content_words is None else content_words
+    return " ".join(own + words(ep.actor_name) + date_words(aware(ep.time)))
+
+
+def memory_words(m: Memory) -> str:
+    """What the keyword index holds for a memory: the words of its text."""
+    return " ".join(words(m.text))
+
+
+def prepare_episode(ep: Episode) -> tuple[str, int]:
+    """What the store keeps beside an episode: its index words and its text shape."""
+    content_words = words(ep.content)
+    return episode_words(ep, content_words), text_shape(ep.content, content_words)

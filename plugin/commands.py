@@ -26,9 +26,9 @@ from ..memory import (
 )
 from ..memory.dedup import remember
 from ..memory.model import MEMORY_KINDS, now_utc
+from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
 from .events import COMMAND, audience_of, platform_of
-from .inject import quoted, when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -318,10 +318,10 @@ async def _list(ctx: CommandContext, args: str) -> str:
         scope, what = space_scope(ctx.audience.space), "the memories of this place"
     elif words:
         # someone by a display name they went by, by id, or as the model named them (tools.subjects_for)
-        people = [*await mem.store.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
+        people = [*await mem.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
         what = f"the memories about {words} this chat may see"
-    found, total = await mem.store.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
-                                                 people=people, limit=PAGE, offset=(page - 1) * PAGE)
+    found, total = await mem.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
+                                           people=people, limit=PAGE, offset=(page - 1) * PAGE)
     if kind:
         what += f" of kind {kind}"
     if not total:

@@ -15,7 +15,7 @@ async def _person(mem: Engram, who: str) -> str:
     """The person id ``who`` names: an id as given, or the one person who went by that name."""
     if ":" in who:
         return who
-    people = await mem.store.people_named(who)
+    people = await mem.people_named(who)
     if not people:
         raise UnknownIdError(f"no one called {who!r} is remembered; nothing was forgotten")
     if len(people) > 1:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..memory import visibility
+from ..memory.render import quoted
 from .commands import COMMANDS, CommandContext, short
-from .inject import quoted
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 
@@ -21,7 +21,7 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
     lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
     mem = await ctx.service.memory()
     vis = visibility(ctx.audience)
-    found = await mem.store.get_memories(report.new_ids[-50:])
+    found = await mem.memories(report.new_ids[-50:])
     shown = [m for m in found.values() if ctx.audience.owner_private or vis.sees_memory(m.scope)]
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
     if len(found) > len(shown):

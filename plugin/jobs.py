@@ -16,6 +16,7 @@ from typing import Any
 from ..memory import Audience, Forgetting
 from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
 from ..memory.model import now_utc
+from ..memory.render import when
 from ..scheduler import (
     CONSOLIDATE,
     FADE,
@@ -30,7 +31,6 @@ from ..scheduler import (
 )
 from . import job_commands  # noqa: F401  (registers /mem consolidate)
 from .config import Settings
-from .inject import when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")

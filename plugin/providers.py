@@ -22,7 +22,7 @@ from ..memory.errors import ChatError, ChatTimeout
 
 log = logging.getLogger("engram.plugin")
 
-EMBED_TIMEOUT = 15.0  # seconds for one batch of passages; queries have the engine's shorter timeout
+EMBED_TIMEOUT = 15.0  # seconds for one batch of passages; queries have Engram's shorter timeout
 CHAT_TIMEOUT = 60.0
 CAPTION_TIMEOUT = 20.0
 CAPTION_PROMPT = "Describe this image in one short sentence. Mention any visible text."

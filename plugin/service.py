@@ -19,6 +19,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, Memory, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.render import build_block, note, time_line
 from .config import Settings
 from .confirm import Confirmations
 from .echo import own_words
@@ -31,16 +32,7 @@ from .events import (
     reply_episode,
     space_of,
 )
-from .inject import (
-    Injection,
-    already_in_context,
-    apply,
-    build_block,
-    note,
-    recall_query,
-    recent_turns,
-    time_line,
-)
+from .inject import Injection, already_in_context, apply, recall_query, recent_turns
 from .providers import Providers
 
 log = logging.getLogger("engram.plugin")
@@ -155,7 +147,7 @@ class EngramService:
         people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
         out = {}
         for person in people:
-            aliases = await mem.store.aliases(person)
+            aliases = await mem.aliases(person)
             if aliases:
                 out[person] = aliases[0]
         return out
@@ -315,7 +307,7 @@ class EngramService:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
         mem = await self.memory()
         names = await self.names(hits)
-        last = await mem.store.last_episode_time(space, before=before or now)
+        last = await mem.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
         return build_block(notes, time_line(now, last, self.tz), self.identity(),
                            self.settings.inject_budget_tokens)

@@ -12,10 +12,10 @@ from typing import Any
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.dedup import remember
 from ..memory.model import now_utc
+from ..memory.render import note
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
 from .echo import TOOL_HEAD
 from .events import actor_of, audience_of, platform_of
-from .inject import note
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")

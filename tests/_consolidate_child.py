@@ -15,7 +15,7 @@ from typing import Any
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
-from astrbot_plugin_engram.memory.sqlite_store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.writes import SQLiteWrites
 
 
 def say(word: str) -> None:
@@ -24,15 +24,15 @@ def say(word: str) -> None:
 
 async def main(path: str, base_url: str) -> None:
     eng = await Engram.open(path, NoEmbedder(), background=False)
-    insert = SQLiteStore._insert_memory
+    insert = SQLiteWrites.add_memory
 
-    async def slow_insert(self: SQLiteStore, *args: Any) -> Any:
-        out = await insert(self, *args)
+    async def slow_insert(self: SQLiteWrites, *args: Any, **kwargs: Any) -> Any:
+        out = await insert(self, *args, **kwargs)
         say("inserted")
         await asyncio.sleep(0.02)
         return out
 
-    SQLiteStore._insert_memory = slow_insert  # type: ignore[method-assign]
+    SQLiteWrites.add_memory = slow_insert  # type: ignore[method-assign]
     con = Consolidator(eng, OpenAIChat("m", base_url), ConsolidationSettings(batch_episodes=200))
     report = await con.run(force=True)
     say(f"committed {report.added}")

@@ -14,7 +14,8 @@ import sys
 from typing import Any
 
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
-from astrbot_plugin_engram.memory.sqlite_store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.writes import SQLiteWrites
 
 
 def say(word: str) -> None:
@@ -23,9 +24,9 @@ def say(word: str) -> None:
 
 async def main(path: str, person: str, where: str) -> None:
     eng = await Engram.open(path, NoEmbedder(), background=False)
-    erased, checkpoint = SQLiteStore._erased, SQLiteStore.checkpoint
+    erased, checkpoint = SQLiteWrites._erased, SQLiteStore.checkpoint
 
-    async def slow_erased(self: SQLiteStore, table: str) -> Any:
+    async def slow_erased(self: SQLiteWrites, table: str) -> Any:
         if where == "inside":
             say("inside")
             await asyncio.sleep(60)
@@ -37,7 +38,7 @@ async def main(path: str, person: str, where: str) -> None:
             await asyncio.sleep(60)
         await checkpoint(self)
 
-    SQLiteStore._erased = slow_erased  # type: ignore[method-assign]
+    SQLiteWrites._erased = slow_erased  # type: ignore[method-assign]
     SQLiteStore.checkpoint = slow_checkpoint  # type: ignore[method-assign]
     await eng.forget_person(person)
     say("done")

@@ -21,7 +21,10 @@ PRODUCERS = 16
 
 def content_of(token: str) -> str:
     """The text recorded under ``token`` (the parent rebuilds it to check what survived)."""
-    return f"{token} was noted at the café; the kiwi count is {zlib.crc32(token.encode()) % 997}."
+    # The token is written against Chinese text, as names are in Chinese chats ("Bart和同学们…"):
+    # the keyword index must cut it out (the durability test finds each episode by its token).
+    return (f"{token}在café记下了；the kiwi count is {zlib.crc32(token.encode()) % 997}, "
+            f"猕猴桃{zlib.crc32(token.encode()) % 89}个.")
 
 
 def space_of(token: str) -> str:

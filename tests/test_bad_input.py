@@ -258,7 +258,7 @@ async def test_background_indexer_survives_an_outage(
         await _until(lambda: "embedding failed (will retry" in caplog.text)
         assert (await e.stats())["indexed"] == 0
         fake_openai.embed_status = 200
-        e._kick.set()  # a new message would do the same; the retry timer would too, only later
+        e.indexer.kick()  # a new message would do the same; the retry timer would too, only later
         await _until_async(lambda: _indexed(e), len(ids))
         # the indexer logs the recovery once its pass ends, which can be just after the vectors land
         await _until(lambda: "embedding works again" in caplog.text)

@@ -103,7 +103,7 @@ async def test_a_private_fact_never_becomes_public_however_the_model_answers(
                                                scope=hint)))
     con = run(engram, fake_openai)
     await con.run(force=True)
-    await engram.store.set_cursors({f"consolidate:{DM}": 0})  # the same line once more, about Alice
+    await engram.store.set_cursor(f"consolidate:{DM}", 0)  # the same line once more, about Alice
     await con.run(force=True)
     scopes = {m.scope for m in await memories(engram)}
     assert scopes == {f"space:{DM}"}

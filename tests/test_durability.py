@@ -1,4 +1,5 @@
-"""Durability: every episode acknowledged before a SIGKILL is there on reopen, and the file is sound.
+"""Durability: every episode acknowledged before a SIGKILL is there on reopen, and the file is sound:
+the keyword index holds each episode's words (Chinese with Latin words against it), nothing else.
 
 A child process (tests/_record_child.py) records episodes as fast as it can with concurrent
 ``record()`` calls and ``record_many()``, printing each id once it is returned; the test kills it at
@@ -17,6 +18,9 @@ import time
 from pathlib import Path
 
 from astrbot_plugin_engram.memory import Audience, Engram, NoEmbedder
+from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
+from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
+from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
 
@@ -63,6 +67,9 @@ def check_file(path: Path, acked: dict[int, str]) -> None:
         rows = dict(db.execute("SELECT id, content FROM episodes").fetchall())
         fts = [r[0] for r in db.execute("SELECT rowid FROM episodes_fts ORDER BY rowid")]
         spaces = dict(db.execute("SELECT id, space FROM episodes").fetchall())
+        indexed = dict(db.execute("SELECT rowid, words FROM episodes_fts").fetchall())
+        keys = dict(db.execute("SELECT name, id FROM spaces").fetchall())
+        episodes = {r[0]: episode_row(r) for r in db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes")}
     finally:
         db.close()
     missing = [i for i in acked if i not in rows]
@@ -70,6 +77,9 @@ def check_file(path: Path, acked: dict[int, str]) -> None:
     wrong = [i for i, t in acked.items() if rows[i] != content_of(t) or spaces[i] != space_of(t)]
     assert not wrong, f"acknowledged episodes with other content: {wrong[:5]}"
     assert fts == sorted(rows), "the keyword index and the episodes table disagree"
+    # and each row of the index holds exactly the words of its episode, in its chat
+    stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.space])]
+    assert not stale, f"{len(stale)} episodes indexed under other words, e.g. {stale[:5]}"
 
 
 async def check_store(path: Path, acked: dict[int, str], rng: random.Random) -> None:

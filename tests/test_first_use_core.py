@@ -93,7 +93,7 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
                     "SELECT count(*) FROM episodes_fts WHERE rowid = ?",
                     "SELECT count(*) FROM vectors WHERE kind = 'e' AND item = ?"):
             assert db.execute(sql, (ids[0],)).fetchone()[0] == 0, sql
-    assert engram.store.facts.near([ids[1]], 2) == [ids[1], ids[2]]  # no longer anyone's neighbour
+    assert engram.indexes.episodes.near([ids[1]], 2) == [ids[1], ids[2]]  # no longer anyone's neighbour
 
 
 async def test_a_forgotten_episode_stays_gone_after_reopening(db_path: Path) -> None:

@@ -93,7 +93,7 @@ async def test_background_indexer_embeds_new_items_and_stops_on_close(db_path: P
             break
         await asyncio.sleep(0.02)
     assert (await e.stats())["indexed"] == 2
-    task = e._indexer
+    task = e.indexer._task
     await e.close()
     assert task is not None and task.done()
 

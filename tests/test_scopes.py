@@ -24,7 +24,7 @@ from astrbot_plugin_engram.memory import (
     parse_scope,
     visibility,
 )
-from astrbot_plugin_engram.memory.recall import RecallSettings, gather
+from astrbot_plugin_engram.memory.recall.candidates import RecallSettings, gather_candidates
 from astrbot_plugin_engram.memory.text import query_words
 
 from .conftest import HashEmbedder
@@ -225,12 +225,13 @@ def check(hits: list, aud: Audience, truth: Truth, include_archived: bool) -> No
             truth.memories[h.id] = (truth.memories[h.id][0], "active")
 
 
-def check_keyword_routes(e: Engram, aud: Audience, query: str, truth: Truth, include_archived: bool) -> None:
+async def check_keyword_routes(e: Engram, aud: Audience, query: str, truth: Truth,
+                               include_archived: bool) -> None:
     """The keyword searches alone return only what the audience may see (not just recall's last check)."""
     vis, words = visibility(aud), query_words(query)
-    for i, _ in e.store.keywords.search_episodes(words, vis, 200):
+    for i, _ in await e.indexes.keywords.search_episodes(e.store, words, vis, 200):
         assert may_see(aud, "episode", truth, i, include_archived), (aud, "episode", i)
-    for i, _ in e.store.keywords.search_memories(words, vis, 200, include_archived):
+    for i, _ in await e.indexes.keywords.search_memories(e.store, words, vis, 200, include_archived):
         assert may_see(aud, "memory", truth, i, include_archived), (aud, "memory", i)
 
 
@@ -247,7 +248,7 @@ def test_no_recall_returns_what_its_audience_may_not_see(items: list, tries: lis
             for aud, query, include_archived in tries:
                 hits = await e.recall(query, aud, k=200, include_archived=include_archived)
                 check(hits, aud, truth, include_archived)
-                check_keyword_routes(e, aud, query, truth, include_archived)
+                await check_keyword_routes(e, aud, query, truth, include_archived)
         finally:
             await e.close()
         return len(tries)
@@ -296,7 +297,7 @@ def test_no_recall_leaks_from_a_bigger_store(big_world: tuple[Path, Truth], trie
                 hits = await e.recall(query, aud, k=k, include_archived=include_archived)
                 assert len(hits) <= k
                 check(hits, aud, truth, include_archived)
-                check_keyword_routes(e, aud, query, truth, include_archived)
+                await check_keyword_routes(e, aud, query, truth, include_archived)
         finally:
             await e.close()
 
@@ -343,11 +344,13 @@ async def test_a_memory_moved_out_of_sight_by_another_process_never_enters_the_p
         query = "garden key mat"
         qvec = await bot.embed_query(query)
         assert qvec is not None and bot.index is not None
-        routes = {i for i, _ in await bot.store.keyword_memories(query_words(query), vis, 10, False)}
+        keywords = bot.indexes.keywords
+        words = query_words(query)
+        routes = {i for i, _ in await keywords.search_memories(bot.store, words, vis, 10, False)}
         assert mid in routes and ("m", mid) in {(k, i) for k, i, _ in bot.index.search(qvec, vis, 10)}
         await cli.set_scope(mid, "space:qq:group:2")  # elsewhere, while the bot runs
-        assert mid in {i for i, _ in await bot.store.keyword_memories(query_words(query), vis, 10, False)}
-        pool = await gather(bot.store, bot.index, query, qvec, vis, RecallSettings(), False)
+        assert mid in {i for i, _ in await keywords.search_memories(bot.store, words, vis, 10, False)}
+        pool = await gather_candidates(bot.store, bot.indexes, query, qvec, vis, RecallSettings(), False)
         assert ("m", mid) not in set(zip(pool.kinds, pool.ids))
         assert await bot.recall(query, Audience("qq:group:1")) == []
         assert [h.id for h in await bot.recall(query, Audience("qq:group:2"))] == [mid]

@@ -109,7 +109,7 @@ def test_the_checked_episode_keeps_every_field() -> None:
     # record() rebuilds each episode field by field (cleaned); a field added later must not be lost
     from dataclasses import fields
 
-    from astrbot_plugin_engram.memory.checks import checked_episode
+    from astrbot_plugin_engram.memory.validate import checked_episode
 
     t = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
     ep = Episode(space="qq:group:1", content="hi", actor="qq:1", actor_name="Ann", kind="image", time=t,

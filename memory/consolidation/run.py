@@ -20,7 +20,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..chat import ChatModel
-from ..engine import Engram
+from ..engram import Engram
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, visibility
@@ -220,7 +220,7 @@ class Consolidator:
     async def _names(self, related: Sequence[Memory]) -> dict[str, str]:
         out = {}
         for person in {s for m in related for s in m.subjects if s != SELF}:
-            aliases = await self.engram.store.aliases(person)
+            aliases = await self.engram.aliases(person)
             if aliases:
                 out[person] = aliases[0]
         return out
@@ -236,15 +236,15 @@ class Consolidator:
             assert last is not None
             log.error("consolidation skipped e%s-e%s in %s after %d failed tries (last: %s)",
                       first, last, space, place.failures, why)
-            await self.engram.store.set_cursors({CURSOR + space: last, FAILURES + space: 0,
-                                                 RETRY_AT + space: 0})
+            await self.engram.commit_memories([], {CURSOR + space: last, FAILURES + space: 0,
+                                                   RETRY_AT + space: 0})
             report.skipped_batches += 1
             return
         wait = min(s.max_backoff, s.backoff_seconds * 2 ** (place.failures - 1))
         log.warning("consolidation of %s (e%s-e%s) failed, try %d, retried in %.0fs: %s",
                     space, first, last, place.failures, wait, why)
-        await self.engram.store.set_cursors({FAILURES + space: place.failures,
-                                             RETRY_AT + space: int(self.clock() + wait)})
+        await self.engram.commit_memories([], {FAILURES + space: place.failures,
+                                               RETRY_AT + space: int(self.clock() + wait)})
         if transient:
             raise _Unavailable(why)
 

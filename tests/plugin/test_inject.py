@@ -13,7 +13,6 @@ import numpy as np
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.text import approx_tokens
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.inject import ago, when
 from astrbot_plugin_engram.plugin.service import INJECTED_EXTRA, EngramService
 
 from .conftest import OWNER, MakeService, event, request
@@ -145,15 +144,6 @@ async def test_an_owner_memory_shows_only_in_the_owners_private_chat(service: En
     _, req_group, _ = await ask(service, "passport number?", OWNER, "g1")
     assert "passport" in injected(req_owner) and "passport" not in injected(req_group).replace(
         "passport number?", "")
-
-
-def test_dates_read_like_a_person_would_say_them() -> None:
-    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
-    then = datetime(2026, 11, 20, 12, tzinfo=timezone.utc)
-    assert when(then, now, timezone.utc) == "2026-11-20, 9 days ago"
-    assert ago(now - timedelta(seconds=20), now) == "just now"
-    assert ago(now - timedelta(minutes=1), now) == "1 minute ago"
-    assert ago(now - timedelta(days=400), now) == "1 year ago"
 
 
 def test_an_older_request_without_temporary_parts_gets_the_block_in_the_system_prompt() -> None:

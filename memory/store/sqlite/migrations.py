@@ -1,20 +1,25 @@
 """Schema migrations: named functions, applied in order, each recorded by name in its own transaction.
 
+A migration is frozen once released: whatever it computes, it computes with its own copy of the
+code (below each one), so changing the live code later never changes what an old migration does.
+
 Also the checks run before a file is touched: a foreign or newer file is refused, left as it was.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiosqlite
 
-from .errors import StoreError
-from .rows import keyed_words
-from .text import text_shape
+from ...errors import StoreError
+from ...text import episode_words, has_cjk, words
+from .codec import EPISODE_COLUMNS, episode_row
+from .keywords import keyed_words
 
 log = logging.getLogger("engram.store")
 
@@ -118,7 +123,7 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
     """Each episode's index words carry its space's key, so a MATCH reads only that chat's lists.
 
     Without it every keyword recall scored the matches of all chats (~14k rows at 100k episodes)
-    and then threw away the other chats' rows; see ``rows.keyed_words``.
+    and then threw away the other chats' rows; see ``keywords.keyed_words``.
     """
     await run_script(
         db,
@@ -139,7 +144,7 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
         if not rows:
             break
         await db.executemany("INSERT INTO episodes_kw(rowid, words) VALUES (?, ?)",
-                             [(i, keyed_words(w, key)) for i, key, w in rows])
+                             [(i, _m002_keyed_words(w, key)) for i, key, w in rows])
         last = rows[-1][0]
     await db.execute("DROP TABLE episodes_fts")
     await db.execute("ALTER TABLE episodes_kw RENAME TO episodes_fts")
@@ -147,7 +152,8 @@ async def m002_keyword_index_per_space(db: aiosqlite.Connection) -> None:
 
 @migration
 async def m003_episode_shape(db: aiosqlite.Connection) -> None:
-    """Each episode's text shape (``text.text_shape``), so recall's text features need no text.
+    """Each episode's text shape (``text.text_shape`` as it was then), so recall's text features need
+    no text.
 
     Episodes are append-only: the trigger that guards them is lifted for this one fill only.
     """
@@ -165,7 +171,7 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
     while rows := list(await db.execute_fetchall(
             "SELECT id, content FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
         await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?",
-                             [(text_shape(text), i) for i, text in rows])
+                             [(_m003_text_shape(text), i) for i, text in rows])
         last = rows[-1][0]
     await db.execute(APPEND_ONLY)
 
@@ -173,7 +179,11 @@ async def m003_episode_shape(db: aiosqlite.Connection) -> None:
 @migration
 async def m004_empty_lines(db: aiosqlite.Connection) -> None:
     """Mark the episodes with no content of their own ("OK, noted", emoji) in their text shape
-    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003."""
+    (``text.EMPTY_SHAPE``); the same one-time lift of the append-only trigger as m003.
+
+    Frozen but for the tokenizer: its copy of the shape and of the acknowledgement words is below;
+    the words of a line come from ``text.words`` (a copy of jieba and the stemmer is not kept).
+    """
     await db.execute("DROP TRIGGER episodes_append_only")
     n = (await (await db.execute("SELECT count(*) FROM episodes")).fetchone())[0]  # type: ignore[index]
     if n > 10_000:
@@ -181,10 +191,68 @@ async def m004_empty_lines(db: aiosqlite.Connection) -> None:
     last = 0
     while rows := list(await db.execute_fetchall(
             "SELECT id, content, shape FROM episodes WHERE id > ? ORDER BY id LIMIT 5000", (last,))):
-        changed = [(new, i) for i, text, old in rows if (new := text_shape(text)) != old]
+        changed = [(new, i) for i, text, old in rows if (new := _m004_text_shape(text)) != old]
         await db.executemany("UPDATE episodes SET shape = ? WHERE id = ?", changed)
         last = rows[-1][0]
     await db.execute(APPEND_ONLY)
+
+
+def _m002_keyed_words(words: str, key: int) -> str:
+    """m002's copy of ``keywords.keyed_words``: each word followed by U+E000 and the space's key."""
+    mark = f"\ue000{key}"
+    return words.replace(" ", mark + " ") + mark if words else ""
+
+
+# m003's copy of ``text.text_shape`` and what it uses, as released with m003.
+_M003_MONTHS = (
+    "january february march april may june july august september october november december".split()
+)
+_M003_CJK_CHAR = re.compile("[\u3400-\u9fff]")
+_M003_MONTH_RE = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in _M003_MONTHS)
+_M003_DATE_EN = re.compile(
+    rf"(?=[\djfmasondytlw])\b(?:(?:{_M003_MONTH_RE})\b|(?:19|20)\d\d\b|\d{{1,2}}/\d{{1,2}}\b|yesterday|today|"
+    r"tonight|tomorrow|(?:last|next|this) (?:week|weekend|month|year|night|summer|winter|spring|fall)|"
+    r"\d+ \w+ ago|(?:mon|tues|wednes|thurs|fri|satur|sun)day)")
+_M003_DATE_ZH = re.compile(r"昨天|今天|明天|前天|后天|昨晚|今晚|上周|下周|本周|上个?月|下个?月|去年|今年|"
+                           r"明年|周末|星期|礼拜|\d+\s*[月号日年]|[一二三四五六七八九十]+月")
+_M003_DATE_HINTS = (*(m[:3] for m in _M003_MONTHS), "day", "tonight", "tomorrow", "last ", "next ", "this ")
+_M003_DIGIT = re.compile(r"\d")
+_M003_DIGITS = tuple("0123456789")
+_M003_ZH_HINT = re.compile("[天晚周月年星礼号日]")
+
+
+def _m003_text_shape(text: str) -> int:
+    """``(tokens * 2 + question) * 2 + dated``, tokens capped at 80."""
+    text = text.strip()
+    question = text.endswith(("?", "？"))
+    cjk = len(_M003_CJK_CHAR.findall(text))
+    tokens = cjk + (len(text) - cjk + 3) // 4
+    return (min(tokens, 80) * 2 + question) * 2 + _m003_has_date(text)
+
+
+def _m003_has_date(text: str) -> bool:
+    plain = text.isascii()
+    low = text.lower() if plain else text.casefold()
+    digit = any(map(low.__contains__, _M003_DIGITS)) if plain else _M003_DIGIT.search(low) is not None
+    if (digit or any(map(low.__contains__, _M003_DATE_HINTS))) and _M003_DATE_EN.search(low):
+        return True
+    return not plain and _M003_ZH_HINT.search(text) is not None and _M003_DATE_ZH.search(text) is not None
+
+# m004's copy of ``text.text_shape``: m003's shape plus the bit of a line with no content of its own.
+_M004_EMPTY_SHAPE = 1024
+_M004_ACK_WORDS = frozenset(
+    """note got sure thank welcom lol lmao haha hahaha hehe great cool nice good morn night fun sound
+    rememb gotcha alright okay yep yeah yup k kk np congratul congrat enjoy understood awesom wow bye
+    hello hmm right exact inde agre welcome perfect fine done will thx ty xd
+    好 好的 好滴 好嘞 嘞 行 收到 记住 记下 记得 我会 了解 明白 哈哈 哈哈哈 呵呵 嘿嘿 谢谢
+    感谢 多谢 客气 不客气 早 早上 上好 早上好 晚安 晚上 晚上好 你好 加油 太棒 太棒了 棒
+    厉害 嗯嗯 没错 对 对的 问题 没问题 拜拜 再见 辛苦 辛苦了 真棒 不错 可以""".split()
+)
+
+
+def _m004_text_shape(text: str) -> int:
+    empty = all(w in _M004_ACK_WORDS for w in words(text))
+    return _m003_text_shape(text) + _M004_EMPTY_SHAPE * empty
 
 
 @migration
@@ -201,7 +269,44 @@ async def m005_job_runs(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m006_kept_apart(db: aiosqlite.Connection) -> None:
+async def m006_latin_beside_chinese(db: aiosqlite.Connection) -> None:
+    """Index words again where a Latin word touches Chinese text ("Bart和同学们一起…").
+
+    Such a word used to swallow the Chinese after it as one token no query could match (see
+    ``text._RUNS``); only rows with Chinese in them can differ, and only those that do are rewritten.
+    Unlike the migrations before it, it brings the index to the live code's words (``text.words``,
+    as the store writes them): that is what it is for; a later change of the words needs its own.
+    """
+    n = 0
+    last = 0
+    cols = ", ".join(f"e.{c.strip()}" for c in EPISODE_COLUMNS.split(","))
+    while rows := list(await db.execute_fetchall(
+            f"SELECT {cols}, s.id, f.c0 FROM episodes e JOIN spaces s ON s.name = e.space"
+            " JOIN episodes_fts_content f ON f.id = e.id WHERE e.id > ? ORDER BY e.id LIMIT 5000", (last,))):
+        changed = []
+        for r in rows:
+            if has_cjk(r[10]) or has_cjk(r[8]):  # content, actor_name
+                new = keyed_words(episode_words(episode_row(r)), r[-2])
+                if new != r[-1]:
+                    changed.append((new, r[0]))
+        await db.executemany("UPDATE episodes_fts SET words = ? WHERE rowid = ?", changed)
+        n += len(changed)
+        last = rows[-1][0]
+    last = 0
+    while rows := list(await db.execute_fetchall(
+            "SELECT m.id, m.text, f.c0 FROM memories m JOIN memories_fts_content f ON f.id = m.id"
+            " WHERE m.id > ? ORDER BY m.id LIMIT 5000", (last,))):
+        changed = [(new, i) for i, text, old in rows
+                   if has_cjk(text) and (new := " ".join(words(text))) != old]
+        await db.executemany("UPDATE memories_fts SET words = ? WHERE rowid = ?", changed)
+        n += len(changed)
+        last = rows[-1][0]
+    if n:
+        log.info("indexed the words of %d items with Latin words beside Chinese again", n)
+
+
+@migration
+async def m007_kept_apart(db: aiosqlite.Connection) -> None:
     """Groups of similar memories the model said record different things (merging asks them once)."""
     await db.execute("CREATE TABLE kept_apart (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b))"
                      " WITHOUT ROWID")
@@ -248,6 +353,19 @@ async def check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
             f"{path} was written by a newer Engram (migrations {sorted(unknown)}); "
             "upgrade the plugin to open it. The file was left untouched."
         )
+
+
+async def check_migrated(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse (untouched) a file a read-only open cannot serve: not a store yet, or one that needs
+    migrating first."""
+    try:
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            applied = {r[0] for r in await cur.fetchall()}
+    except sqlite3.DatabaseError:
+        raise StoreError(f"{path} is not an Engram store yet; open it read-write once") from None
+    pending = [name for name, _ in MIGRATIONS if name not in applied]
+    if pending:
+        raise StoreError(f"{path} needs migrations {pending}; open it read-write once")
 
 
 async def migrate(db: aiosqlite.Connection) -> None:

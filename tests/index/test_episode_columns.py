@@ -12,10 +12,14 @@ import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder
-from astrbot_plugin_engram.memory.facts import EpisodeFacts
-from astrbot_plugin_engram.memory.rows import keyed_words, prepare
-from astrbot_plugin_engram.memory.schema import m001_core_tables, m002_keyword_index_per_space
-from astrbot_plugin_engram.memory.text import text_shape
+from astrbot_plugin_engram.memory.index.episode_columns import EpisodeColumns
+from astrbot_plugin_engram.memory.store import EpisodeColumnRow
+from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
+from astrbot_plugin_engram.memory.store.sqlite.migrations import (
+    m001_core_tables,
+    m002_keyword_index_per_space,
+)
+from astrbot_plugin_engram.memory.text import prepare_episode, text_shape
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 TZ8 = timezone(timedelta(hours=8))
@@ -36,7 +40,7 @@ def conversation() -> list[Episode]:
     return out
 
 
-def columns(f: EpisodeFacts) -> dict[str, list[Any]]:
+def columns(f: EpisodeColumns) -> dict[str, list[Any]]:
     known = np.flatnonzero(f.space >= 0)
     cols = {c: getattr(f, c)[known].tolist() for c in ("time", "tz", "seq", "section", "shape", "image")}
     cols["space"] = [f.spaces[int(k)] for k in f.space[known]]
@@ -49,11 +53,11 @@ async def test_the_facts_kept_in_step_equal_those_read_at_open(db_path: Path) ->
     e = await Engram.open(db_path, NoEmbedder(), background=False)
     eps = conversation()
     ids = await e.record_many(eps[:4]) + [await e.record(ep) for ep in eps[4:]]
-    kept = e.store.facts
+    kept = e.indexes.episodes
     await e.close()
     e = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
-        read = e.store.facts
+        read = e.indexes.episodes
         assert columns(kept) == columns(read) and columns(read)["ids"] == ids
         got = columns(read)
         assert got["shape"] == [text_shape(ep.content) for ep in eps]
@@ -89,15 +93,15 @@ async def test_a_store_from_before_text_shapes_gets_them_and_stays_append_only(t
             await db.execute("INSERT INTO episodes VALUES (?,?,0,?,?,?,'','',?,?,?,'{}')",
                              (i, t.timestamp(), ep.space, i, 1, ep.actor_name, ep.kind, ep.content))
             await db.execute("INSERT INTO episodes_fts(rowid, words) VALUES (?, ?)",
-                             (i, keyed_words(prepare(ep)[0], 1)))
+                             (i, keyed_words(prepare_episode(ep)[0], 1)))
     e = await Engram.open(path, NoEmbedder(), background=False)
     try:
-        assert columns(e.store.facts)["shape"] == [text_shape(ep.content) for ep in eps[:6]]
+        assert columns(e.indexes.episodes)["shape"] == [text_shape(ep.content) for ep in eps[:6]]
         found = {h.id: h.features for h in await e.recall("photo trip", Audience("qq:group:1"), k=6)}
         assert found[4]["question_turn"] == 1.0 and found[6]["question_turn"] == 0.0  # from the shapes
         assert found[6]["has_date"] == 1.0 and found[4]["has_date"] == 0.0 and found[4]["length"] > 0
         new = await e.record(Episode(space="qq:group:1", content="a new line?", time=T0))
-        assert columns(e.store.facts)["shape"][-1] == text_shape("a new line?")
+        assert columns(e.indexes.episodes)["shape"][-1] == text_shape("a new line?")
     finally:
         await e.close()
     with sqlite3.connect(path) as db:
@@ -129,15 +133,22 @@ async def test_episodes_another_process_wrote_come_with_their_neighbours(db_path
 async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
     # Another process may add a chat and its first message between the read of the spaces and
     # the read of the episodes: the message is kept, under its chat.
-    spaces: list[list[Any]] = [[(1, "qq:group:1")], [(1, "qq:group:1"), (2, "qq:group:2")]]
-    rows: list[list[Any]] = [[(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", "message_in", None),
-             (2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", "message_in", None)], []]
+    spaces: list[dict[int, str]] = [{1: "qq:group:1"}, {1: "qq:group:1", 2: "qq:group:2"}]
+    ann = EpisodeColumnRow(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", False, False)
+    bob = EpisodeColumnRow(2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", False, False)
+    rows: list[list[EpisodeColumnRow]] = [[ann, bob], []]
 
-    async def read(sql: str, args: object) -> list[Any]:
-        return (spaces if "spaces" in sql else rows).pop(0)
+    class Reads:
+        """The two reads ``load`` makes of a store, answered in turn."""
 
-    facts = EpisodeFacts()
-    await facts.load(read)
+        async def spaces(self) -> dict[int, str]:
+            return spaces.pop(0)
+
+        async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
+            return rows.pop(0)
+
+    facts = EpisodeColumns()
+    await facts.load(Reads())  # type: ignore[arg-type]
     assert facts.seen == 2
     assert [facts.spaces[int(k)] for k in facts.space[1:3]] == ["qq:group:1", "qq:group:2"]
     assert facts.near([2], 2) == [2]

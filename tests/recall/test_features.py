@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from astrbot_plugin_engram.memory import Episode, FeatureRanker, LinearRanker, Memory, RecallSettings
-from astrbot_plugin_engram.memory.features import COLUMNS, featurize, rank
-from astrbot_plugin_engram.memory.ranker import FEATURES
-from astrbot_plugin_engram.memory.recall import Pool
+from astrbot_plugin_engram.memory.recall.candidates import Pool
+from astrbot_plugin_engram.memory.recall.features import COLUMNS, FEATURES, featurize
+from astrbot_plugin_engram.memory.recall.ranker import rank
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
@@ -121,7 +121,8 @@ def test_hits_carry_every_feature_and_ties_keep_pool_order() -> None:
     feats = featurize(pool_of(pool), "nothing matches", NOW, RecallSettings())
     hits = rank(feats, FeatureRanker("has_date"), 4)  # every score 0: a tie
     assert [h.id for h in hits] == [1, 2, 3, 4]
-    assert all(list(h.features) == list(COLUMNS) and set(h.features) == set(FEATURES) for h in hits)
+    names = {f.name for f in FEATURES}
+    assert all(list(h.features) == list(COLUMNS) and set(h.features) == names for h in hits)
     assert rank(featurize(Pool(), "q", NOW, RecallSettings()), LinearRanker(), 5) == []
 
 

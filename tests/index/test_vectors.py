@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from astrbot_plugin_engram.memory.index.vectors import VectorIndex, normalise
 from astrbot_plugin_engram.memory.scopes import Visibility
-from astrbot_plugin_engram.memory.vectors import VectorIndex, normalise
 
 DIM = 32
 EVERYTHING = Visibility(None, None)

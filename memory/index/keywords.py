@@ -1,31 +1,28 @@
-"""Keyword search: BM25 over an FTS5 index's postings, scored here with statistics kept in memory.
+"""Keyword search: BM25 over the store's postings, scored here with statistics kept in memory.
 
-FTS5 tells which rows hold a word (reading its doclists is cheap); its own ``bm25()`` costs ~2.4 µs
-per matching row (it decodes each row's positions and looks up its length), which at 100k episodes
-was a quarter of a recall. Here each row's length and group — an episode's chat, a memory's scope
-and status — sit in numpy arrays indexed by rowid, so a query is one statement reading each word's
-doclist and a few array operations. The formula is FTS5's (k1 = 1.2, b = 0.75, the same IDF) with
-two changes: a word counts once per row (chat lines rarely repeat one), and the row count and
-average length are those of the groups searched, so a word's rarity is judged within the chats and
-scopes the audience sees.
+The store tells which rows hold a word (with SQLite, reading FTS5's doclists is cheap); FTS5's own
+``bm25()`` costs ~2.4 µs per matching row (it decodes each row's positions and looks up its length),
+which at 100k episodes was a quarter of a recall. Here each row's length and group — an episode's
+chat, a memory's scope and status — sit in numpy arrays indexed by rowid, so a query is one
+statement reading each word's doclist and a few array operations. The formula is FTS5's (k1 = 1.2,
+b = 0.75, the same IDF) with two changes: a word counts once per row (chat lines rarely repeat one),
+and the row count and average length are those of the groups searched, so a word's rarity is judged
+within the chats and scopes the audience sees.
 
-The arrays are loaded at open and kept in step by the store after each committed write. Rows another
-process wrote are learned when a search first meets them; that process's changes to rows already
-known (a memory's new scope or status) are seen at the next open, and recall's final check against
-the file keeps them from showing where they may not.
+The arrays are loaded at open and kept in step after each committed write (``index.Indexes``). Rows
+another process wrote are learned when a search first meets them; that process's changes to rows
+already known (a memory's new scope or status) are seen at the next open, and recall's final check
+against the file keeps them from showing where they may not.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from .rows import KEY_MARK, space_mark
-from .scopes import Visibility
-from .text import fts_query
+from ..scopes import Visibility
+from ..store import KeywordRow, Store
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1
@@ -33,10 +30,10 @@ _NONE = np.zeros(0, np.int64)
 
 
 class KeywordIndex:
-    """Per-row length and group of one FTS5 table, and each group's row and word counts."""
+    """Per-row length and group of one keyword table, and each group's row and word counts."""
 
     def __init__(self, table: str):
-        self.table = table
+        self.table = table  # 'episodes' or 'memories'
         self._length = np.zeros(0, np.float64)  # by rowid; 0: not known
         self._group = np.zeros(0, np.int64)  # by rowid; NO_GROUP: not indexed
         self._rows = np.zeros(0, np.int64)  # by group
@@ -93,18 +90,6 @@ class KeywordIndex:
         return np.unique(rows).tolist()
 
     # ---- searching -----------------------------------------------------------------------
-    def postings(self, db: sqlite3.Connection, terms: list[list[str]], prefix: bool = False
-                 ) -> list[np.ndarray]:
-        """For each group of tokens, the rowids holding any of them (doclist reads, no scoring)."""
-        if not terms:
-            return []
-        one = f"SELECT ?, group_concat(rowid) FROM {self.table} WHERE {self.table} MATCH ?"
-        args = [v for n, tokens in enumerate(terms) for v in (n, fts_query(tokens, prefix))]
-        found = dict(db.execute(" UNION ALL ".join([one] * len(terms)), args).fetchall())
-        # rowids as text parsed by numpy: ~3x cheaper than a Python int per row
-        return [np.fromstring(found[n], np.int64, sep=",") if found.get(n) else _NONE
-                for n in range(len(terms))]
-
     def best(self, lists: list[np.ndarray], groups: Collection[int] | None, limit: int,
              filtered: bool) -> list[tuple[int, float]]:
         """The ``limit`` best rows as (rowid, BM25), best first, from each query word's rowids.
@@ -149,35 +134,36 @@ class KeywordIndex:
 
 
 class Keywords:
-    """The store's two keyword indexes and what recall asks of them (SQL stays with the store)."""
+    """The keyword indexes of episodes and memories and what recall asks of them (the store reads
+    the postings; the scores are worked out here)."""
 
-    def __init__(self, quick: sqlite3.Connection):
-        self._q = quick  # the event loop's read-only connection (see SQLiteStore.__init__)
-        self.episodes = KeywordIndex("episodes_fts")
-        self.memories = KeywordIndex("memories_fts")
+    def __init__(self) -> None:
+        self.episodes = KeywordIndex("episodes")
+        self.memories = KeywordIndex("memories")
         self._keys: dict[str, int] = {}  # space -> key, as recall reads them (keys never change)
         self._mgroups: dict[tuple[str, str], int] = {}  # (scope, status) -> a memory's group
 
-    async def load(self, read: Reader) -> None:
-        """Fill both indexes from the file, a page at a time."""
-        for sql, index in ((_EPISODE_ROWS, self.episodes), (_MEMORY_ROWS, self.memories)):
+    async def load(self, store: Store) -> None:
+        """Fill both indexes from the store, a page at a time."""
+        for index, read in ((self.episodes, store.episode_keyword_rows),
+                            (self.memories, store.memory_keyword_rows)):
             after = 0
-            while rows := await read(sql.format("> ?"), (after, LOAD_PAGE)):
-                if index is self.memories:
-                    rows = [(i, self.memory_group(scope, status), n) for i, scope, status, n in rows]
-                index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+            while rows := await read(after, LOAD_PAGE):
+                self._put(index, rows)
                 after = rows[-1][0]
 
-    def _learn(self, index: KeywordIndex, lists: list[np.ndarray]) -> None:
+    def _put(self, index: KeywordIndex, rows: Sequence[KeywordRow]) -> None:
+        if index is self.memories:
+            rows = [(i, self.memory_group(*group), n) for i, group, n in rows]  # type: ignore[misc]
+        index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+    async def _learn(self, store: Store, index: KeywordIndex, lists: list[np.ndarray]) -> None:
         """Index the rows of ``lists`` another process wrote since open, as ``load`` would have."""
         ids = index.unknown(lists)
         if not ids:
             return
-        sql = _EPISODE_ROWS if index is self.episodes else _MEMORY_ROWS
-        rows = self._q.execute(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)]).fetchall()
-        if index is self.memories:
-            rows = [(i, self.memory_group(scope, status), n) for i, scope, status, n in rows]
-        index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        read = store.episode_keyword_rows if index is self.episodes else store.memory_keyword_rows
+        self._put(index, await read(0, len(ids), ids))
 
     def memory_group(self, scope: str, status: str) -> int:
         return self._mgroups.setdefault((scope, status), len(self._mgroups))
@@ -186,18 +172,18 @@ class Keywords:
         """A place erased: its key is looked up afresh if it is ever recorded again."""
         self._keys.pop(space, None)
 
-    def space_key(self, space: str) -> int | None:
+    async def space_key(self, store: Store, space: str) -> int | None:
         """The keyword index's key of ``space``; None if nothing was recorded there yet."""
         key = self._keys.get(space)
         if key is None:
-            row = self._q.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
-            if row is None:
+            key = await store.space_key(space)
+            if key is None:
                 return None
-            key = self._keys[space] = row[0]
+            self._keys[space] = key
         return key
 
-    def search_episodes(self, query: list[str], vis: Visibility, limit: int,
-                        postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+    async def search_episodes(self, store: Store, query: list[str], vis: Visibility, limit: int,
+                              postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
         """(id, BM25) of the best-matching visible episodes, best first.
 
         ``postings``, when given, gets each query word's rowids (those of every visible chat, and
@@ -207,29 +193,25 @@ class Keywords:
             return []
         keys = None
         if vis.episode_spaces is not None:
-            keys = [k for k in map(self.space_key, sorted(vis.episode_spaces)) if k is not None]
+            keys = [k for k in [await self.space_key(store, s) for s in sorted(vis.episode_spaces)]
+                    if k is not None]
             if not keys:
                 return []
-        index = self.episodes
-        filtered = keys is not None and len(keys) > KEYED_SPACES
-        if keys is not None and not filtered:
-            # Each word asked in each visible chat: only those chats' doclists are read.
-            lists = index.postings(self._q, [[t + space_mark(k) for k in keys] for t in query])
-        else:  # many or all chats (the owner's console): each word in any chat, filtered by chat here
-            lists = index.postings(self._q, [[t + KEY_MARK] for t in query], prefix=True)
-        self._learn(index, lists)
+        lists, exact = await store.episode_postings(query, keys)
+        await self._learn(store, self.episodes, lists)
         if postings is not None:
             postings.update(zip(query, lists))
-        return index.best(lists, keys, limit, filtered=filtered)
+        return self.episodes.best(lists, keys, limit, filtered=not exact)
 
-    def search_memories(self, query: list[str], vis: Visibility, limit: int, include_archived: bool,
-                        postings: dict[str, np.ndarray] | None = None) -> list[tuple[int, float]]:
+    async def search_memories(self, store: Store, query: list[str], vis: Visibility, limit: int,
+                              include_archived: bool, postings: dict[str, np.ndarray] | None = None
+                              ) -> list[tuple[int, float]]:
         """(id, BM25) of the best-matching visible memories, best first (``postings``: as for
         ``search_episodes``, each query word's memories, of every scope and status)."""
         if not query or vis.memory_scopes == frozenset():
             return []
-        lists = self.memories.postings(self._q, [[t] for t in query])
-        self._learn(self.memories, lists)
+        lists = await store.memory_postings(query)
+        await self._learn(store, self.memories, lists)
         if postings is not None:
             postings.update(zip(query, lists))
         statuses = ("active", "archived") if include_archived else ("active",)
@@ -241,19 +223,4 @@ class Keywords:
         return self.memories.best(lists, groups, limit, filtered=True) if groups else []
 
 
-Reader = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 LOAD_PAGE = 50_000
-KEYED_SPACES = 16  # audiences seeing more chats than this search the whole index, then filter
-_LENGTH = "length({0}) - length(replace({0}, ' ', '')) + ({0} != '')"  # words are space-separated
-# an episode's space key, read off its first token ("word" KEY_MARK key): ~2x faster than two joins
-_MARK = f"instr(c0, char({ord(KEY_MARK)}))"
-_KEY = f"CAST(substr(c0, {_MARK} + 1, instr(c0 || ' ', ' ') - {_MARK} - 1) AS INT)"
-_EPISODE_ROWS = (f"SELECT id, {_KEY}, {_LENGTH.format('c0')} FROM episodes_fts_content"
-                 " WHERE id {} ORDER BY id LIMIT ?")
-_MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM memories m"
-                " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
-
-
-def word_count(words: str) -> int:
-    """How many words an index row holds (its words are joined by single spaces)."""
-    return words.count(" ") + 1 if words else 0

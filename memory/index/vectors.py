@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .scopes import Visibility
+from ..scopes import Visibility
 
 STATUS_CODE = {"active": 1, "archived": 2, "superseded": 0}
 _STATUS_NAME = {v: k for k, v in STATUS_CODE.items()}

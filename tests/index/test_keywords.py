@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
-from astrbot_plugin_engram.memory.keyword import KeywordIndex, Keywords
+from astrbot_plugin_engram.memory.index.keywords import KeywordIndex, Keywords
 from astrbot_plugin_engram.memory.scopes import visibility
 from astrbot_plugin_engram.memory.text import query_words
 
@@ -20,7 +20,8 @@ LINES = ["my sister adopted a puppy", "the puppy chewed my shoes", "we walked to
 
 
 async def scores(eng: Engram, query: str, space: str) -> dict[int, float]:
-    return dict(await eng.store.keyword_episodes(query_words(query), visibility(Audience(space)), 50))
+    vis = visibility(Audience(space))
+    return dict(await eng.indexes.keywords.search_episodes(eng.store, query_words(query), vis, 50))
 
 
 async def test_scores_are_fts5_bm25_when_no_line_repeats_a_word(keyword_engram: Engram, db_path: Path
@@ -63,7 +64,8 @@ async def test_memory_keyword_search_follows_scope_and_status(keyword_engram: En
     mid = await e.add_memory(Memory(text="Ann keeps bees on the roof", scope="space:qq:group:1"))
 
     async def found(aud: Audience, archived: bool = False) -> set[int]:
-        return {i for i, _ in await e.store.keyword_memories(["bee"], visibility(aud), 10, archived)}
+        found = await e.indexes.keywords.search_memories(e.store, ["bee"], visibility(aud), 10, archived)
+        return {i for i, _ in found}
 
     assert await found(here) == {mid} and await found(there) == set()
     await e.set_scope(mid, "space:qq:group:2")
@@ -86,11 +88,11 @@ async def test_the_statistics_kept_in_step_equal_those_read_at_open(db_path: Pat
     await e.update(m2, "the bot likes rain and thunder")
     m3 = await e.add_memory(Memory(text="a secret of the owner", scope="owner"))
     await e.forget([m3])
-    kept = e.store.keywords
+    kept = e.indexes.keywords
     await e.close()
     e = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
-        read = e.store.keywords
+        read = e.indexes.keywords
         assert state(kept.episodes) == state(read.episodes) and len(state(read.episodes)) == 6
         assert state(kept.memories, kept) == state(read.memories, read) and len(state(read.memories)) == 2
         assert totals(kept.episodes) == totals(read.episodes)
@@ -117,7 +119,7 @@ def totals(index: KeywordIndex, kw: Keywords | None = None) -> dict[object, tupl
 
 
 def test_rows_the_index_never_saw_stay_out_of_filtered_searches() -> None:
-    index = KeywordIndex("episodes_fts")
+    index = KeywordIndex("episodes")
     index.put([1, 2], [0, 1], [3, 3])
     lists = [np.array([1, 2, 5, 10_000])]  # 5 and 10,000: written by another process since open
     assert [i for i, _ in index.best(lists, [0], 10, filtered=True)] == [1]

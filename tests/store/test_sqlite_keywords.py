@@ -8,9 +8,9 @@ from pathlib import Path
 import aiosqlite
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder
-from astrbot_plugin_engram.memory.rows import episode_words
-from astrbot_plugin_engram.memory.schema import m001_core_tables
 from astrbot_plugin_engram.memory.scopes import Visibility
+from astrbot_plugin_engram.memory.store.sqlite.migrations import m001_core_tables
+from astrbot_plugin_engram.memory.text import episode_words
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -57,7 +57,8 @@ async def test_keyword_search_reads_exactly_the_visible_chats(keyword_engram: En
     store = keyword_engram.store
 
     async def found(vis: Visibility) -> set[int]:
-        return {i for i, _ in await store.keyword_episodes(["lighthous"], vis, 50)}
+        found = await keyword_engram.indexes.keywords.search_episodes(store, ["lighthous"], vis, 50)
+        return {i for i, _ in found}
 
     few = frozenset(spaces[:3])  # each word asked in each of these chats
     assert await found(Visibility(None, few)) == {by_space[s] for s in few}

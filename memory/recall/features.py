@@ -1,32 +1,87 @@
-"""Features of recall's candidates (all in [0, 1]) and the ranking that turns them into hits.
+"""Features of recall's candidates (all in [0, 1]), from one registry: ``FEATURES``.
 
-The pool's features are a matrix, a row per feature and a column per candidate, worked out from
-the pool's columns (``recall.Columns``: times, places, text shapes, the query words each holds)
-with a few numpy calls on whole blocks; a feature dict is built only for the hits returned.
+Each feature is registered once with the step that computes it and the weight the shipped
+``LinearRanker`` gives it. The pool's features are a matrix, a row per feature (in registry order)
+and a column per candidate, worked out from the pool's columns (``candidates.Columns``: times,
+places, text shapes, the query words each holds) with a few numpy calls on whole blocks; a feature
+dict is built only for the hits returned.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from itertools import repeat
 
 import numpy as np
 
-from .model import Hit, aware
-from .ranker import Ranker, score_all
-from .recall import Columns, Pool, RecallSettings, hit
-from .text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
+from ..model import aware
+from ..text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
+from .candidates import Columns, Pool, RecallSettings
 
-# The order of a hit's features dict, hence of a LinearRanker's sum over it: the order the features
-# were first computed in (a LinearRanker sums in this order).
-COLUMNS = (
-    "kw", "cos", "mix", "both", "kw_rank", "cos_rank", "nb_prev", "nb_next", "nb2", "session_best",
-    "mix_rank", "question_turn", "length", "has_date", "when_dated", "is_memory", "recency",
-    "date_match", "speaker_named", "has_image", "strength", "importance", "after_question", "cov",
-    "wcov", "own", "empty", "recalled",
+
+@dataclass(frozen=True)
+class Feature:
+    """A feature: its name (a key of ``Hit.features``), the step that computes it, the shipped
+    ``LinearRanker``'s weight, and whether that weight is set by hand (kept when weights are fitted)."""
+
+    name: str
+    step: str
+    weight: float
+    hand_set: bool = False
+
+
+# Weights fitted by bench/locomo.py (pairwise logistic regression over recall's candidate pools) on
+# all dev data: the seven LoCoMo dev conversations (questions, all five categories) and MADial's
+# Chinese and English dialogue contexts, sent as the plugin sends them (each MADial question
+# weighing ~4.2); cross-validated across conversations, see bench/RESULTS.md (issue 11). Hand-set:
+# what no conversation benchmark can teach (LoCoMo holds no memories, and its questions are spread
+# evenly over the past): memory-only features and recency; the bot's own lines and lines with no
+# content of their own (LoCoMo holds no bot). A memory lacks the neighbour features an episode gets,
+# and is a distilled note, so ``is_memory`` makes up for both. ``own`` and ``empty`` were set on the
+# first-week set (bench/firstweek.py): what people said comes before what the bot said unless the
+# bot's line holds the answer, and an acknowledgement never crowds out a fact. The order is the
+# order of a hit's features dict and of a LinearRanker's sum (the steps that compute them run in
+# ``_STEPS``' order).
+FEATURES = (
+    Feature("kw", "scores", -0.006),  # BM25, scaled to the best of its table (episodes, memories) in the pool
+    Feature("cos", "scores", 1.564),  # cosine, scaled to the pool's range
+    Feature("mix", "scores", 0.779),  # (kw + cos) / 2
+    Feature("both", "scores", -0.136),  # found by the keyword and the vector route
+    Feature("kw_rank", "scores", -0.073),  # 1 / (1 + r / 5) for the r-th best keyword score
+    Feature("cos_rank", "scores", 0.326),  # the same for the cosine
+    Feature("nb_prev", "neighbours", -0.316),  # the mix of the episode right before in its section
+    Feature("nb_next", "neighbours", 0.073),  # right after
+    Feature("nb2", "neighbours", 1.383),  # the better of the two two places away
+    # the best mix in the candidate's section (named before "section" was the word for it; kept: it is
+    # a key of Hit.features and of saved weights)
+    Feature("session_best", "neighbours", 3.371),
+    Feature("mix_rank", "neighbours", 1.043),  # rank by mix + half the better neighbour's
+    Feature("question_turn", "item", -1.190),  # the text asks a question
+    Feature("length", "item", 1.079),  # log1p(tokens) / log(80), capped at 1
+    Feature("has_date", "item", 0.808),  # the text names a time
+    Feature("when_dated", "item", 1.057),  # has_date, when the query asks when
+    Feature("is_memory", "item", 1.000, hand_set=True),
+    Feature("recency", "item", 0.100, hand_set=True),  # halves every RecallSettings.recency_days
+    Feature("date_match", "item", 3.190),  # the query names the item's year and/or month
+    Feature("speaker_named", "item", 0.835),  # the query names the speaker
+    Feature("has_image", "item", 0.128),
+    Feature("strength", "item", 0.100, hand_set=True),
+    Feature("importance", "item", 0.200, hand_set=True),
+    Feature("after_question", "after_question", 2.338),  # nb_prev, when that turn asks a question
+    Feature("cov", "coverage", 0.286),  # share of the query's words (rarity-weighted) in the text
+    Feature("wcov", "coverage", 5.005),  # the same over the text and its neighbours either side
+    Feature("own", "item", -1.000, hand_set=True),  # the bot's own line
+    Feature("empty", "item", -3.000, hand_set=True),  # no content of its own ("OK, noted", "👍")
+    Feature("cov_rel", "relative_coverage", 0.803),  # cov over the pool's best cov
+    Feature("wcov_rel", "relative_coverage", -1.706),  # wcov over the pool's best wcov
+    # how recently a memory was injected, returned or shown (issue 14): by hand until a refit on data
+    # with recall history says otherwise
+    Feature("recalled", "item", 0.100, hand_set=True),
 )
+COLUMNS = tuple(f.name for f in FEATURES)
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
 _DAY = 86400
 
@@ -44,28 +99,21 @@ class Features:
 
 
 def featurize(pool: Pool, query: str, now: datetime, s: RecallSettings) -> Features:
-    """The pool's features (all in [0, 1]); see ``ranker.FEATURES``."""
+    """The pool's features (all in [0, 1]): each step of the registry, in order."""
     m = np.zeros((len(COLUMNS), len(pool)))
     if not len(pool):
         return Features(pool, m)
     q = _QueryFacts(query)
     cols = _Layout(pool, pool.columns(q.words), now)
-    _item_features(cols, q, s, m)
-    _score_features(pool, cols, m)
-    _neighbour_features(cols, m)
-    # a question turn right before lends its match to its answer
-    prev = cols.near[1]
-    asked = (prev >= 0) & (m[_ROW["question_turn"], prev] == 1.0)
-    m[_ROW["after_question"], cols.eps] = np.where(asked, m[_ROW["nb_prev"], cols.eps], 0.0)
-    _coverage_features(cols, m)
-    _no_borrowing(m)
+    for step in _STEPS.values():
+        step(pool, cols, q, s, m)
     return Features(pool, m)
 
 
 _BORROWED = ("nb_prev", "nb_next", "nb2")
 
 
-def _no_borrowing(m: np.ndarray) -> None:
+def _no_borrowing(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """Lines with no content of their own ("OK, noted", "👍") get no credit from the lines around
     them, and the bot's own lines none but for answering a question: a fact's neighbour is its
     acknowledgement, and the credit belongs to the fact. They keep what they match themselves."""
@@ -152,7 +200,7 @@ def _micros_of(t: datetime) -> int:
     return (t - _EPOCH) // timedelta(microseconds=1)
 
 
-def _score_features(pool: Pool, cols: _Layout, m: np.ndarray) -> None:
+def _score_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """kw/cos scaled over the pool, their mix, each route's rank, found by both."""
     is_m = cols.is_m
     raw_kw = np.array(pool.kw, np.float64)
@@ -181,7 +229,7 @@ def _rank_of(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _neighbour_features(cols: _Layout, m: np.ndarray) -> None:
+def _neighbour_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """Neighbours' mix (before, after, two away), the section's best mix and the boosted rank."""
     mix = m[_ROW["mix"]]
     two_before, before, after, two_after = np.append(mix, 0.0)[cols.near]  # row -1: no neighbour
@@ -201,7 +249,7 @@ _TEXT_FACTS = np.array([(q, min(1.0, math.log1p(t) / math.log(80)), d)
                         for t in range(81) for q in (0.0, 1.0) for d in (0.0, 1.0)], np.float64)
 
 
-def _item_features(cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+def _item_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """Shape of the text, time, speaker and bookkeeping features."""
     c = cols.cols
     m[_rows("question_turn", "length", "has_date")] = _TEXT_FACTS[c.shape % EMPTY_SHAPE].T
@@ -241,7 +289,14 @@ def _recency(cols: _Layout, half_life: float) -> list[float]:
     return list(map(pow, repeat(0.5), halves))  # pow, as ** does, not numpy's: the same last bit
 
 
-def _coverage_features(cols: _Layout, m: np.ndarray) -> None:
+def _after_question(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+    """A question turn right before lends its match to its answer."""
+    prev = cols.near[1]
+    asked = (prev >= 0) & (m[_ROW["question_turn"], prev] == 1.0)
+    m[_ROW["after_question"], cols.eps] = np.where(asked, m[_ROW["nb_prev"], cols.eps], 0.0)
+
+
+def _coverage_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """cov: share of the query's words in the text; wcov: in the text and its ±1 neighbours.
 
     Words are weighted by their rarity in the pool, so a word every candidate has counts little;
@@ -261,19 +316,19 @@ def _coverage_features(cols: _Layout, m: np.ndarray) -> None:
     m[_ROW["wcov"], cols.eps] = sums[cols.n : -1] / total
 
 
-def top(feats: Features, ranker: Ranker, k: int) -> list[tuple[int, float]]:
-    """The ``k`` best candidates' positions in the pool and their scores, best first."""
-    scores = score_all(ranker, COLUMNS, feats.matrix)
-    best = np.argsort(-scores, kind="stable")[:k].tolist()
-    return list(zip(best, scores[best].tolist()))
+def _relative_coverage(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+    """cov and wcov over their best value in the pool. A long dialogue context shares a small part
+    of its words with any one line, a short question a large one; against the pool's best, both
+    mean "as much of the query as anything here holds"."""
+    for share, rel in (("cov", "cov_rel"), ("wcov", "wcov_rel")):
+        m[_ROW[rel]] = m[_ROW[share]] / (m[_ROW[share]].max() or 1.0)
 
 
-def hits(feats: Features, best: list[tuple[int, float]]) -> list[Hit]:
-    """The candidates ``best`` as hits with their features (their items in ``pool.items``)."""
-    rows = feats.rows(np.array([j for j, _ in best], np.int64))
-    return [hit(feats.pool, j, sc, f) for (j, sc), f in zip(best, rows)]
-
-
-def rank(feats: Features, ranker: Ranker, k: int) -> list[Hit]:
-    """The ``k`` best candidates of a pool whose items are all at hand, as hits."""
-    return hits(feats, top(feats, ranker, k))
+Step = Callable[[Pool, _Layout, _QueryFacts, RecallSettings, np.ndarray], None]
+# The steps in the order they run (the item step first: neighbours lend nothing to the bot's own or
+# empty lines); ``no_borrowing`` computes no feature of its own, it takes back what those borrowed.
+_STEPS: dict[str, Step] = {"item": _item_features, "scores": _score_features,
+                           "neighbours": _neighbour_features, "after_question": _after_question,
+                           "coverage": _coverage_features, "no_borrowing": _no_borrowing,
+                           "relative_coverage": _relative_coverage}
+assert {f.step for f in FEATURES} <= set(_STEPS)

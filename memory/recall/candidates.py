@@ -1,12 +1,11 @@
-"""Hybrid recall, first half: the candidate pool (keyword and vector hits and their neighbours).
-
-Their features and the ranking are in ``features.py``.
+"""Recall's candidates: the pool (keyword and vector hits and their neighbours), its columns, and
+reading the hits from the store at the end.
 
 The audience's visibility is applied by the store and the vector index while candidates are
 gathered (before ranking); every candidate is checked against it once more before it is ranked,
 and every hit once more when it is read from the file to be returned.
 
-Episodes' facts come from the store's in-memory ``EpisodeFacts`` and the words each holds from the
+Episodes' columns come from the in-memory ``index.episode_columns`` and the words each holds from the
 query words' postings (which rows hold each word), so a candidate episode is never read from the
 file unless it is returned. Memories (few, and changeable) are read.
 """
@@ -20,24 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .facts import EpisodeFacts
-from .model import Episode, Hit, Memory
-from .rows import (
-    M_CREATED,
-    M_IMPORTANCE,
-    M_RECALLED,
-    M_SCOPE,
-    M_STATUS,
-    M_STRENGTH,
-    M_TEXT,
-    M_VALID_FROM,
-    ts,
-    tz_minutes,
-)
-from .scopes import Visibility
-from .sqlite_store import SQLiteStore
-from .text import MONTH_WORDS, name_words, query_words, text_shape, word_set
-from .vectors import VectorIndex
+from ..index import Indexes
+from ..index.episode_columns import EpisodeColumns
+from ..model import Episode, Hit, Memory, timestamp, zone_minutes
+from ..scopes import Visibility
+from ..store import MemoryRankRow, Store
+from ..text import MONTH_WORDS, name_words, query_words, text_shape, word_set
 
 
 @dataclass(frozen=True)
@@ -81,8 +68,9 @@ class Columns:
         number: dict[Any, int] = {}
         section = [-1 if p is None else number.setdefault(p, len(number)) for p in place]
         found = np.array([[w in h for h in held] for w in words], bool).reshape(len(words), len(items))
-        recalled = [ts(it.last_recalled) if isinstance(it, Memory) else None for it in items]
-        since = [ts(it.last_recalled or it.created_at) if isinstance(it, Memory) else None for it in items]
+        recalled = [timestamp(it.last_recalled) if isinstance(it, Memory) else None for it in items]
+        since = [timestamp(it.last_recalled or it.created_at) if isinstance(it, Memory) else None
+                 for it in items]
         return cls(np.array(time, np.float64), np.array(tz, np.int64), np.array(section, np.int64),
                    np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool),
                    np.array(own, bool), names,
@@ -96,14 +84,14 @@ def _stamps(values: list[float | None]) -> np.ndarray:
 
 def _episode_facts(ep: Episode) -> tuple[Any, ...]:
     t = ep.time
-    return (np.nan if t is None else ts(t), tz_minutes(t) if t else 0, (ep.space, ep.section or 0),
+    return (np.nan if t is None else timestamp(t), zone_minutes(t) if t else 0, (ep.space, ep.section or 0),
             ep.seq or 0, text_shape(ep.content), ep.kind == "image" or bool(ep.meta.get("image")),
             ep.kind == "message_out", ep.actor_name, 1.0, 0.5,
             word_set(ep.content) | name_words(ep.actor_name))
 
 
 def _memory_facts(m: Memory) -> tuple[Any, ...]:
-    t = ts(m.valid_from or m.created_at)
+    t = timestamp(m.valid_from or m.created_at)
     return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, False, "",
             m.strength, m.importance, word_set(m.text))
 
@@ -113,7 +101,7 @@ class Pool:
     """The candidates as parallel lists, one entry each; their ``cols`` as arrays.
 
     ``items``: the objects at hand, by position (a hand-made pool's all; recall's are read for
-    the hits only, by ``fill``).
+    the hits only, by ``load_hits``).
     """
 
     kinds: list[str] = field(default_factory=list)  # 'e' or 'm'
@@ -152,31 +140,32 @@ class Pool:
         return item.content if isinstance(item, Episode) else item.text
 
 
-async def gather(store: SQLiteStore, index: VectorIndex | None, query: str, qvec: np.ndarray | None,
-                 vis: Visibility, s: RecallSettings, include_archived: bool) -> Pool:
+async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np.ndarray | None,
+                            vis: Visibility, s: RecallSettings, include_archived: bool) -> Pool:
     """The candidate pool: keyword hits, vector hits, and the neighbours of the best of each."""
     qw = query_words(query)
+    index, keywords = indexes.vectors, indexes.keywords
     postings: dict[str, np.ndarray] = {}  # each query word's episodes
     mem_postings: dict[str, np.ndarray] = {}  # and memories
     found: dict[tuple[str, int], list[Any]] = {}  # (kind, id) -> [kw, cos, routes: 1 keyword | 2 vector]
-    for i, bm in await store.keyword_episodes(qw, vis, s.pool, postings):
+    for i, bm in await keywords.search_episodes(store, qw, vis, s.pool, postings):
         found[("e", i)] = [bm, None, 1]
-    for i, bm in await store.keyword_memories(qw, vis, s.pool, include_archived, mem_postings):
+    for i, bm in await keywords.search_memories(store, qw, vis, s.pool, include_archived, mem_postings):
         found[("m", i)] = [bm, None, 1]
     if qvec is not None and index is not None:
         for kind, i, sim in index.search(qvec, vis, s.pool, include_archived):
             f = found.setdefault((kind, i), [0.0, None, 0])
             f[1], f[2] = sim, f[2] | 2
-    facts = store.facts
-    await store.sync_facts()
+    episodes = indexes.episodes
+    await episodes.sync(store)
     seeds = [i for k, i in _best(found, 0, s.seeds) + _best(found, 1, s.seeds) if k == "e"]
-    for i in facts.near(list(dict.fromkeys(seeds)), s.radius):
+    for i in episodes.near(list(dict.fromkeys(seeds)), s.radius):
         found.setdefault(("e", i), [0.0, None, 0])
-    mem_rows = {r[0]: r for r in await store.candidate_memories([i for k, i in found if k == "m"])}
-    keep = _visible(vis, facts, found, mem_rows, include_archived)
+    mem_rows = {r.id: r for r in await store.memory_rank_rows([i for k, i in found if k == "m"])}
+    keep = _visible(vis, episodes, found, mem_rows, include_archived)
     pool = Pool([k[0] for k in keep], [k[1] for k in keep], [found[k][0] for k in keep],
                 [found[k][1] for k in keep], [found[k][2] == 3 for k in keep])
-    pool.cols = await _columns(store, pool, mem_rows, qw, postings, mem_postings)
+    pool.cols = await _columns(store, episodes, pool, mem_rows, qw, postings, mem_postings)
     if qvec is not None and index is not None:
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
@@ -190,38 +179,39 @@ def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tupl
     return [key for key, _ in sorted(have, key=lambda kv: -kv[1])[:n]]
 
 
-def _visible(vis: Visibility, facts: EpisodeFacts, found: dict[tuple[str, int], list[Any]],
-             mem_rows: dict[int, Sequence[Any]], include_archived: bool) -> list[tuple[str, int]]:
+def _visible(vis: Visibility, episodes: EpisodeColumns, found: dict[tuple[str, int], list[Any]],
+             mem_rows: dict[int, MemoryRankRow], include_archived: bool) -> list[tuple[str, int]]:
     """The candidates the audience may see, in pool order (each episode's space asked once).
 
-    Episodes are judged by the space their facts were read with (episodes never move); an id
+    Episodes are judged by the space their columns were read with (episodes never move); an id
     the file does not hold is dropped.
     """
     spaces: dict[int, bool] = {-1: False}
-    size = len(facts.space)
+    size = len(episodes.space)
     out = []
     for key in found:
         kind, i = key
         if kind == "e":
-            sp = int(facts.space[i]) if i < size else -1
+            sp = int(episodes.space[i]) if i < size else -1
             ok = spaces.get(sp)
             if ok is None:
-                ok = spaces[sp] = vis.sees_episode(facts.spaces[sp])
+                ok = spaces[sp] = vis.sees_episode(episodes.spaces[sp])
         else:
             r = mem_rows.get(i)
-            status = None if r is None else r[M_STATUS]
+            status = None if r is None else r.status
             live = status == "active" or include_archived and status == "archived"
-            ok = live and vis.sees_memory(r[M_SCOPE])  # type: ignore[index]
+            ok = live and vis.sees_memory(r.scope)  # type: ignore[union-attr]
         if ok:
             out.append(key)
     return out
 
 
-async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[Any]], words: list[str],
-                   postings: dict[str, np.ndarray], mem_postings: dict[str, np.ndarray]) -> Columns:
-    """The pool's columns: episodes' from the store's facts, memories' from their rows; the words
-    each holds from the query words' postings."""
-    n, facts = len(pool), store.facts
+async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows: dict[int, MemoryRankRow],
+                   words: list[str], postings: dict[str, np.ndarray], mem_postings: dict[str, np.ndarray]
+                   ) -> Columns:
+    """The pool's columns: episodes' from the in-memory columns, memories' from their rows; the
+    words each holds from the query words' postings."""
+    n = len(pool)
     kinds = np.array([k == "m" for k in pool.kinds], bool)
     ids = np.array(pool.ids, np.int64)
     eps, mems = np.flatnonzero(~kinds), np.flatnonzero(kinds)
@@ -230,22 +220,23 @@ async def _columns(store: SQLiteStore, pool: Pool, mem_rows: dict[int, Sequence[
     section, seq, shape = np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     image, own, strength, importance = np.zeros(n, bool), np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
     recalled, since = np.full(n, np.nan), np.full(n, np.nan)
-    time[eps], tz[eps], seq[eps], shape[eps] = facts.time[e], facts.tz[e], facts.seq[e], facts.shape[e]
-    image[eps], own[eps] = facts.image[e], facts.own[e]
-    places = facts.space[e].astype(np.int64) << 32 | facts.section[e]
+    time[eps], tz[eps] = episodes.time[e], episodes.tz[e]
+    seq[eps], shape[eps] = episodes.seq[e], episodes.shape[e]
+    image[eps], own[eps] = episodes.image[e], episodes.own[e]
+    places = episodes.space[e].astype(np.int64) << 32 | episodes.section[e]
     section[eps] = np.unique(places, return_inverse=True)[1].reshape(-1)
     names = [""] * n
-    for j, at in zip(eps.tolist(), facts.name[e].tolist()):
-        names[j] = facts.names[at]
+    for j, at in zip(eps.tolist(), episodes.name[e].tolist()):
+        names[j] = episodes.names[at]
     rows = [mem_rows[i] for i in ids[mems].tolist()]
     if rows:
-        stamps = [c if v is None else v for v, c in ((r[M_VALID_FROM], r[M_CREATED]) for r in rows)]
+        stamps = [r.created_at if r.valid_from is None else r.valid_from for r in rows]
         time[mems] = [np.nan if t is None else t for t in stamps]
-        shape[mems] = [_memory_shape(r[M_TEXT]) for r in rows]
-        strength[mems] = [r[M_STRENGTH] for r in rows]
-        recalled[mems] = [np.nan if r[M_RECALLED] is None else r[M_RECALLED] for r in rows]
-        since[mems] = [r[M_CREATED] if r[M_RECALLED] is None else r[M_RECALLED] for r in rows]
-        importance[mems] = [r[M_IMPORTANCE] for r in rows]
+        shape[mems] = [_memory_shape(r.text) for r in rows]
+        strength[mems] = [r.strength for r in rows]
+        recalled[mems] = [np.nan if r.last_recalled is None else r.last_recalled for r in rows]
+        since[mems] = [r.created_at if r.last_recalled is None else r.last_recalled for r in rows]
+        importance[mems] = [r.importance for r in rows]
     found = np.zeros((len(words), n), bool)
     if words and len(e):
         found[:, eps] = _holding(e, [postings.get(w, _NONE) for w in words])
@@ -274,7 +265,7 @@ _NONE = np.zeros(0, np.int64)
 _memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
 
 
-async def _drop_date_only(store: SQLiteStore, found: np.ndarray, words: list[str], eps: np.ndarray,
+async def _drop_date_only(store: Store, found: np.ndarray, words: list[str], eps: np.ndarray,
                           e: np.ndarray, time: np.ndarray, tz: np.ndarray) -> None:
     """Un-mark the query words an episode's index holds only as its own month or year.
 
@@ -296,7 +287,7 @@ async def _drop_date_only(store: SQLiteStore, found: np.ndarray, words: list[str
         found[w, eps[j]] = words[w] in body
 
 
-async def fill(store: SQLiteStore, pool: Pool, which: Sequence[int], vis: Visibility) -> list[int]:
+async def load_hits(store: Store, pool: Pool, which: Sequence[int], vis: Visibility) -> list[int]:
     """Read the candidates ``which`` from the file into ``pool.items`` (memories with their
     sources); returns those still there and visible, in order."""
     eps = [pool.ids[j] for j in which if pool.kinds[j] == "e" and j not in pool.items]

@@ -14,8 +14,9 @@ from astrbot_plugin_engram.memory import (
     RecallSettings,
     space_scope,
 )
-from astrbot_plugin_engram.memory.ranker import FEATURES, fit_logistic, fit_pairwise
-from astrbot_plugin_engram.memory.recall import Columns, gather
+from astrbot_plugin_engram.memory.recall.candidates import Columns, gather_candidates
+from astrbot_plugin_engram.memory.recall.features import COLUMNS
+from astrbot_plugin_engram.memory.recall.training import fit_logistic, fit_pairwise
 from astrbot_plugin_engram.memory.scopes import visibility
 
 SPACE = "qq:group:1"
@@ -104,7 +105,7 @@ async def test_every_hit_carries_features_and_its_score(engram: Engram) -> None:
     hits = await engram.recall("puppy Biscuit", Audience(SPACE))
     assert {h.kind for h in hits} == {"episode", "memory"}
     for h in hits:
-        assert set(FEATURES) <= set(h.features)
+        assert set(COLUMNS) <= set(h.features)
         assert h.score == engram.ranker.score([h.features])[0]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -154,7 +155,8 @@ async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_te
         await keyword_engram.add_memory(Memory(text, "public"))
     q = "hiking 西湖 Ann Hangzhou December 2024"
     store = keyword_engram.store
-    pool = await gather(store, None, q, None, visibility(Audience(SPACE)), RecallSettings(), False)
+    pool = await gather_candidates(store, keyword_engram.indexes, q, None, visibility(Audience(SPACE)),
+                                   RecallSettings(), False)
     assert pool.cols is not None and len(pool) == len(lines) + 4  # the chat (by its month word), the memories
     eps = await store.get_episodes([i for k, i in zip(pool.kinds, pool.ids) if k == "e"])
     mems = await store.get_memories([i for k, i in zip(pool.kinds, pool.ids) if k == "m"])

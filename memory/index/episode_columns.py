@@ -3,26 +3,22 @@
 An episode's time, place (space, section, sequence number), text shape, speaker and whether it
 shows an image are what recall's features and neighbours need. Reading them from the file for
 ~150 candidates cost more than all the features together, so they sit here. Episodes are
-append-only, so these facts never change once written: they are loaded at open, added after each
+append-only, so these columns never change once written: they are loaded at open, added after each
 committed write, and each recall first reads those another process (the CLI beside the bot) wrote
 since: every episode up to ``seen`` is known. Only the hits a recall returns are read from the file.
 """
 
 from __future__ import annotations
 
-import json
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-Reader = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
+from ..store import EpisodeColumnRow, Store
+
 LOAD_PAGE = 50_000
-# (id, time, tz, space, seq, section, shape, actor_name, kind, meta) -- meta only when it may name an image
-ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
-        " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END FROM episodes")
 
 
 class _Line:
@@ -44,7 +40,7 @@ class _Line:
         return self.ids[bisect_left(self.seqs, lo) : bisect_right(self.seqs, hi)]
 
 
-class EpisodeFacts:
+class EpisodeColumns:
     """Per-episode columns by id: time (seconds), zone (minutes), space key, seq, section, text
     shape (``text.text_shape``), speaker (a number in ``names``), image, and whether it is the bot's
     own line (``own``: kind ``message_out``)."""
@@ -69,8 +65,8 @@ class EpisodeFacts:
     def __len__(self) -> int:
         return int(np.count_nonzero(self.space >= 0))
 
-    def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Add episodes from rows shaped like ``ROWS`` (space as its name), their spaces' keys known."""
+    def add(self, rows: Sequence[EpisodeColumnRow]) -> None:
+        """Add episodes from their rows (space as its name), their spaces' keys known."""
         if not rows:
             return
         ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
@@ -83,9 +79,7 @@ class EpisodeFacts:
         self.time[ids], self.tz[ids], self.space[ids] = cols[1], cols[2], keys
         self.seq[ids], self.section[ids], self.shape[ids] = cols[4], cols[5], cols[6]
         self.name[ids] = [self._name(n) for n in cols[7]]
-        self.image[ids] = [k == "image" or (m is not None and _meta_image(m))
-                           for k, m in zip(cols[8], cols[9])]
-        self.own[ids] = [k == "message_out" for k in cols[8]]
+        self.image[ids], self.own[ids] = cols[8], cols[9]
         for item, key, seq, fresh in zip(ids.tolist(), keys, cols[4], new.tolist()):
             if fresh:
                 line = self._lines.get(key)
@@ -140,26 +134,20 @@ class EpisodeFacts:
             out += ids[self.section[ids] == section].tolist()
         return out
 
-    async def load(self, read: Reader) -> None:
-        """Read every episode after ``seen`` from the file, a page at a time (all of them at open)."""
-        await self._read_spaces(read)
-        while rows := await read(f"{ROWS} WHERE id > ? ORDER BY id LIMIT ?", (self.seen, LOAD_PAGE)):
-            if not all(r[3] in self._keys for r in rows):  # a space another process just added
-                await self._read_spaces(read)
+    async def load(self, store: Store) -> None:
+        """Read every episode after ``seen`` from the store, a page at a time (all of them at open)."""
+        await self._read_spaces(store)
+        while rows := await store.episode_columns(self.seen, LOAD_PAGE):
+            if not all(r.space in self._keys for r in rows):  # a space another process just added
+                await self._read_spaces(store)
             self.add(rows)
-            self.seen = rows[-1][0]
+            self.seen = rows[-1].id
 
-    async def _read_spaces(self, read: Reader) -> None:
-        for key, space in await read("SELECT id, name FROM spaces", ()):
+    async def _read_spaces(self, store: Store) -> None:
+        for key, space in (await store.spaces()).items():
             self.name_space(key, space)
 
-    async def sync(self, read: Reader) -> None:
-        """Read the episodes another process wrote since these facts last looked (cheap when none)."""
-        top = (await read("SELECT max(id) FROM episodes", ()))[0][0] or 0
-        if top > self.seen:
-            await self.load(read)
-
-
-def _meta_image(meta: str) -> bool:
-    """Whether an episode's meta (JSON) names an image."""
-    return bool(json.loads(meta).get("image"))
+    async def sync(self, store: Store) -> None:
+        """Read the episodes another process wrote since these columns last looked (cheap when none)."""
+        if await store.last_episode_id() > self.seen:
+            await self.load(store)

@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
-from astrbot_plugin_engram.memory.schema import MIGRATIONS
-from astrbot_plugin_engram.memory.sqlite_store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.migrations import (
+    MIGRATIONS,
+    _m003_text_shape,
+    _m004_text_shape,
+)
+from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram.memory.text import EMPTY_SHAPE, text_shape
 
-from .conftest import HashEmbedder
+from ..conftest import HashEmbedder
 
 GROUP = "qq:group:1"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -162,9 +167,18 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
     store = await SQLiteStore.open(db_path)
     try:
         with pytest.raises(ValueError, match="first"):
-            async with store._transaction():
-                await store._w.execute("COMMIT")  # the transaction ends early, as when a cancel lands late
+            async with store.transaction():
+                await store._writer.execute("COMMIT")  # type: ignore[union-attr]  # the transaction ends early, as when a cancel lands late
                 raise ValueError("first")
         assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
     finally:
         await store.close()
+
+
+def test_m003_and_m004_compute_with_their_own_copies_of_the_text_shape() -> None:
+    """Frozen migrations: their copies give today's shapes (when text_shape changes, they must not)."""
+    texts = ["hi", "When did we meet?", "see you on Monday", "我们上个月去了杭州", "2023年5月", "ok?",
+             " " * 5, "x" * 500, "Mayday", "last week was fun", "下周见？"]
+    texts += ["OK, noted!", "好的，记住了", "👍", "thanks, see you Monday"]
+    assert [_m004_text_shape(t) for t in texts] == [text_shape(t) for t in texts]
+    assert [_m003_text_shape(t) for t in texts] == [text_shape(t) % EMPTY_SHAPE for t in texts]

@@ -1,0 +1,93 @@
+"""In-memory indexes over what the store returns, kept current by one after-commit listener.
+
+``Indexes`` holds the three: the keyword statistics (``keywords.Keywords``), the episodes' columns
+(``episode_columns.EpisodeColumns``) and the vectors of the current embedder
+(``vectors.VectorIndex``, None without one). They are loaded at open; after each commit the store
+hands ``after_commit`` what changed, so recall sees a write exactly when it is durable.
+"""
+
+from __future__ import annotations
+
+from ..store import (
+    Change,
+    EpisodesAdded,
+    EpisodesDeleted,
+    MemoriesArchived,
+    MemoriesDeleted,
+    MemoryAdded,
+    MemoryChanged,
+    SpacesDeleted,
+    Store,
+    VectorsSaved,
+)
+from .episode_columns import EpisodeColumns
+from .keywords import Keywords
+from .vectors import VectorIndex
+
+
+class Indexes:
+    """The keyword statistics, episode columns and vectors of one store."""
+
+    def __init__(self, vectors: VectorIndex | None = None):
+        self.keywords = Keywords()
+        self.episodes = EpisodeColumns()
+        self.vectors = vectors
+
+    async def load(self, store: Store) -> None:
+        """Fill the keyword statistics and the episode columns from the store (vectors: ``indexing``)."""
+        await self.keywords.load(store)
+        await self.episodes.load(store)
+
+    def after_commit(self, change: Change) -> None:
+        """Follow one committed change of the store."""
+        if isinstance(change, EpisodesAdded):
+            self._episodes_added(change)
+        elif isinstance(change, EpisodesDeleted):
+            self.keywords.episodes.drop(change.ids)
+            self.episodes.forget(change.ids)
+            if self.vectors is not None:
+                for i in change.ids:
+                    self.vectors.erase("e", i)
+        elif isinstance(change, MemoryAdded):
+            kw = self.keywords
+            if change.supersedes is not None:
+                kw.memories.drop([change.supersedes])
+            kw.memories.put([change.id], [kw.memory_group(change.scope, change.status)], [change.length])
+            if change.supersedes is not None and self.vectors is not None:
+                self.vectors.set_status("m", change.supersedes, "superseded")
+        elif isinstance(change, MemoryChanged):
+            kw = self.keywords
+            if change.status == "superseded":  # merged into another: found as that one from now on
+                kw.memories.drop([change.id])
+            elif change.fields & {"scope", "status"}:  # who may find it by keyword changed
+                kw.memories.regroup(change.id, kw.memory_group(change.scope, change.status))
+            if "status" in change.fields and self.vectors is not None:
+                self.vectors.set_status("m", change.id, change.status)
+            if "scope" in change.fields and self.vectors is not None:
+                self.vectors.move(change.id, change.scope)
+        elif isinstance(change, MemoriesDeleted):
+            self.keywords.memories.drop(change.ids)
+            if self.vectors is not None:
+                for i in change.ids:
+                    self.vectors.erase("m", i)
+        elif isinstance(change, MemoriesArchived):
+            kw = self.keywords
+            kw.memories.regroup_many(change.ids, [kw.memory_group(s, "archived") for s in change.scopes])
+            if self.vectors is not None:
+                for i in change.ids:
+                    self.vectors.set_status("m", i, "archived")
+        elif isinstance(change, SpacesDeleted):
+            for space in change.names:
+                self.keywords.forget_space(space)
+        elif isinstance(change, VectorsSaved) and self.vectors is not None:
+            rows = change.rows
+            if change.model == self.vectors.model and rows:
+                self.vectors.add_many(change.kind, [r.group for r in rows], [r.id for r in rows],
+                                      change.vectors, [r.status for r in rows])
+
+    def _episodes_added(self, change: EpisodesAdded) -> None:
+        episodes = self.episodes
+        for key, space in {(key, r.space) for key, r in zip(change.space_keys, change.rows)}:
+            episodes.name_space(key, space)
+        episodes.add(change.rows)
+        self.keywords.episodes.put([r.id for r in change.rows], change.space_keys, change.lengths)

@@ -1,0 +1,71 @@
+"""Recording episodes: group commit, ids returned only after COMMIT.
+
+Concurrent ``record()`` calls share one transaction (group commit); each episode's index words are
+worked out when it is queued, so they overlap the previous batch's commit instead of holding the
+writer. An id is handed back only once the transaction holding its episode has committed to the
+write-ahead log, so an acknowledged episode survives the process being killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+
+from .model import Episode
+from .store import Store
+from .text import prepare_episode
+from .validate import checked_episode
+
+log = logging.getLogger("engram")
+
+MAX_BATCH = 1000  # episodes per group commit
+
+
+class Recorder:
+    """Queues episodes and writes them in batches; ``written`` is called after each commit."""
+
+    def __init__(self, store: Store, written: Callable[[], None]):
+        self.store = store
+        self._written = written
+        self._queue: list[tuple[Episode, tuple[str, int], asyncio.Future[int]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def record(self, episode: Episode) -> int:
+        """Append an episode; returns its id once it is durably committed."""
+        ep = checked_episode(episode)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
+        # written all the same and no other caller is touched.
+        self._queue.append((ep, prepare_episode(ep), fut))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_queue())
+        return await fut
+
+    async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
+        """Append many episodes in one transaction; returns their ids in order."""
+        eps = [checked_episode(e) for e in episodes]
+        ids = await self.store.add_episodes(eps, [prepare_episode(e) for e in eps])
+        self._written()
+        return ids
+
+    async def flush(self) -> None:
+        """Wait until every queued episode is committed."""
+        while self._flusher is not None and not self._flusher.done():
+            await asyncio.shield(self._flusher)
+
+    async def _flush_queue(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            try:
+                ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
+            except Exception as e:
+                log.exception("recording %d episodes failed", len(batch))
+                for _, _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(e)
+                continue
+            for (_, _, fut), i in zip(batch, ids):
+                if not fut.done():
+                    fut.set_result(i)
+            self._written()

@@ -1,0 +1,237 @@
+"""The Store protocol: everything the layers above may ask of storage, and the rows it answers with.
+
+A backend (``store/sqlite/`` today) implements it; nothing above this package knows SQL, a
+connection or a blob layout. ``tests/store/`` states the contract and runs on every backend.
+
+Writes happen in transactions (``Store.transaction()``, several writes committed together); after
+each commit the store hands what changed to its listeners (``Store.listen``): the in-memory indexes
+(``memory/index``) follow the file that way, and only after the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from ..model import Episode, Memory
+from ..scopes import Visibility
+
+
+class EpisodeColumnRow(NamedTuple):
+    """What recall keeps in memory of an episode (``index.episode_columns``)."""
+
+    id: int
+    time: float  # seconds since 1970
+    tz: int  # minutes east of UTC
+    space: str
+    seq: int
+    section: int
+    shape: int  # ``text.text_shape``
+    actor_name: str
+    image: bool
+    own: bool  # the bot's own line (kind ``message_out``)
+
+
+class MemoryRankRow(NamedTuple):
+    """What recall needs of a candidate memory to check and rank it (the rest is read for hits only)."""
+
+    id: int
+    text: str
+    scope: str
+    status: str
+    importance: float
+    strength: float
+    created_at: float | None
+    valid_from: float | None
+    last_recalled: float | None = None  # when it was last injected, returned or shown (None: never)
+
+
+class KeywordRow(NamedTuple):
+    """An indexed row's keyword group (an episode's space key, a memory's scope and status) and its
+    number of index words (BM25's document length)."""
+
+    id: int
+    group: Any  # int space key (episodes) or (scope, status) (memories)
+    length: int
+
+
+class EmbedRow(NamedTuple):
+    """An item to embed or an embedded item: id, group (space or scope), status, text."""
+
+    id: int
+    group: str
+    status: str
+    text: str
+
+
+class Postings(NamedTuple):
+    """Each query word's rowids; ``exact``: only rows of the places asked for (else filter them)."""
+
+    lists: list[np.ndarray]
+    exact: bool
+
+
+# ---- what a commit changed (handed to listeners after COMMIT) ---------------------------------
+@dataclass(frozen=True)
+class EpisodesAdded:
+    rows: list[EpisodeColumnRow]
+    space_keys: list[int]  # each row's space key
+    lengths: list[int]  # each row's number of index words
+
+
+@dataclass(frozen=True)
+class EpisodesDeleted:
+    ids: list[int]
+
+
+@dataclass(frozen=True)
+class MemoryAdded:
+    id: int
+    scope: str
+    status: str
+    length: int
+    supersedes: int | None
+
+
+@dataclass(frozen=True)
+class MemoryChanged:
+    id: int
+    scope: str
+    status: str
+    fields: frozenset[str]  # which fields were set
+
+
+@dataclass(frozen=True)
+class MemoriesDeleted:
+    ids: list[int]
+
+
+@dataclass(frozen=True)
+class MemoriesArchived:
+    ids: list[int]
+    scopes: list[str]  # each one's scope
+
+
+@dataclass(frozen=True)
+class SpacesDeleted:
+    names: list[str]  # places hard-forgotten: a later line there gets a new key
+
+
+@dataclass(frozen=True)
+class VectorsSaved:
+    model: str
+    kind: str  # 'e' or 'm'
+    rows: list[EmbedRow]
+    vectors: np.ndarray
+
+
+Change = (EpisodesAdded | EpisodesDeleted | MemoryAdded | MemoryChanged | MemoriesDeleted | MemoriesArchived
+          | SpacesDeleted | VectorsSaved)
+Listener = Callable[[Change], None]
+
+
+class Writes(Protocol):
+    """The writes one transaction may hold; they commit together or not at all."""
+
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]: ...
+    async def add_memory(self, memory: Memory, *, supersedes: int | None = None) -> int: ...
+    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None: ...
+    async def delete_memories(self, ids: Sequence[int]) -> list[int]: ...
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]: ...
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None: ...
+    async def drop_vectors(self, model: str) -> None: ...
+    async def set_cursor(self, name: str, value: int) -> None: ...
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None: ...
+    # hard forgetting and metabolism (issue 14)
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()
+                    ) -> tuple[list[int], list[int]]: ...
+    async def existing(self, table: str, ids: Sequence[int]) -> list[int]: ...
+    async def all_versions(self, ids: Sequence[int]) -> list[int]: ...
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None: ...
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]: ...
+    async def keep_apart(self, ids: Sequence[int]) -> None: ...
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None: ...
+
+
+class Store(Writes, Protocol):
+    """Episodes (append-only), memories with versions and sources, vectors by model, cursors and
+    keyword postings. Each write of ``Writes`` called on the store is a transaction of its own;
+    ``transaction()`` holds several."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+    async def close(self) -> None: ...
+    def listen(self, listener: Listener) -> None: ...
+    def transaction(self) -> AbstractAsyncContextManager[Writes]: ...
+
+    # episodes
+    async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]: ...
+    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None: ...
+    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]: ...
+    async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]: ...
+    async def last_episode_id(self) -> int: ...
+    async def spaces(self) -> dict[int, str]: ...
+    async def space_key(self, space: str) -> int | None: ...
+
+    # memories
+    async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]: ...
+    async def memory_rank_rows(self, ids: Sequence[int]) -> list[MemoryRankRow]: ...
+    async def versions(self, memory_id: int) -> list[int]: ...
+
+    # keyword index
+    async def episode_postings(self, words: list[str], space_keys: list[int] | None) -> Postings: ...
+    async def memory_postings(self, words: list[str]) -> list[np.ndarray]: ...
+    async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                   ) -> list[KeywordRow]: ...
+    async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                  ) -> list[KeywordRow]: ...
+
+    # vectors and cursors
+    async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]: ...
+    async def vector_counts(self, model: str) -> list[tuple[str, str, int]]: ...
+    async def vectors_page(self, model: str, kind: str, after: int, limit: int
+                           ) -> tuple[list[EmbedRow], np.ndarray]: ...
+    async def cursor(self, name: str) -> int: ...
+
+    # where background work stands (consolidation, the scheduler)
+    async def cursors(self, prefix: str) -> dict[str, int]: ...
+    async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]: ...
+    async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]: ...
+    async def job_runs(self) -> dict[str, dict[str, Any]]: ...
+
+    # browsing (the dashboard, export) and bookkeeping
+    async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
+                            kind: str | None = None, status: str | None = "active", space: str | None = None,
+                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
+                            ) -> tuple[list[Memory], int]: ...
+    async def people_named(self, name: str) -> list[str]: ...
+    async def space_episodes(self, space: str, limit: int = 50, offset: int = 0) -> list[Episode]: ...
+    async def memory_counts(self, by: str) -> dict[str, int]: ...
+    async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]: ...
+    async def counts(self) -> dict[str, int]: ...
+    async def aliases(self, person: str) -> list[str]: ...
+    async def integrity(self) -> list[str]: ...
+
+    # metabolism and what a forget reaches (issue 14)
+    async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]: ...
+    async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]: ...
+    async def scope_memories(self, scope: str, kinds: Sequence[str]) -> list[tuple[int, str]]: ...
+    async def memory_scopes(self) -> list[str]: ...
+    async def memory_vectors(self, model: str, ids: Sequence[int]) -> dict[int, bytes]: ...
+    async def kept_apart(self, ids: Sequence[int]) -> set[tuple[int, int]]: ...
+    async def memories_citing(self, episode_ids: Sequence[int]) -> list[int]: ...
+    async def source_ids(self, memory_ids: Sequence[int]) -> list[int]: ...
+    async def episodes_where(self, *, actor: str | None = None, space: str | None = None,
+                             mentions: Sequence[str] = ()) -> list[tuple[int, str]]: ...
+    async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]: ...
+    async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]: ...
+    async def checkpoint(self) -> bool: ...

@@ -1,0 +1,81 @@
+"""Paged and counted reads for browsing a store (the dashboard, export): never on recall's path."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import aiosqlite
+
+from ...errors import InvalidInputError
+from ...model import Episode
+from ...scopes import Visibility
+from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
+
+COUNTED = ("kind", "scope", "status")
+MAX_PAGE = 500
+
+
+def _page(limit: int, offset: int) -> None:
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}")
+    if not isinstance(offset, int) or offset < 0:
+        raise InvalidInputError("offset must be a whole number from 0")
+
+
+def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | None, kind: str | None,
+               status: str | None, space: str | None, people: Sequence[str], limit: int, offset: int
+               ) -> tuple[list[int], int]:
+    """Ids of one page of the memories matching every filter, newest first, and how many match."""
+    where: list[str] = []
+    args: list[Any] = []
+    if status is not None:
+        where.append("status = ?")
+        args.append(status)
+    if vis is not None and vis.memory_scopes is not None:
+        q, v = in_list(sorted(vis.memory_scopes))
+        where.append(f"scope IN {q}")
+        args += v
+    for column, value in (("scope", scope), ("kind", kind)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if space is not None:
+        where.append("(scope = ? OR EXISTS (SELECT 1 FROM sources s JOIN episodes e ON e.id = s.episode_id"
+                     " WHERE s.memory_id = memories.id AND e.space = ?))")
+        args += [f"space:{space}", space]
+    if people:
+        where.append("(" + " OR ".join("instr(subjects, ?) > 0" for _ in people) + ")")
+        args += [json.dumps(p, ensure_ascii=False) for p in people]
+    cond = " WHERE " + " AND ".join(where) if where else ""
+    total = db.execute(f"SELECT count(*) FROM memories{cond}", args).fetchone()[0]
+    rows = db.execute(f"SELECT id FROM memories{cond} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                      [*args, limit, offset]).fetchall()
+    return [r[0] for r in rows], int(total)
+
+
+async def space_episodes(db: aiosqlite.Connection, space: str, limit: int, offset: int) -> list[Episode]:
+    """A space's episodes in order of place, one page."""
+    _page(limit, offset)
+    rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ? ORDER BY seq"
+                                " LIMIT ? OFFSET ?", (space, limit, offset))
+    return [episode_row(r) for r in rows]
+
+
+async def memory_counts(db: aiosqlite.Connection, by: str) -> dict[str, int]:
+    """How many memories have each value of ``by`` (kind, scope or status)."""
+    if by not in COUNTED:
+        raise InvalidInputError(f"memories are counted by one of {', '.join(COUNTED)}, not {by!r}")
+    return dict(await fetch_rows(db, f"SELECT {by}, count(*) FROM memories GROUP BY {by} ORDER BY {by}"))
+
+
+async def episodes_per_day(db: aiosqlite.Connection, space: str | None) -> list[tuple[str, int]]:
+    """(day, count): each day's episodes, the day in the episode's own zone, oldest first."""
+    sql = "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes"
+    args: list[Any] = []
+    if space is not None:
+        sql += " WHERE space = ?"
+        args.append(space)
+    return [(d, n) for d, n in await fetch_rows(db, sql + " GROUP BY day ORDER BY day", args)]

@@ -1,0 +1,79 @@
+"""How SQLite rows map to the model: times as REAL seconds plus a zone in minutes, JSON text,
+float32 vector blobs, ``IN (...)`` lists."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from ...model import Episode, Memory
+
+
+def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, _zone(tz_minutes))
+
+
+@lru_cache(maxsize=256)
+def _zone(minutes: int) -> timezone:
+    return timezone(timedelta(minutes=minutes))
+
+
+def in_list(values: Iterable[Any]) -> tuple[str, list[Any]]:
+    vals = list(values)
+    return "(" + ",".join("?" * len(vals)) + ")", vals
+
+
+async def fetch_rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    """Every row of one query in a single trip to the connection's thread (not three)."""
+    return list(await db.execute_fetchall(sql, args))
+
+
+def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
+    for i in range(0, len(ids), n):
+        yield ids[i : i + n]
+
+
+# The episodes table's columns in the order ``episode_row`` reads them (``shape``: see ``text.text_shape``).
+EPISODE_COLUMNS = "id, time, tz, space, seq, section, source, actor, actor_name, kind, content, meta, shape"
+# The memories table's columns in the order ``memory_row`` reads them.
+MEMORY_COLUMNS = ("id, root, kind, text, scope, subjects, importance, strength, last_recalled, created_at,"
+                  " valid_from, valid_to, status, supersedes")
+
+
+def episode_row(r: Sequence[Any]) -> Episode:
+    return Episode(id=r[0], time=dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
+                   actor=r[7], actor_name=r[8], kind=r[9], content=r[10],
+                   meta={} if r[11] == "{}" else json.loads(r[11]))
+
+
+def memory_row(r: Sequence[Any], sources: list[int]) -> Memory:
+    return Memory(id=r[0], kind=r[2], text=r[3], scope=r[4],
+                  subjects=() if r[5] == "[]" else tuple(json.loads(r[5])),
+                  importance=r[6], strength=r[7], last_recalled=dt(r[8]), created_at=dt(r[9]),
+                  valid_from=dt(r[10]), valid_to=dt(r[11]), status=r[12], supersedes=r[13],
+                  sources=tuple(sources))
+
+
+def vector_blob(vec: np.ndarray) -> bytes:
+    """A vector as stored: float32, native byte order."""
+    return np.asarray(vec).astype(np.float32).tobytes()
+
+
+def vectors_of(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored vectors back as one float32 matrix, a row each."""
+    if not blobs:
+        return np.zeros((0, 0), np.float32)
+    return np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
+
+
+def meta_names_image(meta: str) -> bool:
+    """Whether an episode's meta (JSON) names an image."""
+    return bool(json.loads(meta).get("image"))

@@ -1,0 +1,102 @@
+"""The FTS5 keyword tables: which rows hold a word (doclist reads, no scoring) and each row's length.
+
+Episodes' tokens carry their space's key (``keyed_words``), so a MATCH for one chat reads only that
+chat's doclists; BM25 is scored above the store (``index/keywords.py``) with statistics kept in
+memory.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import KeywordRow, Postings
+
+# A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
+# index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
+# token and tells word and space apart unambiguously.
+KEY_MARK = "\ue000"
+_KEYED = re.compile(KEY_MARK + r"\d+")
+KEYED_SPACES = 16  # audiences seeing more chats than this search the whole index, then filter
+_NONE = np.zeros(0, np.int64)
+
+
+def space_mark(key: int) -> str:
+    """What each of a space's index tokens ends with: ``KEY_MARK`` and the space's key."""
+    return f"{KEY_MARK}{key}"
+
+
+def keyed_words(words: str, key: int) -> str:
+    """An episode's index words with each word tied to its space: the episode table's tokens."""
+    mark = space_mark(key)
+    return words.replace(" ", mark + " ") + mark if words else ""
+
+
+def unkeyed(words: str) -> str:
+    """The plain words back from the index's tokens."""
+    return _KEYED.sub("", words)
+
+
+def word_count(words: str) -> int:
+    """How many words an index row holds (its words are joined by single spaces)."""
+    return words.count(" ") + 1 if words else 0
+
+
+def fts_query(terms: list[str], prefix: bool = False) -> str:
+    """An FTS5 MATCH expression: any of the terms, each quoted (``prefix``: any token starting so)."""
+    star = " *" if prefix else ""
+    return " OR ".join('"' + t.replace('"', '""') + '"' + star for t in terms)
+
+
+def postings(db: sqlite3.Connection, table: str, terms: list[list[str]], prefix: bool = False
+             ) -> list[np.ndarray]:
+    """For each group of tokens, the rowids holding any of them (one statement for all groups)."""
+    if not terms:
+        return []
+    one = f"SELECT ?, group_concat(rowid) FROM {table} WHERE {table} MATCH ?"
+    args = [v for n, tokens in enumerate(terms) for v in (n, fts_query(tokens, prefix))]
+    found = dict(db.execute(" UNION ALL ".join([one] * len(terms)), args).fetchall())
+    # rowids as text parsed by numpy: ~3x cheaper than a Python int per row
+    return [np.fromstring(found[n], np.int64, sep=",") if found.get(n) else _NONE
+            for n in range(len(terms))]
+
+
+def episode_postings(db: sqlite3.Connection, words: list[str], space_keys: list[int] | None) -> Postings:
+    """Each word's episodes: only in the spaces ``space_keys`` when they are few, else in any space."""
+    if space_keys is not None and len(space_keys) <= KEYED_SPACES:
+        # Each word asked in each visible chat: only those chats' doclists are read.
+        marks = [space_mark(k) for k in space_keys]
+        return Postings(postings(db, "episodes_fts", [[w + m for m in marks] for w in words]), True)
+    # many or all chats (the owner's console): each word in any chat, filtered by chat above
+    return Postings(postings(db, "episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
+                    space_keys is None)
+
+
+def memory_postings(db: sqlite3.Connection, words: list[str]) -> list[np.ndarray]:
+    return postings(db, "memories_fts", [[w] for w in words])
+
+
+_LENGTH = "length({0}) - length(replace({0}, ' ', '')) + ({0} != '')"  # words are space-separated
+# an episode's space key, read off its first token ("word" KEY_MARK key): ~2x faster than two joins
+_MARK = f"instr(c0, char({ord(KEY_MARK)}))"
+_KEY = f"CAST(substr(c0, {_MARK} + 1, instr(c0 || ' ', ' ') - {_MARK} - 1) AS INT)"
+_EPISODE_ROWS = (f"SELECT id, {_KEY}, {_LENGTH.format('c0')} FROM episodes_fts_content"
+                 " WHERE id {} ORDER BY id LIMIT ?")
+_MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM memories m"
+                " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
+
+
+def keyword_rows(db: sqlite3.Connection, table: str, after: int, limit: int,
+                 ids: Sequence[int] | None = None) -> list[KeywordRow]:
+    """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (or the rows ``ids``)."""
+    sql = _EPISODE_ROWS if table == "episodes" else _MEMORY_ROWS
+    if ids is None:
+        rows = db.execute(sql.format("> ?"), (after, limit)).fetchall()
+    else:
+        rows = db.execute(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)]).fetchall()
+    if table == "episodes":
+        return [KeywordRow(i, key, n) for i, key, n in rows]
+    return [KeywordRow(i, (scope, status), n) for i, scope, status, n in rows]

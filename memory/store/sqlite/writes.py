@@ -1,0 +1,326 @@
+"""The writes of one SQLite transaction; what each changed is handed to listeners after COMMIT."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from ...errors import UnknownIdError
+from ...model import Episode, Memory, aware, timestamp, zone_minutes
+from ...text import memory_words, prepare_episode
+from .. import (
+    Change,
+    EmbedRow,
+    EpisodeColumnRow,
+    EpisodesAdded,
+    EpisodesDeleted,
+    MemoriesArchived,
+    MemoriesDeleted,
+    MemoryAdded,
+    MemoryChanged,
+    SpacesDeleted,
+    VectorsSaved,
+)
+from .codec import EPISODE_COLUMNS, chunks, fetch_rows, in_list, vector_blob
+from .keywords import keyed_words, word_count
+
+SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
+
+
+@dataclass
+class SpacePlace:
+    """Where the writer is in one space: its key, the last sequence number and section, the last time."""
+
+    key: int  # the space's number (``keywords.keyed_words``)
+    seq: int
+    section: int
+    last_time: float
+
+
+class SQLiteWrites:
+    """Writes inside one open transaction on the store's writer connection (``SQLiteStore.transaction``)."""
+
+    def __init__(self, db: aiosqlite.Connection, places: dict[str, SpacePlace], section_gap: float):
+        self._writer = db
+        self._places = places  # the writer's view of each space, kept by the store across transactions
+        self._section_gap = section_gap
+        self.changes: list[Change] = []
+        self.erased = False  # something was hard-forgotten: checkpoint and truncate the log after COMMIT
+
+    # ---- episodes ------------------------------------------------------------------------
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
+        """Insert ``episodes``; returns their ids (final once the transaction commits).
+
+        ``prepared``: each episode's ``text.prepare_episode``, when the caller worked them out
+        beforehand (outside the writer lock they overlap the previous batch's commit).
+        """
+        if prepared is not None and len(prepared) != len(episodes):
+            raise ValueError("one (words, shape) per episode")
+        db = self._writer
+        next_id = await self._next_id("episodes")
+        rows, fts, aliases, columns, keys, lengths = [], [], [], [], [], []
+        for n, ep in enumerate(episodes):
+            t = aware(ep.time)
+            stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
+            key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
+            ws, shape = prepare_episode(ep) if prepared is None else prepared[n]
+            row = (next_id, stamp, zone_minutes(t), ep.space, seq, section, ep.source, ep.actor,
+                   ep.actor_name, ep.kind, ep.content, meta, shape)
+            rows.append(row)
+            columns.append(EpisodeColumnRow(*row[:6], shape, ep.actor_name,  # type: ignore[call-arg]
+                                            ep.kind == "image" or bool(ep.meta.get("image")),
+                                            ep.kind == "message_out"))
+            fts.append((next_id, keyed_words(ws, key)))
+            keys.append(key)
+            lengths.append(word_count(ws))
+            if ep.actor and ep.actor_name:
+                aliases.append((ep.actor, ep.actor_name, stamp, stamp))
+            next_id += 1
+        await db.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
+                             " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        await db.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        await db.executemany(
+            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        if columns:
+            self.changes.append(EpisodesAdded(columns, keys, lengths))
+        return [c.id for c in columns]
+
+    async def _place(self, space: str, stamp: float, section_break: bool) -> tuple[int, int, int]:
+        """The space's key, the next sequence number in it and its section (new after a silence)."""
+        place = self._places.get(space)
+        if place is None:
+            db = self._writer
+            rows = await fetch_rows(db, "SELECT id FROM spaces WHERE name = ?", (space,))
+            if rows:
+                key = rows[0][0]
+            else:
+                key = (await db.execute("INSERT INTO spaces(name) VALUES (?)", (space,))).lastrowid
+            rows = await fetch_rows(
+                db, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                (space,))
+            place = SpacePlace(key, *rows[0]) if rows else SpacePlace(key, 0, 0, stamp)  # type: ignore[arg-type]
+            self._places[space] = place
+        if section_break or stamp - place.last_time > self._section_gap:
+            place.section += 1
+        place.seq += 1
+        place.last_time = max(place.last_time, stamp)
+        return place.key, place.seq, place.section
+
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete episodes with their keyword rows and vectors; returns the ids deleted (``erase``)."""
+        return (await self.erase(ids, []))[0]
+
+    # ---- memories ------------------------------------------------------------------------
+    async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
+        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
+        db = self._writer
+        root = None
+        if supersedes is not None:
+            async with db.execute("SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                raise UnknownIdError(f"no memory with id {supersedes}")
+            if row[1] == "superseded":
+                raise UnknownIdError(f"memory {supersedes} was already superseded")
+            root = row[0]
+            # valid_to: when we learned otherwise (the new version's valid_from, else its creation)
+            await db.execute(
+                "UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?) WHERE id = ?",
+                (timestamp(m.valid_from) or timestamp(aware(m.created_at)), supersedes))
+            await db.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
+        mid = await self._next_id("memories")
+        await db.execute(
+            "INSERT INTO memories (id, root, kind, text, scope, subjects, importance, strength,"
+            " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
+            " VALUES (?,0,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+             m.importance, m.strength, timestamp(m.last_recalled), timestamp(aware(m.created_at)),
+             timestamp(m.valid_from), timestamp(m.valid_to), m.status, supersedes))
+        await db.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
+        words = memory_words(m)
+        await db.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
+        await db.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
+        self.changes.append(MemoryAdded(mid, m.scope, m.status, word_count(words), supersedes))
+        return mid
+
+    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
+        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
+        if not fields or set(fields) - SETTABLE:
+            raise ValueError(f"only {sorted(SETTABLE)} can be set in place")
+        vals = [timestamp(v) if isinstance(v, datetime) else v for v in fields.values()]
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        await self._writer.execute(f"UPDATE memories SET {sets} WHERE id = ?", [*vals, memory_id])
+        if "scope" in fields or "status" in fields:  # who may find it changed: read back only then
+            row = await fetch_rows(self._writer, "SELECT scope, status FROM memories WHERE id = ?",
+                                   (memory_id,))
+            if row:
+                self.changes.append(MemoryChanged(memory_id, row[0][0], row[0][1], frozenset(fields)))
+
+    async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
+        """Hard-delete every version of the given memories; returns the deleted row ids (``erase``)."""
+        return (await self.erase([], await self.all_versions(root_ids)))[1]
+
+    async def all_versions(self, ids: Sequence[int]) -> list[int]:
+        """Every version of the memories ``ids`` (those that exist), merged ones' originals included."""
+        out: list[int] = []
+        for chunk in chunks(list(map(int, ids))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in await fetch_rows(
+                self._writer, "SELECT id FROM memories WHERE root IN"
+                f" (SELECT root FROM memories WHERE id IN {sql})", vals)]
+        return sorted(set(out))
+
+    # ---- hard forgetting (issue 14) --------------------------------------------------------
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+        """Hard-delete episodes and memories (the exact ids given) with everything that holds their
+        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names and
+        ``spaces``' names and cursors. Returns the (episode, memory) ids deleted.
+
+        THE one exception to episodes being append-only (hard forgetting): every delete of an
+        episode goes through here. Inside the transaction: a crash leaves all of it or none. The
+        keyword indexes are rewritten inside it (FTS5 ``optimize``: a plain delete leaves the words in
+        older index segments) and ``secure_delete`` zeroes every freed page; after the commit the
+        store checkpoints and truncates the write-ahead log (``erased`` tells it to).
+        """
+        db = self._writer
+        eps = await self.existing("episodes", episode_ids)
+        mems = await self.existing("memories", memory_ids)
+        for table, ids in (("episodes", eps), ("memories", mems)):
+            if ids:  # ids are never given out again (a later line must not inherit a cursor)
+                await self.set_cursor(f"erased:{table}", max([*ids, await self._erased(table)]))
+        for chunk in chunks(eps):
+            q, v = in_list(chunk)
+            await db.execute(f"DELETE FROM sources WHERE episode_id IN {q}", v)
+        await self._delete("episodes", "e", eps)
+        for chunk in chunks(mems):
+            q, v = in_list(chunk)
+            await db.execute(f"DELETE FROM kept_apart WHERE a IN {q} OR b IN {q}", v + v)
+        await self._delete("memories", "m", mems)
+        for person in people:
+            await db.execute("DELETE FROM aliases WHERE person = ?", (person,))
+        for space in spaces:
+            await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
+            await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
+            self._places.pop(space, None)
+        for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
+            if ids:
+                await db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        if eps:
+            self.changes.append(EpisodesDeleted(eps))
+        if mems:
+            self.changes.append(MemoriesDeleted(mems))
+        if spaces:
+            self.changes.append(SpacesDeleted(list(spaces)))
+        self.erased = self.erased or bool(eps or mems or spaces)
+        return eps, mems
+
+    async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
+        """Those of ``ids`` that are rows of ``table`` ('episodes' or 'memories') in this transaction."""
+        if table not in ("episodes", "memories"):
+            raise ValueError(table)
+        out: list[int] = []
+        for chunk in chunks(sorted(set(map(int, ids)))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in await fetch_rows(self._writer, f"SELECT id FROM {table} WHERE id IN {sql}",
+                                                   vals)]
+        return out
+
+    async def _erased(self, table: str) -> int:
+        """The highest id ever erased from ``table`` (0: none)."""
+        rows = await fetch_rows(self._writer, "SELECT value FROM cursors WHERE name = ?",
+                                (f"erased:{table}",))
+        return int(rows[0][0]) if rows else 0
+
+    async def _next_id(self, table: str) -> int:
+        """The id the next row of ``table`` gets: past every row there is and every one erased."""
+        top = (await fetch_rows(self._writer, f"SELECT coalesce(max(id), 0) FROM {table}"))[0][0]
+        return max(top, await self._erased(table)) + 1
+
+    # ---- metabolism (issue 14): strength, archiving, merging ---------------------------------
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
+        """(id, strength, last recalled, status) of many memories (superseded ones are left alone)."""
+        for i, strength, recalled, status in rows:
+            cur = await self._writer.execute(
+                "UPDATE memories SET strength = ?, last_recalled = ?, status = ? WHERE id = ?"
+                " AND status != 'superseded' RETURNING scope", (strength, recalled, status, i))
+            for (scope,) in await cur.fetchall():
+                self.changes.append(MemoryChanged(i, scope, status,
+                                                  frozenset({"strength", "last_recalled", "status"})))
+
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        """Mark active memories archived; returns (id, scope) of those that were."""
+        out: list[tuple[int, str]] = []
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            cur = await self._writer.execute(f"UPDATE memories SET status = 'archived' WHERE id IN {sql}"
+                                             " AND status = 'active' RETURNING id, scope", vals)
+            out += [(r[0], r[1]) for r in await cur.fetchall()]
+        if out:
+            self.changes.append(MemoriesArchived([i for i, _ in out], [scope for _, scope in out]))
+        return out
+
+    async def keep_apart(self, ids: Sequence[int]) -> None:
+        """Remember that the memories ``ids`` record different things (merging asks them once)."""
+        pairs = [(a, b) for a in ids for b in ids if a < b]
+        await self._writer.executemany("INSERT OR IGNORE INTO kept_apart VALUES (?, ?)", pairs)
+
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        """One memory in place of ``originals`` (all still active, else nothing happens: None); they
+        are kept, superseded, as versions of it (one root), and it cites all their sources."""
+        db = self._writer
+        sql, vals = in_list(originals)
+        rows = await fetch_rows(db, f"SELECT id, root, scope FROM memories WHERE id IN {sql}"
+                                " AND status = 'active'", vals)
+        if len(rows) != len(set(originals)):
+            return None
+        root = min(r[1] for r in rows)
+        mid = await self.add_memory(merged)
+        for _, old_root, _ in rows:
+            await db.execute("UPDATE memories SET root = ? WHERE root = ?", (root, old_root))
+        await db.execute("UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?)"
+                         f" WHERE id IN {sql}", [timestamp(aware(merged.created_at)), *vals])
+        await db.execute(f"DELETE FROM memories_fts WHERE rowid IN {sql}", vals)
+        await db.execute("UPDATE memories SET root = ?, supersedes = ? WHERE id = ?",
+                         (root, min(originals), mid))
+        for i, _, scope in rows:
+            self.changes.append(MemoryChanged(i, scope, "superseded", frozenset({"status"})))
+        return mid
+
+    async def _delete(self, table: str, kind: str, ids: list[int]) -> None:
+        """Delete rows of ``table`` (episodes 'e' or memories 'm') with their keyword rows and vectors."""
+        for chunk in chunks(ids):
+            q, v = in_list(chunk)
+            await self._writer.execute(f"DELETE FROM {table}_fts WHERE rowid IN {q}", v)
+            await self._writer.execute(f"DELETE FROM vectors WHERE kind = ? AND item IN {q}", [kind, *v])
+            await self._writer.execute(f"DELETE FROM {table} WHERE id IN {q}", v)
+
+    # ---- vectors and cursors -------------------------------------------------------------
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None:
+        """Store each row's vector for ``model`` (replacing one it had)."""
+        await self._writer.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+            [(model, kind, r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
+        self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+
+    async def drop_vectors(self, model: str) -> None:
+        await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
+
+    async def set_cursor(self, name: str, value: int) -> None:
+        await self._writer.execute(
+            "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            (name, value))
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        await self._writer.execute(
+            "INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET record = excluded.record",
+            (job, json.dumps(record, ensure_ascii=False)))

@@ -1,0 +1,370 @@
+"""The Store contract: what every backend must do, stated once and run on each (``conftest.BACKENDS``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from astrbot_plugin_engram.memory import Episode, InvalidInputError, Memory, StoreError, UnknownIdError
+from astrbot_plugin_engram.memory.scopes import Visibility
+from astrbot_plugin_engram.memory.store import (
+    EmbedRow,
+    EpisodesAdded,
+    MemoriesDeleted,
+    MemoryAdded,
+    MemoryChanged,
+    Store,
+    VectorsSaved,
+)
+from astrbot_plugin_engram.memory.text import prepare_episode, query_words
+
+from .conftest import Opener
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
+A, B = "qq:group:1", "qq:group:2"
+
+
+def ep(text: str, space: str = A, minutes: float = 0, **kw: object) -> Episode:
+    return Episode(space=space, content=text, time=T0 + timedelta(minutes=minutes), **kw)  # type: ignore[arg-type]
+
+
+# ---- episodes ---------------------------------------------------------------------------------
+async def test_episodes_come_back_as_written_with_ids_in_order(store: Store) -> None:
+    ids = await store.add_episodes([ep("hello", actor="qq:7", actor_name="Ann", meta={"image": "a.png"}),
+                                    ep("world", B, 1)])
+    assert ids == [1, 2]
+    got = await store.get_episodes([2, 1, 99])
+    assert set(got) == {1, 2}
+    first = got[1]
+    assert (first.content, first.actor, first.actor_name) == ("hello", "qq:7", "Ann")
+    assert first.meta == {"image": "a.png"}
+    assert first.time == T0 and first.time.utcoffset() == timedelta(hours=8)  # its own zone kept
+
+
+async def test_each_space_numbers_its_episodes_and_a_silence_starts_a_section(store: Store) -> None:
+    await store.add_episodes([ep("a", A, 0), ep("b", B, 1), ep("c", A, 2), ep("d", A, 60 * 4)])
+    await store.add_episodes([ep("e", A, 60 * 4 + 1, meta={"section_break": True})])
+    got = await store.get_episodes([1, 2, 3, 4, 5])
+    assert [(got[i].space, got[i].seq, got[i].section) for i in range(1, 6)] == [
+        (A, 1, 0), (B, 1, 0), (A, 2, 0), (A, 3, 1), (A, 4, 2)]
+
+
+async def test_episode_columns_and_spaces_describe_what_was_written(store: Store) -> None:
+    await store.add_episodes([ep("look at this?", A, actor_name="Ann", kind="image"), ep("plain", B)])
+    rows = await store.episode_columns(0, 10)
+    assert [(r.id, r.space, r.seq, r.actor_name, r.image) for r in rows] == [
+        (1, A, 1, "Ann", True), (2, B, 1, "", False)]
+    assert rows[0].shape == prepare_episode(ep("look at this?"))[1] and rows[0].tz == 480
+    assert await store.episode_columns(1, 10) == rows[1:]
+    assert await store.last_episode_id() == 2
+    spaces = await store.spaces()
+    assert sorted(spaces.values()) == [A, B]
+    assert await store.space_key(A) in spaces and await store.space_key("never") is None
+
+
+async def test_last_episode_time_of_a_space(store: Store) -> None:
+    await store.add_episodes([ep("a", A, 0), ep("b", A, 10), ep("c", B, 20)])
+    assert await store.last_episode_time(A) == T0 + timedelta(minutes=10)
+    assert await store.last_episode_time(A, before=T0 + timedelta(minutes=5)) == T0
+    assert await store.last_episode_time("elsewhere") is None
+
+
+async def test_aliases_of_a_person_most_recent_first(store: Store) -> None:
+    await store.add_episodes([ep("hi", actor="qq:1", actor_name="Alice"),
+                              ep("hi again", minutes=5, actor="qq:1", actor_name="Ally")])
+    assert await store.aliases("qq:1") == ["Ally", "Alice"]
+
+
+# ---- memories ---------------------------------------------------------------------------------
+async def test_a_memory_comes_back_with_its_sources_sorted(store: Store) -> None:
+    await store.add_episodes([ep("a"), ep("b"), ep("c")])
+    mid = await store.add_memory(Memory("Ann likes tea", "space:" + A, kind="preference", subjects=("qq:1",),
+                                        sources=(3, 1), importance=0.8))
+    m = (await store.get_memories([mid]))[mid]
+    assert (m.text, m.scope, m.kind, m.subjects, m.sources, m.importance, m.status) == (
+        "Ann likes tea", "space:" + A, "preference", ("qq:1",), (1, 3), 0.8, "active")
+
+
+async def test_a_new_version_supersedes_the_old_and_both_are_kept(store: Store) -> None:
+    old = await store.add_memory(Memory("v1", "self"))
+    new = await store.add_memory(Memory("v2", "self"), supersedes=old)
+    assert await store.versions(new) == await store.versions(old) == [old, new]
+    got = await store.get_memories([old, new])
+    assert (got[old].status, got[new].status, got[new].supersedes) == ("superseded", "active", old)
+    with pytest.raises(UnknownIdError):
+        await store.add_memory(Memory("v3", "self"), supersedes=old)
+    with pytest.raises(UnknownIdError):
+        await store.add_memory(Memory("v3", "self"), supersedes=999)
+
+
+async def test_bookkeeping_fields_change_in_place_and_nothing_else_does(store: Store) -> None:
+    mid = await store.add_memory(Memory("note", "self"))
+    await store.set_memory_fields(mid, strength=0.3, status="archived", scope="owner")
+    m = (await store.get_memories([mid]))[mid]
+    assert (m.strength, m.status, m.scope) == (0.3, "archived", "owner")
+    with pytest.raises(ValueError, match="in place"):
+        await store.set_memory_fields(mid, text="rewritten")
+    assert (await store.get_memories([mid]))[mid].text == "note"
+
+
+async def test_deleting_a_memory_deletes_every_version(store: Store) -> None:
+    old = await store.add_memory(Memory("v1", "self"))
+    new = await store.add_memory(Memory("v2", "self"), supersedes=old)
+    keep = await store.add_memory(Memory("other", "self"))
+    assert sorted(await store.delete_memories([new])) == [old, new]
+    assert set(await store.get_memories([old, new, keep])) == {keep}
+    assert await store.versions(old) == []
+
+
+async def test_rank_rows_carry_what_recall_checks(store: Store) -> None:
+    mid = await store.add_memory(Memory("tea", "public", importance=0.7, strength=0.5, created_at=T0))
+    [row] = await store.memory_rank_rows([mid, 999])
+    assert (row.id, row.text, row.scope, row.status, row.importance, row.strength) == (
+        mid, "tea", "public", "active", 0.7, 0.5)
+    assert row.created_at == T0.timestamp() and row.valid_from is None
+    assert await store.memory_rank_rows([]) == []
+
+
+# ---- transactions and listeners ---------------------------------------------------------------
+async def test_a_transaction_commits_several_writes_together(store: Store) -> None:
+    async with store.transaction() as tx:
+        [eid] = await tx.add_episodes([ep("the batch's source")])
+        mid = await tx.add_memory(Memory("learned", "self", sources=(eid,)))
+        await tx.set_cursor("consolidate:" + A, eid)
+    assert (await store.get_memories([mid]))[mid].sources == (eid,)
+    assert await store.cursor("consolidate:" + A) == eid
+
+
+async def test_a_failed_transaction_leaves_nothing_behind(store: Store) -> None:
+    with pytest.raises(RuntimeError, match="model failed"):
+        async with store.transaction() as tx:
+            await tx.add_episodes([ep("never")])
+            await tx.add_memory(Memory("never", "self"))
+            await tx.set_cursor("c", 5)
+            raise RuntimeError("model failed")
+    assert await store.counts() == {"episodes": 0, "memories": 0, "archived": 0, "superseded": 0,
+                                    "spaces": 0, "people": 0, "vectors": 0}
+    assert await store.cursor("c") == 0
+    assert await store.add_episodes([ep("after")]) == [1]  # numbering not thrown off
+    assert (await store.get_episodes([1]))[1].seq == 1
+
+
+async def test_listeners_hear_each_change_only_after_commit(store: Store) -> None:
+    heard: list[object] = []
+    store.listen(heard.append)
+    with pytest.raises(RuntimeError):
+        async with store.transaction() as tx:
+            await tx.add_memory(Memory("rolled back", "self"))
+            raise RuntimeError
+    assert heard == []
+    async with store.transaction() as tx:
+        [eid] = await tx.add_episodes([ep("hello there")])
+        mid = await tx.add_memory(Memory("tea", "self"))
+        assert heard == []  # not before COMMIT
+    await store.set_memory_fields(mid, scope="public")
+    await store.set_memory_fields(mid, strength=0.2)  # who may find it is unchanged: nothing to hear
+    await store.delete_memories([mid])
+    assert [type(c) for c in heard] == [EpisodesAdded, MemoryAdded, MemoryChanged, MemoriesDeleted]
+    added = heard[0]
+    assert isinstance(added, EpisodesAdded) and [r.id for r in added.rows] == [eid]
+    assert added.lengths == [3]  # hello, may, 2024
+    changed = heard[2]
+    assert isinstance(changed, MemoryChanged) and (changed.scope, changed.fields) == ("public", {"scope"})
+
+
+async def test_cursors_start_at_zero_and_keep_what_was_set(store: Store) -> None:
+    assert await store.cursor("jobs:diary") == 0
+    await store.set_cursor("jobs:diary", 42)
+    await store.set_cursor("jobs:diary", 43)
+    assert await store.cursor("jobs:diary") == 43
+
+
+# ---- keyword postings -------------------------------------------------------------------------
+async def test_postings_name_the_rows_holding_each_word_in_the_places_asked(store: Store) -> None:
+    words = query_words("lighthouse keeper")
+    await store.add_episodes([ep("the lighthouse keeper", A), ep("a lighthouse", B), ep("nothing", A)])
+    a, b = await store.space_key(A), await store.space_key(B)
+    assert a is not None and b is not None
+    lists, exact = await store.episode_postings(words, [a])
+    assert exact and [sorted(x.tolist()) for x in lists] == [[1], [1]]
+    lists, exact = await store.episode_postings(words, None)  # every place
+    assert exact and [sorted(x.tolist()) for x in lists] == [[1, 2], [1]]
+    many = [a, b, *range(1000, 1020)]  # a wide audience: the rows may hold other places too
+    lists, exact = await store.episode_postings(words, many)
+    assert {1, 2} <= set(lists[0].tolist())
+    mid = await store.add_memory(Memory("the keeper waved", "public"))
+    assert [x.tolist() for x in await store.memory_postings(words)] == [[], [mid]]
+
+
+async def test_keyword_rows_give_each_rows_group_and_length(store: Store) -> None:
+    await store.add_episodes([ep("the lighthouse keeper waved", A), ep("rain", B)])
+    mid = await store.add_memory(Memory("Ann keeps bees", "self"))
+    rows = await store.episode_keyword_rows(0, 10)
+    a = await store.space_key(A)
+    assert [(r.id, r.group, r.length) for r in rows][0] == (1, a, 3 + 2)  # 3 words, month and year
+    assert [r.id for r in await store.episode_keyword_rows(0, 10, [2])] == [2]
+    assert [(r.id, r.group, r.length) for r in await store.memory_keyword_rows(0, 10)] == [
+        (mid, ("self", "active"), 3)]
+
+
+async def test_index_words_of_episodes_read_back(store: Store) -> None:
+    [eid] = await store.add_episodes([ep("Lighthouses shine", actor_name="Ann")])
+    assert await store.episode_index_words([eid]) == {eid: ["lighthous", "shine", "ann", "may", "2024"]}
+
+
+# ---- vectors ----------------------------------------------------------------------------------
+async def test_vectors_are_kept_per_model_and_read_back_in_pages(store: Store) -> None:
+    await store.add_episodes([ep("a", A), ep("b", B), ep("c", A)])
+    todo = await store.items_to_embed("e", 0, 10)
+    assert [(r.id, r.group, r.status, r.text) for r in todo] == [(1, A, "active", "a"), (2, B, "active", "b"),
+                                                                  (3, A, "active", "c")]
+    vecs = np.arange(9, dtype=np.float32).reshape(3, 3)
+    heard: list[object] = []
+    store.listen(heard.append)
+    async with store.transaction() as tx:
+        await tx.save_vectors("m1", "e", todo, vecs)
+        await tx.set_cursor("vectors:m1:e", 3)
+    assert isinstance(heard[0], VectorsSaved) and heard[0].model == "m1"
+    rows, got = await store.vectors_page("m1", "e", 1, 10)
+    assert [r.id for r in rows] == [2, 3] and np.array_equal(got, vecs[1:])
+    assert sorted(await store.vector_counts("m1")) == [("e", A, 2), ("e", B, 1)]
+    assert (await store.vectors_page("m2", "e", 0, 10))[0] == []
+    await store.drop_vectors("m1")
+    assert await store.vector_counts("m1") == []
+    await store.save_vectors("m2", "e", todo[:1], vecs[:1])  # a write of its own
+    assert await store.vector_counts("m2") == [("e", A, 1)]
+
+
+async def test_memories_to_embed_carry_scope_and_status(store: Store) -> None:
+    old = await store.add_memory(Memory("v1", "self"))
+    new = await store.add_memory(Memory("v2", "owner"), supersedes=old)
+    rows = await store.items_to_embed("m", 0, 10)
+    assert rows == [EmbedRow(old, "self", "superseded", "v1"), EmbedRow(new, "owner", "active", "v2")]
+
+
+# ---- browsing (the dashboard) -----------------------------------------------------------------
+async def test_memories_are_listed_by_filter_newest_first_a_page_at_a_time(store: Store) -> None:
+    [e1, e2] = await store.add_episodes([ep("in A", A), ep("in B", B)])
+    ids = [await store.add_memory(Memory(f"fact {n}", "public", sources=(e2,))) for n in range(5)]
+    liked = await store.add_memory(Memory("Ann likes tea", "space:" + A, kind="preference",
+                                          subjects=("qq:1",)))
+    learned = await store.add_memory(Memory("from A", "self", kind="event", sources=(e1,)))
+    await store.set_memory_fields(ids[0], status="archived")
+
+    async def listed(**kw: object) -> list[int]:
+        return [m.id for m in (await store.list_memories(**kw))[0]]  # type: ignore[arg-type,misc]
+
+    assert await listed(kind="fact", limit=2) == [ids[4], ids[3]]  # active ones, by default
+    assert await listed(kind="fact", status=None, limit=2, offset=4) == [ids[0]]
+    assert (await store.list_memories(kind="fact", status=None, limit=2))[1] == 5  # how many in all
+    assert await listed(scope="space:" + A) == [liked]
+    assert await listed(space=A) == [learned, liked]  # said there, or scoped there
+    assert await listed(people=["qq:1"]) == [liked]
+    assert await listed(status="archived") == [ids[0]]
+    assert await listed(vis=Visibility(frozenset({"self"}), frozenset({A}))) == [learned]
+
+
+async def test_a_spaces_episodes_are_paged_in_order(store: Store) -> None:
+    await store.add_episodes([ep(f"line {n}", A if n % 2 else B, n) for n in range(9)])
+    page2 = await store.space_episodes(A, limit=2, offset=2)
+    assert [e.content for e in page2] == ["line 5", "line 7"]
+    assert await store.space_episodes(A, limit=2, offset=4) == []
+    with pytest.raises(InvalidInputError):
+        await store.space_episodes(A, limit=0)
+
+
+async def test_memories_are_counted_by_kind_scope_and_status(store: Store) -> None:
+    await store.add_memory(Memory("a", "public", kind="fact"))
+    old = await store.add_memory(Memory("b", "self", kind="diary"))
+    await store.add_memory(Memory("b2", "self", kind="diary"), supersedes=old)
+    assert await store.memory_counts("kind") == {"diary": 2, "fact": 1}
+    assert await store.memory_counts("scope") == {"public": 1, "self": 2}
+    assert await store.memory_counts("status") == {"active": 2, "superseded": 1}
+    with pytest.raises(InvalidInputError):
+        await store.memory_counts("text")
+
+
+async def test_episodes_are_counted_per_day_in_their_own_zone(store: Store) -> None:
+    late = datetime(2024, 5, 1, 23, 30, tzinfo=timezone(timedelta(hours=8)))  # 15:30 UTC
+    await store.add_episodes([Episode(space=A, content="late", time=late),
+                              Episode(space=A, content="later", time=late + timedelta(hours=1)),
+                              Episode(space=B, content="elsewhere", time=late)])
+    assert await store.episodes_per_day(A) == [("2024-05-01", 1), ("2024-05-02", 1)]
+    assert await store.episodes_per_day() == [("2024-05-01", 2), ("2024-05-02", 1)]
+
+
+# ---- opening read-only ------------------------------------------------------------------------
+async def test_a_read_only_store_reads_and_refuses_every_write(open_store: Opener, tmp_path: Path) -> None:
+    writer = await open_store(tmp_path)
+    try:
+        await writer.add_episodes([ep("hello")])
+        reader = await open_store(tmp_path, read_only=True)
+        try:
+            assert reader.read_only and not writer.read_only
+            assert (await reader.get_episodes([1]))[1].content == "hello"
+            await writer.add_episodes([ep("new, seen at once")])
+            assert await reader.last_episode_id() == 2
+            with pytest.raises(StoreError, match="read-only"):
+                await reader.add_episodes([ep("refused")])
+            with pytest.raises(StoreError, match="read-only"):
+                await reader.set_cursor("c", 1)
+            assert await reader.integrity() == []
+        finally:
+            await reader.close()
+    finally:
+        await writer.close()
+
+
+async def test_read_only_needs_an_existing_store(open_store: Opener, tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        await open_store(tmp_path, read_only=True)
+    assert not any(tmp_path.iterdir())  # noqa: ASYNC240 - nothing was created
+
+
+async def test_a_store_reports_itself_sound(store: Store) -> None:
+    await store.add_episodes([ep("hello")])
+    await store.add_memory(Memory("tea", "self"))
+    assert await store.integrity() == []
+
+
+# ---- where background work stands (consolidation, the scheduler) -------------------------------
+async def test_a_places_backlog_and_the_episodes_past_its_cursor(store: Store) -> None:
+    await store.add_episodes([ep("a", A, 0), ep("b", B, 1), ep("c", A, 2), ep("d", A, 3)])
+    backlog = {row[0]: row[1:] for row in await store.episode_backlog({A: 1})}
+
+    def at(minutes: int) -> float:
+        return (T0 + timedelta(minutes=minutes)).timestamp()
+
+    assert backlog == {A: (2, 4, at(2), at(3)), B: (1, 2, at(1), at(1))}
+    assert await store.episode_backlog({A: 4, B: 2}) == []
+    assert [e.content for e in await store.episodes_after(A, 1, 10)] == ["c", "d"]
+    assert [e.content for e in await store.episodes_after(A, 0, 2)] == ["a", "c"]
+
+
+async def test_cursors_by_prefix_move_with_the_memories_of_one_transaction(store: Store) -> None:
+    await store.set_cursor("consolidate:x", 5)
+    await store.set_cursor("vectors:m:e", 9)
+    with pytest.raises(RuntimeError):
+        async with store.transaction() as tx:
+            await tx.add_memory(Memory("learned", "public"))
+            await tx.set_cursor("consolidate:x", 7)
+            raise RuntimeError("the batch failed half way")
+    assert await store.cursors("consolidate:") == {"consolidate:x": 5}
+    assert (await store.counts())["memories"] == 0
+    async with store.transaction() as tx:
+        await tx.add_memory(Memory("learned", "public"))
+        await tx.set_cursor("consolidate:x", 7)
+    assert await store.cursors("consolidate") == {"consolidate:x": 7}
+    assert (await store.counts())["memories"] == 1
+
+
+async def test_job_runs_are_kept_by_name(store: Store) -> None:
+    assert await store.job_runs() == {}
+    await store.save_job_run("consolidate", {"status": "ok", "totals": {"added": 3}})
+    await store.save_job_run("consolidate", {"status": "failed", "error": "boom"})
+    await store.save_job_run("diary", {"status": "ok"})
+    assert await store.job_runs() == {"consolidate": {"status": "failed", "error": "boom"},
+                                      "diary": {"status": "ok"}}
