@@ -10,7 +10,7 @@ PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.1
 UV_VERSION := 0.13.9
 PIP := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -c constraints.txt
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint browser bench clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it or run make PYTHON=/path/to/python3.12"; exit 1; }
@@ -34,7 +34,13 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint
+# The dashboard's browser test drives Debian's chromium headless (no browser download at test time).
+browser:
+	@command -v chromium >/dev/null || { echo "installing chromium (apt-get) for the dashboard's browser test"; \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk; }
+
+test: lint browser
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.runtime
@@ -42,4 +48,4 @@ bench: $(VENV)/.runtime
 	$(BIN)/python bench/perf.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build

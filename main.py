@@ -10,12 +10,15 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import forget_commands, tools  # noqa: F401  (forget_commands registers /mem forget-person ...)
+from .plugin import forget_commands, self_commands, tools  # noqa: F401  (forget_commands: /mem forget-person ...)
+from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
+from .plugin.dashboard import start_dashboard, stop_dashboard
 from .plugin.jobs import Jobs
 from .plugin.logs import attach
-from .plugin.providers import Providers, astrbot_timezone
+from .plugin.providers import Providers, timezone_of
+from .plugin.self_jobs import SelfJobs
 from .plugin.service import EngramService
 
 PLUGIN_NAME = "astrbot_plugin_engram"
@@ -29,15 +32,20 @@ class EngramPlugin(Star):
         self.config = config
         self.service: EngramService | None = None
         self.jobs: Jobs | None = None
+        self.self_jobs: SelfJobs | None = None
         self._detach_logs: Any = None
 
     async def initialize(self) -> None:
         self._detach_logs = attach(logger)  # the core's lines go to AstrBot's console and WebUI
         settings, _ = parse_settings(self.config)  # bad keys are logged by name, their defaults kept
         providers = Providers(self.context, settings.embedding_provider_id, settings.chat_provider_id)
-        self.service = EngramService(settings, StarTools.get_data_dir(PLUGIN_NAME), providers,
-                                     tz=astrbot_timezone(self.context))
+        data_dir = StarTools.get_data_dir(PLUGIN_NAME)
+        abilities = Abilities(data_dir, lambda: astrbot_tools(self.context), astrbot_commands)
+        self.service = EngramService(settings, data_dir, providers, tz=timezone_of(settings, self.context),
+                                     abilities=abilities)
+        await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
         self.jobs = Jobs(self.service)
+        self.self_jobs = SelfJobs(self.jobs)  # diary and self-image, added before the scheduler starts
         await self.jobs.start()
         if _providers_loaded(self.context):  # a reload: AstrBot's providers are there already
             await self.service.announce()
@@ -52,6 +60,7 @@ class EngramPlugin(Star):
         if self.jobs is not None:
             await self.jobs.stop()
         if self.service is not None:
+            await stop_dashboard(self.service)
             await self.service.close()
         if self._detach_logs is not None:
             self._detach_logs()
@@ -104,6 +113,18 @@ class EngramPlugin(Star):
             return "error: memory is not ready"
         return await tools.memory_remember(self.service, event, text, about)
 
+    @filter.llm_tool(name="identity_propose")
+    async def identity_propose(self, event: AstrMessageEvent, change: str = "", reason: str = "",
+                               **_: Any) -> str:
+        """Propose a change to your core identity (who you are). Only your owner can approve it.
+
+        Args:
+            change(string): the sentence to add to your identity, in your own words
+            reason(string): why, in one short sentence
+        """
+        if self.service is None:
+            return "error: memory is not ready"
+        return await self_commands.identity_propose(self.service, event, change, reason)
 
 def _providers_loaded(context: Context) -> bool:
     try:

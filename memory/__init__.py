@@ -16,14 +16,16 @@ from .errors import (
 from .forgetting import Forgetting
 from .merging import MergeSettings
 from .metabolism import MetabolismSettings
-from .model import SELF, Audience, Episode, Hit, Memory
+from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
+from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, space_scope, visibility
 from .store import Store
 from .store.sqlite import open_store
 
 __all__ = [
+    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
     "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import cli_self
 from .embedders import Embedder, OpenAIEmbedder, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a place that is the owner's private chat (repeatable)")
     c.add_argument("--public-space", action="append", default=None,
                    help="a place whose facts about no one may become public (repeatable; default web)")
+    cli_self.add_parsers(sub)
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -308,7 +310,7 @@ async def _index_quietly(e: Engram) -> None:
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
             "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
-            "consolidate": cmd_consolidate}
+            "consolidate": cmd_consolidate, **cli_self.COMMANDS}
 
 
 async def run(args: argparse.Namespace) -> int:

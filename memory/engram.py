@@ -56,19 +56,26 @@ class Engram:
         store.listen(self.indexes.after_commit)
         self.indexer = Indexer(store, self.indexes, embedder, query_timeout)
         self.recorder = Recorder(store, self.indexer.kick)
+        self._path: Path | None = None
+        self._browser: Store | None = None
 
     @classmethod
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
-                   background: bool = True, durable: bool = False,
+                   background: bool = True, durable: bool = False, read_only: bool = False,
                    query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None) -> Engram:
-        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand."""
-        store = await open_store(path, durable=durable)
+        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
+
+        ``read_only``: an existing store that nothing can be written to (no background embedding;
+        recall uses the vectors already stored).
+        """
+        store = await open_store(path, durable=durable, read_only=read_only)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
                        ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism)
+            self._path = Path(path)
             await self.indexes.load(store)
-            await self.indexer.start(background)
+            await self.indexer.start(background and not read_only)
         except BaseException:
             await store.close()
             raise
@@ -79,6 +86,8 @@ class Engram:
         await self.flush()
         await self.toucher.close()
         await self.indexer.stop()
+        if self._browser is not None and self._browser is not self.store:
+            await self._browser.close()
         await self.store.close()
 
     @property
@@ -255,6 +264,25 @@ class Engram:
         first: one page of them and how many there are in all."""
         return await self.store.list_memories(vis, scope=scope, kind=kind, people=people, limit=limit,
                                               offset=offset)
+
+    async def names(self, people: Iterable[str]) -> dict[str, str]:
+        """The latest display name of each person that has one."""
+        out = {}
+        for person in people:
+            aliases = await self.store.aliases(person)
+            if aliases:
+                out[person] = aliases[0]
+        return out
+
+    async def browser(self) -> Store:
+        """The store opened once more, read-only, for browsing (the dashboard): its own connections,
+        which cannot write, so a slow page never queues in front of the reads a reply needs."""
+        if self._browser is None:
+            if self.store.read_only or self._path is None:
+                self._browser = self.store
+            else:
+                self._browser = await open_store(self._path, read_only=True)
+        return self._browser
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""

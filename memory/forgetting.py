@@ -93,7 +93,7 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     mems |= set(await engram.store.all_versions(derived))
     plan.episodes, plan.memories = sorted(eps), sorted(mems)
     found = await engram.store.get_memories(plan.memories)
-    days = {_day(m.valid_from or m.created_at) for m in found.values() if m.kind == DIARY}
+    days = {_day(engram, m.valid_from or m.created_at) for m in found.values() if m.kind == DIARY}
     plan.diary_days = sorted(d for d in days if d is not None)
     plan.self_image = any(m.kind == SELF_IMAGE for m in found.values())
     return plan
@@ -110,8 +110,19 @@ def _erase_diary_files(engram: Engram, plan: Forgetting) -> None:
         diary.diary_path(diary.data_folder(engram), day).unlink(missing_ok=True)
 
 
-def _day(t: datetime | None) -> date | None:
-    return None if t is None else t.astimezone(timezone.utc).date()
+def _day(engram: Engram, t: datetime | None) -> date | None:
+    """The day a diary dated ``t`` tells of: counted as the diaries count days (their zone and
+    boundary hour, ``memory/diary.py``) when that module is there, else the UTC date."""
+    if t is None:
+        return None
+    try:
+        diary = importlib.import_module(".diary", __package__)
+        clock = importlib.import_module(".clock", __package__)
+    except ImportError:
+        return t.astimezone(timezone.utc).date()
+    tz, boundary_hour = diary.day_rule(diary.data_folder(engram))
+    day: date = clock.day_of(t, tz, boundary_hour)
+    return day
 
 
 def _names_in(text: str, names: list[str]) -> bool:

@@ -29,9 +29,21 @@ class Settings:
     embedding_provider_id: str = ""
     chat_provider_id: str = ""
     blacklist_spaces: tuple[str, ...] = ()
+    dashboard_enabled: bool = True
+    dashboard_port: int = 8765
     consolidate_every_minutes: int = 30
     consolidate_after_episodes: int = 30
     strength_half_life_days: int = 30
+    timezone: str = ""
+    identity_enabled: bool = True
+    time_enabled: bool = True
+    diary_enabled: bool = True
+    diary_boundary_hour: int = 4
+    self_image_enabled: bool = True
+    inner_state_enabled: bool = True
+    baseline_mood: str = "calm"
+    abilities_enabled: bool = True
+    proposals_enabled: bool = True
 
     def is_owner(self, platform: str, user_id: str) -> bool:
         """Whether the sender is the owner (an entry is ``<user_id>`` or ``<platform>:<user_id>``)."""
@@ -50,9 +62,11 @@ class Settings:
 
 # key -> (low, high) for numbers, or the allowed values for strings
 BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
+                                      "dashboard_port": (1024, 65535),
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000),
-                                      "strength_half_life_days": (1, 3650)}
+                                      "strength_half_life_days": (1, 3650),
+                                      "diary_boundary_hour": (0, 23)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 
 

@@ -12,12 +12,12 @@ import logging
 import os
 from datetime import tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from ..memory import Embedder, EmbeddingError, LocalE5, NoEmbedder
 from ..memory.chat import ChatResult, Message, visible_text
+from ..memory.clock import resolve_timezone
 from ..memory.errors import ChatError, ChatTimeout
 
 log = logging.getLogger("engram.plugin")
@@ -199,13 +199,15 @@ class Providers:
         return " ".join(text.split())[:500] or None
 
 
-def astrbot_timezone(context: Any) -> tzinfo | None:
-    """AstrBot's configured time zone (so our times agree with its own), else None (local time)."""
-    try:
-        name = context.get_config().get("timezone")
-        return ZoneInfo(name) if name else None
-    except Exception:
-        return None
+def timezone_of(settings: Any, context: Any) -> tzinfo:
+    """The configured zone: Engram's ``timezone`` key, else AstrBot's, else the host's (logged)."""
+    name = settings.timezone
+    if not name:
+        try:
+            name = context.get_config().get("timezone") or ""
+        except Exception:
+            name = ""
+    return resolve_timezone(name)
 
 
 class AstrBotChat:

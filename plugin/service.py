@@ -16,14 +16,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, Memory, RecallSettings
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
-from ..memory.render import build_block, note, time_line
+from ..memory.render import build_block, fit_identity, hit_names, note, time_line
 from .config import Settings
 from .confirm import Confirmations
 from .echo import own_words
 from .events import (
+    actor_of,
     audience_of,
     event_time,
     incoming_episodes,
@@ -34,16 +35,15 @@ from .events import (
 )
 from .inject import Injection, already_in_context, apply, recall_query, recent_turns
 from .providers import Providers
+from .selfhood import Selfhood
 
 log = logging.getLogger("engram.plugin")
 
 DB_NAME = "engram.db"
-IDENTITY_FILE = "identity.md"
 INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
 GIVEN_EXTRA = "engram_given"  # event extra: the texts of the notes the model was handed (block, tools)
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
-IDENTITY_CHARS = 4000
 
 Item = list[Episode] | asyncio.Task[list[Episode]] | None
 
@@ -52,7 +52,7 @@ class EngramService:
     """Everything the hooks, commands and tools of the plugin share."""
 
     def __init__(self, settings: Settings, data_dir: Path, providers: Providers, *,
-                 embedder: Embedder | None = None, tz: tzinfo | None = None):
+                 embedder: Embedder | None = None, tz: tzinfo | None = None, abilities: Any = None):
         self.settings = settings
         self.data_dir = Path(data_dir)
         self.providers = providers
@@ -67,8 +67,12 @@ class EngramService:
         self._closing = False
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
-        self._identity: tuple[float, str] = (0.0, "")
+        self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self._opening: asyncio.Task[Engram] | None = None
+        self._shortened_identity = ""
+        self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
+        self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
@@ -86,9 +90,22 @@ class EngramService:
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
-                self.engram = await Engram.open(
-                    self.path, embedder, query_timeout=QUERY_TIMEOUT,
-                    settings=RecallSettings(strength_days=float(self.settings.strength_half_life_days)))
+                if self._opening is None:
+                    recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz,
+                                            strength_days=float(self.settings.strength_half_life_days))
+                    self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
+                                                                    query_timeout=QUERY_TIMEOUT))
+                # shielded: a caller cancelled mid-open (a reply's time limit) leaves the open to finish
+                # and be kept, never a half-open file whose connection thread outlives the plugin
+                try:
+                    self.engram = await asyncio.shield(self._opening)
+                except asyncio.CancelledError:
+                    raise  # the open goes on; the next caller (or close()) takes it
+                except BaseException:
+                    self._opening = None  # a failed open is tried again next time
+                    raise
+                self._opening = None
+                assert self.engram is not None
                 self.engram.after_forget.append(self._after_forget)
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
@@ -133,35 +150,19 @@ class EngramService:
             self.engram.touch(h if isinstance(h, str) else h.key for h in hits)
 
     async def _after_forget(self, plan: Forgetting) -> None:
-        """After a hard forget: no cached injection or identity text may still hold what went; a day's
-        diary and the self-image that drew on it are rebuilt from what is left (``rewrite``)."""
+        """After a hard forget: no cached injection may still hold what went; a day's diary and the
+        self-image that drew on it are rebuilt from what is left (``rewrite``)."""
         self.last_injection.clear()
-        self._identity = (0.0, "")
         if self.rewrite is not None:
             await self.rewrite(plan)
 
     async def names(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The latest display name of every person the hits are about or were said by."""
-        mem = await self.memory()
-        people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
-        people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-        out = {}
-        for person in people:
-            aliases = await mem.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
+        return await hit_names(await self.memory(), hits)
 
     def identity(self) -> str:
-        """The bot's identity document (``identity.md`` in the data folder), or ""."""
-        path = self.data_dir / IDENTITY_FILE
-        try:
-            mtime = path.stat().st_mtime
-            if mtime != self._identity[0]:
-                self._identity = (mtime, path.read_text("utf-8").strip()[:IDENTITY_CHARS])
-        except OSError:
-            self._identity = (0.0, "")
-        return self._identity[1]
+        """The bot's core identity (``identity/self.md`` in the data folder), or ""."""
+        return self.selfhood.identity()
 
     # ---- recording -----------------------------------------------------------------------
     def record_message(self, event: Any) -> None:
@@ -255,6 +256,11 @@ class EngramService:
             self._writer = None
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
+        if self.engram is None and self._opening is not None:  # an open whose caller was cancelled
+            opened = await asyncio.gather(self._opening, return_exceptions=True)
+            self._opening = None
+            if isinstance(opened[0], Engram):
+                self.engram = opened[0]
         if self.engram is not None:
             await self.engram.close()
             self.engram = None
@@ -279,7 +285,9 @@ class EngramService:
         # what the model already reads (this message, the history) is not injected again
         hits = await self.recall(audience, query, self.settings.recall_k,
                                  seen=[prompt, *recent_turns(contexts, len(contexts))])
-        text, taken = await self.render(audience.space, hits, now, before=event_time(event))
+        person = (actor_of(event), str(event.get_sender_name() or ""))
+        text, taken = await self.render(audience.space, hits, now, before=event_time(event),
+                                        audience=audience, person=person)
         apply(req, text, self.settings.inject_mode)
         inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
         self.last_injection[audience.space] = inj
@@ -302,12 +310,36 @@ class EngramService:
         except Exception:  # an event without extras: the reply is recorded as it comes
             log.debug("Engram: this event keeps no extras")
 
-    async def render(self, space: str, hits: Sequence[Hit], now: datetime,
-                     before: datetime | None = None) -> tuple[str, list[int]]:
-        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit."""
+    async def render(self, space: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
+                     audience: Audience | None = None,
+                     person: tuple[str, str] = ("", "")) -> tuple[str, list[int]]:
+        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
+
+        ``person``: (id, name) of who wrote the message being answered, for the sense of time.
+        """
         mem = await self.memory()
         names = await self.names(hits)
-        last = await mem.last_episode_time(space, before=before or now)
         notes = [note(h, names, now, self.tz) for h in hits]
-        return build_block(notes, time_line(now, last, self.tz), self.identity(),
-                           self.settings.inject_budget_tokens)
+        budget = self.settings.inject_budget_tokens
+        identity = self.identity()
+        fitted = fit_identity(identity, budget) if identity else ""
+        if fitted != identity and identity != self._shortened_identity:
+            self._shortened_identity = identity
+            log.warning("Engram: the identity document is longer than half the injection budget (%d tokens); "
+                        "only its beginning is injected", budget)
+        extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
+        return build_block(notes, await self._time_line(mem, space, now, before or now, audience, person),
+                           fitted, budget, extras)
+
+    async def _time_line(self, mem: Engram, space: str, now: datetime, before: datetime,
+                         audience: Audience | None, person: tuple[str, str]) -> str:
+        if not self.settings.time_enabled:
+            return ""
+        last = await mem.last_episode_time(space, before=before)
+        actor, name = person
+        if not actor:
+            return time_line(now, last, self.tz)
+        # in a group, only this place's lines count (a person's private chat is not the group's business)
+        private = audience is not None and (audience.owner_private or ":private:" in space)
+        last_person = await mem.store.last_time_with(actor, before=before, space=None if private else space)
+        return time_line(now, last, self.tz, last_person, name or "This person")

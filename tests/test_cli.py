@@ -16,7 +16,7 @@ from astrbot_plugin_engram.memory.cli import build_parser, clip, embedder_of, ma
 from .fake_openai import FakeOpenAI
 
 COMMANDS = ["init", "record", "remember", "recall", "stats", "reindex", "show", "update", "forget",
-            "forget-person", "forget-place", "demo"]
+            "forget-person", "forget-place", "demo", "diary", "self-image"]
 
 
 @pytest.fixture
@@ -238,3 +238,40 @@ def test_consolidate_needs_a_model_and_reports_a_down_endpoint(  # type: ignore[
     fake_openai.chat_status = 500
     code, out, _ = cli("consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
     assert code == 0 and "0 added" in out and "failed unavailable 1" in out
+
+
+def test_diary_and_self_image_through_the_cli(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
+    cli("record", "we baked bread together", "--space", "web", "--actor", "web:1", "--name", "Ann",
+        "--time", "2026-11-30T15:00:00+08:00")
+    chat = ["--chat-base-url", fake_openai.base_url, "--chat-model", "tiny", "--timezone", "Asia/Shanghai"]
+    fake_openai.replies.append(json.dumps({"entry": "I baked bread today and it smelled of home."}))
+    code, out, err = cli("diary", "--date", "2026-11-30", *chat)
+    assert code == 0, err
+    assert "2026-11-30: diary written" in out and "smelled of home" in out
+    assert (db_path.parent / "diary" / "2026-11-30.md").exists()
+    code, out, _ = cli("diary", "--date", "2026-11-30", *chat)  # nothing scripted: no call made
+    assert code == 0 and "diary exists" in out
+    fake_openai.replies.append(json.dumps({"entry": "Bread again, better this time."}))
+    code, out, _ = cli("diary", "--date", "2026-11-30", "--force", *chat)
+    assert "diary rewritten" in out
+    fake_openai.replies.append(json.dumps({"self_image": "I find joy in small warm things."}))
+    code, out, _ = cli("self-image", *chat)
+    assert code == 0 and "self-image written" in out
+    assert (db_path.parent / "identity" / "self-image.md").read_text("utf-8").startswith("I find joy")
+    fake_openai.replies.append(json.dumps({"self_image": "Ann is my favourite baker."}))
+    code, _, err = cli("self-image", *chat)
+    assert code == 2 and "private details" in err and "name 'ann'" in err
+    assert (db_path.parent / "identity" / "self-image.md").read_text("utf-8").startswith("I find joy")
+
+
+def test_diary_with_a_bad_date_or_a_wrong_answer(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
+    with pytest.raises(SystemExit):
+        cli("diary", "--date", "yesterday", "--chat-model", "m")
+    cli("record", "hello", "--space", "web", "--time", "2026-11-30T15:00:00+00:00")
+    fake_openai.replies.append("Dear diary, no JSON here")
+    code, _, err = cli("diary", "--date", "2026-11-30", "--chat-base-url", fake_openai.base_url,
+                       "--chat-model", "m", "--timezone", "UTC")
+    assert code == 2 and "no JSON object with entry" in err
+    assert not (db_path.parent / "diary").exists()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -125,6 +125,41 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert (await e.get(keep)).text == "Bob has a blue towel"
     assert (await e.get_episode(ids[2])).content == "bring the blue towel"
     assert traces(folder) == []  # open: nothing in the file, the WAL or beside them
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path) -> None:
+    """The real diary (issue 13) in another zone: its file is named by the day it tells of (in the
+    diaries' zone, not UTC); forgetting a line it drew on erases the entry and the file."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.diary import write_diary
+
+    from .scripted_chat import ScriptedChat
+
+    sh = ZoneInfo("Asia/Shanghai")
+    day = date(2026, 11, 30)
+    e = await open_store(folder)
+    ids = await e.record_many([
+        Episode(GROUP, f"the gate code is {MARK} {ZH}", MING, "Ming",
+                time=datetime(2026, 11, 30, 9, 0, tzinfo=sh)),  # 01:00 UTC: Nov 30 there, in UTC too
+        Episode(GROUP, "thanks, see you", BOB, "Bob", time=datetime(2026, 11, 30, 9, 5, tzinfo=sh))])
+    chat = ScriptedChat(json.dumps({"entry": f"Ming told the group a gate code, {MARK} {ZH}."}))
+    written = await write_diary(e, chat, day, tz=sh)
+    assert written.memory_id is not None and (folder / "diary" / "2026-11-30.md").exists()
+    told: list[Forgetting] = []
+
+    async def listener(plan: Forgetting) -> None:
+        told.append(plan)
+
+    e.after_forget.append(listener)
+    done = await e.forget_episodes([ids[0]])
+    assert done == 1
+    gone = await e.forget([written.memory_id])
+    assert gone.diary_days == [day] and told[-1].diary_days == [day]
+    assert not (folder / "diary" / "2026-11-30.md").exists()
+    assert traces(folder) == []
     await e.close()
     assert traces(folder) == []
 

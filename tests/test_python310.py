@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([ROOT / "main.py", *(ROOT / "memory").rglob("*.py"), *(ROOT / "plugin").rglob("*.py"),
+                  *(ROOT / "dashboard").rglob("*.py"),
                   *(ROOT / "scheduler").rglob("*.py")])
 
 # (module, attribute) pairs new in 3.11+; a bare module name means the whole module is new.

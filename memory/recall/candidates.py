@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from functools import lru_cache
 from typing import Any
 
@@ -36,6 +37,8 @@ class RecallSettings:
     radius: int = 2  # how many places either side count as neighbours
     recency_days: float = 30.0  # the recency feature halves every this many days
     strength_days: float = 30.0  # a memory's strength halves for every this many days it is not recalled
+    time_windows: bool = True  # a query naming a time ("yesterday", "上周末") prefers items inside it
+    tz: tzinfo | None = None  # the zone those windows' days are counted in (None: UTC)
 
 
 @dataclass

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..model import aware
 from ..text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
+from ..timewindow import query_window
 from .candidates import Columns, Pool, RecallSettings
 
 
@@ -77,6 +78,10 @@ FEATURES = (
     Feature("empty", "item", -3.000, hand_set=True),  # no content of its own ("OK, noted", "👍")
     Feature("cov_rel", "relative_coverage", 0.803),  # cov over the pool's best cov
     Feature("wcov_rel", "relative_coverage", -1.706),  # wcov over the pool's best wcov
+    # the item's event time lies in the window the query names ("yesterday", "上周末"); hand-set near
+    # date_match's fitted weight; LoCoMo's questions that name a window name a year too, and get none
+    # (bench/RESULTS.md, time windows: measured with and without)
+    Feature("in_window", "window", 3.000, hand_set=True),
     # how recently a memory was injected, returned or shown (issue 14): by hand until a refit on data
     # with recall history says otherwise
     Feature("recalled", "item", 0.100, hand_set=True),
@@ -136,6 +141,7 @@ class _QueryFacts:
     """What the query says once, reused for every candidate."""
 
     def __init__(self, query: str):
+        self.text = query
         self.words = query_words(query)
         self.word_set = set(self.words)
         self.years, self.months = named_dates(query)
@@ -165,6 +171,7 @@ class _Layout:
         self.eps, self.mems = np.flatnonzero(~self.is_m), np.flatnonzero(self.is_m)
         self.micros, self.timed = _micros(cols.time)
         self.now = _micros_of(aware(now))
+        self.when = aware(now)
         self.section = cols.section[self.eps]
         self.near = self._neighbours()
 
@@ -324,11 +331,20 @@ def _relative_coverage(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSetti
         m[_ROW[rel]] = m[_ROW[share]] / (m[_ROW[share]].max() or 1.0)
 
 
+def _window_feature(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
+    """in_window: the item's event time lies in the window the query names (``timewindow``)."""
+    window = query_window(q.text, cols.when, s.tz) if s.time_windows else None
+    if window is not None:
+        start, end = _micros_of(window.start), _micros_of(window.end)
+        m[_ROW["in_window"]] = cols.timed & (cols.micros >= start) & (cols.micros < end)
+
+
 Step = Callable[[Pool, _Layout, _QueryFacts, RecallSettings, np.ndarray], None]
 # The steps in the order they run (the item step first: neighbours lend nothing to the bot's own or
 # empty lines); ``no_borrowing`` computes no feature of its own, it takes back what those borrowed.
 _STEPS: dict[str, Step] = {"item": _item_features, "scores": _score_features,
                            "neighbours": _neighbour_features, "after_question": _after_question,
                            "coverage": _coverage_features, "no_borrowing": _no_borrowing,
-                           "relative_coverage": _relative_coverage}
+                           "relative_coverage": _relative_coverage,
+                           "window": _window_feature}
 assert {f.step for f in FEATURES} <= set(_STEPS)

@@ -65,8 +65,9 @@ async def test_memories_name_who_they_are_about(service: EngramService) -> None:
 async def test_sense_of_time_says_how_long_since_the_last_message_here(service: EngramService) -> None:
     service.record_message(event("good night", "alice", timestamp=int(time.time()) - 3 * 3600))
     _, req, _ = await ask(service, "good morning", "alice")
-    assert re.search(r"Now: \d{4}-\d\d-\d\d \d\d:\d\d \w+day \(\w+\)\. The last message here before this "
-                     r"one was 3 hours ago", injected(req))
+    assert re.search(r"Now: \d{4}-\d\d-\d\d \d\d:\d\d \w+day \(\w+\), [a-z ]+\. The last message here before "
+                     r"this one was 3 hours ago \(\d{4}-\d\d-\d\d\)\. Alice last wrote to you 3 hours ago\.",
+                     injected(req))
 
 
 async def test_default_mode_is_a_temporary_user_part_not_the_system_prompt(service: EngramService) -> None:

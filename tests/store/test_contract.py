@@ -296,6 +296,38 @@ async def test_episodes_are_counted_per_day_in_their_own_zone(store: Store) -> N
     assert await store.episodes_per_day() == [("2024-05-01", 2), ("2024-05-02", 1)]
 
 
+async def test_memories_are_searched_by_text(store: Store) -> None:
+    await store.add_memory(Memory("Ann likes GREEN tea", "public", subjects=("qq:1",)))
+    await store.add_memory(Memory("王磊喜欢绿茶", "space:" + A, kind="preference"))
+    await store.add_memory(Memory("coffee", "public"))
+
+    async def found(**kw: object) -> tuple[list[str], int]:
+        memories, total = await store.list_memories(**kw)  # type: ignore[arg-type]
+        return [m.text for m in memories], total
+
+    assert await found(text="green") == (["Ann likes GREEN tea"], 1)
+    assert await found(text="绿茶") == (["王磊喜欢绿茶"], 1)
+    assert (await found(text="e", limit=1))[1] == 2
+    assert await found(people=("qq:1",), text="tea") == (["Ann likes GREEN tea"], 1)
+
+
+async def test_places_people_and_who_answers_whom(store: Store) -> None:
+    said = [ep("hi", A, 0, actor="qq:1", actor_name="Ann"), ep("hello", A, 1, actor="qq:2", actor_name="Bo"),
+            ep("hey", A, 2, actor="qq:1", actor_name="Ann"), ep("alone", B, 3, actor="qq:3", actor_name="Cy")]
+    ids = await store.add_episodes(said)
+    assert [(s, n) for s, n, _ in await store.places()] == [(A, 3), (B, 1)]
+    assert await store.people() == [("qq:1", "Ann", 2), ("qq:2", "Bo", 1), ("qq:3", "Cy", 1)]
+    assert await store.talks(10) == [("qq:1", "qq:2", 2)]  # Ann -> Bo -> Ann; Cy spoke alone
+    assert await store.count_space_episodes(A) == 3 and await store.count_space_episodes("none") == 0
+    middle = (await store.get_episodes([ids[1]]))[ids[1]]
+    assert [e.content for e in await store.episodes_around(middle, 1, 1)] == ["hi", "hello", "hey"]
+    assert await store.has_space(A) and not await store.has_space("qq:group:9")
+    await store.add_memory(Memory("about Bo", "space:qq:group:9", subjects=("qq:2",), importance=0.9))
+    await store.add_memory(Memory("about no one", "public"))
+    assert await store.has_space("qq:group:9")  # a memory scoped there
+    assert [m.text for m in await store.memories_about(10)] == ["about Bo"]
+
+
 # ---- opening read-only ------------------------------------------------------------------------
 async def test_a_read_only_store_reads_and_refuses_every_write(open_store: Opener, tmp_path: Path) -> None:
     writer = await open_store(tmp_path)

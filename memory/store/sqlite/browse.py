@@ -26,8 +26,8 @@ def _page(limit: int, offset: int) -> None:
 
 
 def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | None, kind: str | None,
-               status: str | None, space: str | None, people: Sequence[str], limit: int, offset: int
-               ) -> tuple[list[int], int]:
+               status: str | None, space: str | None, people: Sequence[str], limit: int, offset: int,
+               text: str | None = None) -> tuple[list[int], int]:
     """Ids of one page of the memories matching every filter, newest first, and how many match."""
     where: list[str] = []
     args: list[Any] = []
@@ -49,6 +49,9 @@ def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | N
     if people:
         where.append("(" + " OR ".join("instr(subjects, ?) > 0" for _ in people) + ")")
         args += [json.dumps(p, ensure_ascii=False) for p in people]
+    if text is not None:
+        where.append("instr(lower(text), lower(?)) > 0")
+        args.append(text)
     cond = " WHERE " + " AND ".join(where) if where else ""
     total = db.execute(f"SELECT count(*) FROM memories{cond}", args).fetchone()[0]
     rows = db.execute(f"SELECT id FROM memories{cond} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
@@ -79,3 +82,59 @@ async def episodes_per_day(db: aiosqlite.Connection, space: str | None) -> list[
         sql += " WHERE space = ?"
         args.append(space)
     return [(d, n) for d, n in await fetch_rows(db, sql + " GROUP BY day ORDER BY day", args)]
+
+
+# ---- the dashboard's overview, places and graph --------------------------------------------------
+async def count_space_episodes(db: aiosqlite.Connection, space: str) -> int:
+    return int((await fetch_rows(db, "SELECT count(*) FROM episodes WHERE space = ?", (space,)))[0][0])
+
+
+async def episodes_around(db: aiosqlite.Connection, space: str, seq: int, before: int, after: int
+                          ) -> list[Episode]:
+    """The episodes of ``space`` from ``seq - before`` to ``seq + after``, in order."""
+    rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+                                " WHERE space = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                            (space, seq - before, seq + after))
+    return [episode_row(r) for r in rows]
+
+
+async def places(db: aiosqlite.Connection) -> list[tuple[str, int, float]]:
+    """(space, episodes, time of the last one) of every space, the busiest first."""
+    rows = await fetch_rows(db, "SELECT space, count(*), max(time) FROM episodes GROUP BY space"
+                                " ORDER BY 2 DESC, 1")
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+async def people(db: aiosqlite.Connection) -> list[tuple[str, str, int]]:
+    """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
+    rows = await fetch_rows(
+        db, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
+            " ORDER BY last_seen DESC LIMIT 1), coalesce(e.n, 0)"
+            " FROM (SELECT DISTINCT person FROM aliases) a"
+            " LEFT JOIN (SELECT actor, count(*) AS n FROM episodes GROUP BY actor) e ON e.actor = a.person"
+            " ORDER BY 3 DESC, 1")
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+async def memories_about_ids(db: aiosqlite.Connection, limit: int) -> list[int]:
+    """Ids of active memories about someone, the most important first."""
+    rows = await fetch_rows(db, "SELECT id FROM memories WHERE status = 'active' AND subjects != '[]'"
+                                " ORDER BY importance DESC, id DESC LIMIT ?", (limit,))
+    return [r[0] for r in rows]
+
+
+async def talks(db: aiosqlite.Connection, limit: int) -> list[tuple[str, str, int]]:
+    """(person, person, turns) of who answers whom: consecutive lines by two people in one place."""
+    rows = await fetch_rows(
+        db, "SELECT min(a, b), max(a, b), count(*) FROM (SELECT actor AS a, lag(actor) OVER"
+            " (PARTITION BY space ORDER BY seq) AS b FROM episodes WHERE actor != '')"
+            " WHERE b IS NOT NULL AND a != b GROUP BY 1, 2 ORDER BY 3 DESC LIMIT ?", (limit,))
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+async def has_space(db: aiosqlite.Connection, space: str) -> bool:
+    """Whether ``space`` has an episode or a memory scoped to it."""
+    rows = await fetch_rows(db, "SELECT EXISTS (SELECT 1 FROM episodes WHERE space = ?)"
+                                " OR EXISTS (SELECT 1 FROM memories WHERE scope = ?)",
+                            (space, f"space:{space}"))
+    return bool(rows[0][0])

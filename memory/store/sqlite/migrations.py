@@ -306,7 +306,14 @@ async def m006_latin_beside_chinese(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m007_kept_apart(db: aiosqlite.Connection) -> None:
+async def m007_episode_time_indexes(db: aiosqlite.Connection) -> None:
+    """A day's episodes across places (the diary) and a person's last line (the sense of time)."""
+    await db.execute("CREATE INDEX episodes_time ON episodes(time)")
+    await db.execute("CREATE INDEX episodes_actor_time ON episodes(actor, time)")
+
+
+@migration
+async def m008_kept_apart(db: aiosqlite.Connection) -> None:
     """Groups of similar memories the model said record different things (merging asks them once)."""
     await db.execute("CREATE TABLE kept_apart (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b))"
                      " WITHOUT ROWID")

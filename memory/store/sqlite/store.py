@@ -24,7 +24,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory, timestamp
 from ...scopes import Visibility
 from .. import EmbedRow, EpisodeColumnRow, KeywordRow, Listener, MemoryRankRow, Postings
-from . import browse, keywords, progress, vectors
+from . import browse, days, keywords, progress, vectors
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -379,16 +379,31 @@ class SQLiteStore:
         """Each background job's record (last run, status, stats, totals)."""
         return await progress.job_runs(self._writer or self._reader)
 
+    # ---- the bot's days (issue 13) -------------------------------------------------------
+    async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
+        return await days.episodes_between(self._writer or self._reader, start, end, limit)
+
+    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
+        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
+        return await days.memory_ids_of_kind(self._writer or self._reader, kind, status)
+
+    async def last_time_with(self, actor: str, before: datetime | None = None,
+                             space: str | None = None) -> datetime | None:
+        """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
+        return await days.last_time_with(self._writer or self._reader, actor, before, space)
+
     # ---- browsing ------------------------------------------------------------------------
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
                             kind: str | None = None, status: str | None = "active", space: str | None = None,
-                            people: Sequence[str] = (), limit: int = 10, offset: int = 0
-                            ) -> tuple[list[Memory], int]:
+                            people: Sequence[str] = (), text: str | None = None, limit: int = 10,
+                            offset: int = 0) -> tuple[list[Memory], int]:
         """Memories ``vis`` may see (None: all) matching every filter given, newest first: one page
         of them and how many there are in all. ``status`` None: any; ``space``: learned there (its
-        scope is that space's, or one of its sources was said there); ``people``: about any of them."""
+        scope is that space's, or one of its sources was said there); ``people``: about any of them;
+        ``text``: a substring of the text (case ignored for ASCII)."""
         ids, total = browse.memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, space=space,
-                                       people=people, limit=limit, offset=offset)
+                                       people=people, text=text, limit=limit, offset=offset)
         found = await self.get_memories(ids)
         return [found[i] for i in ids if i in found], total
 
@@ -408,6 +423,35 @@ class SQLiteStore:
     async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
         """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
         return await browse.episodes_per_day(self._reader, space)
+
+    async def count_space_episodes(self, space: str) -> int:
+        return await browse.count_space_episodes(self._reader, space)
+
+    async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
+        """The episode with its neighbours in its place, in order."""
+        return await browse.episodes_around(self._reader, episode.space, episode.seq or 0, before, after)
+
+    async def places(self) -> list[tuple[str, int, float]]:
+        """(space, episodes, time of the last one) of every space, the busiest first."""
+        return await browse.places(self._reader)
+
+    async def people(self) -> list[tuple[str, str, int]]:
+        """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
+        return await browse.people(self._reader)
+
+    async def memories_about(self, limit: int) -> list[Memory]:
+        """Active memories about someone, the most important first."""
+        ids = await browse.memories_about_ids(self._reader, limit)
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found]
+
+    async def talks(self, limit: int) -> list[tuple[str, str, int]]:
+        """(person, person, turns): who answers whom (consecutive lines by two people in one place)."""
+        return await browse.talks(self._reader, limit)
+
+    async def has_space(self, space: str) -> bool:
+        """Whether ``space`` has an episode or a memory scoped to it."""
+        return await browse.has_space(self._reader, space)
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:

@@ -1,0 +1,160 @@
+"""The dashboard at 100k items: `bench/dashboard.py [--size 100000] [--db PATH] [--json OUT]`.
+
+Builds (or reuses, with ``--db``) a store with perf.py's ``build`` (95 % episodes over 300 skewed
+chats, 5 % memories, 384-dim random vectors), serves the dashboard over it on 127.0.0.1 as the
+plugin does (same process as the memory), and measures over real HTTP:
+
+- render time of the memories page (HTML, random pages, with and without filters and a text search)
+  and of recall explained (HTML, questions asked in the largest chat), p50/p99; also a place's
+  timeline (random pages of the largest chat), the overview and the graph;
+- injection latency (what the plugin runs before a reply: ``Engram.recall`` + ``memory_block``) alone
+  and while a client in another process (``_page_client.py``) pages through the memories page as
+  fast as it is answered.
+  Rounds alternate (alone, paging, alone, ...) so both sides share the same stretch of a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
+
+from _perf_corpus import queries  # noqa: E402
+from perf import DIM, RandomEmbedder, run  # noqa: E402
+
+from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app  # noqa: E402
+from astrbot_plugin_engram.memory import Audience, Engram, memory_block  # noqa: E402
+
+TOKEN = "bench-token-0123456789"
+CLIENT = Path(__file__).resolve().with_name("_page_client.py")
+MEMORY_PAGES = ["", "kind=fact", "status=active", "scope=public", "q=the", "q=喜欢"]
+
+
+def pct(xs: list[float], p: float) -> float:
+    return float(np.percentile(np.asarray(xs), p))
+
+
+async def timed_gets(http: aiohttp.ClientSession, urls: list[str]) -> list[float]:
+    out = []
+    for url in urls:
+        t = time.perf_counter()
+        async with http.get(url) as r:
+            await r.read()
+            assert r.status == 200, (url, r.status)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+async def inject(engram: Engram, qs: list[str], space: str) -> list[float]:
+    aud, out = Audience(space=space), []
+    for q in qs:
+        t = time.perf_counter()
+        hits = await engram.recall(q, aud, k=8)
+        await memory_block(engram, space, hits, time_now(), budget=600)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def time_now() -> Any:
+    from astrbot_plugin_engram.memory.model import now_utc
+
+    return now_utc()
+
+
+async def measure(db: str, space: str, nq: int, rounds: int) -> dict[str, Any]:
+    qs = queries(nq)
+    rng = np.random.default_rng(1)
+    table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
+    engram = await Engram.open(db, RandomEmbedder(table), background=False)
+    server = DashboardServer(make_app(engram, DashboardSettings(token=TOKEN)), "127.0.0.1", 0)
+    assert await server.start()
+    base = server.url.rstrip("/")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    res: dict[str, Any] = {}
+    try:
+        async with aiohttp.ClientSession(headers=headers) as http:
+            total = (await (await http.get(f"{base}/api/memories?size=1")).json())["total"]
+            pages = max(1, total // 50)
+            pick = random.Random(3)
+            mem_urls = [f"{base}/memories?page={pick.randrange(1, pages + 1)}" for _ in range(nq)]
+            filt_urls = [f"{base}/memories?{pick.choice(MEMORY_PAGES)}" for _ in range(nq)]
+            recall_urls = [f"{base}/recall?q={quote(q)}&space={quote(space)}" for q in qs]
+            await timed_gets(http, mem_urls[:20] + recall_urls[:20])  # warm up
+            place = f"{base}/place?space={quote(space)}"
+            place_urls = [f"{place}&page={pick.randrange(1, 200)}" for _ in range(nq)]
+            for key, urls in (("memories_page", mem_urls), ("memories_filtered", filt_urls),
+                              ("recall_explained", recall_urls), ("place_timeline", place_urls),
+                              ("overview", [f"{base}/"] * 20), ("graph", [f"{base}/graph"] * 20)):
+                lat = await timed_gets(http, urls)
+                res[key] = {"p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "n": len(lat)}
+        await inject(engram, qs[:20], space)  # warm up
+        alone: list[float] = []
+        paging: list[float] = []
+        pages_served = 0
+        for _ in range(rounds):
+            alone += await inject(engram, qs, space)
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, str(CLIENT), base, TOKEN, str(pages), stdout=asyncio.subprocess.PIPE)
+            assert client.stdout is not None
+            assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
+            paging += await inject(engram, qs, space)
+            client.terminate()
+            out, _ = await client.communicate()
+            pages_served += int(out.decode().split()[-1])
+        res["inject_alone"] = {"p50_ms": pct(alone, 50), "p99_ms": pct(alone, 99), "n": len(alone)}
+        res["inject_while_paging"] = {"p50_ms": pct(paging, 50), "p99_ms": pct(paging, 99), "n": len(paging),
+                                      "pages_served": pages_served}
+    finally:
+        await server.stop()
+        await engram.close()
+    res["loadavg"] = os.getloadavg()[0]
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", type=int, default=100_000, help="items in the store")
+    ap.add_argument("--db", help="reuse (or build once) the store at this path")
+    ap.add_argument("--queries", type=int, default=200, help="requests / injections per measurement")
+    ap.add_argument("--rounds", type=int, default=3, help="alone / paging rounds for the injection")
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="engram-dash-") as tmp:
+        db = a.db or f"{tmp}/dash.db"
+        meta = Path(db + ".json")
+        if Path(db).exists() and meta.exists():
+            build = json.loads(meta.read_text())
+        else:
+            build = run("build", db, a.size, 0)
+            meta.write_text(json.dumps(build))
+        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds))
+    res["build"] = build
+    print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
+          f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
+          f"load {res['loadavg']:.1f}")
+    for key in ("memories_page", "memories_filtered", "recall_explained", "place_timeline", "overview",
+                "graph", "inject_alone", "inject_while_paging"):
+        r = res[key]
+        print(f"  {key:<22} p50 {r['p50_ms']:7.1f} ms   p99 {r['p99_ms']:7.1f} ms   (n={r['n']})")
+    print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}")
+    print(f"  injection p50 ratio paging/alone: "
+          f"{res['inject_while_paging']['p50_ms'] / res['inject_alone']['p50_ms']:.2f}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""``python -m astrbot_plugin_engram.dashboard --db PATH [--host 127.0.0.1] [--port 8765]``.
+
+Serves the dashboard over a store opened read-only. The token comes from ``$ENGRAM_DASHBOARD_TOKEN``;
+when it is unset one is generated and printed (on this machine's loopback only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from ..memory import Engram, EngramError, make_embedder
+from .app import make_app
+from .server import DEFAULT_HOST, DEFAULT_PORT, DashboardServer, is_loopback, new_token
+from .settings import DashboardSettings
+
+TOKEN_ENV = "ENGRAM_DASHBOARD_TOKEN"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m astrbot_plugin_engram.dashboard",
+        description="Engram's read-only web dashboard over a store file.",
+    )
+    p.add_argument("--db", type=Path, required=True, help="the store file (opened read-only)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--embedder", default="local", help="for recall explained: local (default) or none")
+    return p
+
+
+async def serve(args: argparse.Namespace, token: str) -> int:
+    engram = await Engram.open(args.db, make_embedder(args.embedder), read_only=True)
+    settings = DashboardSettings(token=token, chat_model="none (command line)")
+    server = DashboardServer(make_app(engram, settings), args.host, args.port)
+    try:
+        if not await server.start():
+            return 1
+        print(f"Engram dashboard: {server.url}?token={token}", flush=True)
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+        await engram.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not is_loopback(args.host) and not token:
+        print(
+            f"engram dashboard: error: refusing to listen on {args.host} without a token; "
+            f"set ${TOKEN_ENV} (or listen on 127.0.0.1)",
+            file=sys.stderr,
+        )
+        return 2
+    if not token:
+        token = new_token()
+        print(f"{TOKEN_ENV} is unset; this run's token: {token}", flush=True)
+    try:
+        return asyncio.run(serve(args, token))
+    except EngramError as e:
+        print(f"engram dashboard: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""What each page shows, as plain JSON-able data (the JSON endpoints return it; the pages render it).
+
+The overview, memories, a memory, a place and the graph are the owner's view and see everything.
+Recall explained shows what one audience would get, so it reads through ``Engram.recall``, which
+applies the one scope function (``memory.scopes.visibility``) before anything is ranked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
+from ..memory.model import now_utc
+from .params import BadParam, MemoryFilter
+from .settings import DashboardSettings
+
+GRAPH_MEMORIES = 150
+GRAPH_TALKS = 200
+PLACE_MEMORIES = 50
+
+
+class NotFound(LookupError):
+    """An id or a place that does not exist (404)."""
+
+
+def iso(t: datetime | float | None) -> str | None:
+    if t is None:
+        return None
+    if isinstance(t, int | float):
+        t = datetime.fromtimestamp(t, timezone.utc)
+    return t.isoformat(timespec="seconds")
+
+
+def episode_json(e: Episode) -> dict[str, Any]:
+    return {
+        "key": f"e{e.id}",
+        "id": e.id,
+        "time": iso(e.time),
+        "space": e.space,
+        "seq": e.seq,
+        "actor": e.actor,
+        "name": e.actor_name,
+        "kind": e.kind,
+        "text": e.content,
+    }
+
+
+def memory_json(m: Memory, names: dict[str, str], sources: bool = True) -> dict[str, Any]:
+    """A memory; list pages leave ``sources`` out (they do not read them)."""
+    out: dict[str, Any] = {
+        "key": f"m{m.id}",
+        "id": m.id,
+        "text": m.text,
+        "kind": m.kind,
+        "scope": m.scope,
+        "status": m.status,
+        "subjects": [{"id": s, "name": names.get(s, "")} for s in m.subjects],
+        "importance": round(m.importance, 3),
+        "strength": round(m.strength, 3),
+        "created_at": iso(m.created_at),
+        "valid_from": iso(m.valid_from),
+        "valid_to": iso(m.valid_to),
+        "last_recalled": iso(m.last_recalled),
+        "supersedes": m.supersedes,
+    }
+    if sources:
+        out["sources"] = list(m.sources)
+    return out
+
+
+def page_json(items: list[Any], total: int, page: int, size: int) -> dict[str, Any]:
+    return {"items": items, "total": total, "page": page, "size": size, "pages": max(1, -(-total // size))}
+
+
+async def _names(engram: Engram, memories: Iterable[Memory]) -> dict[str, str]:
+    return await engram.names({s for m in memories for s in m.subjects})
+
+
+async def overview(engram: Engram, browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+    counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
+    stats = await engram.stats()
+    live = stats["episodes"] + stats["memories"] + stats["archived"]
+    return {
+        "counts": counts,
+        "episodes": stats["episodes"],
+        "memories": sum(counts["status"].values()),
+        "episodes_per_day": await browser.episodes_per_day(),
+        "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
+        "people": [{"id": p, "name": name, "episodes": n} for p, name, n in await browser.people()],
+        "jobs": await settings.jobs() if settings.jobs is not None else None,
+        "embedder": engram.embedder.name,
+        "chat_model": settings.chat_model or None,
+        "index": {
+            "indexed": stats["indexed"],
+            "items": live,
+            "coverage": round(stats["indexed"] / live, 4) if live else None,
+        },
+    }
+
+
+async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
+    found, total = await browser.list_memories(None, **f.store_args(), limit=size, offset=(page - 1) * size)
+    names = await _names(engram, found)
+    return page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+
+
+async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, Any]:
+    try:
+        versions = await engram.history(memory_id)
+        m = await engram.get(memory_id)
+    except KeyError as e:
+        raise NotFound(f"no memory m{memory_id}") from e
+    sources = await engram.sources(memory_id)
+    names = await _names(engram, versions)
+    return {
+        "memory": memory_json(m, names),
+        "sources": [episode_json(ep) for ep in sources],
+        "conversations": await conversations(browser, sources),
+        "versions": [memory_json(v, names) for v in versions],
+    }
+
+
+async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str, Any]]:
+    """The source episodes with the lines around them; sources close together share one conversation."""
+    out: list[dict[str, Any]] = []
+    for ep in sorted(sources, key=lambda e: (e.space, e.seq or 0)):
+        lines = await browser.episodes_around(ep)
+        last = out[-1] if out else None
+        if last and last["space"] == ep.space and last["episodes"][-1]["seq"] >= (lines[0].seq or 0) - 1:
+            seen = {e["id"] for e in last["episodes"]}
+            last["episodes"] += [episode_json(e) for e in lines if e.id not in seen]
+            last["sources"].append(ep.id)
+        else:
+            out.append({"space": ep.space, "sources": [ep.id], "episodes": [episode_json(e) for e in lines]})
+    return out
+
+
+async def place(engram: Engram, browser: Store, space: str, page: int | None, size: int) -> dict[str, Any]:
+    """A place's episodes in order, one page (``None``: the latest page), and what was learned there."""
+    if not space or not await browser.has_space(space):
+        raise NotFound(f"no place {space[:80]!r}")
+    total = await browser.count_space_episodes(space)
+    page = page or max(1, -(-total // size))
+    eps = await browser.space_episodes(space, size, (page - 1) * size)
+    learned, learned_total = await browser.list_memories(None, space=space, status=None, limit=PLACE_MEMORIES)
+    names = await _names(engram, learned)
+    return {
+        "space": space,
+        "episodes": page_json([episode_json(e) for e in eps], total, page, size),
+        "memories": [memory_json(m, names, sources=False) for m in learned],
+        "memories_total": learned_total,
+    }
+
+
+def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
+    item = h.item
+    where = item.space if isinstance(item, Episode) else item.scope
+    who = item.actor_name if isinstance(item, Episode) else ""
+    return {
+        "key": h.key,
+        "kind": h.kind,
+        "id": h.id,
+        "text": h.text,
+        "score": round(h.score, 4),
+        "features": {k: round(v, 4) for k, v in h.features.items()},
+        "where": where,
+        "name": who,
+        "time": iso(h.time),
+        "injected": injected,
+    }
+
+
+async def recall(
+    engram: Engram, browser: Store, settings: DashboardSettings, query: str, space: str, owner: bool | None
+) -> dict[str, Any]:
+    """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
+    if not query:
+        raise BadParam("query is empty: type what to recall")
+    if not space or not await browser.has_space(space):
+        raise BadParam(f"unknown audience: no place {space[:80]!r}")
+    if owner is None:
+        owner = settings.owner_spaces(space) if settings.owner_spaces else False
+    audience = Audience(space=space, owner_private=owner)
+    now = now_utc()
+    hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
+    block = await memory_block(
+        engram, space, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
+    )
+    taken = set(block.taken)
+    return {
+        "query": query,
+        "audience": {"space": space, "owner_private": owner},
+        "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
+        "block": block.text,
+        "tokens": block.tokens,
+        "budget": settings.budget,
+    }
+
+
+async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
+    """People, the memories about them and who answers whom, as nodes and links."""
+    people = {p: (name, n) for p, name, n in await browser.people()}
+    about = await browser.memories_about(GRAPH_MEMORIES)
+    talks = await browser.talks(GRAPH_TALKS)
+    used = {s for m in about for s in m.subjects} | {p for a, b, _ in talks for p in (a, b)}
+    nodes = [
+        {
+            "id": p,
+            "type": "person",
+            "label": people.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
+            "weight": people.get(p, ("", 0))[1],
+        }
+        for p in sorted(used)
+    ]
+    nodes += [
+        {"id": f"m{m.id}", "type": "memory", "label": m.text[:80], "weight": m.importance} for m in about
+    ]
+    links = [{"source": a, "target": b, "type": "talks", "weight": n} for a, b, n in talks]
+    links += [
+        {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
+    ]
+    return {"nodes": nodes, "links": links}
+
+
+async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:
+    return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+
+
+def identity(settings: DashboardSettings) -> dict[str, Any]:
+    return {"note": settings.identity() or None, "self_image": None, "history": None, "proposals": None}

@@ -1,0 +1,104 @@
+"""Query parameters, checked: a bad one is a :class:`BadParam` whose message the user sees (400)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..memory import MEMORY_KINDS, MEMORY_STATUSES, InvalidScopeError, parse_scope
+
+MAX_PAGE_SIZE = 200
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE = 1_000_000
+MAX_PARAM = 500  # characters of any text parameter
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories a page lists; empty fields do not filter."""
+
+    scope: str = ""
+    kind: str = ""
+    status: str = ""
+    space: str = ""  # learned there: scoped to it or derived from its episodes
+    person: str = ""  # among the memory's subjects
+    text: str = ""  # a substring of the text
+
+    def store_args(self) -> dict[str, Any]:
+        """The filters as ``Store.list_memories`` takes them (None: no filter; any status)."""
+        args: dict[str, Any] = {k: v or None for k, v in asdict(self).items() if k != "person"}
+        args["people"] = (self.person,) if self.person else ()
+        return args
+
+
+class BadParam(ValueError):
+    """A parameter the dashboard cannot use; the message says which and why."""
+
+
+def text(params: Mapping[str, str], name: str, default: str = "") -> str:
+    value = params.get(name, default).strip()
+    if len(value) > MAX_PARAM:
+        raise BadParam(f"{name} is longer than {MAX_PARAM} characters")
+    if "\x00" in value:
+        raise BadParam(f"{name} contains a NUL character")
+    return value
+
+
+def whole(params: Mapping[str, str], name: str, default: int) -> int:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return default
+    if not re.fullmatch(r"-?\d{1,18}", raw):
+        raise BadParam(f"{name} must be a whole number, not {raw[:40]!r}")
+    return int(raw)
+
+
+def paging(params: Mapping[str, str], default_size: int = DEFAULT_PAGE_SIZE) -> tuple[int, int]:
+    """(page, size): page from 1, size from 1 (more than ``MAX_PAGE_SIZE`` is capped)."""
+    page, size = whole(params, "page", 1), whole(params, "size", default_size)
+    if not 1 <= page <= MAX_PAGE:
+        raise BadParam(f"page must be from 1 to {MAX_PAGE}")
+    if size < 1:
+        raise BadParam(f"size must be from 1 to {MAX_PAGE_SIZE}")
+    return page, min(size, MAX_PAGE_SIZE)
+
+
+def memory_id(raw: str) -> int:
+    """A memory id as ``12`` or ``m12``."""
+    m = re.fullmatch(r"[mM]?(\d{1,18})", raw.strip())
+    if not m:
+        raise BadParam(f"{raw[:40]!r} is not a memory id (like 12 or m12)")
+    return int(m.group(1))
+
+
+def flag(params: Mapping[str, str], name: str) -> bool:
+    raw = params.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "off", "no"):
+        return False
+    if raw in ("1", "true", "on", "yes"):
+        return True
+    raise BadParam(f"{name} must be 1 or 0")
+
+
+def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
+    """The memories page's filters, each checked against what exists."""
+    scope, kind, status = text(params, "scope"), text(params, "kind"), text(params, "status")
+    if scope:
+        try:
+            scope = parse_scope(scope)
+        except InvalidScopeError as e:
+            raise BadParam(str(e)) from e
+    if kind and kind not in MEMORY_KINDS:
+        raise BadParam(f"kind must be one of {', '.join(MEMORY_KINDS)}")
+    if status and status not in MEMORY_STATUSES:
+        raise BadParam(f"status must be one of {', '.join(MEMORY_STATUSES)}")
+    return MemoryFilter(
+        scope=scope,
+        kind=kind,
+        status=status,
+        space=text(params, "place"),
+        person=text(params, "person"),
+        text=text(params, "q"),
+    )

@@ -1,0 +1,31 @@
+"""What the dashboard is told by its host (the plugin or the command line)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any
+
+from ..memory import Engram
+
+EngramSource = Engram | Callable[[], Awaitable[Engram]]  # the memory, or how to get it when it opens
+
+
+def no_identity() -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    """The token, and what recall explained needs to render exactly what the plugin injects."""
+
+    token: str
+    budget: int = 600  # tokens of the injected block (the plugin's inject_budget_tokens)
+    recall_k: int = 8  # hits recalled for a reply (the plugin's recall_k)
+    identity: Callable[[], str] = no_identity  # the identity note the plugin adds to the block
+    tz: tzinfo | None = None
+    chat_model: str = ""  # the chat model the plugin's own calls use, as the host names it
+    owner_spaces: Callable[[str], bool] | None = None  # whether a place is the owner's private chat
+    # the scheduler's last runs, newest first; None while there is no scheduler
+    jobs: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None

@@ -1,0 +1,89 @@
+"""Time as the bot lives it: its timezone, its days (ending at a boundary hour), parts of the day, ages.
+
+A day of the bot's life ends at ``boundary_hour`` (4 am by default): a chat at 1 am belongs to the
+day before. Ages never come out negative, even when the clock jumps backward.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .model import aware
+
+log = logging.getLogger("engram.clock")
+
+DEFAULT_BOUNDARY_HOUR = 4
+
+
+def host_timezone() -> tzinfo:
+    """The host's own zone (what ``datetime.now().astimezone()`` uses)."""
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    return zone
+
+
+def resolve_timezone(name: object) -> tzinfo:
+    """The zone called ``name`` (``Asia/Shanghai``); none or an unknown one is the host's, logged."""
+    if name is None or (isinstance(name, str) and not name.strip()):
+        log.info("Engram: no timezone configured; using the host's (%s)", host_timezone())
+        return host_timezone()
+    if not isinstance(name, str):
+        log.warning("Engram: timezone %r is not a name like Asia/Shanghai; using the host's", name)
+        return host_timezone()
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        log.warning("Engram: unknown timezone %r; using the host's (%s)", name, host_timezone())
+        return host_timezone()
+
+
+def age(then: datetime, now: datetime) -> timedelta:
+    """How long ago ``then`` was; never negative (a clock that jumped backward reads as 'just now')."""
+    return max(timedelta(0), aware(now) - aware(then))
+
+
+def ago(then: datetime, now: datetime) -> str:
+    """``just now``, ``5 minutes ago``, ``9 days ago``, ``3 months ago``..."""
+    s = age(then, now).total_seconds()
+    for unit, size, limit in (("minute", 60, 60), ("hour", 3600, 24), ("day", 86400, 60),
+                              ("month", 86400 * 30.44, 12), ("year", 86400 * 365.25, None)):
+        n = int(s // size)
+        if limit is None or n < limit:
+            if n == 0 and unit == "minute":
+                return "just now"
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return "long ago"  # pragma: no cover - the loop always returns
+
+
+_PARTS = ((5, "late at night"), (8, "early morning"), (12, "morning"), (14, "around noon"),
+          (18, "afternoon"), (22, "evening"), (24, "night"))
+
+
+def part_of_day(t: datetime, tz: tzinfo | None) -> str:
+    """The part of the day in words at ``t`` in ``tz`` ("morning", "late at night", ...)."""
+    hour = aware(t).astimezone(tz).hour
+    return next(words for end, words in _PARTS if hour < end)
+
+
+def day_of(t: datetime, tz: tzinfo | None, boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> date:
+    """The day of the bot's life ``t`` belongs to (before the boundary hour: the day before)."""
+    local = aware(t).astimezone(tz)
+    return (local - timedelta(hours=boundary_hour)).date()
+
+
+def day_bounds(day: date, tz: tzinfo | None,
+               boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> tuple[datetime, datetime]:
+    """When ``day`` starts and ends (the boundary hour of it and of the next day), as aware times."""
+    zone = tz or host_timezone()
+    start = datetime.combine(day, time(boundary_hour), zone)
+    end = datetime.combine(day + timedelta(days=1), time(boundary_hour), zone)
+    return start.astimezone(timezone.utc), end.astimezone(timezone.utc)  # in UTC: differences are real
+
+
+def finished_days(now: datetime, tz: tzinfo | None, boundary_hour: int = DEFAULT_BOUNDARY_HOUR,
+                  most: int = 7) -> list[date]:
+    """The last ``most`` days that have ended by ``now``, oldest first (yesterday's last)."""
+    today = day_of(now, tz, boundary_hour)
+    return [today - timedelta(days=n) for n in range(most, 0, -1)]

@@ -1,0 +1,82 @@
+"""The end of the bot's days: the diaries of the finished days not written yet (at most the last
+``catch_up_days``), then the inner state from the latest of them. The scheduler's diary job calls
+``end_days``; the self-image follows it (``self_image.write_self_image``)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+
+from .chat import ChatModel
+from .clock import DEFAULT_BOUNDARY_HOUR, finished_days
+from .diary import DiaryResult, data_folder, write_diary
+from .engram import Engram
+from .errors import ChatError
+from .identity import IdentityFolder
+from .inner_state import update_inner_state
+from .leaks import private_details
+from .model import SELF, now_utc
+from .replies import WrongShape
+
+log = logging.getLogger("engram.days")
+
+
+@dataclass(frozen=True)
+class DaySettings:
+    tz: tzinfo | None = None
+    boundary_hour: int = DEFAULT_BOUNDARY_HOUR
+    catch_up_days: int = 7
+    inner_state: bool = True
+    is_public: Callable[[str], bool] = field(default=lambda space: False)
+
+
+@dataclass
+class DaysReport:
+    written: list[DiaryResult] = field(default_factory=list)
+    failed: Counter[str] = field(default_factory=Counter)
+    inner_state: bool = False
+
+    def stats(self) -> dict[str, int]:
+        out = {"diaries": len(self.written), "inner_state": int(self.inner_state)}
+        out.update({f"failed.{k}": v for k, v in self.failed.items()})
+        return out
+
+
+async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings, *,
+                   folder: Path | None = None, now: datetime | None = None,
+                   days: list[date] | None = None) -> DaysReport:
+    """Write each finished day's missing diary, then move the inner state; failures are counted, not raised
+    (a day whose call failed is tried again on the next run)."""
+    folder = folder or data_folder(engram)
+    now = now or now_utc()
+    report = DaysReport()
+    for day in days if days is not None else finished_days(now, settings.tz, settings.boundary_hour,
+                                                            settings.catch_up_days):
+        try:
+            r = await write_diary(engram, chat_model, day, tz=settings.tz,
+                                  boundary_hour=settings.boundary_hour, folder=folder, now=now)
+        except (ChatError, WrongShape) as e:
+            report.failed["diary"] += 1
+            log.warning("Engram: the diary of %s was not written (tried again later): %s", day, e)
+            continue
+        if r.status in ("written", "rewritten"):
+            report.written.append(r)
+    if report.written and settings.inner_state:
+        last = report.written[-1]
+        episodes = await engram.store.get_episodes(list(last.sources))
+        people = {e.actor for e in episodes.values() if e.actor != SELF}
+        aliases = {a: await engram.store.aliases(a) for a in people}
+        try:
+            await update_inner_state(chat_model, last.text, last.day.isoformat(), folder=folder,
+                                     persona=IdentityFolder(folder).core().text,
+                                     details=private_details(episodes.values(), aliases, settings.is_public),
+                                     now=now)
+            report.inner_state = True
+        except (ChatError, WrongShape) as e:
+            report.failed["inner_state"] += 1
+            log.warning("Engram: the inner state was not updated: %s", e)
+    return report

@@ -1,0 +1,178 @@
+"""The daily diary: one first-person entry per day of the bot's life, from that day's episodes everywhere.
+
+A day ends at the boundary hour (4 am by default: a late night belongs to the day before). The entry
+is a ``diary`` memory scoped ``owner`` (it may hold private details of any place, so only the owner's
+private chat recalls it) with its source episodes, and the file ``diary/<date>.md``. Writing a day
+twice changes nothing; ``force`` writes a new version that supersedes the old one (what a forget
+that touched the day's episodes calls). A failed call or an answer of the wrong shape changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+
+from .chat import ChatModel
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, resolve_timezone
+from .consolidation.prompt import episode_line, language, templates
+from .engram import Engram
+from .identity import IdentityFolder, atomic_write
+from .model import Episode, Memory, aware, now_utc
+from .replies import json_object, text_field
+from .scopes import OWNER
+
+log = logging.getLogger("engram.diary")
+
+DIARY_FOLDER = "diary"
+MAX_EPISODES = 5000  # of one day read (sources)
+MAX_LINES = 300  # of them shown to the model (evenly spread over the day when there are more)
+MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long messages shows fewer of them
+MAX_ENTRY = 6000  # characters of an entry
+TIMEOUT = 120.0
+NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
+DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
+
+
+@dataclass(frozen=True)
+class DiaryResult:
+    """What happened for one day: ``status`` is ``written``, ``rewritten``, ``exists`` or ``empty``."""
+
+    day: date
+    status: str
+    memory_id: int | None = None
+    text: str = ""
+    episodes: int = 0
+    path: Path | None = None
+    sources: tuple[int, ...] = field(default=(), repr=False)
+
+
+def data_folder(engram: Engram) -> Path:
+    """The bot's data folder: where its store file lives."""
+    return Path(engram.store.path).resolve().parent
+
+
+def diary_path(folder: Path, day: date) -> Path:
+    return folder / DIARY_FOLDER / f"{day.isoformat()}.md"
+
+
+async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
+                   boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Memory | None:
+    """The active diary memory of ``day`` (its ``valid_from`` is the day's start), or None."""
+    start, _ = day_bounds(day, tz, boundary_hour)
+    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind("diary"))
+    for m in found.values():
+        if m.valid_from is not None and aware(m.valid_from) == start:
+            return m
+    return None
+
+
+async def recent_diaries(engram: Engram, n: int) -> list[Memory]:
+    """The ``n`` latest active diary entries, oldest first."""
+    ids = await engram.store.memory_ids_of_kind("diary")
+    found = await engram.store.get_memories(ids)
+    dated = sorted(found.values(), key=lambda m: aware(m.valid_from or m.created_at))
+    return dated[-n:] if n > 0 else []
+
+
+def _spread(episodes: list[Episode], n: int) -> list[Episode]:
+    if len(episodes) <= n:
+        return episodes
+    step = len(episodes) / n
+    return [episodes[int(i * step)] for i in range(n)]
+
+
+def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None = None, *,
+             remember: bool = False) -> tuple[tzinfo | None, int]:
+    """The zone and boundary hour to count days in: the ones given (``remember``: kept beside the
+    diaries), else the ones last kept, so a caller that knows neither (a forget rewriting a day's
+    diary) finds the same day as the job did."""
+    path = folder / DIARY_FOLDER / DAY_RULE_FILE
+    given = tz is not None or boundary_hour is not None
+    try:
+        saved = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        saved = {}
+    if tz is None and saved.get("tz"):
+        tz = resolve_timezone(saved["tz"])
+    if boundary_hour is None:
+        boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
+    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
+                                        and str(tz) == "UTC" else None)
+    rule = {"tz": name, "boundary_hour": boundary_hour}
+    if remember and given and rule != saved:
+        try:
+            atomic_write(path, json.dumps(rule))
+        except OSError:
+            log.exception("Engram: remembering the diary's day rule in %s failed", path)
+    return tz, boundary_hour
+
+
+def diary_messages(day: date, episodes: list[Episode], persona: str,
+                   tz: tzinfo | None) -> list[dict[str, str]]:
+    """The prompt: who the bot is and the day's lines grouped by place, in the language of the day."""
+    lang = language([e.content for e in episodes])
+    system, user = templates("diary", lang)
+    n = MAX_LINES
+    while True:
+        places: dict[str, list[str]] = {}
+        for e in _spread(episodes, n):
+            places.setdefault(e.space, []).append(episode_line(e, lang, tz))
+        lines = "\n\n".join(f"[{space}]\n" + "\n".join(ls) for space, ls in places.items())
+        if len(lines) <= MAX_CHARS or n <= 10:
+            break
+        n = n * 3 // 4
+    filled = user.safe_substitute(persona=persona or NO_PERSONA[lang], day=day.isoformat(), lines=lines)
+    return [{"role": "system", "content": system}, {"role": "user", "content": filled}]
+
+
+def _write_file(path: Path, day: date, text: str) -> None:
+    try:
+        atomic_write(path, f"# {day.isoformat()}\n\n{text.strip()}\n")
+    except OSError:  # the memory is the truth; the file is written again on the next run
+        log.exception("Engram: writing %s failed", path)
+
+
+async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, force: bool = False,
+                      tz: tzinfo | None = None, boundary_hour: int | None = None,
+                      folder: Path | None = None, persona: str | None = None,
+                      now: datetime | None = None) -> DiaryResult:
+    """Write the diary of ``date`` (once; ``force``: again, superseding the old entry).
+
+    ``tz`` and ``boundary_hour`` default to the ones the diaries were last written with (``day_rule``).
+    Raises ``ChatError`` or ``replies.WrongShape`` when the model fails; nothing is changed then.
+    """
+    folder = folder or data_folder(engram)
+    given = (tz, boundary_hour)
+    tz, boundary_hour = day_rule(folder, tz, boundary_hour)
+    path = diary_path(folder, date)
+    old = await diary_of(engram, date, tz, boundary_hour)
+    if old is not None and not force:
+        on_file = path.read_text("utf-8", "replace") if path.exists() else ""
+        if on_file.strip().split("\n", 2)[-1].strip() != old.text:
+            _write_file(path, date, old.text)  # the file follows the memory
+        return DiaryResult(date, "exists", old.id, old.text, len(old.sources), path, old.sources)
+    start, end = day_bounds(date, tz, boundary_hour)
+    episodes = await engram.store.episodes_between(start, end, MAX_EPISODES)
+    if not episodes:
+        return DiaryResult(date, "empty", old.id if old else None, old.text if old else "")
+    if persona is None:
+        persona = IdentityFolder(folder).core().text
+    reply = await chat_model.complete(diary_messages(date, episodes, persona, tz), json=True, timeout=TIMEOUT)
+    entry = text_field(json_object(reply.text, ("entry",)), "entry", MAX_ENTRY)
+    sources = tuple(e.id for e in episodes if e.id is not None)
+    if old is not None and old.id is not None:
+        # the rewrite tells of the same day: valid from its start too (update's default is now)
+        mid = await engram.update(old.id, entry, sources=sources, valid_from=start)
+        status = "rewritten"
+    else:
+        mid = await engram.add_memory(Memory(text=entry, scope=OWNER, kind="diary", sources=sources,
+                                             importance=0.6, created_at=aware(now or now_utc()),
+                                             valid_from=start))
+        status = "written"
+    _write_file(path, date, entry)
+    day_rule(folder, *given, remember=True)
+    log.info("Engram: diary of %s %s (m%d, from %d lines)", date, status, mid, len(sources))
+    return DiaryResult(date, status, mid, entry, len(sources), path, sources)

@@ -1,0 +1,117 @@
+"""The bot's identity documents in its data folder: who it is, how it sees itself, and their history.
+
+``identity/self.md`` is the core identity, written by the owner (the old ``identity.md`` is copied
+there once and left in place); ``identity/self-image.md`` is the bot's own "how I see myself";
+``identity/history/`` keeps every earlier version of both. A file that is too large or not UTF-8 is
+reported in one clear sentence and read as far as it can be; nothing is ever lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .model import now_utc
+
+log = logging.getLogger("engram.identity")
+
+FOLDER, HISTORY = "identity", "history"
+SELF_FILE, IMAGE_FILE, OLD_FILE = "self.md", "self-image.md", "identity.md"
+MAX_BYTES = 64 * 1024  # an identity document larger than this is read only this far
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document's text and, when it could not be read whole, why (one sentence for the owner)."""
+
+    text: str
+    problem: str = ""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file: readers see the old or the new file, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
+
+
+def read_document(path: Path, limit: int = MAX_BYTES) -> Document:
+    """The text of ``path`` ("" if missing); a huge or non-UTF-8 file gives what can be read, and why."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(limit + 1)
+    except FileNotFoundError:
+        return Document("")
+    except OSError as e:
+        return Document("", f"{path} cannot be read: {e.strerror or e}")
+    problem = ""
+    if len(raw) > limit:
+        raw = raw[:limit]
+        problem = (f"{path} is larger than {limit // 1024} KiB; only its first {limit // 1024} KiB are "
+                   "used: keep it short (a few paragraphs)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        if problem and e.start >= len(raw) - 3:  # the cut fell inside a character
+            text = raw[: e.start].decode("utf-8-sig")
+        else:
+            return Document("", f"{path} is not UTF-8 text (byte {raw[e.start]:#04x} at offset {e.start}); "
+                                "it is not used until it is saved as UTF-8")
+    return Document(text.strip(), problem)
+
+
+class IdentityFolder:
+    """``<data>/identity/``: the documents, their history, and the move of the old ``identity.md``."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir)
+        self.root = self.data_dir / FOLDER
+        self.history_dir = self.root / HISTORY
+
+    @property
+    def self_path(self) -> Path:
+        return self.root / SELF_FILE
+
+    @property
+    def image_path(self) -> Path:
+        return self.root / IMAGE_FILE
+
+    def migrate(self) -> bool:
+        """Copy the old ``identity.md`` to ``identity/self.md`` once (the old file stays); True if copied."""
+        old = self.data_dir / OLD_FILE
+        if self.self_path.exists() or not old.is_file():
+            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.self_path.write_bytes(old.read_bytes())
+        log.info("Engram: %s copied to %s (the core identity lives there now; %s is no longer read)",
+                 old, self.self_path, old.name)
+        return True
+
+    def core(self) -> Document:
+        """The core identity (``identity/self.md``)."""
+        self.migrate()
+        return read_document(self.self_path)
+
+    def self_image(self) -> Document:
+        return read_document(self.image_path)
+
+    def replace(self, path: Path, text: str, now: datetime | None = None) -> Path | None:
+        """Write ``text`` to ``path``, its current version kept in ``history/`` first; returns that copy."""
+        kept = None
+        if path.exists():
+            stamp = (now or now_utc()).strftime("%Y%m%dT%H%M%S%fZ")
+            self.history_dir.mkdir(parents=True, exist_ok=True)
+            kept = self.history_dir / f"{path.stem}.{stamp}{path.suffix}"
+            kept.write_bytes(path.read_bytes())
+        atomic_write(path, text.rstrip() + "\n")
+        return kept
+
+    def history(self, name: str) -> list[Path]:
+        """Earlier versions of ``self`` or ``self-image``, oldest first."""
+        if not self.history_dir.is_dir():
+            return []
+        return sorted(self.history_dir.glob(f"{name}.*.md"))

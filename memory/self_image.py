@@ -1,0 +1,98 @@
+"""The self-image: a short "how I see myself", rewritten from the recent diaries after each diary.
+
+It may be read in any chat (scope ``self``), so code checks it carries no private details
+(``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
+The previous version goes to ``identity/history/``; the memory (kind ``reflection``, scope ``self``,
+about the bot) gets a new superseding version. Its sources are the diaries' episodes, so forgetting
+one of them takes the self-image along the provenance chain, like the diary itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .chat import ChatModel
+from .consolidation.prompt import language, templates
+from .diary import TIMEOUT, data_folder, recent_diaries
+from .engram import Engram
+from .identity import IdentityFolder
+from .leaks import PrivateDetails, leaks, private_details
+from .model import SELF, Memory, aware, now_utc
+from .replies import json_object, text_field
+from .scopes import SELF as SELF_SCOPE
+
+log = logging.getLogger("engram.self_image")
+
+MAX_IMAGE = 1500  # characters
+DIARIES = 7  # recent entries it is written from
+NOTHING = {"en": "(nothing yet)", "zh": "（还没有）"}
+
+
+@dataclass(frozen=True)
+class SelfImageResult:
+    """``status``: ``written``, ``no_diaries`` or ``refused`` (it leaked: ``leaked`` says what)."""
+
+    status: str
+    text: str = ""
+    memory_id: int | None = None
+    kept: Path | None = None
+    leaked: list[str] = field(default_factory=list)
+
+    def stats(self) -> dict[str, int]:
+        return {"written": int(self.status == "written"), "refused": int(self.status == "refused")}
+
+
+KIND = "reflection"
+
+
+async def current_self_image(engram: Engram) -> Memory | None:
+    """The active self-image memory: the latest ``reflection`` scoped ``self`` about the bot alone."""
+    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind(KIND))
+    mine = [m for m in found.values() if m.scope == SELF_SCOPE and m.subjects == (SELF,)]
+    return max(mine, key=lambda m: m.id or 0) if mine else None
+
+
+async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
+                           diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda space: False,
+                           now: datetime | None = None) -> SelfImageResult:
+    """Rewrite ``identity/self-image.md`` from the recent diaries (ChatError, WrongShape: no change)."""
+    folder = folder or data_folder(engram)
+    ids = IdentityFolder(folder)
+    recent = await recent_diaries(engram, diaries)
+    if not recent:
+        return SelfImageResult("no_diaries")
+    lang = language([d.text for d in recent])
+    system, user = templates("self_image", lang)
+    filled = user.safe_substitute(
+        persona=ids.core().text or NOTHING[lang], previous=ids.self_image().text or NOTHING[lang],
+        diaries="\n\n".join(f"[{aware(d.valid_from or d.created_at):%Y-%m-%d}]\n{d.text}" for d in recent))
+    prompt = [{"role": "system", "content": system}, {"role": "user", "content": filled}]
+    reply = await chat_model.complete(prompt, json=True, timeout=TIMEOUT)
+    text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
+    found = leaks(text, await _details(engram, recent, is_public))
+    if found:
+        log.warning("Engram: a new self-image was refused, it carried private details: %s", "; ".join(found))
+        return SelfImageResult("refused", text, leaked=found)
+    kept = ids.replace(ids.image_path, text, now)
+    old = await current_self_image(engram)
+    sources = tuple(sorted({s for d in recent for s in d.sources}))
+    if old is not None and old.id is not None:
+        mid = await engram.update(old.id, text, sources=sources)
+    else:
+        mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind=KIND, subjects=(SELF,),
+                                             sources=sources, importance=0.5,
+                                             created_at=aware(now or now_utc())))
+    return SelfImageResult("written", text, mid, kept)
+
+
+async def _details(engram: Engram, diaries: list[Memory],
+                   is_public: Callable[[str], bool]) -> PrivateDetails:
+    """The names and private facts of the diaries' days."""
+    episodes = await engram.store.get_episodes(sorted({s for d in diaries for s in d.sources}))
+    people = {e.actor for e in episodes.values() if e.actor != SELF}
+    aliases = {a: await engram.store.aliases(a) for a in people}
+    return private_details(episodes.values(), aliases, is_public)

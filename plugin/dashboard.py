@@ -1,0 +1,81 @@
+"""The dashboard inside AstrBot: started with the plugin, stopped with it; ``/mem dashboard``.
+
+The token is generated on first start and kept in the data folder; only ``/mem dashboard`` in the
+owner's private chat shows it. A port in use is logged once and the bot goes on without it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..dashboard import DEFAULT_HOST, DashboardServer, DashboardSettings, make_app, stored_token
+from .commands import COMMANDS, CommandContext
+from .config import Settings
+from .service import EngramService
+
+log = logging.getLogger("engram.plugin")
+
+
+def owner_space(settings: Settings):  # type: ignore[no-untyped-def]
+    """Whether a place is the owner's private chat, as ``events.audience_of`` decides it."""
+
+    def check(space: str) -> bool:
+        platform, _, rest = space.partition(":")
+        kind, _, user = rest.partition(":")
+        return kind == "private" and (
+            settings.is_owner(platform, user) or settings.is_owner_private_space(space)
+        )
+
+    return check
+
+
+async def start_dashboard(service: EngramService) -> DashboardServer | None:
+    """Serve the dashboard on 127.0.0.1 if enabled; None when disabled or it could not start."""
+    s = service.settings
+    if not s.dashboard_enabled:
+        return None
+    try:
+        settings = DashboardSettings(
+            token=stored_token(service.data_dir),
+            budget=s.inject_budget_tokens,
+            recall_k=s.recall_k,
+            identity=service.identity,
+            tz=service.tz,
+            chat_model=s.chat_provider_id or "the chat's current provider",
+            owner_spaces=owner_space(s),
+        )
+        server = DashboardServer(make_app(service.memory, settings), DEFAULT_HOST, s.dashboard_port)
+        if not await server.start():
+            return None
+    except Exception:  # the bot must work without its dashboard
+        log.exception("Engram dashboard: could not start; the bot goes on without it")
+        return None
+    service.dashboard = server
+    return server
+
+
+async def stop_dashboard(service: EngramService) -> None:
+    """Stop the dashboard; the port is free when this returns."""
+    server, service.dashboard = service.dashboard, None
+    if server is not None:
+        await server.stop()
+
+
+@COMMANDS.command("dashboard", "dashboard", "the dashboard's link (in the owner's private chat only)")
+async def _dashboard(ctx: CommandContext, args: str) -> str:
+    if not ctx.audience.owner_private:
+        return "Engram: /mem dashboard answers only in the owner's private chat."
+    server = ctx.service.dashboard
+    if server is None:
+        why = (
+            "disabled (dashboard_enabled)"
+            if not ctx.service.settings.dashboard_enabled
+            else "not running (see the log: the port may be in use)"
+        )
+        return f"Engram: the dashboard is {why}."
+    token = stored_token(ctx.service.data_dir)
+    return (
+        f"Engram dashboard (this machine only): {server.url}?token={token}\n"
+        "Open it in a browser on the bot's machine; the link sets a cookie and then drops the token"
+        " from the address."
+    )

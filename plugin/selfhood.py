@@ -1,0 +1,70 @@
+"""What the bot knows of itself for each reply: its core identity, its self-image, its inner state,
+its abilities and the sense of time, each switchable in the config.
+
+The core identity always goes in (shortened to fit the budget if it must, never silently: a file
+that is too large or not UTF-8 is logged in one clear sentence, once, and the bot still replies).
+The self-image and the abilities go in when they fit; the inner state is one sentence, and what is
+on the bot's mind is said only in the owner's private chat.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+
+from ..memory.identity import IdentityFolder
+from ..memory.inner_state import Baseline, current, load_state, sentence
+from ..memory.proposals import Proposals
+from .abilities import Abilities
+from .config import Settings
+
+log = logging.getLogger("engram.plugin")
+
+
+class Selfhood:
+    """The identity folder of one bot and the lines it adds to the injected block."""
+
+    def __init__(self, data_dir: Path, settings: Settings, abilities: Abilities | None = None):
+        self.folder = IdentityFolder(data_dir)
+        self.settings = settings
+        self.abilities = abilities
+        self.proposals = Proposals(self.folder)
+        self.baseline = Baseline(mood=settings.baseline_mood or "calm")
+        self._reported: set[str] = set()
+
+    def _report(self, problem: str) -> None:
+        if problem and problem not in self._reported:
+            self._reported.add(problem)
+            log.error("Engram: %s", problem)
+
+    def identity(self) -> str:
+        """The core identity (``identity/self.md``), or "" when switched off or unreadable (logged once)."""
+        if not self.settings.identity_enabled:
+            return ""
+        doc = self.folder.core()
+        self._report(doc.problem)
+        return doc.text
+
+    def self_image(self) -> str:
+        if not self.settings.self_image_enabled:
+            return ""
+        doc = self.folder.self_image()
+        self._report(doc.problem)
+        return f"How you see yourself lately (your own words): {doc.text}" if doc.text else ""
+
+    def inner_state(self, now: datetime, *, owner_private: bool) -> str:
+        if not self.settings.inner_state_enabled:
+            return ""
+        state = current(load_state(self.folder.data_dir), self.baseline, now)
+        return sentence(state, owner_private=owner_private)
+
+    def abilities_text(self) -> str:
+        if not self.settings.abilities_enabled or self.abilities is None:
+            return ""
+        return self.abilities.text()
+
+    def extras(self, now: datetime, *, owner_private: bool) -> list[str]:
+        """The optional lines, most important first (each goes in whole, or not at all)."""
+        return [line for line in (self.inner_state(now, owner_private=owner_private), self.self_image(),
+                                  self.abilities_text()) if line]

@@ -1,0 +1,122 @@
+"""A real browser (headless Chromium) loads the dashboard over a seeded store with Chinese and
+English content, checks what it drew, and saves screenshots (``build/screenshots/``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app
+from astrbot_plugin_engram.memory import Engram
+
+from ..conftest import HashEmbedder
+from .chrome import Chrome
+from .conftest import GROUP, OWNER_DM, TOKEN, XSS_SPACE
+from .test_server import free_port
+
+SHOTS = Path(
+    os.environ.get("ENGRAM_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "build" / "screenshots"
+)
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def site(seeded, tmp_path):
+    path, ids = seeded
+    engram = await Engram.open(path, HashEmbedder(), read_only=True)
+    server = DashboardServer(
+        make_app(
+            engram,
+            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_spaces=lambda s: s == OWNER_DM),
+        ),
+        "127.0.0.1",
+        free_port(),
+    )
+    assert await server.start()
+    yield server.url.rstrip("/"), ids
+    await server.stop()
+    await engram.close()
+
+
+@pytest.fixture
+async def chrome(tmp_path):
+    browser = await Chrome().start(tmp_path / "profile")
+    yield browser
+    await browser.close()
+
+
+async def test_a_real_browser_draws_every_page(site, chrome):
+    base, ids = site
+    assert await chrome.open(f"{base}/?token={TOKEN}") == 200  # the link sets the cookie, drops the token
+    assert await chrome.eval("location.href") == f"{base}/"
+    assert await chrome.eval("document.cookie") == ""  # HttpOnly: no script can read the token
+    bars = await chrome.eval("document.querySelectorAll('#chart rect').length")
+    days = await chrome.eval("JSON.parse(document.getElementById('chart-data').textContent).length")
+    assert bars == days >= 3  # a bar per day; the sample spans several days
+    assert await chrome.eval(
+        "[...document.querySelectorAll('#chart rect')].every(r => +r.getAttribute('height') > 0)"
+    )
+    assert "林晓" in await chrome.eval("document.body.innerText")
+    await chrome.screenshot(SHOTS / "overview.png")
+
+    assert await chrome.open(f"{base}/memories/{ids['second']}") == 200
+    text = await chrome.eval("document.querySelector('blockquote.memory-text').innerText")
+    assert text == "王磊喜欢浅烘的埃塞俄比亚咖啡豆 (light roast)"
+    assert await chrome.eval("document.querySelectorAll('ol.conversation li.ep.mark').length") == 2
+    assert await chrome.eval("document.querySelectorAll('table.versions tbody tr').length") == 2
+    await chrome.screenshot(SHOTS / "memory.png")
+
+    assert await chrome.open(f"{base}/place?space={quote(GROUP)}&size=10&page=1") == 200
+    assert await chrome.eval("document.querySelectorAll('ol.timeline li.ep').length") == 10
+    assert await chrome.eval("!!document.querySelector('a[rel=next]')")
+    await chrome.screenshot(SHOTS / "place.png")
+
+    q = quote("王磊生日想吃什么？ hotpot")
+    assert await chrome.open(f"{base}/recall?q={q}&space={quote(GROUP)}") == 200
+    rows = await chrome.eval("document.querySelectorAll('table.hits tbody tr').length")
+    assert 1 <= rows <= 6
+    block = await chrome.eval("document.querySelector('pre.block').innerText")
+    assert block.startswith("<engram-memory>") and "火锅" in block
+    assert int(await chrome.eval("document.getElementById('tokens').innerText")) <= 400
+    await chrome.screenshot(SHOTS / "recall.png")
+
+    assert await chrome.open(f"{base}/graph") == 200
+    assert await chrome.eval("document.querySelectorAll('#graph circle').length") >= 3  # people
+    assert await chrome.eval("document.querySelectorAll('#graph rect').length") >= 1  # memories about them
+    assert await chrome.eval("document.querySelectorAll('#graph line.talks').length") >= 1
+    assert "王磊" in await chrome.eval(
+        "[...document.querySelectorAll('#graph text')].map(t => t.textContent).join()"
+    )
+    await chrome.screenshot(SHOTS / "graph.png")
+
+
+async def test_hostile_text_stays_text_in_a_real_browser(site, chrome):
+    base, ids = site
+    await chrome.open(f"{base}/?token={TOKEN}")
+    for path in [
+        f"/memories/{ids['xss']}",
+        "/memories",
+        f"/place?space={quote(XSS_SPACE)}",
+        "/graph",
+        "/",
+        f"/recall?q=pwned&space={quote(XSS_SPACE)}",
+    ]:
+        assert await chrome.open(base + path) == 200
+        assert await chrome.eval("typeof window.pwned") == "undefined", path
+        assert await chrome.eval("document.querySelectorAll('main img').length") == 0, path
+    await chrome.open(f"{base}/memories/{ids['xss']}")
+    assert "<script>window.pwned=1</script>" in await chrome.eval("document.body.innerText")
+
+
+async def test_chinese_labels_for_a_chinese_browser(site, tmp_path):
+    base, _ = site
+    browser = await Chrome().start(tmp_path / "zh-profile", lang="zh-CN")
+    try:
+        await browser.open(f"{base}/?token={TOKEN}")
+        assert await browser.eval("document.querySelector('h1').innerText") == "概览"
+        await browser.screenshot(SHOTS / "overview-zh.png")
+    finally:
+        await browser.close()

@@ -1,0 +1,306 @@
+"""Every route through aiohttp's test client: auth, pages, filters, paging, bad input, read-only."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE
+
+PAGES = ["/", "/memories", "/recall", "/graph", "/diary", "/identity", f"/place?space={GROUP}"]
+APIS = [
+    "/api/overview",
+    "/api/memories",
+    "/api/graph",
+    "/api/diary",
+    "/api/identity",
+    f"/api/place?space={GROUP}",
+    "/api/recall?q=hotpot&space=qq:group:5150",
+]
+
+
+@pytest.mark.parametrize("path", [*PAGES, *APIS, "/memories/1", "/api/memories/1", "/static/app.js"])
+async def test_every_route_needs_the_token(dash, path):
+    client, _, _ = dash
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Cookie": "engram_dashboard=wrong"},
+    ):
+        r = await client.get(path, headers=headers, allow_redirects=False)
+        assert r.status == 401
+        assert await r.text() == "401: Unauthorized"  # no detail about why
+
+
+@pytest.mark.parametrize("path", [*PAGES, *APIS])
+async def test_every_route_answers_with_the_token(dash, path):
+    client, _, _ = dash
+    r = await client.get(path, headers=AUTH)
+    assert r.status == 200, await r.text()
+    assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
+    client, _, _ = dash
+    r = await client.get(f"/memories?kind=fact&token={TOKEN}", allow_redirects=False)
+    assert r.status == 303
+    assert r.headers["Location"] == "/memories?kind=fact"
+    cookie = r.cookies["engram_dashboard"]
+    assert cookie.value == TOKEN and cookie["httponly"] and cookie["samesite"] == "Strict"
+    r = await client.get("/memories?kind=fact")  # the cookie jar now carries it
+    assert r.status == 200
+    r = await client.get("/?token=wrong", allow_redirects=False)
+    assert r.status == 401
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+async def test_every_other_method_is_refused_and_changes_nothing(dash, method):
+    client, engram, ids = dash
+    before = await engram.stats()
+    for path in [
+        "/",
+        "/memories",
+        f"/memories/{ids['second']}",
+        "/api/memories",
+        f"/api/memories/{ids['xss']}",
+        "/recall",
+        "/api/recall",
+        "/graph",
+        "/place",
+        "/diary",
+        "/identity",
+        "/static/app.js",
+    ]:
+        r = await client.request(method, path, headers=AUTH, data=b"text=changed")
+        assert r.status == 405, (method, path)
+    assert await engram.stats() == before
+    assert (await engram.get(ids["second"])).text.startswith("王磊喜欢浅烘的埃塞俄比亚")
+
+
+async def test_overview_counts_places_people_and_models(dash):
+    client, engram, _ = dash
+    d = await (await client.get("/api/overview", headers=AUTH)).json()
+    assert d["counts"]["kind"]["diary"] == 1
+    assert d["counts"]["status"] == {"active": 11, "superseded": 1}
+    assert d["counts"]["scope"]["owner"] >= 1
+    assert {p["space"] for p in d["places"]} == {GROUP, OWNER_DM, "qq:private:10002", XSS_SPACE}
+    assert any(p["name"] == "林晓" for p in d["people"])
+    assert sum(n for _, n in d["episodes_per_day"]) == d["episodes"] == 32
+    assert d["jobs"] is None  # no scheduler yet, and the page says so
+    assert d["embedder"] == "hash-32" and d["index"]["coverage"] == 1.0
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "No jobs have run yet" in page and 'id="chart"' in page
+
+
+async def test_labels_follow_the_browsers_language(dash):
+    client, _, _ = dash
+    zh = await (await client.get("/", headers={**AUTH, "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"})).text()
+    en = await (await client.get("/", headers={**AUTH, "Accept-Language": "en-US,en;q=0.9,zh;q=0.5"})).text()
+    assert "概览" in zh and "每日消息数" in zh and 'lang="zh-CN"' in zh
+    assert "Overview" in en and "Episodes per day" in en and "每日消息数" not in en
+
+
+async def test_memories_filters_search_and_paging(dash):
+    client, _, ids = dash
+
+    async def get(query: str) -> dict:
+        r = await client.get("/api/memories?" + query, headers=AUTH)
+        assert r.status == 200, await r.text()
+        return await r.json()
+
+    assert [m["id"] for m in (await get("kind=diary"))["items"]] == [ids["diary"]]
+    assert {m["status"] for m in (await get("status=superseded"))["items"]} == {"superseded"}
+    assert all(m["scope"] == "owner" for m in (await get("scope=owner"))["items"])
+    assert [m["id"] for m in (await get("person=qq:10003&status=active&kind=preference"))["items"]] == [
+        ids["second"]
+    ]
+    assert {m["id"] for m in (await get(f"place={GROUP}"))["items"]} >= {ids["first"], ids["second"]}
+    assert [m["id"] for m in (await get("q=埃塞俄比亚"))["items"]] == [ids["second"]]
+    assert [m["id"] for m in (await get("q=LIGHT ROAST"))["items"]] == [ids["second"]]
+    everything = await get("size=200")
+    assert everything["total"] == 12 and len(everything["items"]) == 12
+    pages = [await get(f"size=5&page={p}") for p in (1, 2, 3)]
+    assert [len(p["items"]) for p in pages] == [5, 5, 2] and pages[0]["pages"] == 3
+    assert [m["id"] for p in pages for m in p["items"]] == [m["id"] for m in everything["items"]]
+    assert (await get("page=99"))["items"] == []
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("size=0", "size must be from 1"),
+        ("size=-5", "size must be from 1"),
+        ("page=0", "page must be from 1"),
+        ("page=-1", "page must be from 1"),
+        ("page=abc", "page must be a whole number"),
+        ("size=1e9", "size must be a whole number"),
+        ("page=99999999999", "page must be from 1"),
+        ("kind=secret", "kind must be one of"),
+        ("status=gone", "status must be one of"),
+        ("scope=nowhere", "invalid scope"),
+        ("q=" + "x" * 600, "q is longer than"),
+    ],
+)
+async def test_bad_parameters_get_400_with_a_message(dash, query, message):
+    client, _, _ = dash
+    r = await client.get("/api/memories?" + query, headers=AUTH)
+    assert r.status == 400
+    assert message in (await r.json())["error"]
+    page = await client.get("/memories?" + query, headers=AUTH)
+    assert page.status == 400 and message.split()[0] in await page.text()
+
+
+async def test_huge_page_sizes_are_capped(dash):
+    client, _, _ = dash
+    d = await (await client.get("/api/memories?size=100000000", headers=AUTH)).json()
+    assert d["size"] == 200
+
+
+async def test_one_memory_with_sources_in_their_conversation_and_every_version(dash):
+    client, _, ids = dash
+    d = await (await client.get(f"/api/memories/m{ids['second']}", headers=AUTH)).json()
+    assert d["memory"]["subjects"] == [{"id": "qq:10003", "name": "王磊"}]
+    assert [v["id"] for v in d["versions"]] == [ids["first"], ids["second"]]
+    assert [v["status"] for v in d["versions"]] == ["superseded", "active"]
+    assert [s["key"] for s in d["sources"]] == ["e10", "e11"]
+    [conversation] = d["conversations"]  # two lines next to each other: one conversation
+    assert conversation["sources"] == [10, 11] and conversation["space"] == GROUP
+    around = [e["seq"] for e in conversation["episodes"]]
+    assert around == list(range(8, 14))  # two lines either side of them, in order
+    page = await (await client.get(f"/memories/{ids['second']}", headers=AUTH)).text()
+    assert "埃塞俄比亚" in page and 'class="ep mark"' in page
+
+
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/api/memories/99999", 404),
+        ("/memories/99999", 404),
+        ("/api/memories/abc", 400),
+        ("/api/memories/-1", 400),
+        ("/api/place?space=qq:group:none", 404),
+        ("/place?space=", 404),
+        ("/nowhere", 404),
+        ("/static/secret.py", 404),
+        ("/static/..%2Fapp.py", 404),
+        ("/static/../app.py", 404),
+        ("/api/place?space=../../etc/passwd", 404),
+        ("/memories/..%2F..%2Fetc%2Fpasswd", 400),
+        ("/static/%2e%2e/%2e%2e/memory/engine.py", 404),
+    ],
+)
+async def test_unknown_ids_and_path_traversal(dash, path, status):
+    client, _, _ = dash
+    r = await client.get(path, headers=AUTH)
+    assert r.status == status
+    body = await r.text()
+    assert "import" not in body and "root:" not in body  # no file content ever comes back
+
+
+async def test_a_place_pages_its_timeline_and_lists_what_was_learned_there(dash):
+    client, _, ids = dash
+    first = await (await client.get(f"/api/place?space={GROUP}&size=3&page=1", headers=AUTH)).json()
+    second = await (await client.get(f"/api/place?space={GROUP}&size=3&page=2", headers=AUTH)).json()
+    latest = await (await client.get(f"/api/place?space={GROUP}&size=3", headers=AUTH)).json()
+    eps = first["episodes"]
+    assert eps["total"] == 16 and len(eps["items"]) == 3 and eps["pages"] == 6
+    seqs = [e["seq"] for e in eps["items"] + second["episodes"]["items"]]
+    assert seqs == [1, 2, 3, 4, 5, 6]  # in order, no overlap
+    assert latest["episodes"]["page"] == 6 and [e["seq"] for e in latest["episodes"]["items"]] == [16]
+    assert {e["space"] for e in eps["items"]} == {GROUP}
+    assert ids["second"] in [m["id"] for m in first["memories"]]
+
+
+async def test_recall_explained_shows_features_scores_and_the_exact_block(dash):
+    client, engram, _ = dash
+    d = await (await client.get("/api/recall?q=王磊 生日 火锅&space=qq:group:5150", headers=AUTH)).json()
+    assert d["hits"] and d["audience"] == {"space": GROUP, "owner_private": False}
+    assert all("kw" in h["features"] and "score" in h for h in d["hits"])
+    assert [h["score"] for h in d["hits"]] == sorted((h["score"] for h in d["hits"]), reverse=True)
+    assert d["block"].startswith("<engram-memory>") and "我是小记" in d["block"]
+    injected = [h for h in d["hits"] if h["injected"]]
+    assert injected and all(h["text"].split()[0][:6] in d["block"] for h in injected)
+    assert 0 < d["tokens"] <= d["budget"] == 300
+    page = await (await client.get("/recall?q=王磊 生日 火锅&space=qq:group:5150", headers=AUTH)).text()
+    assert "&lt;engram-memory&gt;" in page and f'id="tokens">{d["tokens"]}<' in page
+
+
+async def test_recall_explained_never_shows_another_chats_private_memory(dash):
+    client, _, _ = dash
+    secret = "电动磨豆机"  # the owner's surprise gift, scoped owner
+    group = await (await client.get(f"/api/recall?q={secret}&space={GROUP}", headers=AUTH)).json()
+    assert group["hits"] and secret not in str(group["hits"]) + group["block"]
+    alice = await (
+        await client.get(f"/api/recall?q={secret}&space=qq:private:10002&owner=1", headers=AUTH)
+    ).json()
+    assert all(
+        h["where"] in ("qq:private:10002", "public", "self", "owner", "space:qq:private:10002")
+        for h in alice["hits"]
+    )
+    owner = await (await client.get(f"/api/recall?q={secret}&space={OWNER_DM}", headers=AUTH)).json()
+    assert owner["audience"]["owner_private"] is True and secret in owner["block"]
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("q=tea&space=qq:group:nowhere", "unknown audience"),
+        ("q=tea", "unknown audience"),
+        ("space=qq:group:5150", "query is empty"),
+        ("q=tea&space=qq:group:5150&owner=maybe", "owner must be"),
+    ],
+)
+async def test_recall_explained_bad_input(dash, query, message):
+    client, _, _ = dash
+    r = await client.get("/api/recall?" + query, headers=AUTH)
+    assert r.status == 400 and message in (await r.json())["error"]
+
+
+async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
+    client, _, ids = dash
+    pages = [
+        f"/memories/{ids['xss']}",
+        "/memories",
+        "/",
+        "/graph",
+        f"/place?space={XSS_SPACE}",
+        f"/recall?q=pwned script&space={XSS_SPACE}",
+        "/memories?q=<script>",
+    ]
+    for path in pages:
+        r = await client.get(path, headers=AUTH)
+        assert r.status == 200, path
+        body = await r.text()
+        assert "<script>window" not in body and "<img src=x" not in body and "<b>666" not in body, path
+        scripts = re.findall(r"<script[^>]*>", body)  # only ours: the app and inert JSON data
+        assert set(scripts) <= {
+            '<script src="/static/app.js">',
+            '<script type="application/json" id="chart-data">',
+            '<script type="application/json" id="graph-data">',
+        }, path
+    body = await (await client.get(f"/memories/{ids['xss']}", headers=AUTH)).text()
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in body
+    body = await (await client.get("/graph", headers=AUTH)).text()
+    assert "\\u003cimg src=x onerror" in body  # inside the JSON the graph is drawn from
+
+
+async def test_graph_has_people_memories_and_who_talks_with_whom(dash):
+    client, _, ids = dash
+    d = await (await client.get("/api/graph", headers=AUTH)).json()
+    people = {n["id"]: n for n in d["nodes"] if n["type"] == "person"}
+    assert people["qq:10003"]["label"] == "王磊"
+    assert {"source": f"m{ids['second']}", "target": "qq:10003", "type": "about", "weight": 1} in d["links"]
+    talks = {(link["source"], link["target"]) for link in d["links"] if link["type"] == "talks"}
+    assert ("qq:10001", "qq:10003") in talks  # 林晓 and 王磊 answer each other in the group
+
+
+async def test_diary_and_identity_say_what_is_there(dash):
+    client, _, ids = dash
+    diary = await (await client.get("/api/diary", headers=AUTH)).json()
+    assert [m["id"] for m in diary["items"]] == [ids["diary"]]
+    ident = await (await client.get("/api/identity", headers=AUTH)).json()
+    assert ident["note"] == "我是小记，读书会的助手。" and ident["self_image"] is None
+    page = await (await client.get("/identity", headers=AUTH)).text()
+    assert "Not there yet" in page

@@ -1,0 +1,79 @@
+"""The dashboard inside the plugin: started and stopped with it, its link only in the owner's DM,
+and a port in use never stops the bot."""
+
+from __future__ import annotations
+
+import socket
+
+import aiohttp
+
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.dashboard import start_dashboard, stop_dashboard
+from astrbot_plugin_engram.plugin.service import EngramService
+
+from .conftest import OWNER, MakeService, event, request
+from .test_commands import mem
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def settings(port: int, **more: object) -> Settings:
+    return Settings(owner_ids=(OWNER,), dashboard_port=port, **more)  # type: ignore[arg-type]
+
+
+async def test_the_link_is_given_only_in_the_owners_private_chat(make_service: MakeService) -> None:
+    svc = make_service(settings(free_port()))
+    server = await start_dashboard(svc)
+    try:
+        assert server is not None
+        answer = await mem(svc, "mem dashboard")
+        token = (svc.data_dir / "dashboard_token").read_text().strip()
+        assert answer.startswith(f"Engram dashboard (this machine only): {server.url}?token={token}")
+        refusal = "Engram: /mem dashboard answers only in the owner's private chat."
+        assert await mem(svc, "mem dashboard", group="g1") == refusal
+        assert await mem(svc, "mem dashboard", sender="admin2") == refusal  # an admin, not the owner
+        assert token not in await mem(svc, "mem help")
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            r = await http.get(answer.split(": ", 1)[1].split()[0])
+            assert r.status == 200 and "Engram" in await r.text()
+    finally:
+        await stop_dashboard(svc)
+    assert svc.dashboard is None
+
+
+async def test_the_token_survives_a_restart(make_service: MakeService, tmp_path) -> None:
+    port = free_port()
+    first = make_service(settings(port), data_dir=tmp_path / "d")
+    await start_dashboard(first)
+    await stop_dashboard(first)
+    await first.close()
+    token = (tmp_path / "d" / "dashboard_token").read_text()
+    second = make_service(settings(port), data_dir=tmp_path / "d")
+    assert await start_dashboard(second) is not None  # the same port again: the reload freed it
+    await stop_dashboard(second)
+    assert (tmp_path / "d" / "dashboard_token").read_text() == token
+
+
+async def test_a_port_in_use_leaves_the_bot_working(make_service: MakeService, caplog) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        svc: EngramService = make_service(settings(taken.getsockname()[1]))
+        assert await start_dashboard(svc) is None
+        assert "cannot listen on" in caplog.text
+        assert "not running" in await mem(svc, "mem dashboard")
+        svc.record_message(event("My cat is called Miso", OWNER))
+        await svc.flush()
+        req = request("what is my cat called?")
+        inj = await svc.inject(event("what is my cat called?", OWNER), req)
+        assert inj is not None and "Miso" in inj.text
+
+
+async def test_disabled_means_no_server(make_service: MakeService) -> None:
+    svc = make_service(settings(free_port(), dashboard_enabled=False))
+    assert await start_dashboard(svc) is None
+    assert "disabled" in await mem(svc, "mem dashboard")

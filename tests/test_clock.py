@@ -1,0 +1,127 @@
+"""The bot's sense of time: zones, days ending at the boundary hour, parts of the day, ages, windows."""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from astrbot_plugin_engram.memory.clock import (
+    ago,
+    day_bounds,
+    day_of,
+    finished_days,
+    host_timezone,
+    part_of_day,
+    resolve_timezone,
+)
+from astrbot_plugin_engram.memory.timewindow import query_window, zh_number
+
+SH = ZoneInfo("Asia/Shanghai")
+NY = ZoneInfo("America/New_York")
+
+
+def test_a_late_night_belongs_to_the_day_before_until_the_boundary_hour() -> None:
+    assert day_of(datetime(2026, 11, 30, 23, 59, tzinfo=SH), SH) == date(2026, 11, 30)
+    assert day_of(datetime(2026, 12, 1, 0, 1, tzinfo=SH), SH) == date(2026, 11, 30)  # past midnight
+    assert day_of(datetime(2026, 12, 1, 3, 59, tzinfo=SH), SH) == date(2026, 11, 30)
+    assert day_of(datetime(2026, 12, 1, 4, 0, tzinfo=SH), SH) == date(2026, 12, 1)
+    assert day_of(datetime(2026, 12, 1, 1, 0, tzinfo=SH), SH, boundary_hour=0) == date(2026, 12, 1)
+
+
+def test_the_day_is_counted_in_the_configured_zone() -> None:
+    t = datetime(2026, 12, 1, 2, 0, tzinfo=timezone.utc)  # 10:00 in Shanghai, 21:00 the day before in NY
+    assert day_of(t, SH) == date(2026, 12, 1)
+    assert day_of(t, NY) == date(2026, 11, 30)
+    start, end = day_bounds(date(2026, 11, 30), SH)
+    assert start == datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
+    assert end - start == timedelta(days=1)
+
+
+def test_a_day_across_a_daylight_saving_change_is_23_hours_long() -> None:
+    start, end = day_bounds(date(2026, 3, 7), NY)  # clocks go forward at 2 am on the 8th, before 4 am
+    assert end - start == timedelta(hours=23)
+
+
+def test_finished_days_are_the_last_seven_before_today() -> None:
+    now = datetime(2026, 12, 1, 3, 0, tzinfo=SH)  # still Nov 30 in the bot's life
+    days = finished_days(now, SH)
+    assert days[-1] == date(2026, 11, 29) and days[0] == date(2026, 11, 23) and len(days) == 7
+
+
+def test_part_of_day_in_words() -> None:
+    assert part_of_day(datetime(2026, 12, 1, 2, 0, tzinfo=SH), SH) == "late at night"
+    assert part_of_day(datetime(2026, 12, 1, 9, 30, tzinfo=SH), SH) == "morning"
+    assert part_of_day(datetime(2026, 12, 1, 19, 0, tzinfo=SH), SH) == "evening"
+    # the same instant is morning in Shanghai and evening in New York
+    t = datetime(2026, 12, 1, 1, 0, tzinfo=timezone.utc)
+    assert (part_of_day(t, SH), part_of_day(t, NY)) == ("morning", "evening")
+
+
+def test_a_clock_that_jumps_backward_gives_no_negative_age() -> None:
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    assert ago(now + timedelta(hours=3), now) == "just now"
+    assert ago(now - timedelta(days=2, hours=1), now) == "2 days ago"
+
+
+def test_no_or_an_unknown_timezone_is_the_hosts_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, "engram.clock"):
+        assert resolve_timezone("") == host_timezone()
+        assert resolve_timezone("Mars/Olympus") == host_timezone()
+        assert resolve_timezone(42) == host_timezone()
+    assert "Mars/Olympus" in caplog.text and "no timezone configured" in caplog.text
+    assert resolve_timezone(" Asia/Shanghai ") == SH
+
+
+def test_chinese_numbers() -> None:
+    assert [zh_number(x) for x in ("三", "十", "十二", "二十", "二十三", "两", "7", "百")] == \
+        [3, 10, 12, 20, 23, 2, 7, None]
+
+
+NOW = datetime(2023, 5, 3, 10, 0, tzinfo=SH)  # a Wednesday
+
+
+@pytest.mark.parametrize("query, first, last", [
+    ("what did we do yesterday?", "2023-05-02", "2023-05-02"),
+    ("昨天我们聊了什么", "2023-05-02", "2023-05-02"),
+    ("last weekend", "2023-04-29", "2023-04-30"),
+    ("上周末去哪儿了", "2023-04-29", "2023-04-30"),
+    ("three days ago", "2023-04-30", "2023-04-30"),
+    ("三天前", "2023-04-30", "2023-04-30"),
+    ("3天前说的", "2023-04-30", "2023-04-30"),
+    ("in March", "2023-03-01", "2023-03-31"),
+    ("三月份", "2023-03-01", "2023-03-31"),
+    ("in June", "2022-06-01", "2022-06-30"),  # a month not come yet this year: last year's
+    ("the day before yesterday", "2023-05-01", "2023-05-01"),
+    ("前天", "2023-05-01", "2023-05-01"),
+    ("last week", "2023-04-24", "2023-04-30"),
+    ("上周三", "2023-04-26", "2023-04-26"),
+    ("last Monday", "2023-05-01", "2023-05-01"),
+    ("5月1日那天", "2023-05-01", "2023-05-01"),
+    ("上个月", "2023-04-01", "2023-04-30"),
+])
+def test_windows_named_in_queries(query: str, first: str, last: str) -> None:
+    w = query_window(query, NOW, SH)
+    assert w is not None
+    assert w.start == datetime.fromisoformat(first).replace(tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(tzinfo=SH) + timedelta(days=1)
+
+
+def test_yesterday_shortly_after_midnight_is_the_calendar_day_before_in_the_zone() -> None:
+    just_after = datetime(2023, 5, 2, 16, 30, tzinfo=timezone.utc)  # 00:30 on May 3 in Shanghai
+    w = query_window("yesterday", just_after, SH)
+    assert w is not None and w.start == datetime(2023, 5, 2, tzinfo=SH)
+
+
+def test_a_query_naming_no_time_has_no_window() -> None:
+    assert query_window("what does Alice like to eat", NOW, SH) is None
+    assert query_window("我们聊聊猫", NOW, SH) is None
+
+
+def test_a_query_naming_a_year_names_its_own_dates() -> None:
+    # its month and year are date_match's; a relative phrase in it is anchored to that date, not now
+    assert query_window("What did Maria do last weekend before April 10, 2023?", NOW, SH) is None
+    assert query_window("what happened in August 2023", NOW, SH) is None
+    assert query_window("2022年三月份的事", NOW, SH) is None
