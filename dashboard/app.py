@@ -213,7 +213,8 @@ async def diary(request: web.Request) -> web.Response:
 
 
 async def identity(request: web.Request) -> web.Response:
-    d = data.identity(request.app[SETTINGS])
+    _, browser = await _open(request)
+    d = await data.identity(browser, request.app[SETTINGS])
     return _answer(request, d, lambda: html.identity(_lang(request), d))
 
 

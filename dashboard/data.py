@@ -7,12 +7,15 @@ applies the one scope function (``memory.scopes.visibility``) before anything is
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.model import now_utc
+from . import selfhood
 from .params import BadParam, MemoryFilter
 from .settings import DashboardSettings
 
@@ -78,6 +81,58 @@ async def _names(engram: Engram, memories: Iterable[Memory]) -> dict[str, str]:
     return await engram.names({s for m in memories for s in m.subjects})
 
 
+def _count(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def _counts(v: Any, prefix: str = "") -> dict[str, int]:
+    """A record's counts (those under ``prefix``, without it); anything that is not a count is left out."""
+    if not isinstance(v, dict):
+        return {}
+    return {str(k)[len(prefix):]: _count(n) for k, n in sorted(v.items())
+            if str(k).startswith(prefix) and _count(n)}
+
+
+def _time(v: Any) -> str | None:
+    try:
+        return iso(float(v)) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def job_json(name: str, record: Any) -> dict[str, Any]:
+    """One job's last run as ``/mem stats`` tells it: when, how it ended, what it did, its failures."""
+    r = record if isinstance(record, dict) else {}
+    totals = r.get("totals")
+    return {
+        "name": name,
+        "status": str(r["status"]) if r.get("status") else None,  # None: never run yet
+        "last_started": _time(r.get("last_started")),
+        "last_finished": _time(r.get("last_finished")),
+        "error": str(r.get("error") or ""),
+        "runs": _count(r.get("runs")),
+        "failures": _count(r.get("failures")),
+        "last": _counts(r.get("stats")),
+        "totals": {k: v for k, v in _counts(totals).items() if "." not in k},
+        "failed_calls": _counts(totals, "failed."),
+        "refused": _counts(totals, "refused."),
+    }
+
+
+async def job_runs(browser: Store, settings: DashboardSettings) -> list[dict[str, Any]]:
+    """Every job's last run (read from the store, as the scheduler keeps it), the latest first;
+    jobs the host schedules that never ran come last."""
+    records = await browser.job_runs()
+    names = dict.fromkeys([*settings.jobs(), *records])
+
+    def started(name: str) -> float:
+        r = records.get(name)
+        t = r.get("last_started") if isinstance(r, dict) else None
+        return float(t) if isinstance(t, int | float) and not isinstance(t, bool) else float("-inf")
+
+    return [job_json(name, records.get(name)) for name in sorted(names, key=started, reverse=True)]
+
+
 async def overview(engram: Engram, browser: Store, settings: DashboardSettings) -> dict[str, Any]:
     counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
     stats = await engram.stats()
@@ -89,7 +144,7 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
         "people": [{"id": p, "name": name, "episodes": n} for p, name, n in await browser.people()],
-        "jobs": await settings.jobs() if settings.jobs is not None else None,
+        "jobs": await job_runs(browser, settings),
         "embedder": engram.embedder.name,
         "chat_model": settings.chat_model or None,
         "index": {
@@ -228,5 +283,8 @@ async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[st
     return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
 
 
-def identity(settings: DashboardSettings) -> dict[str, Any]:
-    return {"note": settings.identity() or None, "self_image": None, "history": None, "proposals": None}
+async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+    """The core identity, the self-image with its earlier versions, and the open proposals, read from
+    the data folder (the host's, or the one holding the store file)."""
+    folder = settings.data_dir or Path(browser.path).parent
+    return await asyncio.to_thread(selfhood.identity, folder, settings.identity())

@@ -124,6 +124,38 @@ def episode_line(e: Mapping[str, Any], mark: bool = False) -> str:
 
 
 # ---- pages ----------------------------------------------------------------------------------------
+def _pairs(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
+    """Each job's last run: when, how it ended (and why it failed), what it did, failures in all."""
+    if not jobs:
+        return f'<p class="empty">{esc(label(lang, "no_jobs"))}</p>'
+    rows = []
+    for j in jobs:
+        if j["status"] is None:
+            rows.append([esc(j["name"]), esc(label(lang, "never_run")), "", "", ""])
+            continue
+        status = esc(j["status"])
+        if j["error"]:
+            status += f'<div class="error">{esc(j["error"])}</div>'
+        did = [_pairs(j["last"])]
+        if j["failed_calls"]:
+            did.append(f"{label(lang, 'failed_calls')}: {_pairs(j['failed_calls'])}")
+        if j["refused"]:
+            did.append(f"{label(lang, 'refused')}: {_pairs(j['refused'])}")
+        rows.append([
+            f"<code>{esc(j['name'])}</code>",
+            esc((j["last_started"] or "").replace("T", " ")[:19]),
+            f'<span class="job-{esc(j["status"])}">{status}</span>',
+            f"{j['runs']} / {j['failures']}",
+            "<br>".join(esc(x) for x in did if x),
+        ])
+    head = [label(lang, k) for k in ("job", "last_run", "status", "runs_failed", "last_did")]
+    return table([esc(h) for h in head], rows, "jobs")
+
+
 def overview(lang: str, d: Mapping[str, Any]) -> str:
     def counts(axis: str) -> str:
         rows = [[esc(k), esc(n)] for k, n in sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:30]]
@@ -148,20 +180,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         ]
         for p in d["people"][:50]
     ]
-    if d["jobs"] is None:
-        jobs = f'<p class="empty">{esc(label(lang, "no_jobs"))}</p>'
-    else:
-        jobs = (
-            table(
-                ["job", "time", "status", "detail"],
-                [
-                    [esc(j.get("name")), esc(j.get("time")), esc(j.get("status")), esc(j.get("detail", ""))]
-                    for j in d["jobs"]
-                ],
-            )
-            if d["jobs"]
-            else f'<p class="empty">{esc(label(lang, "none"))}</p>'
-        )
+    jobs = job_table(lang, d["jobs"])
     ix = d["index"]
     coverage = "—" if ix["coverage"] is None else f"{ix['coverage'] * 100:.1f}%"
     body = (
@@ -353,15 +372,46 @@ def diary(lang: str, d: Mapping[str, Any]) -> str:
     return layout(lang, label(lang, "diary"), body, "diary")
 
 
+def _doc(lang: str, doc: Mapping[str, Any] | None, none_key: str, cls: str) -> str:
+    if doc is None:
+        return f'<p class="empty">{esc(label(lang, none_key))}</p>'
+    problem = f'<p class="error">{esc(doc["problem"])}</p>' if doc.get("problem") else ""
+    return f'{problem}<pre class="text {cls}">{esc(doc["text"])}</pre>'
+
+
+def _versions(lang: str, versions: Sequence[Mapping[str, Any]], cls: str) -> str:
+    if not versions:
+        return f'<p class="empty">{esc(label(lang, "history_none"))}</p>'
+    return f'<ol class="history {cls}">' + "".join(
+        f'<li><details><summary>{esc(label(lang, "replaced_at"))} '
+        f'{esc((v["replaced_at"] or v["file"]).replace("T", " ")[:19])}</summary>'
+        + (f'<p class="error">{esc(v["problem"])}</p>' if v.get("problem") else "")
+        + f'<pre class="text">{esc(v["text"])}</pre></details></li>'
+        for v in versions
+    ) + "</ol>"
+
+
 def identity(lang: str, d: Mapping[str, Any]) -> str:
-    note = (
-        f'<pre class="text">{esc(d["note"])}</pre>'
-        if d["note"]
-        else f'<p class="empty">{esc(label(lang, "identity_none"))}</p>'
-    )
+    if d["proposals_problem"]:
+        proposals = f'<p class="error">{esc(d["proposals_problem"])}</p>'
+    elif d["proposals"]:
+        rows = [
+            [f"#{esc(p['id'])}", f'<span class="text">{esc(p["change"])}</span>',
+             f'<span class="text">{esc(p["reason"])}</span>', esc(p["place"]),
+             esc(str(p["at"]).replace("T", " ")[:16])]
+            for p in d["proposals"]
+        ]
+        head = ["#", *(label(lang, k) for k in ("change", "reason", "place", "proposed"))]
+        proposals = table([esc(h) for h in head], rows, "proposals")
+    else:
+        proposals = f'<p class="empty">{esc(label(lang, "proposals_none"))}</p>'
     body = (
-        f"<h2>{esc(label(lang, 'identity_note'))}</h2>{note}<h2>{esc(label(lang, 'self_image'))}</h2>"
-        f'<p class="empty">{esc(label(lang, "self_image_none"))}</p>'
+        f"<h2>{esc(label(lang, 'self_image'))}</h2>"
+        f"{_doc(lang, d['self_image'], 'self_image_none', 'self-image')}"
+        f"<h3>{esc(label(lang, 'image_history'))}</h3>{_versions(lang, d['history'], 'image-history')}"
+        f"<h2>{esc(label(lang, 'proposals'))}</h2>{proposals}"
+        f"<h2>{esc(label(lang, 'identity_note'))}</h2>{_doc(lang, d['core'], 'identity_none', 'core')}"
+        f"<h3>{esc(label(lang, 'core_history'))}</h3>{_versions(lang, d['core_history'], 'core-history')}"
     )
     return layout(lang, label(lang, "identity"), body, "identity")
 

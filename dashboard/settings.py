@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any
+from pathlib import Path
 
 from ..memory import Engram
 
@@ -14,6 +14,10 @@ EngramSource = Engram | Callable[[], Awaitable[Engram]]  # the memory, or how to
 
 def no_identity() -> str:
     return ""
+
+
+def no_jobs() -> Iterable[str]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -27,5 +31,8 @@ class DashboardSettings:
     tz: tzinfo | None = None
     chat_model: str = ""  # the chat model the plugin's own calls use, as the host names it
     owner_spaces: Callable[[str], bool] | None = None  # whether a place is the owner's private chat
-    # the scheduler's last runs, newest first; None while there is no scheduler
-    jobs: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None
+    # the names of the jobs the host schedules, listed even before their first run; the runs
+    # themselves are read from the store (``Store.job_runs``), as ``/mem stats`` shows them
+    jobs: Callable[[], Iterable[str]] = no_jobs
+    # the bot's data folder (identity/, diary/); None: the folder holding the store file
+    data_dir: Path | None = None

@@ -29,6 +29,16 @@ def owner_space(settings: Settings):  # type: ignore[no-untyped-def]
     return check
 
 
+def job_names(service: EngramService):  # type: ignore[no-untyped-def]
+    """The jobs the plugin schedules (none until ``Jobs`` starts, just after the dashboard)."""
+
+    def names() -> list[str]:
+        jobs = service.jobs
+        return [job.name for job in jobs.registry] if jobs is not None else []
+
+    return names
+
+
 async def start_dashboard(service: EngramService) -> DashboardServer | None:
     """Serve the dashboard on 127.0.0.1 if enabled; None when disabled or it could not start."""
     s = service.settings
@@ -43,6 +53,8 @@ async def start_dashboard(service: EngramService) -> DashboardServer | None:
             tz=service.tz,
             chat_model=s.chat_provider_id or "the chat's current provider",
             owner_spaces=owner_space(s),
+            jobs=job_names(service),
+            data_dir=service.data_dir,
         )
         server = DashboardServer(make_app(service.memory, settings), DEFAULT_HOST, s.dashboard_port)
         if not await server.start():

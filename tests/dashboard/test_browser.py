@@ -14,7 +14,7 @@ from astrbot_plugin_engram.memory import Engram
 
 from ..conftest import HashEmbedder
 from .chrome import Chrome
-from .conftest import GROUP, OWNER_DM, TOKEN, XSS_SPACE
+from .conftest import GROUP, JOBS, OWNER_DM, SELF_IMAGE, TOKEN, XSS_SPACE
 from .test_server import free_port
 
 SHOTS = Path(
@@ -30,7 +30,8 @@ async def site(seeded, tmp_path):
     server = DashboardServer(
         make_app(
             engram,
-            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_spaces=lambda s: s == OWNER_DM),
+            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_spaces=lambda s: s == OWNER_DM,
+                              jobs=lambda: JOBS),
         ),
         "127.0.0.1",
         free_port(),
@@ -60,7 +61,16 @@ async def test_a_real_browser_draws_every_page(site, chrome):
         "[...document.querySelectorAll('#chart rect')].every(r => +r.getAttribute('height') > 0)"
     )
     assert "林晓" in await chrome.eval("document.body.innerText")
+    jobs = await chrome.eval(
+        "[...document.querySelectorAll('table.jobs tbody tr')].map(r => [...r.cells].map(c => c.innerText))"
+    )
+    assert [row[0] for row in jobs] == ["diary", "consolidate", "fading"]  # the seeded runs, latest first
+    assert jobs[0][2].startswith("failed") and "<script>window.pwned=1</script>" in jobs[0][2]
+    assert jobs[1][2] == "ok" and jobs[1][3] == "2 / 0" and "added 1" in jobs[1][4]
+    assert "timeout 1" in jobs[1][4] and jobs[2][1] == "never run yet"
     await chrome.screenshot(SHOTS / "overview.png")
+    await chrome.eval("document.querySelector('table.jobs').scrollIntoView() || true")
+    await chrome.screenshot(SHOTS / "overview-jobs.png")
 
     assert await chrome.open(f"{base}/memories/{ids['second']}") == 200
     text = await chrome.eval("document.querySelector('blockquote.memory-text').innerText")
@@ -92,6 +102,14 @@ async def test_a_real_browser_draws_every_page(site, chrome):
     )
     await chrome.screenshot(SHOTS / "graph.png")
 
+    assert await chrome.open(f"{base}/identity") == 200
+    assert await chrome.eval("document.querySelector('pre.self-image').innerText") == SELF_IMAGE
+    assert await chrome.eval("document.querySelectorAll('ol.image-history li').length") == 1
+    assert await chrome.eval("document.querySelectorAll('table.proposals tbody tr').length") == 1
+    assert "<script>window.pwned=1</script>" in await chrome.eval(
+        "document.querySelector('table.proposals').innerText")
+    await chrome.screenshot(SHOTS / "identity.png")
+
 
 async def test_hostile_text_stays_text_in_a_real_browser(site, chrome):
     base, ids = site
@@ -103,6 +121,7 @@ async def test_hostile_text_stays_text_in_a_real_browser(site, chrome):
         "/graph",
         "/",
         f"/recall?q=pwned&space={quote(XSS_SPACE)}",
+        "/identity",
     ]:
         assert await chrome.open(base + path) == 200
         assert await chrome.eval("typeof window.pwned") == "undefined", path

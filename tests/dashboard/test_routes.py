@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 
-from .conftest import AUTH, GROUP, OWNER_DM, TOKEN, XSS_SPACE
+from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
+from astrbot_plugin_engram.memory import Engram
+
+from ..conftest import HashEmbedder
+from .conftest import AUTH, GROUP, OWNER_DM, SELF_IMAGE, TOKEN, XSS_NAME, XSS_SPACE, XSS_TEXT
 
 PAGES = ["/", "/memories", "/recall", "/graph", "/diary", "/identity", f"/place?space={GROUP}"]
 APIS = [
@@ -88,10 +94,70 @@ async def test_overview_counts_places_people_and_models(dash):
     assert {p["space"] for p in d["places"]} == {GROUP, OWNER_DM, "qq:private:10002", XSS_SPACE}
     assert any(p["name"] == "林晓" for p in d["people"])
     assert sum(n for _, n in d["episodes_per_day"]) == d["episodes"] == 32
-    assert d["jobs"] is None  # no scheduler yet, and the page says so
     assert d["embedder"] == "hash-32" and d["index"]["coverage"] == 1.0
     page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
-    assert "No jobs have run yet" in page and 'id="chart"' in page
+    assert 'id="chart"' in page
+
+
+async def test_overview_lists_each_jobs_last_run_counts_and_failures(dash):
+    client, _, _ = dash
+    jobs = (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"]
+    assert [j["name"] for j in jobs] == ["diary", "consolidate", "fading"]  # latest first, never-run last
+    diary, consolidate, fading = jobs
+    assert consolidate["status"] == "ok" and consolidate["error"] == ""
+    assert (consolidate["runs"], consolidate["failures"]) == (2, 0)
+    assert consolidate["last"] == {"added": 1, "calls": 2, "failed.timeout": 1, "refused.scope": 2}
+    assert consolidate["totals"] == {"added": 3, "calls": 5, "updated": 1}
+    assert consolidate["failed_calls"] == {"timeout": 1} and consolidate["refused"] == {"scope": 2}
+    assert consolidate["last_started"] <= consolidate["last_finished"] <= diary["last_started"]
+    assert diary["status"] == "failed" and (diary["runs"], diary["failures"]) == (1, 1)
+    assert diary["error"] == "RuntimeError: " + XSS_TEXT
+    assert fading["status"] is None and fading["runs"] == 0
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    panel = page[page.index('<table class="jobs">'):]
+    panel = panel[: panel.index("</table>")]
+    assert panel.count("<tr>") == 4  # a head row and one per job
+    assert "<code>consolidate</code>" in panel and "2 / 0" in panel and "1 / 1" in panel
+    assert "added 1, calls 2" in panel and "failed calls in all: timeout 1" in panel
+    assert "RuntimeError: &lt;script&gt;window.pwned=1&lt;/script&gt;" in panel
+    assert "never run yet" in panel and "No job has run yet" not in page
+
+
+async def test_job_records_a_store_holds_are_shown_without_trusting_their_shape(tmp_path):
+    path = tmp_path / "engram.db"
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        await engram.store.save_job_run("odd", {"status": "<b>weird</b>", "last_started": "yesterday",
+                                                "runs": "many", "stats": [1, 2], "totals": {"x": "y"}})
+        client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+        await client.start_server()
+        try:
+            (job,) = (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"]
+            assert job == {"name": "odd", "status": "<b>weird</b>", "last_started": None,
+                           "last_finished": None, "error": "", "runs": 0, "failures": 0, "last": {},
+                           "totals": {}, "failed_calls": {}, "refused": {}}
+            page = await (await client.get("/", headers=AUTH)).text()
+            assert "&lt;b&gt;weird&lt;/b&gt;" in page and "<b>weird" not in page
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
+
+
+async def test_no_job_run_yet_says_so(tmp_path):
+    path = tmp_path / "engram.db"
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+        await client.start_server()
+        try:
+            assert (await (await client.get("/api/overview", headers=AUTH)).json())["jobs"] == []
+            page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+            assert "No job has run yet." in page
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
 
 
 async def test_labels_follow_the_browsers_language(dash):
@@ -268,6 +334,7 @@ async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
         f"/place?space={XSS_SPACE}",
         f"/recall?q=pwned script&space={XSS_SPACE}",
         "/memories?q=<script>",
+        "/identity",
     ]
     for path in pages:
         r = await client.get(path, headers=AUTH)
@@ -300,7 +367,64 @@ async def test_diary_and_identity_say_what_is_there(dash):
     client, _, ids = dash
     diary = await (await client.get("/api/diary", headers=AUTH)).json()
     assert [m["id"] for m in diary["items"]] == [ids["diary"]]
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+async def test_identity_shows_the_self_image_its_history_and_open_proposals(dash, seeded):
+    client, _, _ = dash
+    folder = seeded[0].parent / "identity"
+    before = snapshot(folder)
     ident = await (await client.get("/api/identity", headers=AUTH)).json()
-    assert ident["note"] == "我是小记，读书会的助手。" and ident["self_image"] is None
-    page = await (await client.get("/identity", headers=AUTH)).text()
-    assert "Not there yet" in page
+    assert ident["self_image"] == {"text": SELF_IMAGE, "problem": None}
+    assert [(v["replaced_at"], v["text"]) for v in ident["history"]] == [
+        ("2026-11-30T22:00:00+00:00", "I am new here. 我刚来。")]
+    (open_one,) = ident["proposals"]  # the approved and the rejected ones are decided
+    assert (open_one["id"], open_one["change"], open_one["reason"]) == (2, XSS_TEXT, XSS_NAME)
+    assert ident["core"]["text"].startswith("我是小记，读书会的助手。")
+    core = ident["core"]["text"]
+    assert "(approved proposal #1)" in core and "Call the owner 老板" in core
+    assert [v["text"] for v in ident["core_history"]] == ["我是小记，读书会的助手。"]
+    page = await (await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "I host the book club" in page and "I am new here. 我刚来。" in page
+    assert page.count('<tr><td>#') == 1 and "Call the owner" in page and "Speak only English" not in page
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in page and "<script>window" not in page
+    assert "<img src=x" not in page
+    assert snapshot(folder) == before  # nothing was written, not even a timestamp
+
+
+async def test_identity_files_that_cannot_be_read_are_shown_with_why(dash, seeded):
+    client, _, _ = dash
+    folder = seeded[0].parent / "identity"
+    (folder / "self-image.md").write_bytes(b"caf\xe9 \xff not utf-8")
+    (folder / "proposals.json").write_text('{"items": [{"nonsense": 1}]}', "utf-8")
+    r = await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})
+    assert r.status == 200
+    page = await r.text()
+    assert "is not UTF-8 text" in page and "proposals.json cannot be read" in page
+    ident = await (await client.get("/api/identity", headers=AUTH)).json()
+    assert ident["proposals"] == [] and "TypeError" in ident["proposals_problem"]
+    assert ident["history"][0]["text"] == "I am new here. 我刚来。"  # the rest still shows
+
+
+async def test_identity_before_the_self_jobs_ran_says_so_and_copies_nothing(tmp_path):
+    engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    (tmp_path / "identity.md").write_text("old identity note", "utf-8")  # the pre-self file
+    try:
+        app = make_app(engram, DashboardSettings(token=TOKEN, identity=lambda: "the host's note"))
+        client = TestClient(TestServer(app))
+        await client.start_server()
+        try:
+            ident = await (await client.get("/api/identity", headers=AUTH)).json()
+            page = await (await client.get("/identity", headers={**AUTH, "Accept-Language": "en"})).text()
+        finally:
+            await client.close()
+    finally:
+        await engram.close()
+    assert ident["core"] == {"text": "the host's note", "problem": None}
+    assert ident["self_image"] is None and ident["history"] == [] and ident["proposals"] == []
+    assert "No self-image yet" in page and "No proposal waits for the owner." in page
+    assert not (tmp_path / "identity").exists()  # the dashboard never moves identity.md itself

@@ -13,6 +13,7 @@ from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, MakeService, event, request
 from .test_commands import mem
+from .test_jobs import context, jobs_for, say
 
 
 def free_port() -> int:
@@ -77,3 +78,26 @@ async def test_disabled_means_no_server(make_service: MakeService) -> None:
     svc = make_service(settings(free_port(), dashboard_enabled=False))
     assert await start_dashboard(svc) is None
     assert "disabled" in await mem(svc, "mem dashboard")
+
+
+async def test_the_overview_shows_the_jobs_last_runs_as_mem_stats_does(make_service: MakeService) -> None:
+    svc, jobs = await jobs_for(make_service, context(), dashboard_port=free_port())
+    server = await start_dashboard(svc)
+    try:
+        assert server is not None
+        auth = {"Authorization": f"Bearer {(svc.data_dir / 'dashboard_token').read_text().strip()}"}
+        async with aiohttp.ClientSession() as http:
+            before = (await (await http.get(server.url + "api/overview", headers=auth)).json())["jobs"]
+            assert [(j["name"], j["status"]) for j in before] == [("consolidate", None)]  # not run yet
+            await say(svc, "I just adopted a kitten named Miso")
+            await say(svc, "My birthday is on June 3rd", "bob")
+            assert "2 added" in await mem(svc, "mem consolidate", group="g1")
+            (job,) = (await (await http.get(server.url + "api/overview", headers=auth)).json())["jobs"]
+            page = await (await http.get(server.url, headers={**auth, "Accept-Language": "en"})).text()
+        assert job["status"] == "ok" and (job["runs"], job["failures"]) == (1, 0)
+        assert job["last"]["added"] == 2 and job["totals"]["added"] == 2
+        assert "job consolidate: last run" in await mem(svc, "mem stats", group="g1")  # the same record
+        assert "<code>consolidate</code>" in page and "1 / 0" in page
+    finally:
+        await stop_dashboard(svc)
+        await jobs.stop()
