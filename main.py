@@ -10,7 +10,7 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import self_commands, tools
+from .plugin import forget_commands, self_commands, tools  # noqa: F401  (forget_commands: /mem forget-person ...)
 from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
@@ -87,16 +87,18 @@ class EngramPlugin(Star):
             yield event.plain_result(await COMMANDS.dispatch(self.service, event, event.message_str))
 
     @filter.llm_tool(name="memory_recall")
-    async def memory_recall(self, event: AstrMessageEvent, query: str = "", limit: int = 5, **_: Any) -> str:
+    async def memory_recall(self, event: AstrMessageEvent, query: str = "", limit: int = 5,
+                            archived: bool = False, **_: Any) -> str:
         """Recall what you remember about something. You only get what may be said in this chat.
 
         Args:
             query(string): what to recall, in a few words
             limit(number): how many memories to return, from 1 to 20 (default 5)
+            archived(boolean): also search old, faded memories (only when asked to dig them up)
         """
         if self.service is None:
             return "error: memory is not ready"
-        return await tools.memory_recall(self.service, event, query, limit)
+        return await tools.memory_recall(self.service, event, query, limit, archived)
 
     @filter.llm_tool(name="memory_remember")
     async def memory_remember(self, event: AstrMessageEvent, text: str = "", about: str = "",

@@ -7,11 +7,15 @@ from .errors import (
     ChatError,
     EmbeddingError,
     EngramError,
+    ErasedMeanwhile,
     InvalidInputError,
     InvalidScopeError,
     StoreError,
     UnknownIdError,
 )
+from .forgetting import Forgetting
+from .merging import MergeSettings
+from .metabolism import MetabolismSettings
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
@@ -23,7 +27,7 @@ from .store.sqlite import open_store
 __all__ = [
     "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
     "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
-    "EngramError", "Episode",
+    "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
     "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store", "parse_scope", "space_scope",

@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("text")
     f = sub.add_parser("forget", help="hard-delete memories with all their versions")
     f.add_argument("ids", type=int, nargs="+")
+    f.add_argument("--with-sources", action="store_true",
+                   help="also the episodes they came from and every memory derived from those")
+    fp = sub.add_parser("forget-person", help="hard-delete everything said by or about a person (id or name)")
+    fp.add_argument("person")
+    fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
+    fs.add_argument("space")
     c = sub.add_parser("consolidate", help="turn new episodes into memories with a chat model, now",
                        description="The key is read from $ENGRAM_CHAT_API_KEY, never from a file.")
     c.add_argument("--space", help="only this place (default: every place with new episodes)")
@@ -249,8 +255,22 @@ async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
-    n = await e.forget(args.ids)
-    print(f"forgot {n} memory rows (every version)")
+    done = await e.forget(args.ids, with_sources=args.with_sources)
+    extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
+    print(f"forgot {len(done.memories)} memory rows (every version){extra}")
+
+
+async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
+    people = [args.person] if ":" in args.person else await e.people_named(args.person)
+    if len(people) > 1:
+        raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
+    done = await e.forget_person(people[0] if people else args.person)
+    print(f"forgot everything by or about {people[0] if people else args.person}: {done.summary()}")
+
+
+async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
+    done = await e.forget_place(args.space)
+    print(f"forgot the place {args.space}: {done.summary()}")
 
 
 async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
@@ -289,7 +309,8 @@ async def _index_quietly(e: Engram) -> None:
 
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
-            "forget": cmd_forget, "consolidate": cmd_consolidate, **cli_self.COMMANDS}
+            "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
+            "consolidate": cmd_consolidate, **cli_self.COMMANDS}
 
 
 async def run(args: argparse.Namespace) -> int:

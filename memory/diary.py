@@ -164,7 +164,8 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
     entry = text_field(json_object(reply.text, ("entry",)), "entry", MAX_ENTRY)
     sources = tuple(e.id for e in episodes if e.id is not None)
     if old is not None and old.id is not None:
-        mid = await engram.update(old.id, entry, sources=sources)
+        # the rewrite tells of the same day: valid from its start too (update's default is now)
+        mid = await engram.update(old.id, entry, sources=sources, valid_from=start)
         status = "rewritten"
     else:
         mid = await engram.add_memory(Memory(text=entry, scope=OWNER, kind="diary", sources=sources,

@@ -9,7 +9,7 @@ that take an ``Engram``, not methods added here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -17,19 +17,24 @@ from typing import Any
 
 import numpy as np
 
+from .chat import ChatModel
 from .embedders import Embedder, LocalE5
-from .errors import InvalidInputError, UnknownIdError
+from .errors import ErasedMeanwhile, InvalidInputError, UnknownIdError
+from .forgetting import Forgetting, execute, memories_plan, person_plan, place_plan
 from .index import Indexes
 from .index.vectors import VectorIndex
 from .indexing import Indexer
+from .merging import MergeReport, MergeSettings, merge_duplicates
+from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
 from .model import Audience, Episode, Hit, Memory, now_utc
 from .recall import RecallSettings, recall
+from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
 from .recording import Recorder
 from .scopes import Visibility, parse_scope, visibility
 from .store import Store
 from .store.sqlite import open_store
-from .text import MAX_TEXT, word_set
+from .text import MAX_TEXT, _stem, word_set
 from .validate import checked_memory
 
 MAX_K = 200
@@ -39,8 +44,12 @@ class Engram:
     """A bot's memory: one store, one embedder, one ranker."""
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
-                 query_timeout: float):
+                 query_timeout: float, metabolism: MetabolismSettings | None = None):
         self.store = store
+        self.metabolism = metabolism or MetabolismSettings()
+        self.toucher = Toucher(self)
+        # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
+        self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
         self.ranker = ranker
         self.settings = settings
         self.indexes = Indexes()
@@ -54,7 +63,7 @@ class Engram:
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False, read_only: bool = False,
-                   query_timeout: float = 10.0) -> Engram:
+                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
 
         ``read_only``: an existing store that nothing can be written to (no background embedding;
@@ -63,7 +72,7 @@ class Engram:
         store = await open_store(path, durable=durable, read_only=read_only)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
-                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout)
+                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism)
             self._path = Path(path)
             await self.indexes.load(store)
             await self.indexer.start(background and not read_only)
@@ -75,6 +84,7 @@ class Engram:
     async def close(self) -> None:
         """Write what is queued, stop the indexer, close the store."""
         await self.flush()
+        await self.toucher.close()
         await self.indexer.stop()
         if self._browser is not None and self._browser is not self.store:
             await self._browser.close()
@@ -114,18 +124,28 @@ class Engram:
         old = await self.get(memory_id)
         if old.status == "superseded":
             raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
+        now = now_utc()
+        # valid_from: when the new fact became true (given, else now); the old one's valid_to is set
+        # to it by the store (when we learned otherwise)
+        changes.setdefault("valid_from", now)
+        changes.setdefault("valid_to", None)
         new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
-                      created_at=now_utc(), status="active", **changes)
+                      created_at=now, status="active", **changes)
         mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
         self.indexer.kick()
         return mid
 
     async def commit_memories(self, memories: Sequence[tuple[Memory, int | None]],
-                              cursors: dict[str, int]) -> list[int]:
+                              cursors: dict[str, int], read: Sequence[int] = ()) -> list[int]:
         """New memories and new versions (``(memory, superseded id or None)``) and cursors, committed
-        together or not at all (consolidation: a place's cursor moves with what its batch produced)."""
+        together or not at all (consolidation: a place's cursor moves with what its batch produced).
+        ``read``: the episodes they were drawn from; if one was forgotten meanwhile, nothing is
+        written (``ErasedMeanwhile``): the text must not come back."""
         checked = [(checked_memory(m), old) for m, old in memories]
+        cited = sorted({*read, *(e for m, _ in checked for e in m.sources)})
         async with self.store.transaction() as tx:
+            if len(await tx.existing("episodes", cited)) < len(cited):
+                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile")
             ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
             for name, value in cursors.items():
                 await tx.set_cursor(name, value)
@@ -143,24 +163,64 @@ class Engram:
             for version in versions:
                 await tx.set_memory_fields(version, scope=scope)
 
-    async def forget(self, ids: Sequence[int]) -> int:
-        """Hard-delete memories with all their versions; returns how many rows went."""
-        known = await self.store.get_memories(list(ids))
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
-        return len(await self.store.delete_memories(list(ids)))
+    async def forget(self, ids: Sequence[int], *, with_sources: bool = False, dry_run: bool = False
+                     ) -> Forgetting:
+        """Hard-forget memories with every version; ``with_sources``: also the episodes they came from
+        and every memory derived from those. Unknown ids: ``UnknownIdError``, nothing touched."""
+        plan = await memories_plan(self, list(ids), with_sources)
+        return plan if dry_run else await execute(self, plan)
+
+    async def forget_person(self, person: str, *, dry_run: bool = False) -> Forgetting:
+        """Hard-forget everything said by or about ``person`` (a person id), in every place."""
+        plan = await person_plan(self, person)
+        return plan if dry_run else await execute(self, plan)
+
+    async def forget_place(self, space: str, *, dry_run: bool = False) -> Forgetting:
+        """Hard-forget every line of ``space`` and every memory kept for it."""
+        plan = await place_plan(self, space)
+        return plan if dry_run else await execute(self, plan)
 
     async def forget_episodes(self, ids: Sequence[int]) -> int:
-        """Hard-delete episodes with their keyword rows, vectors and what memory keeps of them
-        (the one exception to append-only); returns how many went."""
+        """Hard-delete episodes (only them: what was derived stays); returns how many went."""
         known = await self.store.get_episodes(list(ids))
         missing = [i for i in ids if i not in known]
         if missing:
             raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
-        gone = await self.store.delete_episodes(list(ids))
-        word_set.cache_clear()  # it may hold the erased text
-        return len(gone)
+        done = await execute(self, Forgetting(episodes=sorted(known)))
+        return len(done.episodes)
+
+    def drop_erased(self, memories: Sequence[int]) -> None:
+        """After an erase (the indexes followed the commit): no pending touch or cached word of what
+        went is kept in memory."""
+        for i in memories:
+            self.toucher.forget(i)
+        for cache in (word_set, _stem, _memory_shape):  # keyed by text that may be the erased one
+            cache.cache_clear()
+
+    # ---- metabolism ----------------------------------------------------------------------
+    def touch(self, keys: Iterable[str | int]) -> None:
+        """Strengthen memories that were injected, returned or shown (``m12`` keys or ids; episodes'
+        ``e`` keys are ignored); written a moment later, together, off the reply's path."""
+        ids = [k if isinstance(k, int) else int(k[1:]) for k in keys
+               if isinstance(k, int) or (k[:1] == "m" and k[1:].isdigit())]
+        if ids:
+            self.toucher.touch(ids)
+
+    async def merge(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        """``merged`` in place of ``originals`` (kept as its superseded versions); None when one of
+        them is no longer active (nothing changed)."""
+        mid = await self.store.merge_memories(checked_memory(merged), list(originals))
+        self.indexer.kick()
+        return mid
+
+    async def merge_duplicates(self, chat: ChatModel, settings: MergeSettings | None = None) -> MergeReport:
+        """Merge the memories of one scope the model says record the same thing (the weekly job)."""
+        return await merge_duplicates(self, chat, settings)
+
+    async def fade(self, now: datetime | None = None) -> FadeReport:
+        """Archive the memories that faded below the threshold (the daily job)."""
+        await self.toucher.flush()
+        return await fade(self, now)
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
@@ -253,8 +313,14 @@ class Engram:
         if not query.strip():
             return []
         qvec = await self.embed_query(query)
-        return await recall(self.store, self.indexes, self.ranker, self.settings, query, qvec,
-                            visibility(audience), k, include_archived, now or now_utc())
+        found = await recall(self.store, self.indexes, self.ranker, self.settings, query, qvec,
+                             visibility(audience), k, include_archived, now or now_utc())
+        if include_archived:  # a deliberate search: what it finds in the archive is active again
+            back = [h.id for h in found if isinstance(h.item, Memory) and h.item.status == "archived"]
+            if back:
+                self.toucher.touch(back, reactivate=True)
+                await self.toucher.flush()
+        return found
 
     async def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, or None (recall then runs on keywords) when the embedder fails."""

@@ -24,6 +24,10 @@ class StoreError(EngramError):
     """The store file cannot be used (not SQLite, newer schema, ...); it was left untouched."""
 
 
+class ErasedMeanwhile(EngramError):
+    """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
+
+
 class EmbeddingError(EngramError):
     """An embedder failed or answered with the wrong shape."""
 

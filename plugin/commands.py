@@ -193,11 +193,16 @@ async def _stats(ctx: CommandContext, args: str) -> str:
             + "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else [])))
 
 
-@COMMANDS.command("recall", "recall <query>", "what would be injected here, with scores")
+@COMMANDS.command("recall", "recall [--archived] <query>",
+                  "what would be injected here, with scores (--archived: faded memories too, revived)")
 async def _recall(ctx: CommandContext, args: str) -> str:
+    archived = bool(re.match(r"--archived(\s|$)", args))
+    args = args[len("--archived"):].strip() if archived else args
     if not args:
         raise UsageError("")
-    hits = await ctx.service.recall(ctx.audience, args, ctx.service.settings.recall_k)
+    hits = await ctx.service.recall(ctx.audience, args, ctx.service.settings.recall_k,
+                                    include_archived=archived)
+    ctx.service.touch(hits)
     if not hits:
         return f"Nothing recalled here for {quoted(args)}."
     _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
@@ -245,6 +250,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     assert m.id is not None
     now = now_utc()
+    ctx.service.touch([f"m{m.id}"])
     lines = [f"m{m.id} ({m.kind}, {m.status}) scope {m.scope}, importance {m.importance:.2f}",
              quoted(m.text), f"created {when(m.created_at, now, ctx.service.tz)}"]
     if m.subjects:
@@ -270,9 +276,16 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
             f"{quoted(ep.content)}\n(/mem forget e{ep.id} erases it)")
 
 
-@COMMANDS.command("forget", "forget <id>", "erase a memory and all its versions (m12), or a line (e3)")
+@COMMANDS.command("forget", "forget <id> [--with-sources]",
+                  "erase a memory and all its versions (m12; --with-sources: and the lines it came from,"
+                  " and what else was drawn from them), or a line (e3)")
 async def _forget(ctx: CommandContext, args: str) -> str:
-    kind, key = parse_key(args)
+    parts = args.split()
+    with_sources = "--with-sources" in parts
+    rest = [p for p in parts if p != "--with-sources"]
+    if len(rest) != 1:
+        raise UsageError("")
+    kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
         await (await ctx.service.memory()).forget_episodes([key])
@@ -281,8 +294,11 @@ async def _forget(ctx: CommandContext, args: str) -> str:
                 "index entries.")
     m = await reachable(ctx, key)
     assert m.id is not None
-    n = await (await ctx.service.memory()).forget([m.id])
-    return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+    done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
+    n = len(done.memories)
+    if not with_sources:
+        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+    return f"Forgot m{m.id} with the lines it came from: {done.summary()} erased."
 
 
 @COMMANDS.command("scope", "scope <id> <scope>", "move a memory: public, self, owner or space:<place>")

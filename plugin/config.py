@@ -35,6 +35,7 @@ class Settings:
     dashboard_port: int = 8765
     consolidate_every_minutes: int = 30
     consolidate_after_episodes: int = 30
+    strength_half_life_days: int = 30
     timezone: str = ""
     identity_enabled: bool = True
     time_enabled: bool = True
@@ -83,6 +84,7 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "dashboard_port": (1024, 65535),
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000),
+                                      "strength_half_life_days": (1, 3650),
                                       "diary_boundary_hour": (0, 23)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 

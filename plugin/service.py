@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, tzinfo
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Embedder, Engram, EngramError, Episode, Hit, RecallSettings
+from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.render import build_block, fit_identity, hit_names, note, time_line
 from .config import WEBCHAT, Settings, sole_platform
+from .confirm import Confirmations
 from .echo import own_words
 from .events import (
     actor_of,
@@ -75,6 +76,8 @@ class EngramService:
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
+        self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
+        self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
 
     @property
     def path(self) -> Path:
@@ -102,7 +105,8 @@ class EngramService:
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
                 if self._opening is None:
-                    recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz)
+                    recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz,
+                                            strength_days=float(self.settings.strength_half_life_days))
                     self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
                                                                     query_timeout=QUERY_TIMEOUT))
                 # shielded: a caller cancelled mid-open (a reply's time limit) leaves the open to finish
@@ -115,6 +119,8 @@ class EngramService:
                     self._opening = None  # a failed open is tried again next time
                     raise
                 self._opening = None
+                assert self.engram is not None
+                self.engram.after_forget.append(self._after_forget)
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
@@ -143,11 +149,26 @@ class EngramService:
         log.info("%s", line)
         return line
 
-    async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = ()) -> list[Hit]:
-        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown."""
+    async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = (), *,
+                     include_archived: bool = False) -> list[Hit]:
+        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown
+        (``include_archived``: a deliberate search, which brings faded memories back)."""
         mem = await self.memory()
-        hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)))
+        hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)),
+                                include_archived=include_archived)
         return [h for h in hits if not already_in_context(h, seen)][:k]
+
+    def touch(self, hits: Sequence[Hit | str]) -> None:
+        """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""
+        if self.engram is not None:
+            self.engram.touch(h if isinstance(h, str) else h.key for h in hits)
+
+    async def _after_forget(self, plan: Forgetting) -> None:
+        """After a hard forget: no cached injection may still hold what went; a day's diary and the
+        self-image that drew on it are rebuilt from what is left (``rewrite``)."""
+        self.last_injection.clear()
+        if self.rewrite is not None:
+            await self.rewrite(plan)
 
     async def names(self, space: str, hits: Sequence[Hit]) -> dict[str, str]:
         """The name each person the hits are about (or said by) went by in ``space``; a person this
@@ -338,6 +359,7 @@ class EngramService:
         self.last_injection[audience.space] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
         self.handed(event, [h.text for h in inj.injected])
+        self.touch(inj.keys)
         return inj
 
     def forget_injections(self, key: str) -> None:

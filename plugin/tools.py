@@ -57,17 +57,31 @@ def limit_arg(value: Any, default: int = 5) -> int:
     return int(value)
 
 
-async def memory_recall(service: EngramService, event: Any, query: Any, limit: Any) -> str:
-    """What the current chat may see that matches ``query``, as dated lines."""
+def flag_arg(name: str, value: Any) -> bool:
+    if value is None or value == "" or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ToolArgError(f"error: {name} must be true or false, not {value!r}")
+
+
+async def memory_recall(service: EngramService, event: Any, query: Any, limit: Any,
+                        archived: Any = False) -> str:
+    """What the current chat may see that matches ``query``, as dated lines (``archived``: faded
+    memories too, which come back to life)."""
     try:
         q, k = text_arg("query", query, MAX_QUERY), limit_arg(limit)
+        old = flag_arg("archived", archived)
     except ToolArgError as e:
         return str(e)
     audience = service.audience(event)
     if service.settings.is_blacklisted(audience.space):
         return OPTED_OUT
     try:
-        hits = await service.recall(audience, q, k)
+        hits = await service.recall(audience, q, k, include_archived=old)
+        service.touch(hits)
         names = await service.names(audience.space, hits)
     except Exception:  # the model gets a sentence, the log the traceback
         log.exception("Engram: memory_recall failed")

@@ -6,10 +6,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from ..memory import Engram
+from ..memory.chat import ChatModel
 from ..memory.consolidation import Consolidator, Report
+from ..memory.merging import MergeReport
+from ..memory.metabolism import FadeReport
 from .registry import Job
 
-CONSOLIDATE = "consolidate"
+CONSOLIDATE, FADE, MERGE = "consolidate", "fade", "merge"
 
 
 def consolidation_job(consolidator: Callable[[], Awaitable[Consolidator]], every_minutes: float) -> Job:
@@ -20,3 +24,21 @@ def consolidation_job(consolidator: Callable[[], Awaitable[Consolidator]], every
 
     return Job(CONSOLIDATE, run, timedelta(minutes=every_minutes) if every_minutes > 0 else None,
                summary="episodes become memories")
+
+
+def fade_job(engram: Callable[[], Awaitable[Engram]]) -> Job:
+    """Fading, daily: memories weaker than the threshold are archived."""
+
+    async def run(**_: Any) -> FadeReport:
+        return await (await engram()).fade()
+
+    return Job(FADE, run, timedelta(days=1), summary="faded memories are archived")
+
+
+def merge_job(engram: Callable[[], Awaitable[Engram]], chat: Callable[[], ChatModel]) -> Job:
+    """Merging, weekly: near-duplicates of one scope the chat model calls the same become one."""
+
+    async def run(**_: Any) -> MergeReport:
+        return await (await engram()).merge_duplicates(chat())
+
+    return Job(MERGE, run, timedelta(days=7), summary="duplicate memories are merged")

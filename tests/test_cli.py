@@ -15,8 +15,8 @@ from astrbot_plugin_engram.memory.cli import build_parser, clip, embedder_of, ma
 
 from .fake_openai import FakeOpenAI
 
-COMMANDS = ["init", "record", "remember", "recall", "stats", "reindex", "show", "update", "forget", "demo",
-            "diary", "self-image"]
+COMMANDS = ["init", "record", "remember", "recall", "stats", "reindex", "show", "update", "forget",
+            "forget-person", "forget-place", "demo", "diary", "self-image"]
 
 
 @pytest.fixture
@@ -95,6 +95,21 @@ def test_forget(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("forget", "1") == (0, "forgot 1 memory rows (every version)\n", "")
     hits = json.loads(cli("recall", "kitten Miso", "--space", "qq:group:1", "--json")[1])
     assert [h["key"] for h in hits] == ["e1"]
+
+
+def test_forget_with_sources_person_and_place(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    seed(cli)
+    cli("record", "Bob likes chess", "--space", "qq:group:1", "--actor", "qq:2", "--name", "Bob")
+    assert cli("forget-person", "Alice") == (
+        0, "forgot everything by or about qq:1: 1 line and 1 memory\n", "")  # her line, the memory naming her
+    assert cli("forget-place", "qq:private:1") == (
+        0, "forgot the place qq:private:1: 1 line and 0 memories\n", "")
+    assert cli("forget", "2", "--with-sources") == (
+        0, "forgot 1 memory rows (every version), 0 episodes\n", "")
+    assert cli("forget-place", "qq:nowhere")[2].strip() == (
+        "engram: error: nothing is remembered of the place 'qq:nowhere'; nothing was forgotten")
+    hits = json.loads(cli("recall", "chess Miso kitten", "--all", "--json")[1])
+    assert [h["text"] for h in hits] == ["Bob likes chess"]
 
 
 def test_reindex_shows_progress(cli) -> None:  # type: ignore[no-untyped-def]

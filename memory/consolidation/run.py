@@ -21,7 +21,7 @@ from typing import Any
 
 from ..chat import ChatModel
 from ..engram import Engram
-from ..errors import ChatError, ChatTimeout
+from ..errors import ChatError, ChatTimeout, ErasedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, place_listed, visibility
 from .actions import (
@@ -185,8 +185,13 @@ class Consolidator:
                                    place.space, now, report)
         last = batch[-1].id
         assert last is not None
-        ids = await self.engram.commit_memories(
-            plan, {CURSOR + place.space: last, FAILURES + place.space: 0, RETRY_AT + place.space: 0})
+        try:
+            ids = await self.engram.commit_memories(
+                plan, {CURSOR + place.space: last, FAILURES + place.space: 0, RETRY_AT + place.space: 0},
+                read=[e.id for e in batch if e.id is not None])
+        except ErasedMeanwhile:  # a line of the batch was forgotten while the model read it
+            log.info("consolidating %s: lines were forgotten meanwhile; read again", place.space)
+            return False
         place.cursor, place.failures, place.retry_at = last, 0, 0
         report.episodes += len(batch)
         report.new_ids += ids

@@ -12,9 +12,11 @@ from ..store import (
     Change,
     EpisodesAdded,
     EpisodesDeleted,
+    MemoriesArchived,
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
+    SpacesDeleted,
     Store,
     VectorsSaved,
 )
@@ -55,15 +57,28 @@ class Indexes:
                 self.vectors.set_status("m", change.supersedes, "superseded")
         elif isinstance(change, MemoryChanged):
             kw = self.keywords
-            if change.fields & {"scope", "status"}:  # who may find it by keyword changed
+            if change.status == "superseded":  # merged into another: found as that one from now on
+                kw.memories.drop([change.id])
+            elif change.fields & {"scope", "status"}:  # who may find it by keyword changed
                 kw.memories.regroup(change.id, kw.memory_group(change.scope, change.status))
+            if "status" in change.fields and self.vectors is not None:
+                self.vectors.set_status("m", change.id, change.status)
             if "scope" in change.fields and self.vectors is not None:
                 self.vectors.move(change.id, change.scope)
         elif isinstance(change, MemoriesDeleted):
             self.keywords.memories.drop(change.ids)
             if self.vectors is not None:
                 for i in change.ids:
-                    self.vectors.set_status("m", i, "superseded")
+                    self.vectors.erase("m", i)
+        elif isinstance(change, MemoriesArchived):
+            kw = self.keywords
+            kw.memories.regroup_many(change.ids, [kw.memory_group(s, "archived") for s in change.scopes])
+            if self.vectors is not None:
+                for i in change.ids:
+                    self.vectors.set_status("m", i, "archived")
+        elif isinstance(change, SpacesDeleted):
+            for space in change.names:
+                self.keywords.forget_space(space)
         elif isinstance(change, VectorsSaved) and self.vectors is not None:
             rows = change.rows
             if change.model == self.vectors.model and rows:

@@ -89,16 +89,14 @@ class EpisodeColumns:
 
     def forget(self, ids: Sequence[int]) -> None:
         """Drop hard-forgotten episodes: unknown from now on, and no one's neighbour."""
-        for item in ids:
-            if item >= len(self.space) or self.space[item] < 0:
-                continue
-            line = self._lines.get(int(self.space[item]))
+        gone = {int(i) for i in ids if 0 <= i < len(self.space) and self.space[i] >= 0}
+        for key in {int(self.space[i]) for i in gone}:  # each line rebuilt once, however many go
+            line = self._lines.get(key)
             if line is not None:
-                at = list(line.ids).index(item) if item in line.ids else -1
-                if at >= 0:
-                    del line.ids[at]
-                    del line.seqs[at]
-            self.space[item] = -1
+                kept = [(s, i) for s, i in zip(line.seqs, line.ids) if i not in gone]
+                line.seqs, line.ids = array("q", [s for s, _ in kept]), array("q", [i for _, i in kept])
+        if gone:
+            self.space[np.fromiter(gone, np.int64, len(gone))] = -1
 
     def name_space(self, key: int, space: str) -> None:
         self.spaces[key], self._keys[space] = space, key

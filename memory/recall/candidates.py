@@ -36,6 +36,7 @@ class RecallSettings:
     seeds: int = 10  # best hits of each route whose neighbours join the pool
     radius: int = 2  # how many places either side count as neighbours
     recency_days: float = 30.0  # the recency feature halves every this many days
+    strength_days: float = 30.0  # a memory's strength halves for every this many days it is not recalled
     time_windows: bool = True  # a query naming a time ("yesterday", "上周末") prefers items inside it
     tz: tzinfo | None = None  # the zone those windows' days are counted in (None: UTC)
 
@@ -56,6 +57,10 @@ class Columns:
     importance: np.ndarray
     words: list[str]  # the query's words
     found: np.ndarray  # found[w, j]: candidate j holds words[w]
+    # a memory's last recall (NaN: never; episodes too) and when its stored strength was set
+    # (its last recall, else its creation): strength fades from then (``metabolism.faded``)
+    recalled: np.ndarray | None = None
+    strength_since: np.ndarray | None = None
 
     @classmethod
     def of_items(cls, items: Sequence[Episode | Memory], words: list[str]) -> Columns:
@@ -66,10 +71,18 @@ class Columns:
         number: dict[Any, int] = {}
         section = [-1 if p is None else number.setdefault(p, len(number)) for p in place]
         found = np.array([[w in h for h in held] for w in words], bool).reshape(len(words), len(items))
+        recalled = [timestamp(it.last_recalled) if isinstance(it, Memory) else None for it in items]
+        since = [timestamp(it.last_recalled or it.created_at) if isinstance(it, Memory) else None
+                 for it in items]
         return cls(np.array(time, np.float64), np.array(tz, np.int64), np.array(section, np.int64),
                    np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool),
                    np.array(own, bool), names,
-                   np.array(strength, np.float64), np.array(importance, np.float64), words, found)
+                   np.array(strength, np.float64), np.array(importance, np.float64), words, found,
+                   _stamps(recalled), _stamps(since))
+
+
+def _stamps(values: list[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], np.float64)
 
 
 def _episode_facts(ep: Episode) -> tuple[Any, ...]:
@@ -83,7 +96,7 @@ def _episode_facts(ep: Episode) -> tuple[Any, ...]:
 def _memory_facts(m: Memory) -> tuple[Any, ...]:
     t = timestamp(m.valid_from or m.created_at)
     return (np.nan if t is None else t, 0, None, 0, text_shape(m.text), False, False, "",
-            min(1.0, m.strength), m.importance, word_set(m.text))
+            m.strength, m.importance, word_set(m.text))
 
 
 @dataclass
@@ -209,6 +222,7 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
     time, tz = np.full(n, np.nan), np.zeros(n, np.int64)
     section, seq, shape = np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     image, own, strength, importance = np.zeros(n, bool), np.zeros(n, bool), np.ones(n), np.full(n, 0.5)
+    recalled, since = np.full(n, np.nan), np.full(n, np.nan)
     time[eps], tz[eps] = episodes.time[e], episodes.tz[e]
     seq[eps], shape[eps] = episodes.seq[e], episodes.shape[e]
     image[eps], own[eps] = episodes.image[e], episodes.own[e]
@@ -222,7 +236,9 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
         stamps = [r.created_at if r.valid_from is None else r.valid_from for r in rows]
         time[mems] = [np.nan if t is None else t for t in stamps]
         shape[mems] = [_memory_shape(r.text) for r in rows]
-        strength[mems] = [min(1.0, r.strength) for r in rows]
+        strength[mems] = [r.strength for r in rows]
+        recalled[mems] = [np.nan if r.last_recalled is None else r.last_recalled for r in rows]
+        since[mems] = [r.created_at if r.last_recalled is None else r.last_recalled for r in rows]
         importance[mems] = [r.importance for r in rows]
     found = np.zeros((len(words), n), bool)
     if words and len(e):
@@ -230,7 +246,8 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
     if words and rows:
         found[:, mems] = _holding(ids[mems], [mem_postings.get(w, _NONE) for w in words])
     await _drop_date_only(store, found, words, eps, e, time[eps], tz[eps])
-    return Columns(time, tz, section, seq, shape, image, own, names, strength, importance, words, found)
+    return Columns(time, tz, section, seq, shape, image, own, names, strength, importance, words, found,
+                   recalled, since)
 
 
 def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:

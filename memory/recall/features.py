@@ -82,6 +82,9 @@ FEATURES = (
     # date_match's fitted weight; LoCoMo's questions that name a window name a year too, and get none
     # (bench/RESULTS.md, time windows: measured with and without)
     Feature("in_window", "window", 3.000, hand_set=True),
+    # how recently a memory was injected, returned or shown (issue 14): by hand until a refit on data
+    # with recall history says otherwise
+    Feature("recalled", "item", 0.100, hand_set=True),
 )
 COLUMNS = tuple(f.name for f in FEATURES)
 _SEQ = 1 << 40  # a place's key: its section's number in the pool * _SEQ + seq (far below 2**39)
@@ -267,7 +270,22 @@ def _item_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings,
         m[_ROW["date_match"]] = q.date_match(cols.local_months(), cols.timed)
     named = {a: 1.0 if a and name_words(a) & q.word_set else 0.0 for a in set(c.names)}
     m[_ROW["speaker_named"]] = [named[a] for a in c.names]
-    m[_rows("has_image", "strength", "importance")] = c.image, c.strength, c.importance
+    m[_rows("has_image", "importance")] = c.image, c.importance
+    m[_ROW["strength"]], m[_ROW["recalled"]] = _strength(cols, s)
+
+
+def _strength(cols: _Layout, s: RecallSettings) -> tuple[np.ndarray, np.ndarray]:
+    """A memory's strength now (it halves for every ``strength_days`` unrecalled; at most 1) and how
+    recently it was recalled (0.5 ** (days since / ``recency_days``); 0: never, and for episodes)."""
+    c = cols.cols
+    strength = np.minimum(1.0, c.strength)
+    if c.strength_since is None or c.recalled is None:
+        return strength, np.zeros(cols.n)
+    now = cols.now / 1e6
+    since = np.where(np.isnan(c.strength_since), now, c.strength_since)
+    strength = np.minimum(1.0, c.strength * 0.5 ** (np.maximum(0.0, now - since) / _DAY / s.strength_days))
+    ago = np.where(np.isnan(c.recalled), np.inf, np.maximum(0.0, now - c.recalled))
+    return strength, np.where(np.isinf(ago), 0.0, 0.5 ** (np.minimum(ago, 1e12) / _DAY / s.recency_days))
 
 
 def _recency(cols: _Layout, half_life: float) -> list[float]:

@@ -28,7 +28,7 @@ async def test_non_admins_get_a_short_refusal_and_nothing_happens(service: Engra
 
 async def test_unknown_subcommands_and_bad_arguments_get_a_usage_line(service: EngramService) -> None:
     assert (await mem(service, "mem fly")).startswith("Unknown subcommand 'fly'. Usage: /mem <help|stats")
-    assert await mem(service, "mem recall") == "Usage: /mem recall <query>"
+    assert await mem(service, "mem recall") == "Usage: /mem recall [--archived] <query>"
     assert await mem(service, "mem show abc") == (
         "'abc' is not a memory id (like 12 or m12)\nUsage: /mem show <id>")
     assert await mem(service, "mem scope 1") == "Usage: /mem scope <id> <scope>"

@@ -181,3 +181,22 @@ async def test_a_restarted_plugin_runs_its_jobs_once(make_service: MakeService) 
     assert [s for s in LIVE.values() if s.key == new.scheduler.key] == [new.scheduler]
     await new.stop()
     assert new.scheduler.key not in LIVE
+
+
+async def test_fading_and_merging_are_jobs_whose_counts_show_in_stats(make_service: MakeService) -> None:
+    from datetime import datetime, timezone
+
+    from astrbot_plugin_engram.memory import Memory
+
+    svc, jobs = await jobs_for(make_service, context())
+    assert {j.name for j in jobs.registry} >= {"consolidate", "fade", "merge"}
+    e = await svc.memory()
+    await e.add_memory(Memory(text="an old detail", scope="public",
+                              created_at=datetime(2020, 1, 1, tzinfo=timezone.utc)))
+    await jobs.scheduler.run_now("fade")
+    await jobs.scheduler.run_now("merge")
+    stats = await mem(svc, "mem stats")
+    assert "1 archived" in stats
+    assert "job fade: last run" in stats and "last run archived 1, protected 0; in all archived 1" in stats
+    assert "job merge: last run" in stats and "last run merged 0, kept_apart 0, failed 0" in stats
+    await jobs.stop()

@@ -110,7 +110,7 @@ async def test_forget_removes_versions_vectors_and_keyword_rows(engram: Engram, 
     m2 = await engram.update(m1, "Carol's password hint is kettle")
     keep = await engram.add_memory(Memory(text="Carol likes kettles", scope="owner"))
     await engram.embed_pending()
-    assert await engram.forget([m1]) == 2
+    assert len((await engram.forget([m1])).memories) == 2
     assert rows(db_path, "SELECT id FROM memories") == [(keep,)]
     assert rows(db_path, "SELECT item FROM vectors WHERE kind = 'm'") == [(keep,)]
     assert rows(db_path, "SELECT rowid FROM memories_fts") == [(keep,)]
@@ -189,7 +189,7 @@ async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path:
         await engram.record(Episode(space=GROUP, content=text, time=T0))
     await engram.close()
     with sqlite3.connect(db_path) as db:  # as the file was before m007, with a second writer's twin
-        db.execute("DELETE FROM _migrations WHERE name = 'm008_unique_space_seq'")
+        db.execute("DELETE FROM _migrations WHERE name = 'm009_unique_space_seq'")
         db.execute("DROP INDEX episodes_space_seq")
         db.execute("CREATE INDEX episodes_space_seq ON episodes(space, seq)")
         db.execute("DROP TRIGGER episodes_append_only")
@@ -209,7 +209,7 @@ async def test_names_per_place_are_filled_from_the_episodes_of_an_older_file(db_
     await engram.record(Episode(space="qq:group:2", content="yo", actor="qq:1", actor_name="Annie", time=T0))
     await engram.close()
     with sqlite3.connect(db_path) as db:  # as the file was before m008
-        db.execute("DELETE FROM _migrations WHERE name = 'm009_names_per_place'")
+        db.execute("DELETE FROM _migrations WHERE name = 'm010_names_per_place'")
         db.execute("DROP TABLE place_names")
     engram = await Engram.open(db_path, HashEmbedder(), background=False)
     assert await engram.store.names_in_space(GROUP, ["qq:1", "qq:2"]) == {"qq:1": "Ann"}

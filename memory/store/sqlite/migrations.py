@@ -313,7 +313,14 @@ async def m007_episode_time_indexes(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m008_unique_space_seq(db: aiosqlite.Connection) -> None:
+async def m008_kept_apart(db: aiosqlite.Connection) -> None:
+    """Groups of similar memories the model said record different things (merging asks them once)."""
+    await db.execute("CREATE TABLE kept_apart (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b))"
+                     " WITHOUT ROWID")
+
+
+@migration
+async def m009_unique_space_seq(db: aiosqlite.Connection) -> None:
     """A place's sequence numbers are unique: two writers (the bot and the CLI) can no longer give two
     episodes the same place in a chat. Files that already hold such pairs get those chats renumbered
     in their order (sequence number, then id); episodes are append-only, so the guard is lifted for it.
@@ -340,7 +347,7 @@ async def m008_unique_space_seq(db: aiosqlite.Connection) -> None:
 
 
 @migration
-async def m009_names_per_place(db: aiosqlite.Connection) -> None:
+async def m010_names_per_place(db: aiosqlite.Connection) -> None:
     """The name each person last went by in each place, so a note shows the name this chat knows
     (SQL only: it computes nothing with the live code)."""
     await run_script(

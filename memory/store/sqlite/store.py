@@ -8,6 +8,7 @@ at all: every connection is ``mode=ro`` and a write is refused.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -30,6 +31,7 @@ from .codec import (
     chunks,
     dt,
     episode_row,
+    fetch_rows,
     in_list,
     memory_row,
     meta_names_image,
@@ -41,7 +43,7 @@ log = logging.getLogger("engram.store")
 
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
 # recall's candidate memories: what it checks and ranks them by
-_RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, valid_from"
+_RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, valid_from, last_recalled"
 # each episode's columns kept in memory; meta only when it may name an image
 _COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
                 " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END"
@@ -89,6 +91,8 @@ class SQLiteStore:
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
                 await writer.execute(f"PRAGMA {pragma}")
             await migrate(writer)
+            # a forget killed after its commit left the erased text in the log's older frames
+            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             reader, quick = await _readers(path)
         except BaseException:
             await writer.close()
@@ -151,6 +155,24 @@ class SQLiteStore:
         for change in writes.changes:
             for listener in self._listeners:
                 listener(change)
+        if writes.erased:  # no copy of hard-forgotten text may stay in the write-ahead log
+            await self.checkpoint()
+
+    async def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it (erased text must not linger there);
+        False if readers kept it from finishing after a few tries (the next open finishes it).
+
+        On a connection of its own: SQLiteStore's readers may be in the middle of a read, and SQLite
+        refuses a checkpoint on a connection with a statement open."""
+        if self._writer is None:
+            raise StoreError(f"{self.path} was opened read-only")
+        async with self._lock:
+            for attempt in range(5):
+                if await asyncio.to_thread(_checkpoint, self.path):
+                    return True
+                await asyncio.sleep(0.1 * (attempt + 1))
+        log.warning("the write-ahead log of %s could not be truncated yet (at the next open)", self.path)
+        return False
 
     async def add_episodes(self, episodes: Sequence[Episode],
                            prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
@@ -187,6 +209,41 @@ class SQLiteStore:
         """Hard-delete episodes with their keyword rows and vectors (see ``SQLiteWrites``)."""
         async with self.transaction() as tx:
             return await tx.delete_episodes(ids)
+
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+        """Hard-forget, in one transaction (see ``SQLiteWrites.erase``); the log is truncated after."""
+        async with self.transaction() as tx:
+            return await tx.erase(episode_ids, memory_ids, people=people, spaces=spaces)
+
+    async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
+        async with self.transaction() as tx:
+            return await tx.existing(table, ids)
+
+    async def all_versions(self, ids: Sequence[int]) -> list[int]:
+        """Every version of the memories ``ids`` (those that exist), merged ones' originals included."""
+        out: list[int] = []
+        for chunk in chunks(list(map(int, ids))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in self._read("SELECT id FROM memories WHERE root IN"
+                                             f" (SELECT root FROM memories WHERE id IN {sql})", vals)]
+        return sorted(set(out))
+
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
+        async with self.transaction() as tx:
+            await tx.set_strengths(rows)
+
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        async with self.transaction() as tx:
+            return await tx.archive(ids)
+
+    async def keep_apart(self, ids: Sequence[int]) -> None:
+        async with self.transaction() as tx:
+            await tx.keep_apart(ids)
+
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        async with self.transaction() as tx:
+            return await tx.merge_memories(merged, originals)
 
     async def set_cursor(self, name: str, value: int) -> None:
         async with self.transaction() as tx:
@@ -448,9 +505,120 @@ class SQLiteStore:
                 problems.append(f"{t}: {e}")
         return problems
 
+    # ---- metabolism (issue 14): strength, merging, what a forget reaches ---------------------
+    async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]:
+        """(id, strength, last recalled or created, importance, kind) of active memories past ``since``."""
+        return await fetch_rows(self._reader, "SELECT id, strength, coalesce(last_recalled, created_at),"
+                                " importance, kind FROM memories WHERE status = 'active' AND id > ?"
+                                " ORDER BY id LIMIT ?", (since, limit))
+
+    async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]:
+        """Each memory's (stored strength, last recalled or created, status)."""
+        out = {}
+        for chunk in chunks(sorted(set(ids))):
+            sql, vals = in_list(chunk)
+            for i, st, t, status in self._read(
+                    "SELECT id, strength, coalesce(last_recalled, created_at), status FROM memories"
+                    f" WHERE id IN {sql}", vals):
+                out[i] = (st, t, status)
+        return out
+
+    async def scope_memories(self, scope: str, kinds: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, text) of the active memories of ``scope`` of ``kinds``."""
+        sql, vals = in_list(kinds)
+        return await fetch_rows(self._reader, "SELECT id, text FROM memories WHERE scope = ?"
+                                f" AND status = 'active' AND kind IN {sql} ORDER BY id", [scope, *vals])
+
+    async def memory_scopes(self) -> list[str]:
+        return [r[0] for r in await fetch_rows(
+            self._reader, "SELECT DISTINCT scope FROM memories WHERE status = 'active' ORDER BY scope")]
+
+    async def memory_vectors(self, model: str, ids: Sequence[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out.update(await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ?"
+                                        f" AND kind = 'm' AND item IN {sql}", [model, *vals]))
+        return out
+
+    async def kept_apart(self, ids: Sequence[int]) -> set[tuple[int, int]]:
+        """The pairs (a < b) among ``ids`` the model said record different things."""
+        out: set[tuple[int, int]] = set()
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out |= {(a, b) for a, b in self._read(f"SELECT a, b FROM kept_apart WHERE a IN {sql}", vals)}
+        return out
+
+    async def memories_citing(self, episode_ids: Sequence[int]) -> list[int]:
+        """Memories (any status) with a source among ``episode_ids``."""
+        out: set[int] = set()
+        for chunk in chunks(sorted(set(episode_ids))):
+            sql, vals = in_list(chunk)
+            out |= {r[0] for r in self._read(
+                f"SELECT DISTINCT memory_id FROM sources WHERE episode_id IN {sql}", vals)}
+        return sorted(out)
+
+    async def source_ids(self, memory_ids: Sequence[int]) -> list[int]:
+        out: set[int] = set()
+        for chunk in chunks(sorted(set(memory_ids))):
+            sql, vals = in_list(chunk)
+            out |= {r[0] for r in self._read(
+                f"SELECT episode_id FROM sources WHERE memory_id IN {sql}", vals)}
+        return sorted(out)
+
+    async def episodes_where(self, *, actor: str | None = None, space: str | None = None,
+                             mentions: Sequence[str] = ()) -> list[tuple[int, str]]:
+        """(id, content) of the episodes said by ``actor``, in ``space``, or whose text holds one of
+        ``mentions`` (a substring; the caller checks word edges)."""
+        cond, args = [], []
+        if actor is not None:
+            cond.append("actor = ?")
+            args.append(actor)
+        if space is not None:
+            cond.append("space = ?")
+            args.append(space)
+        for m in mentions:
+            cond.append("instr(lower(content), lower(?)) > 0")
+            args.append(m)
+        if not cond:
+            return []
+        return await fetch_rows(self._reader, f"SELECT id, content FROM episodes WHERE {' OR '.join(cond)}",
+                                args)
+
+    async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, text) of the memories whose text holds one of ``names`` (the caller checks word edges)."""
+        if not names:
+            return []
+        cond = " OR ".join("instr(lower(text), lower(?)) > 0" for _ in names)
+        return await fetch_rows(self._reader, f"SELECT id, text FROM memories WHERE {cond}", list(names))
+
+    async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]:
+        """Memories (any status) about ``subject`` or of ``scope``."""
+        rows: list[Any] = []
+        if subject is not None:
+            rows += await fetch_rows(self._reader, "SELECT id FROM memories WHERE instr(subjects, ?) > 0",
+                                     (json.dumps(subject, ensure_ascii=False),))
+        if scope is not None:
+            rows += await fetch_rows(self._reader, "SELECT id FROM memories WHERE scope = ?", (scope,))
+        return sorted({r[0] for r in rows})
+
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         """Rows of a quick indexed read, run on the event loop's own thread (see ``__init__``)."""
         return self._quick.execute(sql, args).fetchall()
+
+
+def _checkpoint(path: Path) -> bool:
+    """One TRUNCATE checkpoint on a short-lived connection; True when the log was emptied."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout=5000")
+        busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+    except sqlite3.OperationalError as e:
+        log.debug("checkpoint of %s: %s", path, e)
+        return False
+    finally:
+        db.close()
 
 
 async def _readers(path: Path) -> tuple[aiosqlite.Connection, sqlite3.Connection]:

@@ -20,9 +20,11 @@ from .. import (
     EpisodeColumnRow,
     EpisodesAdded,
     EpisodesDeleted,
+    MemoriesArchived,
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
+    SpacesDeleted,
     VectorsSaved,
 )
 from .codec import EPISODE_COLUMNS, chunks, fetch_rows, in_list, vector_blob
@@ -64,6 +66,7 @@ class SQLiteWrites:
         self._places = view.places
         self._section_gap = section_gap
         self.changes: list[Change] = []
+        self.erased = False  # something was hard-forgotten: checkpoint and truncate the log after COMMIT
 
     # ---- episodes ------------------------------------------------------------------------
     async def add_episodes(self, episodes: Sequence[Episode],
@@ -76,10 +79,10 @@ class SQLiteWrites:
         if prepared is not None and len(prepared) != len(episodes):
             raise ValueError("one (words, shape) per episode")
         db = self._writer
-        last = (await fetch_rows(db, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0]
+        next_id = await self._next_id("episodes")  # past every row there is and every one erased
+        last = next_id - 1
         if last != self._view.last_episode:  # another process wrote (the CLI beside a bot), or we never did
             await self._forget_places_written_since(last)
-        next_id = last + 1
         rows, fts, aliases, names, columns, keys, lengths = [], [], [], [], [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
@@ -148,16 +151,8 @@ class SQLiteWrites:
         return place.key, place.seq, place.section
 
     async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
-        """Hard-delete episodes with their keyword rows and vectors; returns the ids deleted.
-
-        The one exception to episodes being append-only (a person's right to have a line erased);
-        ``secure_delete`` overwrites the freed pages."""
-        db = self._writer
-        sql, vals = in_list(map(int, ids))
-        gone = [r[0] for r in await fetch_rows(db, f"SELECT id FROM episodes WHERE id IN {sql}", vals)]
-        await self._delete("episodes", "e", gone)
-        self.changes.append(EpisodesDeleted(gone))
-        return gone
+        """Hard-delete episodes with their keyword rows and vectors; returns the ids deleted (``erase``)."""
+        return (await self.erase(ids, []))[0]
 
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
@@ -172,16 +167,19 @@ class SQLiteWrites:
             if row[1] == "superseded":
                 raise UnknownIdError(f"memory {supersedes} was already superseded")
             root = row[0]
-            await db.execute("UPDATE memories SET status = 'superseded' WHERE id = ?", (supersedes,))
+            # valid_to: when we learned otherwise (the new version's valid_from, else its creation)
+            await db.execute(
+                "UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?) WHERE id = ?",
+                (timestamp(m.valid_from) or timestamp(aware(m.created_at)), supersedes))
             await db.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
-        cur = await db.execute(
-            "INSERT INTO memories (root, kind, text, scope, subjects, importance, strength,"
+        mid = await self._next_id("memories")
+        await db.execute(
+            "INSERT INTO memories (id, root, kind, text, scope, subjects, importance, strength,"
             " last_recalled, created_at, valid_from, valid_to, status, supersedes)"
-            " VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+            " VALUES (?,0,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
              m.importance, m.strength, timestamp(m.last_recalled), timestamp(aware(m.created_at)),
              timestamp(m.valid_from), timestamp(m.valid_to), m.status, supersedes))
-        mid = int(cur.lastrowid)  # type: ignore[arg-type]
         await db.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
         words = memory_words(m)
         await db.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
@@ -203,16 +201,135 @@ class SQLiteWrites:
                 self.changes.append(MemoryChanged(memory_id, row[0][0], row[0][1], frozenset(fields)))
 
     async def delete_memories(self, root_ids: Sequence[int]) -> list[int]:
-        """Hard-delete every version of the given memories; returns the deleted row ids."""
+        """Hard-delete every version of the given memories; returns the deleted row ids (``erase``)."""
+        return (await self.erase([], await self.all_versions(root_ids)))[1]
+
+    async def all_versions(self, ids: Sequence[int]) -> list[int]:
+        """Every version of the memories ``ids`` (those that exist), merged ones' originals included."""
+        out: list[int] = []
+        for chunk in chunks(list(map(int, ids))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in await fetch_rows(
+                self._writer, "SELECT id FROM memories WHERE root IN"
+                f" (SELECT root FROM memories WHERE id IN {sql})", vals)]
+        return sorted(set(out))
+
+    # ---- hard forgetting (issue 14) --------------------------------------------------------
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+        """Hard-delete episodes and memories (the exact ids given) with everything that holds their
+        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names and
+        ``spaces``' names and cursors. Returns the (episode, memory) ids deleted.
+
+        THE one exception to episodes being append-only (hard forgetting): every delete of an
+        episode goes through here. Inside the transaction: a crash leaves all of it or none. The
+        keyword indexes are rewritten inside it (FTS5 ``optimize``: a plain delete leaves the words in
+        older index segments) and ``secure_delete`` zeroes every freed page; after the commit the
+        store checkpoints and truncates the write-ahead log (``erased`` tells it to).
+        """
         db = self._writer
-        sql, vals = in_list(map(int, root_ids))
-        async with db.execute(
-            f"SELECT id FROM memories WHERE root IN (SELECT root FROM memories WHERE id IN {sql})", vals,
-        ) as cur:
-            ids = [r[0] for r in await cur.fetchall()]
-        await self._delete("memories", "m", ids)
-        self.changes.append(MemoriesDeleted(ids))
-        return ids
+        eps = await self.existing("episodes", episode_ids)
+        mems = await self.existing("memories", memory_ids)
+        for table, ids in (("episodes", eps), ("memories", mems)):
+            if ids:  # ids are never given out again (a later line must not inherit a cursor)
+                await self.set_cursor(f"erased:{table}", max([*ids, await self._erased(table)]))
+        for chunk in chunks(eps):
+            q, v = in_list(chunk)
+            await db.execute(f"DELETE FROM sources WHERE episode_id IN {q}", v)
+        await self._delete("episodes", "e", eps)
+        for chunk in chunks(mems):
+            q, v = in_list(chunk)
+            await db.execute(f"DELETE FROM kept_apart WHERE a IN {q} OR b IN {q}", v + v)
+        await self._delete("memories", "m", mems)
+        for person in people:
+            await db.execute("DELETE FROM aliases WHERE person = ?", (person,))
+        for space in spaces:
+            await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
+            await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
+            self._places.pop(space, None)
+        for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
+            if ids:
+                await db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        if eps:
+            self.changes.append(EpisodesDeleted(eps))
+        if mems:
+            self.changes.append(MemoriesDeleted(mems))
+        if spaces:
+            self.changes.append(SpacesDeleted(list(spaces)))
+        self.erased = self.erased or bool(eps or mems or spaces)
+        return eps, mems
+
+    async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
+        """Those of ``ids`` that are rows of ``table`` ('episodes' or 'memories') in this transaction."""
+        if table not in ("episodes", "memories"):
+            raise ValueError(table)
+        out: list[int] = []
+        for chunk in chunks(sorted(set(map(int, ids)))):
+            sql, vals = in_list(chunk)
+            out += [r[0] for r in await fetch_rows(self._writer, f"SELECT id FROM {table} WHERE id IN {sql}",
+                                                   vals)]
+        return out
+
+    async def _erased(self, table: str) -> int:
+        """The highest id ever erased from ``table`` (0: none)."""
+        rows = await fetch_rows(self._writer, "SELECT value FROM cursors WHERE name = ?",
+                                (f"erased:{table}",))
+        return int(rows[0][0]) if rows else 0
+
+    async def _next_id(self, table: str) -> int:
+        """The id the next row of ``table`` gets: past every row there is and every one erased."""
+        top = (await fetch_rows(self._writer, f"SELECT coalesce(max(id), 0) FROM {table}"))[0][0]
+        return max(top, await self._erased(table)) + 1
+
+    # ---- metabolism (issue 14): strength, archiving, merging ---------------------------------
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
+        """(id, strength, last recalled, status) of many memories (superseded ones are left alone)."""
+        for i, strength, recalled, status in rows:
+            cur = await self._writer.execute(
+                "UPDATE memories SET strength = ?, last_recalled = ?, status = ? WHERE id = ?"
+                " AND status != 'superseded' RETURNING scope", (strength, recalled, status, i))
+            for (scope,) in await cur.fetchall():
+                self.changes.append(MemoryChanged(i, scope, status,
+                                                  frozenset({"strength", "last_recalled", "status"})))
+
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        """Mark active memories archived; returns (id, scope) of those that were."""
+        out: list[tuple[int, str]] = []
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            cur = await self._writer.execute(f"UPDATE memories SET status = 'archived' WHERE id IN {sql}"
+                                             " AND status = 'active' RETURNING id, scope", vals)
+            out += [(r[0], r[1]) for r in await cur.fetchall()]
+        if out:
+            self.changes.append(MemoriesArchived([i for i, _ in out], [scope for _, scope in out]))
+        return out
+
+    async def keep_apart(self, ids: Sequence[int]) -> None:
+        """Remember that the memories ``ids`` record different things (merging asks them once)."""
+        pairs = [(a, b) for a in ids for b in ids if a < b]
+        await self._writer.executemany("INSERT OR IGNORE INTO kept_apart VALUES (?, ?)", pairs)
+
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        """One memory in place of ``originals`` (all still active, else nothing happens: None); they
+        are kept, superseded, as versions of it (one root), and it cites all their sources."""
+        db = self._writer
+        sql, vals = in_list(originals)
+        rows = await fetch_rows(db, f"SELECT id, root, scope FROM memories WHERE id IN {sql}"
+                                " AND status = 'active'", vals)
+        if len(rows) != len(set(originals)):
+            return None
+        root = min(r[1] for r in rows)
+        mid = await self.add_memory(merged)
+        for _, old_root, _ in rows:
+            await db.execute("UPDATE memories SET root = ? WHERE root = ?", (root, old_root))
+        await db.execute("UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?)"
+                         f" WHERE id IN {sql}", [timestamp(aware(merged.created_at)), *vals])
+        await db.execute(f"DELETE FROM memories_fts WHERE rowid IN {sql}", vals)
+        await db.execute("UPDATE memories SET root = ?, supersedes = ? WHERE id = ?",
+                         (root, min(originals), mid))
+        for i, _, scope in rows:
+            self.changes.append(MemoryChanged(i, scope, "superseded", frozenset({"status"})))
+        return mid
 
     async def _delete(self, table: str, kind: str, ids: list[int]) -> None:
         """Delete rows of ``table`` (episodes 'e' or memories 'm') with their keyword rows and vectors."""

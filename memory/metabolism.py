@@ -1,0 +1,125 @@
+"""Strength and fading: a memory's strength halves for every ``strength_days`` it is not recalled;
+being injected, returned by a tool or shown by a command strengthens it; ``fade()`` archives the
+weak ones (never the important ones, never diaries). Archived memories come up only when searched
+for on purpose (``include_archived``), which makes them active again.
+
+The stored strength is the strength at its last recall (or creation); what it is now is worked out
+when needed (``faded``), so nothing has to be rewritten as time passes. Touches on recall are
+collected and written together a moment later (``Toucher``), never on the reply's path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .model import aware, now_utc
+
+if TYPE_CHECKING:
+    from .engram import Engram
+
+log = logging.getLogger("engram.metabolism")
+
+DAY = 86400.0
+PAGE = 50_000
+NEVER_ARCHIVED = ("diary",)  # kinds fade() leaves alone whatever their strength
+
+
+@dataclass(frozen=True)
+class MetabolismSettings:
+    """How memories fade and strengthen (the halving period is ``RecallSettings.strength_days``)."""
+
+    archive_below: float = 0.1  # fade() archives memories weaker than this (~100 days unrecalled)
+    protected_importance: float = 0.8  # this important or more: never archived
+    strengthen: float = 0.5  # added to the strength at each recall (at most 1)
+    touch_delay: float = 2.0  # seconds touches wait, to be written in one transaction
+
+
+def faded(strength: float | np.ndarray, since: float | np.ndarray, now: float, days: float) -> np.ndarray:
+    """The strength now of a memory whose strength was ``strength`` at ``since`` (seconds)."""
+    return np.asarray(strength) * 0.5 ** (np.maximum(0.0, now - np.asarray(since, np.float64)) / DAY / days)
+
+
+@dataclass
+class FadeReport:
+    checked: int = 0
+    archived: int = 0
+    protected: int = 0  # weak but important (or a diary): kept active
+
+    def stats(self) -> dict[str, int]:
+        return {"checked": self.checked, "archived": self.archived, "protected": self.protected}
+
+
+async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
+    """Archive the active memories whose strength fell below ``archive_below``."""
+    s, days = engram.metabolism, engram.settings.strength_days
+    t = aware(now).timestamp() if now else now_utc().timestamp()
+    report, after, weak = FadeReport(), 0, []
+    while rows := await engram.store.strength_rows(after, PAGE):
+        ids, strength, since, importance, kinds = zip(*rows)
+        low = faded(np.array(strength, np.float64), np.array(since, np.float64), t, days) < s.archive_below
+        kept = (np.array(importance) >= s.protected_importance) | np.isin(np.array(kinds), NEVER_ARCHIVED)
+        report.checked += len(rows)
+        report.protected += int(np.count_nonzero(low & kept))
+        weak += np.array(ids)[low & ~kept].tolist()
+        after = rows[-1][0]
+    report.archived = len(await engram.store.archive(weak))  # the indexes follow the commit
+    if report.archived:
+        log.info("fade: archived %d of %d memories", report.archived, report.checked)
+    return report
+
+
+class Toucher:
+    """Memories recalled for a reply, strengthened together a moment later (one transaction)."""
+
+    def __init__(self, engram: Engram, clock: Callable[[], float] | None = None):
+        self.engram = engram
+        self.clock = clock or (lambda: now_utc().timestamp())
+        self._pending: dict[int, tuple[float, bool]] = {}  # id -> (when, reactivate)
+        self._task: asyncio.Task[None] | None = None
+
+    def touch(self, ids: Iterable[int], *, reactivate: bool = False, at: float | None = None) -> None:
+        """Note that the memories ``ids`` were used now; returns at once."""
+        t = self.clock() if at is None else at
+        for i in ids:
+            self._pending[i] = (t, reactivate or self._pending.get(i, (0.0, False))[1])
+        if self._pending and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._later(), name="engram-touch")
+
+    async def _later(self) -> None:
+        await asyncio.sleep(self.engram.metabolism.touch_delay)
+        try:
+            await self.flush()
+        except Exception:  # a lost touch costs a little strength, never a reply
+            log.exception("strengthening recalled memories failed")
+
+    async def flush(self) -> int:
+        """Write every pending touch now; returns how many memories were strengthened."""
+        pending, self._pending = self._pending, {}
+        if not pending:
+            return 0
+        s, days = self.engram.metabolism, self.engram.settings.strength_days
+        rows = []
+        for i, (strength, since, status) in (await self.engram.store.strength_of(list(pending))).items():
+            t, reactivate = pending[i]
+            now = float(faded(strength, since, t, days))
+            new_status = "active" if reactivate and status == "archived" else status
+            rows.append((i, min(1.0, now + s.strengthen), max(t, since), new_status))
+        await self.engram.store.set_strengths(rows)  # the indexes follow the commit
+        return len(rows)
+
+    def forget(self, memory_id: int) -> None:
+        """Drop a pending touch of a memory that was hard-forgotten."""
+        self._pending.pop(memory_id, None)
+
+    async def close(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self.flush()

@@ -1,0 +1,278 @@
+"""Hard forgetting along provenance, proven on disk: a unique marker said in a message, consolidated
+into a memory (and a diary), forgotten with its sources, leaves zero bytes of itself in any file of
+the data folder (UTF-8, UTF-16, and the pieces the keyword index stores), with the store open and
+after it is closed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory import (
+    Audience,
+    Engram,
+    Episode,
+    Forgetting,
+    Memory,
+    UnknownIdError,
+    space_scope,
+)
+from astrbot_plugin_engram.memory.chat import OpenAIChat
+from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.text import word_set
+
+from .conftest import HashEmbedder
+from .fake_openai import FakeOpenAI
+
+MARK, ZH = "qzvxmarkr7310", "龘靐齉鱻"
+GROUP, DM, OTHER = "qq:group:1", "qq:private:ming", "qq:group:2"
+MING, BOB = "qq:ming", "qq:bob"
+T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
+FAST = ConsolidationSettings(backoff_seconds=0.0, timeout=10.0)
+
+
+def pieces() -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Every piece of the marker a file could hold, with the encodings searched for it."""
+    both = ("utf-8", "utf-16-le", "utf-16-be")
+    yield MARK, both
+    yield ZH, both
+    for i in range(len(MARK) - 5):  # the index may store a word's tail only (prefix compression)
+        yield MARK[i : i + 6], both
+    for i in range(len(ZH) - 1):  # character bigrams (the Chinese keyword index stores pieces)
+        yield ZH[i : i + 2], both
+    for ch in ZH:  # single characters are index tokens too (jieba cuts rare ones one by one)
+        yield ch, ("utf-8",)
+
+
+def traces(folder: Path) -> list[str]:
+    """Where any piece of the marker occurs in any file under ``folder``."""
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for piece, encodings in pieces():
+            for enc in encodings:
+                if piece.encode(enc) in data:
+                    found.append(f"{path.name}: {piece!r} ({enc})")
+    return found
+
+
+def ep(space: str, text: str, actor: str = MING, name: str = "Ming", minutes: int = 0) -> Episode:
+    return Episode(space=space, content=text, actor=actor, actor_name=name,
+                   time=T0 + timedelta(minutes=minutes))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    return tmp_path / "data"
+
+
+async def open_store(folder: Path) -> Engram:
+    return await Engram.open(folder / "engram.db", HashEmbedder(), background=False)
+
+
+async def seen_anywhere(e: Engram, query: str) -> list[str]:
+    """The hits holding the marker in any place's recall and the owner's console."""
+    out = []
+    for aud in (Audience(GROUP), Audience(DM, owner_private=True), Audience(OTHER), Audience.owner_console()):
+        for include in (False, True):
+            out += [h.text for h in await e.recall(query, aud, k=50, include_archived=include)
+                    if MARK in h.text or ZH[0] in h.text]
+    return out
+
+
+async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
+        folder: Path, fake_openai: FakeOpenAI) -> None:
+    e = await open_store(folder)
+    ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}", minutes=0),
+                               ep(GROUP, "see you at the gym", minutes=1),
+                               ep(GROUP, "bring the blue towel", BOB, "Bob", minutes=2)])
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": f"Ming's locker code is {MARK} {ZH}", "kind": "fact", "about": [MING],
+         "importance": 0.6, "scope": None, "sources": [f"e{ids[0]}", f"e{ids[1]}"], "when": None}]}))
+    report = await Consolidator(e, OpenAIChat("m", fake_openai.base_url), FAST).run(force=True)
+    assert report.added == 1
+    [mid] = report.new_ids
+    newer = await e.update(mid, f"Ming's locker code is {MARK} {ZH} (the left row)")
+    diary = await e.add_memory(Memory(text=f"Today Ming told me a code, {MARK}.", scope=space_scope(GROUP),
+                                      kind="diary", sources=(ids[0],), valid_from=T0))
+    keep = await e.add_memory(Memory(text="Bob has a blue towel", scope=space_scope(GROUP),
+                                     sources=(ids[2],)))
+    await e.embed_pending()
+    assert await seen_anywhere(e, MARK)  # the marker is recalled ...
+    await e.close()
+    assert traces(folder)  # ... and on disk: the search can see it
+    e = await open_store(folder)
+    told: list[Forgetting] = []
+
+    async def listener(plan: Forgetting) -> None:
+        told.append(plan)
+
+    e.after_forget.append(listener)
+    await e.recall(f"locker {MARK}", Audience(GROUP), k=5)  # warm every cache with it
+
+    done = await e.forget([newer], with_sources=True)
+
+    assert word_set.cache_info().currsize == 0  # no cached words of the erased text
+    assert done.episodes == ids[:2] and set(done.memories) == {mid, newer, diary}
+    assert told and told[0].diary_days == [T0.date()]  # that day's diary is to be rewritten
+    assert await seen_anywhere(e, MARK) == [] and await seen_anywhere(e, ZH) == []
+    assert (await e.get(keep)).text == "Bob has a blue towel"
+    assert (await e.get_episode(ids[2])).content == "bring the blue towel"
+    assert traces(folder) == []  # open: nothing in the file, the WAL or beside them
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path) -> None:
+    """The real diary (issue 13) in another zone: its file is named by the day it tells of (in the
+    diaries' zone, not UTC); forgetting a line it drew on erases the entry and the file."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.diary import write_diary
+
+    from .scripted_chat import ScriptedChat
+
+    sh = ZoneInfo("Asia/Shanghai")
+    day = date(2026, 11, 30)
+    e = await open_store(folder)
+    ids = await e.record_many([
+        Episode(GROUP, f"the gate code is {MARK} {ZH}", MING, "Ming",
+                time=datetime(2026, 11, 30, 9, 0, tzinfo=sh)),  # 01:00 UTC: Nov 30 there, in UTC too
+        Episode(GROUP, "thanks, see you", BOB, "Bob", time=datetime(2026, 11, 30, 9, 5, tzinfo=sh))])
+    chat = ScriptedChat(json.dumps({"entry": f"Ming told the group a gate code, {MARK} {ZH}."}))
+    written = await write_diary(e, chat, day, tz=sh)
+    assert written.memory_id is not None and (folder / "diary" / "2026-11-30.md").exists()
+    told: list[Forgetting] = []
+
+    async def listener(plan: Forgetting) -> None:
+        told.append(plan)
+
+    e.after_forget.append(listener)
+    done = await e.forget_episodes([ids[0]])
+    assert done == 1
+    gone = await e.forget([written.memory_id])
+    assert gone.diary_days == [day] and told[-1].diary_days == [day]
+    assert not (folder / "diary" / "2026-11-30.md").exists()
+    assert traces(folder) == []
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_everywhere(
+        folder: Path) -> None:
+    e = await open_store(folder)
+    ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}"),
+                               ep(DM, f"{ZH} is my secret word", minutes=1),
+                               ep(OTHER, f"ming's spare key is under the {MARK} mat", BOB, "Bob", minutes=2),
+                               ep(OTHER, "the weather is nice", BOB, "Bob", minutes=3)])
+    about = await e.add_memory(Memory(text=f"Ming hides a key under {MARK}", scope=space_scope(GROUP),
+                                      subjects=(MING,), sources=(ids[0],)))
+    await e.embed_pending()
+    assert await e.store.aliases(MING) == ["Ming"]
+
+    done = await e.forget_person(MING)
+
+    assert set(done.episodes) == set(ids[:3]) and done.memories == [about]
+    assert await seen_anywhere(e, MARK) == [] and await seen_anywhere(e, ZH) == []
+    assert await seen_anywhere(e, "spare key") == []
+    assert await e.store.aliases(MING) == []
+    assert (await e.get_episode(ids[3])).content == "the weather is nice"
+    assert traces(folder) == []
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(folder: Path) -> None:
+    e = await open_store(folder)
+    ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
+                               ep(OTHER, "lunch at noon", BOB, "Bob")])
+    mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=space_scope(GROUP)))
+    await e.embed_pending()
+
+    done = await e.forget_place(GROUP)
+
+    assert done.episodes == [ids[0]] and done.memories == [mid]
+    assert await seen_anywhere(e, MARK) == []
+    assert [h.text for h in await e.recall("lunch", Audience(OTHER), k=5)] == ["lunch at noon"]
+    assert traces(folder) == []
+    later = await e.record(ep(GROUP, "a new start here", minutes=30))  # the place can be used again
+    assert later > ids[-1]
+    assert [h.id for h in await e.recall("new start", Audience(GROUP), k=5)] == [later]
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_an_erased_id_is_never_given_out_again(folder: Path) -> None:
+    e = await open_store(folder)
+    first = await e.record(ep(GROUP, f"about {MARK}"))
+    mid = await e.add_memory(Memory(text=f"note {MARK}", scope=space_scope(GROUP), sources=(first,)))
+    await e.embed_pending()
+    await e.forget([mid], with_sources=True)
+    again = await e.record(ep(GROUP, "a later line", minutes=5))
+    other = await e.add_memory(Memory(text="a later note", scope=space_scope(GROUP)))
+    assert again > first and other > mid
+    assert await e.embed_pending() == 2  # the indexer's cursor is not ahead of them
+    await e.close()
+
+
+async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path) -> None:
+    e = await open_store(folder)
+    kept = await e.add_memory(Memory(text="keep me", scope="public"))
+    before = await e.stats()
+    with pytest.raises(UnknownIdError, match="no memory with id 404"):
+        await e.forget([kept, 404], with_sources=True)
+    with pytest.raises(UnknownIdError, match="nothing is remembered"):
+        await e.forget_person("qq:nobody")
+    with pytest.raises(UnknownIdError, match="nothing is remembered of the place"):
+        await e.forget_place("qq:group:none")
+    assert await e.stats() == before and (await e.get(kept)).text == "keep me"
+    await e.close()
+
+
+async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_back(
+        folder: Path, fake_openai: FakeOpenAI) -> None:
+    e = await open_store(folder)
+    ids = await e.record_many([ep(GROUP, f"my pin is {MARK}"), ep(GROUP, "and I like tea", minutes=1)])
+    fake_openai.chat_delay = 1.0
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": f"Ming's pin is {MARK}", "kind": "fact", "about": [MING], "importance": 0.6,
+         "scope": None, "sources": [f"e{ids[0]}"], "when": None},
+        {"op": "add", "text": "Ming likes tea", "kind": "preference", "about": [MING], "importance": 0.5,
+         "scope": None, "sources": [f"e{ids[1]}"], "when": None}]}))
+    con = Consolidator(e, OpenAIChat("m", fake_openai.base_url), FAST)
+    running = asyncio.create_task(con.run(force=True))
+    while not fake_openai.chat_requests():  # noqa: ASYNC110  (the model is reading the batch now)
+        await asyncio.sleep(0.02)
+    await e.forget_episodes([ids[0]])
+    report = await running
+    assert report.added == 0  # the whole batch was dropped: its lines are read again, minus the erased one
+    fake_openai.chat_delay = 0.0
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": "Ming likes tea", "kind": "preference", "about": [MING], "importance": 0.5,
+         "scope": None, "sources": [f"e{ids[1]}"], "when": None}]}))
+    again = await con.run(force=True)
+    assert again.added == 1
+    assert MARK not in fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert await seen_anywhere(e, MARK) == []
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(folder: Path) -> None:
+    e = await open_store(folder)
+    old = await e.record_many([ep(GROUP, f"old line {n} {MARK}", minutes=n) for n in range(200)])
+    writes = [asyncio.create_task(e.record(ep(GROUP, f"busy line {n}", BOB, "Bob", minutes=300 + n)))
+              for n in range(200)]
+    done = await e.forget_person(MING)
+    new = await asyncio.gather(*writes)
+    assert done.episodes == old and len(set(new)) == 200 and not set(new) & set(old)
+    left = await e.store.episodes_where(space=GROUP)
+    assert sorted(i for i, _ in left) == sorted(new) and all("busy line" in t for _, t in left)
+    await e.close()
+    assert traces(folder) == []
