@@ -302,6 +302,11 @@ class Engram:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""
         return await self.store.last_episode_time(space, before)
 
+    async def last_time_with(self, actor: str, before: datetime | None = None,
+                             space: str | None = None) -> datetime | None:
+        """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
+        return await self.store.last_time_with(actor, before, space)
+
     async def recall(self, query: str, audience: Audience, k: int = 10, *,
                      include_archived: bool = False, now: datetime | None = None) -> list[Hit]:
         """The ``k`` memories and episodes ``audience`` may see that best answer ``query``."""

@@ -410,5 +410,5 @@ class EngramService:
             return time_line(now, last, self.tz)
         # in a group, only this place's lines count (a person's private chat is not the group's business)
         private = audience is not None and (audience.owner_private or ":private:" in space)
-        last_person = await mem.store.last_time_with(actor, before=before, space=None if private else space)
+        last_person = await mem.last_time_with(actor, before=before, space=None if private else space)
         return time_line(now, last, self.tz, last_person, name or "This person")

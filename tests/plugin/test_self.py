@@ -157,11 +157,15 @@ def test_no_or_an_unknown_timezone_falls_back_to_the_hosts(caplog: pytest.LogCap
 
 
 async def test_in_a_group_the_time_since_a_person_counts_only_that_group(service: EngramService) -> None:
-    service.record_message(event("psst, private", "bob", timestamp=int(datetime.now().timestamp()) - 3600))
-    _, req, _ = await ask(service, "hello group", "bob", group="g1")
-    assert "This is the first time Bob writes to you." in injected(req)
-    _, req, _ = await ask(service, "hello me", "bob")
+    now = int(datetime.now().timestamp())
+    service.record_message(event("psst, private", "bob", timestamp=now - 3600))
+    service.record_message(event("hello group", "bob", group="g1", timestamp=now - 3 * 3600))
+    _, req, _ = await ask(service, "hello me", "bob")  # a private chat counts the person's lines anywhere
     assert "Bob last wrote to you 1 hour ago." in injected(req)
+    _, req, _ = await ask(service, "hello again", "bob", group="g1")  # the group counts only its own
+    assert "Bob last wrote to you 3 hours ago." in injected(req)
+    _, req, _ = await ask(service, "hello there", "bob", group="g2")
+    assert "This is the first time Bob writes to you." in injected(req)
 
 
 # ---- proposals --------------------------------------------------------------------------------
