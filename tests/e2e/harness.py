@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,33 @@ def copy_plugin(src: Path, plugins_dir: Path, name: str = PLUGIN_DIR, parts: tup
         elif p.is_file():
             shutil.copy2(p, dest / part)
     return dest
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    """Whether something holds ``port`` on 127.0.0.1."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
+def write_plugin_config(data_dir: Path, conf: dict[str, Any], name: str = PLUGIN_DIR) -> Path:
+    """The plugin's own config file (``data/config/<plugin>_config.json``), as the WebUI saves it;
+    AstrBot fills in the schema's defaults for the keys left out."""
+    path = data_dir / "config" / f"{name}_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(conf, ensure_ascii=False), "utf-8")
+    return path
 
 
 def provider_config(base_url: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from .harness import PLUGIN_DIR, PLUGIN_SRC, copy_plugin, merge, provider_config
+from .harness import (
+    PLUGIN_DIR,
+    PLUGIN_SRC,
+    copy_plugin,
+    free_port,
+    merge,
+    provider_config,
+    write_plugin_config,
+)
 
 ASTRBOT = Path(sys.executable).with_name("astrbot")
 USER = "astrbot"  # the dashboard's default user name (core/config/default.py)
@@ -22,18 +29,14 @@ START_TIMEOUT = 150.0  # importing astrbot alone can take 25 s on a busy 2-core 
 REPLY_TIMEOUT = 60.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class LiveAstrBot:
     """``astrbot init -y`` + ``astrbot run`` in ``root`` as a subprocess, with the plugin installed."""
 
-    def __init__(self, root: Path, base_url: str, src: Path = PLUGIN_SRC, plugin: str = PLUGIN_DIR):
+    def __init__(self, root: Path, base_url: str, src: Path = PLUGIN_SRC, plugin: str = PLUGIN_DIR, *,
+                 dashboard_port: int | None = None):
         self.root, self.base_url, self.src, self.plugin = root, base_url, src, plugin
-        self.port = free_port()
+        self.port = free_port()  # AstrBot's own dashboard (the webchat API)
+        self.dashboard_port = dashboard_port or free_port()  # the plugin's dashboard
         self.log = root / "astrbot-run.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.token = ""
@@ -51,6 +54,7 @@ class LiveAstrBot:
         conf["dashboard"]["enable"] = True
         path.write_text(json.dumps(conf, ensure_ascii=False, indent=2), "utf-8")
         copy_plugin(self.src, self.root / "data" / "plugins", self.plugin)
+        write_plugin_config(self.root / "data", {"dashboard_port": self.dashboard_port}, self.plugin)
 
     def start(self) -> None:
         """Start ``astrbot run`` and wait until the dashboard answers."""

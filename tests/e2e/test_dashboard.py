@@ -3,8 +3,6 @@ private chat, the same port again after a reload, the port free after shutdown."
 
 from __future__ import annotations
 
-import json
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,39 +11,21 @@ import pytest
 import pytest_asyncio
 
 from ..fake_openai import FakeOpenAI
-from .harness import ADMIN, astrbot_root
+from .harness import ADMIN, astrbot_root, listening, write_plugin_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-        return False
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def dash_bot(server: FakeOpenAI) -> AsyncIterator[tuple[Any, int]]:
-    """The plugin configured with its owner and a free dashboard port (never the default 8765)."""
+async def dash_bot(server: FakeOpenAI, dashboard_port: int) -> AsyncIterator[tuple[Any, int]]:
+    """The plugin configured with its owner and the module's free dashboard port."""
     astrbot_root()
     from .bot import Bot
 
     bot = Bot(server)
     bot.install()
-    port = free_port()
-    conf = bot.data / "config" / "astrbot_plugin_engram_config.json"
-    conf.parent.mkdir(parents=True, exist_ok=True)
-    conf.write_text(json.dumps({"owner_ids": [ADMIN], "dashboard_port": port}), "utf-8")
+    port = dashboard_port
+    write_plugin_config(bot.data, {"owner_ids": [ADMIN], "dashboard_port": port})
     await bot.start()
     yield bot, port
     await bot.stop()

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import time
 
+import aiohttp
 import pytest
 
 from ..fake_openai import FakeOpenAI
-from .harness import ADMIN, episodes, injected_text, tool_results
+from .harness import ADMIN, episodes, injected_text, listening, tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -183,3 +184,12 @@ async def test_commands_to_the_bot_are_not_recorded_as_conversation(bot) -> None
     await bot.settle()
     said = [e["content"] for e in episodes(bot.data) if e["actor"].endswith(":henry")]
     assert said == ["could you pick a date for the reset"]
+
+
+async def test_the_dashboard_answers_on_this_modules_own_port(bot, dashboard_port: int) -> None:
+    """Each module's plugin serves its dashboard on a port picked free for it, not the default 8765
+    (test runs side by side would find it taken and log "port in use")."""
+    assert dashboard_port != 8765 and listening(dashboard_port)
+    async with aiohttp.ClientSession() as http:
+        r = await http.get(f"http://127.0.0.1:{dashboard_port}/api/overview")
+    assert r.status == 401  # the plugin's dashboard, asking for its token

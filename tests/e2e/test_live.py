@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 @pytest.fixture
-def live(server: FakeOpenAI, tmp_path: Path) -> Iterator[LiveAstrBot]:
-    bot = LiveAstrBot(tmp_path, server.base_url)
+def live(server: FakeOpenAI, tmp_path: Path, dashboard_port: int) -> Iterator[LiveAstrBot]:
+    bot = LiveAstrBot(tmp_path, server.base_url, dashboard_port=dashboard_port)
     try:
         bot.setup()
         bot.start()
@@ -51,6 +51,8 @@ def test_fact_told_over_webchat_is_injected_into_a_later_request(live: LiveAstrB
         # Engram's lines are AstrBot's: with time and level, in its log (and so in its WebUI console)
         start = [line for line in live.log_tail(100_000).splitlines() if "Engram: store " in line]
         assert len(start) == 1 and "[INFO]" in start[0] and "engram.db" in start[0], start
+        # the plugin's dashboard on the port picked for this run, not the default 8765
+        assert f"Engram dashboard on http://127.0.0.1:{live.dashboard_port}/" in live.log_tail(100_000)
     except BaseException:
         print(f"---- astrbot run log (tail) ----\n{live.log_tail()}")
         raise
