@@ -1,16 +1,20 @@
 """The time window a query names: "yesterday", "last weekend", "three days ago", "in March",
 "昨天", "上周末", "三天前", "三月份" — worked out against ``now`` in the bot's timezone.
 
-Recall prefers items whose event time falls inside it (the ``in_window`` feature). Days are calendar
-days of the timezone; a month with no year is its latest occurrence that is not in the future.
+Recall prefers items whose event time falls inside it (the ``in_window`` feature). Days are the bot's
+days, as the diary counts them (``clock.day_of``: a day ends at the boundary hour, 4 am by default):
+at 01:30 "today" is the evening still going on and "yesterday" the day before it; a week, weekend,
+month or year starts and ends at that hour too. No zone counts days in UTC. A month with no year is
+its latest occurrence that is not in the future.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of
 from .model import aware
 
 
@@ -56,15 +60,17 @@ def _en_number(text: str) -> int | None:
 
 
 class _Days:
-    """Calendar arithmetic in one timezone around one moment."""
+    """Arithmetic on the bot's days (ending at ``boundary_hour``) in one timezone around one moment."""
 
-    def __init__(self, now: datetime, tz: tzinfo | None):
-        self.tz = tz
+    def __init__(self, now: datetime, tz: tzinfo | None, boundary_hour: int = DEFAULT_BOUNDARY_HOUR):
+        self.tz = tz or timezone.utc
+        self.boundary_hour = boundary_hour
         self.now = aware(now)
-        self.today = self.now.astimezone(tz).date()
+        self.today = day_of(self.now, self.tz, boundary_hour)
 
     def at(self, d: date) -> datetime:
-        return datetime.combine(d, time(0), self.tz or self.now.tzinfo)
+        """When the bot's day ``d`` starts."""
+        return day_bounds(d, self.tz, self.boundary_hour)[0]
 
     def days(self, first: date, last: date, said: str) -> Window:
         """The whole days ``first`` to ``last``."""
@@ -142,8 +148,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
 
-def query_window(query: str, now: datetime, tz: tzinfo | None) -> Window | None:
-    """The window the query names (the first it names), or None.
+def query_window(query: str, now: datetime, tz: tzinfo | None,
+                 boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Window | None:
+    """The window the query names (the first it names), or None; days end at ``boundary_hour``.
 
     A query that names a year names its own dates ("in May 2023", "last weekend before April 10,
     2023"): it gets no window here, its month and year are ``date_match``'s, and a relative phrase in
@@ -153,7 +160,7 @@ def query_window(query: str, now: datetime, tz: tzinfo | None) -> Window | None:
         return None
     found = [(m.start(), i, m) for i, (p, _) in enumerate(_RULES) for m in [p.search(query)] if m]
     for _, i, m in sorted(found, key=lambda x: (x[0], x[1])):
-        w = _window(_RULES[i][1], m, _Days(now, tz))
+        w = _window(_RULES[i][1], m, _Days(now, tz, boundary_hour))
         if w is not None:
             return w
     return None

@@ -104,15 +104,52 @@ NOW = datetime(2023, 5, 3, 10, 0, tzinfo=SH)  # a Wednesday
 ])
 def test_windows_named_in_queries(query: str, first: str, last: str) -> None:
     w = query_window(query, NOW, SH)
-    assert w is not None
-    assert w.start == datetime.fromisoformat(first).replace(tzinfo=SH)
-    assert w.end == datetime.fromisoformat(last).replace(tzinfo=SH) + timedelta(days=1)
+    assert w is not None  # the bot's days: from 4 am of the first to 4 am after the last
+    assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
 
 
-def test_yesterday_shortly_after_midnight_is_the_calendar_day_before_in_the_zone() -> None:
+def test_yesterday_shortly_after_midnight_is_the_day_before_the_evening_still_going_on() -> None:
     just_after = datetime(2023, 5, 2, 16, 30, tzinfo=timezone.utc)  # 00:30 on May 3 in Shanghai
-    w = query_window("yesterday", just_after, SH)
-    assert w is not None and w.start == datetime(2023, 5, 2, tzinfo=SH)
+    w = query_window("yesterday", just_after, SH)  # the bot's day is still May 2: yesterday is May 1
+    assert w is not None and (w.start, w.end) == day_bounds(date(2023, 5, 1), SH)
+
+
+@pytest.mark.parametrize("hour, minute, today", [(1, 30, "2023-05-02"), (3, 59, "2023-05-02"),
+                                                 (4, 0, "2023-05-03"), (4, 30, "2023-05-03")])
+@pytest.mark.parametrize("query, back", [("yesterday", 1), ("昨天", 1), ("today", 0), ("今天", 0),
+                                         ("the day before yesterday", 2), ("前天", 2),
+                                         ("three days ago", 3), ("三天前", 3)])
+def test_around_4_am_a_window_is_the_diarys_day(hour: int, minute: int, today: str, query: str,
+                                                 back: int) -> None:
+    """The window a query names is the very day the diary writes of (one boundary for both)."""
+    now = datetime(2023, 5, 3, hour, minute, tzinfo=SH)
+    assert day_of(now, SH) == date.fromisoformat(today)
+    w = query_window(query, now, SH)
+    assert w is not None and (w.start, w.end) == day_bounds(day_of(now, SH) - timedelta(days=back), SH)
+    assert finished_days(now, SH)[-1] == day_of(now, SH) - timedelta(days=1)  # the diary's "yesterday"
+
+
+def test_around_4_am_weeks_weekends_and_months_follow_the_bots_day() -> None:
+    monday_0130 = datetime(2023, 5, 1, 1, 30, tzinfo=SH)  # still Sunday April 30 for the bot
+    for query in ("this weekend", "这周末"):
+        w = query_window(query, monday_0130, SH)  # the weekend still going on
+        assert w is not None and (w.start, w.end) == (day_bounds(date(2023, 4, 29), SH)[0],
+                                                      day_bounds(date(2023, 4, 30), SH)[1])
+    for query in ("this month", "这个月"):
+        w = query_window(query, monday_0130, SH)  # April's last night, not May
+        assert w is not None and w.start == day_bounds(date(2023, 4, 1), SH)[0]
+        assert w.end == day_bounds(date(2023, 5, 1), SH)[0]
+    w = query_window("last week", datetime(2023, 5, 1, 4, 30, tzinfo=SH), SH)  # Monday has begun
+    assert w is not None and w.start == day_bounds(date(2023, 4, 24), SH)[0]
+
+
+def test_the_boundary_hour_is_the_one_given() -> None:
+    now = datetime(2023, 5, 3, 4, 30, tzinfo=SH)
+    at_six = query_window("yesterday", now, SH, boundary_hour=6)  # before 6 am: still May 2
+    assert at_six is not None and (at_six.start, at_six.end) == day_bounds(date(2023, 5, 1), SH, 6)
+    at_midnight = query_window("昨天", now, SH, boundary_hour=0)  # calendar days
+    assert at_midnight is not None and at_midnight.start == datetime(2023, 5, 2, tzinfo=SH)
 
 
 def test_a_query_naming_no_time_has_no_window() -> None:
