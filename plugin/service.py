@@ -106,6 +106,7 @@ class EngramService:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
                 if self._opening is None:
                     recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz,
+                                            boundary_hour=self.settings.diary_boundary_hour,
                                             strength_days=float(self.settings.strength_half_life_days))
                     self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
                                                                     query_timeout=QUERY_TIMEOUT))

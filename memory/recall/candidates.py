@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..clock import DEFAULT_BOUNDARY_HOUR
 from ..index import Indexes
 from ..index.episode_columns import EpisodeColumns
 from ..model import Episode, Hit, Memory, timestamp, zone_minutes
@@ -39,6 +40,7 @@ class RecallSettings:
     strength_days: float = 30.0  # a memory's strength halves for every this many days it is not recalled
     time_windows: bool = True  # a query naming a time ("yesterday", "上周末") prefers items inside it
     tz: tzinfo | None = None  # the zone those windows' days are counted in (None: UTC)
+    boundary_hour: int = DEFAULT_BOUNDARY_HOUR  # and the hour they end at (the diary's, ``clock.day_of``)
 
 
 @dataclass

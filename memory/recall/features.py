@@ -333,7 +333,7 @@ def _relative_coverage(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSetti
 
 def _window_feature(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings, m: np.ndarray) -> None:
     """in_window: the item's event time lies in the window the query names (``timewindow``)."""
-    window = query_window(q.text, cols.when, s.tz) if s.time_windows else None
+    window = query_window(q.text, cols.when, s.tz, s.boundary_hour) if s.time_windows else None
     if window is not None:
         start, end = _micros_of(window.start), _micros_of(window.end)
         m[_ROW["in_window"]] = cols.timed & (cols.micros >= start) & (cols.micros < end)
