@@ -11,7 +11,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, space_scope
 
-from .test_forgetting import MARK, traces
+from .marker import MARK, traces
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACE, PERSON = "qq:group:1", "qq:ming"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -28,37 +27,12 @@ from astrbot_plugin_engram.memory.text import word_set
 
 from .conftest import HashEmbedder
 from .fake_openai import FakeOpenAI
+from .marker import MARK, ZH, traces
 
-MARK, ZH = "qzvxmarkr7310", "龘靐齉鱻"
 GROUP, DM, OTHER = "qq:group:1", "qq:private:ming", "qq:group:2"
 MING, BOB = "qq:ming", "qq:bob"
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
 FAST = ConsolidationSettings(backoff_seconds=0.0, timeout=10.0)
-
-
-def pieces() -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Every piece of the marker a file could hold, with the encodings searched for it."""
-    both = ("utf-8", "utf-16-le", "utf-16-be")
-    yield MARK, both
-    yield ZH, both
-    for i in range(len(MARK) - 5):  # the index may store a word's tail only (prefix compression)
-        yield MARK[i : i + 6], both
-    for i in range(len(ZH) - 1):  # character bigrams (the Chinese keyword index stores pieces)
-        yield ZH[i : i + 2], both
-    for ch in ZH:  # single characters are index tokens too (jieba cuts rare ones one by one)
-        yield ch, ("utf-8",)
-
-
-def traces(folder: Path) -> list[str]:
-    """Where any piece of the marker occurs in any file under ``folder``."""
-    found = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        for piece, encodings in pieces():
-            for enc in encodings:
-                if piece.encode(enc) in data:
-                    found.append(f"{path.name}: {piece!r} ({enc})")
-    return found
 
 
 def ep(space: str, text: str, actor: str = MING, name: str = "Ming", minutes: int = 0) -> Episode:
