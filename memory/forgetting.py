@@ -99,15 +99,26 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     return plan
 
 
-def _erase_diary_files(engram: Engram, plan: Forgetting) -> None:
-    """The diary files of the days whose diary went (``memory/diary.py``, issue 13, when it is there):
-    the file holds the erased text too; a rewrite from what is left writes it again."""
-    try:
-        diary = importlib.import_module(".diary", __package__)
-    except ImportError:
-        return
+def _erase_files(engram: Engram, plan: Forgetting) -> None:
+    """The files beside the store that hold what went: each diary file of a day whose diary went
+    (a rewrite from what is left writes it again); the self-image and its history when the
+    self-image went (every version of it left the store); the inner state when a diary it came from
+    went (it is the baseline again until the next diary)."""
+    from .diary import data_folder, diary_path
+    from .identity import IMAGE_FILE, IdentityFolder
+    from .inner_state import load_state, state_path
+
+    folder = data_folder(engram)
     for day in plan.diary_days:
-        diary.diary_path(diary.data_folder(engram), day).unlink(missing_ok=True)
+        diary_path(folder, day).unlink(missing_ok=True)
+    if plan.self_image:
+        ids = IdentityFolder(folder)
+        for path in [ids.image_path, *ids.history(IMAGE_FILE.removesuffix(".md"))]:
+            path.unlink(missing_ok=True)
+    if plan.diary_days and state_path(folder).exists():
+        state = load_state(folder)
+        if state is None or state.day in {"", *(d.isoformat() for d in plan.diary_days)}:
+            state_path(folder).unlink(missing_ok=True)
 
 
 def _day(engram: Engram, t: datetime | None) -> date | None:
@@ -143,7 +154,7 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
-    _erase_diary_files(engram, plan)
+    _erase_files(engram, plan)
     for listener in list(engram.after_forget):
         try:
             await listener(plan)

@@ -38,6 +38,7 @@ class InnerState:
     energy: float = 0.6  # 0 tired .. 1 lively
     on_mind: str = ""
     updated_at: str = ""  # ISO time of the last update ("": the baseline itself)
+    day: str = ""  # the day whose diary moved it (ISO date; "": unknown): a forget of it resets the state
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ def load_state(folder: Path) -> InnerState | None:
     try:
         data = json.loads(path.read_text("utf-8"))
         return InnerState(str(data["mood"]), float(data["valence"]), float(data["energy"]),
-                          str(data.get("on_mind", "")), str(data.get("updated_at", "")))
+                          str(data.get("on_mind", "")), str(data.get("updated_at", "")),
+                          str(data.get("day", "")))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -110,7 +112,7 @@ async def update_inner_state(chat_model: ChatModel, entry: str, day: str, *, fol
     state = InnerState(text_field(obj, "mood", MAX_MOOD), number_field(obj, "valence", -1.0, 1.0),
                        number_field(obj, "energy", 0.0, 1.0),
                        text_field(obj, "on_mind", MAX_ON_MIND) if obj.get("on_mind") else "",
-                       aware(now or now_utc()).isoformat())
+                       aware(now or now_utc()).isoformat(), day)
     found = leaks(state.mood, details) if details is not None else []
     if found:
         raise WrongShape(f"the mood names private details ({'; '.join(found)})")

@@ -288,13 +288,15 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
-        await (await ctx.service.memory()).forget_episodes([key])
+        async with ctx.service.days_lock.hold():  # after a diary job writing now, never amid it
+            await (await ctx.service.memory()).forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
         return (f"Forgot e{key}: the line from {ep.space} is erased, with its keyword and vector "
                 "index entries.")
     m = await reachable(ctx, key)
     assert m.id is not None
-    done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
+    async with ctx.service.days_lock.hold():  # the forget and the diary it rewrites, in one turn
+        done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
     n = len(done.memories)
     if not with_sources:
         return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."

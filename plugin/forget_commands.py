@@ -61,8 +61,9 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
     except ConfirmError as e:
         return f"Engram: {e}. Nothing was forgotten."
     mem = await ctx.service.memory()
-    if pending.action == FORGET_PERSON:
-        done = await mem.forget_person(pending.target)
-    else:
-        done = await mem.forget_place(pending.target)
+    async with ctx.service.days_lock.hold():  # after a diary or self-image job writing now; the
+        if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
+            done = await mem.forget_person(pending.target)
+        else:
+            done = await mem.forget_place(pending.target)
     return f"Forgot {pending.target}: {done.summary()} erased."

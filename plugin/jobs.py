@@ -7,13 +7,12 @@ as soon as one place has K new messages.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..memory import Audience, Forgetting
+from ..memory import Audience
 from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
 from ..memory.model import now_utc
 from ..memory.render import when
@@ -67,7 +66,6 @@ class Jobs:
         self.trigger = NewEpisodeTrigger(s.consolidate_after_episodes,
                                          lambda: self.scheduler.trigger(CONSOLIDATE))
         service.jobs = self
-        service.rewrite = self.rewrite_after_forget
         service.episode_listeners.append(self.trigger.saw)
 
     async def _records(self) -> JobRecords:
@@ -78,26 +76,6 @@ class Jobs:
         return Consolidator(await self.service.memory(), self.service.providers.chat_model(),
                             self.consolidation, tz=self.service.tz,
                             audience_for=lambda space: place_audience(space, settings, platforms))
-
-    async def rewrite_after_forget(self, plan: Forgetting) -> None:
-        """A hard forget took memories a day's diary drew on: that diary is written again from what is
-        left (``memory.diary.write_diary``, issue 13, when it is there). Failures are logged: the
-        forget itself is done."""
-        try:
-            diary = importlib.import_module("..memory.diary", __package__)
-        except ImportError:
-            return
-        mem, chat = await self.service.memory(), self.service.providers.chat_model()
-        for day in plan.diary_days:
-            try:
-                await diary.write_diary(mem, chat, day, force=True)
-            except Exception:
-                log.exception("Engram: rewriting the diary of %s after a forget failed", day)
-        if plan.self_image:  # a self-image drew on what went: written again from the diaries left
-            try:
-                await importlib.import_module("..memory.self_image", __package__).write_self_image(mem, chat)
-            except Exception:
-                log.exception("Engram: regenerating the self-image after a forget failed")
 
     async def start(self) -> None:
         await self.scheduler.start(self.catch_up_delay)

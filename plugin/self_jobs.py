@@ -1,13 +1,15 @@
 """The jobs of the bot's days inside the plugin: the diary (then the inner state) and the self-image,
-added to the plugin's scheduler when switched on in the config."""
+added to the plugin's scheduler when switched on in the config; and, after a forget, the diary and
+self-image written again from what is left. All of them take turns with forgets (``days_lock``)."""
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from ..memory import Forgetting
 from ..memory.clock import day_of
 from ..memory.days import DaySettings, DaysReport, end_days
 from ..memory.diary import DiaryResult, write_diary
@@ -16,15 +18,17 @@ from ..memory.self_image import SelfImageResult, write_self_image
 from ..scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
 from .jobs import Jobs
 
+log = logging.getLogger("engram.plugin")
+
 
 class SelfJobs:
-    """Adds the diary and self-image jobs to ``jobs`` (before it starts)."""
+    """Adds the diary and self-image jobs to ``jobs`` (before it starts); rewrites after forgets."""
 
     def __init__(self, jobs: Jobs, *, clock: Callable[[], datetime] = now_utc):
         self.jobs = jobs
         self.service = jobs.service
         self.clock = clock
-        self._lock = asyncio.Lock()  # the job and /mem diary never write one day at once
+        self.service.rewrite = self.rewrite_after_forget  # diaries written before stay true to forgets
         s = self.service.settings
         if s.diary_enabled:
             jobs.registry.add(diary_job(self.end_days))
@@ -43,7 +47,7 @@ class SelfJobs:
 
     async def end_days(self, **_: Any) -> DaysReport:
         """The diary job: every finished day's missing diary (at most 7), then the inner state."""
-        async with self._lock:
+        async with self.service.days_lock.hold():
             report = await end_days(await self.service.memory(), self.service.providers.chat_model(),
                                     self.day_settings(), folder=self.service.data_dir, now=self.clock())
         if report.written:
@@ -52,17 +56,38 @@ class SelfJobs:
 
     async def self_image(self, **_: Any) -> SelfImageResult:
         s = self.service
-        return await write_self_image(await s.memory(), s.providers.chat_model(), folder=s.data_dir,
-                                      is_public=s.settings.is_public_space, now=self.clock())
+        async with s.days_lock.hold():
+            return await write_self_image(await s.memory(), s.providers.chat_model(), folder=s.data_dir,
+                                          is_public=s.settings.is_public_space, now=self.clock())
 
     async def diary_now(self, day: date | None = None, *, force: bool = False) -> DiaryResult:
         """``/mem diary``: one day's diary now (default: the day that ended last)."""
         settings = self.day_settings()
         day = day or day_of(self.clock(), settings.tz, settings.boundary_hour) - timedelta(days=1)
-        async with self._lock:
+        async with self.service.days_lock.hold():
             r = await write_diary(await self.service.memory(), self.service.providers.chat_model(), day,
                                   force=force, tz=settings.tz, boundary_hour=settings.boundary_hour,
                                   folder=self.service.data_dir, now=self.clock())
         if r.status in ("written", "rewritten"):
             self._after_diary()
         return r
+
+    async def rewrite_after_forget(self, plan: Forgetting) -> None:
+        """A hard forget took what a day's diary (or the self-image) drew on: each is written again
+        from what is left, in the days counted as when the diaries were written (``diary.day_rule``).
+        Inside the forget's turn (the commands hold ``days_lock``), so no job writes in between.
+        Failures are logged: the forget itself is done."""
+        s = self.service
+        async with s.days_lock.hold():
+            mem, chat = await s.memory(), s.providers.chat_model()
+            for day in plan.diary_days:
+                try:
+                    await write_diary(mem, chat, day, force=True, folder=s.data_dir, now=self.clock())
+                except Exception:
+                    log.exception("Engram: rewriting the diary of %s after a forget failed", day)
+            if plan.self_image:  # a self-image drew on what went: written again from the diaries left
+                try:
+                    await write_self_image(mem, chat, folder=s.data_dir, is_public=s.settings.is_public_space,
+                                           now=self.clock())
+                except Exception:
+                    log.exception("Engram: regenerating the self-image after a forget failed")

@@ -22,6 +22,7 @@ from ..memory.outage import Outage
 from ..memory.render import build_block, fit_identity, hit_names, note, time_line
 from .config import WEBCHAT, Settings, sole_platform
 from .confirm import Confirmations
+from .days_lock import DaysLock
 from .echo import own_words
 from .events import (
     actor_of,
@@ -78,6 +79,7 @@ class EngramService:
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
+        self.days_lock = DaysLock()  # the diary and self-image jobs and forgets take turns
 
     @property
     def path(self) -> Path:

@@ -27,7 +27,7 @@ from astrbot_plugin_engram.memory.text import word_set
 
 from .conftest import HashEmbedder
 from .fake_openai import FakeOpenAI
-from .marker import MARK, ZH, traces
+from .marker import MARK, ZH, files_with_marker, traces
 
 GROUP, DM, OTHER = "qq:group:1", "qq:private:ming", "qq:group:2"
 MING, BOB = "qq:ming", "qq:bob"
@@ -135,6 +135,42 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path)
     assert not (folder / "diary" / "2026-11-30.md").exists()
     assert traces(folder) == []
     await e.close()
+    assert traces(folder) == []
+
+
+async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(folder: Path) -> None:
+    """The files the bot writes about its days: the diary, the inner state it moved, the self-image
+    and its earlier versions (identity/history/). A forget that reaches them — here with no rewrite
+    after it, as from the command line — leaves none of them holding the marker."""
+    from astrbot_plugin_engram.memory.days import DaySettings, end_days
+    from astrbot_plugin_engram.memory.self_image import write_self_image
+
+    from .scripted_chat import ScriptedChat
+
+    e = await open_store(folder)
+    try:
+        await e.record_many([ep(GROUP, f"the gate code is {MARK} {ZH}"),
+                             ep(GROUP, "thanks, see you", BOB, "Bob", minutes=5)])
+        told = f"a gate code, {MARK} {ZH}"
+        chat = ScriptedChat(json.dumps({"entry": f"Today I learnt {told}."}),
+                            json.dumps({"mood": "calm", "valence": 0.1, "energy": 0.5, "on_mind": told}),
+                            json.dumps({"self_image": f"I keep {told} in mind."}),
+                            json.dumps({"self_image": f"I still keep {told} in mind."}))
+        report = await end_days(e, chat, DaySettings(tz=timezone.utc, is_public=lambda space: True),
+                                now=T0 + timedelta(days=1, hours=6))
+        assert [r.day for r in report.written] == [T0.date()] and report.inner_state
+        for _ in range(2):  # the second moves the first to identity/history/
+            assert (await write_self_image(e, chat, is_public=lambda space: True)).status == "written"
+        held = files_with_marker(folder)
+        assert {f"diary/{T0.date()}.md", "identity/inner-state.json", "identity/self-image.md"} <= held
+        assert any(f.startswith("identity/history/self-image.") for f in held)
+
+        done = await e.forget_person(MING)
+
+        assert done.diary_days == [T0.date()] and done.self_image
+        assert traces(folder) == []
+    finally:
+        await e.close()
     assert traces(folder) == []
 
 

@@ -1,0 +1,199 @@
+"""A forget reaches what the bot wrote about its days: the diary file, the self-image and its
+history, the inner state. None of them keeps a byte of the forgotten line, searched on disk in every
+file of the data folder (``tests/marker.py``); and a diary or self-image job running while the owner
+forgets cannot write the forgotten text back (the job and the forget take turns).
+
+The model here repeats what it is shown: an answer tells of the marker only when its prompt held it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers the subcommands)
+from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.jobs import Jobs
+from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
+from astrbot_plugin_engram.plugin.service import EngramService
+from astrbot_plugin_engram.scheduler.self_jobs import DIARY, SELF_IMAGE
+
+from ..marker import MARK, ZH, files_with_marker, traces
+from .conftest import OWNER, FakeContext, FakeProvider, MakeService, event
+from .test_commands import mem
+
+GROUP = "qq:group:g1"  # public: the self-image may then repeat what was said there (the marker)
+ENTRY, IMAGE, MOOD = "entry", "self_image", "mood"
+
+
+@dataclass
+class EchoContext(FakeContext):
+    """AstrBot's chat provider as a model that repeats what it was shown. A call asking for ``held``
+    (``entry``: the diary, ``self_image``) tells ``waiting`` and waits for ``gate``."""
+
+    held: str = ""
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    waiting: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def llm_generate(self, *, chat_provider_id: str, **kwargs: Any) -> Any:
+        self.prompts.append({"provider": chat_provider_id, **kwargs})
+        prompt = str(kwargs.get("prompt", ""))
+        asked = ENTRY if '"entry"' in str(kwargs) else IMAGE if '"self_image"' in str(kwargs) else MOOD
+        if asked == self.held:
+            self.waiting.set()
+            await self.gate.wait()
+        seen = " ".join(w for w in (MARK, ZH) if w in prompt)  # what it read, it repeats
+        answer = {ENTRY: {"entry": f"A day at the gym with friends. {seen}".strip()},
+                  IMAGE: {"self_image": f"I like days with people in them. {seen}".strip()},
+                  MOOD: {"mood": "content", "valence": 0.4, "energy": 0.6,
+                         "on_mind": f"the gym {seen}".strip()}}[asked]
+        return type("Resp", (), {"completion_text": json.dumps(answer, ensure_ascii=False)})()
+
+
+@dataclass
+class Bot:
+    svc: EngramService
+    ctx: EchoContext
+    jobs: Jobs
+
+    async def run(self, job: str) -> Any:
+        result = await self.jobs.scheduler.run_now(job)
+        await self.jobs.scheduler.idle()  # the self-image follows a new diary
+        return result
+
+
+@pytest.fixture
+async def bot(make_service: MakeService) -> AsyncIterator[Bot]:
+    """The plugin with the diary and self-image jobs, a day two days ago on which Alice told the
+    public group her locker code (the marker) and Bob answered."""
+    ctx = EchoContext(chats=[FakeProvider("chat1")])
+    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC", public_spaces=(GROUP,)), ctx)
+    svc.tz = timezone.utc
+    noon = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12)  # a finished day
+    svc.record_message(event(f"my locker code is {MARK} {ZH}", "alice", "g1",
+                             timestamp=int(noon.timestamp())))
+    svc.record_message(event("see you at the gym", "bob", "g1", timestamp=int(noon.timestamp()) + 60))
+    await svc.flush()
+    jobs = Jobs(svc, catch_up_delay=3600)
+    SelfJobs(jobs)
+    await jobs.start()
+    try:
+        yield Bot(svc, ctx, jobs)
+    finally:
+        await jobs.stop()
+
+
+async def confirmed(svc: EngramService, line: str, group: str | None = "g1") -> asyncio.Task[str]:
+    """Ask for a wide forget, then send the confirmation (running: it may wait for a job)."""
+    asked = await mem(svc, line, group=group)
+    code = re.search(r"/mem confirm (\d+)", asked)
+    assert code, asked
+    return asyncio.create_task(mem(svc, f"mem confirm {code.group(1)}", group=group))
+
+
+async def settled(svc: EngramService, forget: asyncio.Task[str]) -> None:
+    """Until the forget is done or waits for the job running now."""
+    for _ in range(300):
+        lock = getattr(svc, "days_lock", None)
+        if forget.done() or (lock is not None and lock.waiting):
+            return
+        await asyncio.sleep(0.01)
+
+
+def diary_files(bot: Bot) -> list[str]:
+    return [p.read_text("utf-8") for p in sorted((bot.svc.data_dir / "diary").glob("*.md"))]
+
+
+# ---- the marker search over every file the plugin writes ---------------------------------------
+FORGETS = ["forget-person Alice", "forget-place", "forget the diary --with-sources"]
+
+
+@pytest.mark.parametrize("how", FORGETS)
+async def test_a_forget_leaves_no_byte_in_the_diary_self_image_history_or_inner_state(
+        bot: Bot, how: str) -> None:
+    await bot.run(DIARY)  # the diary, the inner state, then the self-image: all tell of the marker
+    await bot.run(SELF_IMAGE)  # once more: the first self-image goes to identity/history/
+    held = files_with_marker(bot.svc.data_dir)
+    history = [f for f in held if f.startswith("identity/history/self-image.")]
+    assert {"identity/self-image.md", "identity/inner-state.json"} <= held and history, held
+    assert any(f.startswith("diary/") for f in held) and any(f.startswith("engram.db") for f in held)
+
+    if how == "forget the diary --with-sources":
+        owner = await bot.svc.memory()
+        [diary] = await owner.store.memory_ids_of_kind("diary")
+        done = await mem(bot.svc, f"mem forget m{diary} --with-sources")  # the owner's private chat
+        assert "with the lines it came from: 2 lines" in done
+    else:
+        done = await (await confirmed(bot.svc, f"mem {how}"))
+        assert done.startswith("Forgot ")
+
+    assert traces(bot.svc.data_dir) == []  # open: no file holds any piece of it
+    assert all(MARK not in text for text in diary_files(bot))
+    await bot.svc.close()
+    assert traces(bot.svc.data_dir) == []
+
+
+async def test_after_a_forget_the_days_are_told_again_from_what_is_left(bot: Bot) -> None:
+    await bot.run(DIARY)
+    done = await (await confirmed(bot.svc, "mem forget-person Alice"))
+    assert done.startswith("Forgot qq:alice")
+    [diary] = diary_files(bot)  # Bob's line is left: the day's diary is written again from it
+    assert "A day at the gym" in diary and MARK not in diary
+    image = (bot.svc.data_dir / "identity/self-image.md").read_text("utf-8")
+    assert image.strip() == "I like days with people in them."
+    assert traces(bot.svc.data_dir) == []
+
+
+# ---- a job running while the owner forgets ---------------------------------------------------
+async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_line_back(bot: Bot) -> None:
+    bot.ctx.held = ENTRY
+    job = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
+    await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, marker included
+    forget = await confirmed(bot.svc, "mem forget-person Alice")
+    await settled(bot.svc, forget)
+    bot.ctx.gate.set()
+    await job
+    assert (await forget).startswith("Forgot qq:alice")
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == []
+    assert all(MARK not in text for text in diary_files(bot))
+
+
+async def test_a_self_image_job_running_during_a_forget_cannot_write_the_forgotten_line_back(
+        bot: Bot) -> None:
+    await bot.run(DIARY)  # a diary (and a self-image) that tell of the marker
+    bot.ctx.held = IMAGE
+    job = asyncio.create_task(bot.jobs.scheduler.run_now(SELF_IMAGE))
+    await bot.ctx.waiting.wait()  # the model is writing the self-image from that diary
+    forget = await confirmed(bot.svc, "mem forget-person Alice")
+    await settled(bot.svc, forget)
+    bot.ctx.gate.set()
+    await job
+    assert (await forget).startswith("Forgot qq:alice")
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == []
+
+
+@pytest.mark.parametrize("seed", range(8))
+async def test_a_forget_landing_at_any_moment_of_a_job_leaves_nothing(bot: Bot, seed: int) -> None:
+    """The forget is sent at a moment picked by ``seed``: before the job reads, while the model
+    answers, or while the job writes its answer (the model answers at once here)."""
+    rnd = random.Random(seed)
+    if seed % 2:
+        await bot.run(DIARY)  # then the self-image job races the forget
+    job = asyncio.create_task(bot.jobs.scheduler.run_now(SELF_IMAGE if seed % 2 else DIARY))
+    for _ in range(rnd.randrange(40)):
+        await asyncio.sleep(0)  # a few turns of the loop: the job gets that far
+    forget = await confirmed(bot.svc, "mem forget-person Alice")
+    await job
+    assert (await forget).startswith("Forgot qq:alice")
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == []
