@@ -32,7 +32,7 @@ from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
 from .recording import Recorder
 from .scopes import Visibility, parse_scope, visibility
-from .store import Store
+from .store import JobRuns, Store
 from .store.sqlite import open_store
 from .text import MAX_TEXT, _stem, word_set
 from .validate import checked_memory
@@ -297,6 +297,11 @@ class Engram:
             else:
                 self._browser = await open_store(self._path, read_only=True)
         return self._browser
+
+    def job_records(self) -> JobRuns:
+        """Where the background jobs' runs are kept (the scheduler's ``JobRecords``): the store, seen
+        as no more than its job-run records."""
+        return self.store
 
     async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""

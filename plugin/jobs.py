@@ -69,7 +69,7 @@ class Jobs:
         service.episode_listeners.append(self.trigger.saw)
 
     async def _records(self) -> JobRecords:
-        return (await self.service.memory()).store
+        return (await self.service.memory()).job_records()
 
     async def consolidator(self) -> Consolidator:
         settings, platforms = self.service.settings, self.service.providers.platforms()

@@ -1,9 +1,8 @@
-"""The plugin's one service: the memory file, the recording queue, injection, and what commands share.
+"""The plugin's one service: the memory file, what is recorded, injection, and what commands share.
 
-Recording never delays a message: the hook queues the message and returns; one writer task keeps
-the order of the queue (an image waiting for its caption holds back later lines of the same run)
-and hands episodes to ``Engram.record``, which commits them in groups. ``close()`` drains the queue,
-waits for every write and closes the file, so a reload loses and duplicates nothing.
+Recording never delays a message: the hooks decide what is worth keeping and hand it to the
+recording queue (``recording.py``), which writes it in order off the reply's path. ``close()``
+drains the queue, waits for every write and closes the file, so a reload loses and duplicates nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, tzinfo
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +34,7 @@ from .events import (
 )
 from .inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
 from .providers import Providers
+from .recording import RecordingQueue
 from .selfhood import Selfhood
 
 log = logging.getLogger("engram.plugin")
@@ -46,8 +45,6 @@ GIVEN_EXTRA = "engram_given"  # event extra: the texts of the notes the model wa
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
 FLUSH_TIMEOUT = 30.0  # seconds flush() and close() wait for the writes before they give up (and log)
-
-Item = list[Episode] | asyncio.Task[list[Episode]] | None
 
 
 class EngramService:
@@ -63,9 +60,6 @@ class EngramService:
         self.last_injection: dict[str, Injection] = {}
         self._fixed_embedder = embedder  # tests pin one; otherwise resolved from AstrBot's providers
         self._lock = asyncio.Lock()
-        self._queue: asyncio.Queue[Item] | None = None
-        self._writer: asyncio.Task[None] | None = None
-        self._writes: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
@@ -77,6 +71,7 @@ class EngramService:
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
+        self.recording = RecordingQueue(self.memory, self.episode_listeners)
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
         self.days_lock = DaysLock()  # the diary and self-image jobs and forgets take turns
@@ -101,7 +96,7 @@ class EngramService:
     async def memory(self) -> Engram:
         """The open memory (opened on first use, when AstrBot's providers exist)."""
         async with self._lock:
-            if self._closing and self._writer is None:
+            if self._closing and not self.recording.running:
                 raise EngramError("Engram is shut down")
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
@@ -192,9 +187,9 @@ class EngramService:
             return  # stickers, empty lines: nothing worth keeping
         if parsed.images:
             umo = str(getattr(event, "unified_msg_origin", "") or "") or None
-            self._enqueue(asyncio.create_task(self._captioned(event, parsed, umo)))
+            self.recording.put(asyncio.create_task(self._captioned(event, parsed, umo)))
         else:
-            self._enqueue(incoming_episodes(event, parsed))
+            self.recording.put(incoming_episodes(event, parsed))
 
     def record_reply(self, event: Any, text: str) -> None:
         """Queue what the bot said in the event's place (not the notes it was handed or only read
@@ -207,7 +202,7 @@ class EngramService:
                       len(text or ""), len(said))
         ep = reply_episode(event, said, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
         if ep is not None:
-            self._enqueue([ep])
+            self.recording.put([ep])
 
     async def _captioned(self, event: Any, parsed: Any, umo: str | None) -> list[Episode]:
         captions = {}
@@ -217,77 +212,10 @@ class EngramService:
                 captions[ref] = caption
         return incoming_episodes(event, parsed, captions)
 
-    def _enqueue(self, item: Item) -> None:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-            self._writer = asyncio.create_task(self._write_loop(self._queue), name="engram-recorder")
-        self._queue.put_nowait(item)
-
-    async def _write_loop(self, queue: asyncio.Queue[Item]) -> None:
-        while True:
-            item = await queue.get()
-            try:
-                if item is None:
-                    return
-                episodes = await item if isinstance(item, asyncio.Task) else item
-                mem = await self.memory()
-                for ep in episodes:  # created in order, so Engram queues them in order
-                    task = asyncio.create_task(mem.record(ep))
-                    self._writes.add(task)
-                    task.add_done_callback(self._write_done)
-                    task.add_done_callback(partial(self._recorded, space=ep.space))
-            except Exception:  # one bad message must not stop the recorder
-                log.exception("Engram: recording a message failed")
-            finally:
-                queue.task_done()
-
-    def _write_done(self, task: asyncio.Task[Any]) -> None:
-        # Keeps the set small on a bot that never flushes; a wait never depends on it having run (it
-        # runs one loop turn after the task finished): ``_settle`` prunes finished tasks itself.
-        self._writes.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("Engram: an episode was not recorded: %s", task.exception())
-
-    def _recorded(self, task: asyncio.Task[Any], *, space: str) -> None:
-        """Tell the listeners (the K-new-messages trigger) about an episode once it is committed."""
-        if task.cancelled() or task.exception() is not None:
-            return
-        for listener in self.episode_listeners:
-            try:
-                listener(space)
-            except Exception:
-                log.exception("Engram: an episode listener failed")
-
-    async def _settle(self, deadline: float) -> int:
-        """Wait for the episode writes until ``deadline``; returns how many are still unwritten.
-
-        Every round yields to the event loop (``asyncio.wait`` on unfinished tasks): a loop over
-        ``gather`` of tasks that are already finished would never yield, and spin.
-        """
-        loop = asyncio.get_running_loop()
-        while True:
-            self._writes = {t for t in self._writes if not t.done()}
-            left = deadline - loop.time()
-            if not self._writes or left <= 0:
-                return len(self._writes)
-            await asyncio.wait(self._writes, timeout=left)
-
     async def flush(self, timeout: float = FLUSH_TIMEOUT) -> None:
         """Wait until everything queued so far is committed, for at most ``timeout`` seconds."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        if self._queue is not None:
-            try:
-                await asyncio.wait_for(self._queue.join(), timeout)
-            except asyncio.TimeoutError:
-                log.error("Engram: flush gave up after %.0f s; %d queued messages are not written yet",
-                          timeout, self._queue.qsize())
-                return
-        left = await self._settle(deadline)
-        await asyncio.sleep(0)  # the done-callbacks of writes that just finished (listeners) run first
-        if left:
-            log.error("Engram: flush gave up after %.0f s; %d episodes are not written yet", timeout, left)
-        elif self.engram is not None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        if await self.recording.flush(timeout, deadline) and self.engram is not None:
             await self._bounded(self.engram.flush(), deadline, "flush")
 
     async def close(self, timeout: float = FLUSH_TIMEOUT) -> None:
@@ -296,21 +224,7 @@ class EngramService:
         self._closing = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        if self._writer is not None and self._queue is not None:
-            self._queue.put_nowait(None)
-            await asyncio.wait({self._writer}, timeout=timeout)
-            if not self._writer.done():
-                self._writer.cancel()
-                # the queue holds the stop sign instead of the message the writer was stuck on
-                log.error("Engram: closing after %.0f s without recording %d queued messages (the "
-                          "recorder was stuck)", timeout, self._queue.qsize())
-                await asyncio.wait({self._writer}, timeout=1)
-            self._writer = None
-        left = await self._settle(deadline)
-        if left:
-            log.error("Engram: closing after %.0f s; %d episodes may not be written", timeout, left)
-            for t in self._writes:
-                t.cancel()  # the core still writes what it had queued; nobody waits for the ids
+        await self.recording.stop(timeout, deadline)
         if self.engram is None and self._opening is not None:  # an open whose caller was cancelled
             left_s = max(0.1, deadline - loop.time())
             done, _ = await asyncio.wait({self._opening}, timeout=left_s)

@@ -40,7 +40,7 @@ def scheduler(engram: Engram, *jobs: Job, key: str = "test") -> Scheduler:
         registry.add(job)
 
     async def records() -> Any:
-        return engram.store
+        return engram.job_records()
 
     return Scheduler(registry, records, key=key)
 
@@ -48,8 +48,9 @@ def scheduler(engram: Engram, *jobs: Job, key: str = "test") -> Scheduler:
 async def test_a_job_missed_while_stopped_runs_once_at_start(keyword_engram: Engram) -> None:
     hourly, daily = Calls(), Calls()
     now = time.time()
-    await keyword_engram.store.save_job_run("hourly", {"last_started": now - 5 * 3600, "status": "ok"})
-    await keyword_engram.store.save_job_run("daily", {"last_started": now - 600, "status": "ok"})
+    records = keyword_engram.job_records()
+    await records.save_job_run("hourly", {"last_started": now - 5 * 3600, "status": "ok"})
+    await records.save_job_run("daily", {"last_started": now - 600, "status": "ok"})
     s = scheduler(keyword_engram, Job("hourly", hourly, timedelta(hours=1)),
                   Job("daily", daily, timedelta(days=1)))
     await s.start()
@@ -104,7 +105,7 @@ async def test_last_runs_are_kept_in_the_store(db_path: Any) -> None:
     await eng.close()
     eng = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
-        record = (await eng.store.job_runs())["consolidate"]
+        record = (await eng.job_records().job_runs())["consolidate"]
         assert record["status"] == "ok" and record["runs"] == 1 and record["stats"] == {"added": 2}
     finally:
         await eng.close()
@@ -163,7 +164,7 @@ async def test_totals_add_up_across_restarts_and_catch_up_can_wait(keyword_engra
         assert job.runs == earlier_runs
         await s.run_now("daily")
         await s.shutdown()  # the delayed catch-up never ran: nothing runs after shutdown
-    record = (await keyword_engram.store.job_runs())["daily"]
+    record = (await keyword_engram.job_records().job_runs())["daily"]
     assert record["runs"] == 2 and record["totals"] == {"added": 4}
 
 

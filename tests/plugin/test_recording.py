@@ -167,7 +167,7 @@ async def test_flush_returns_when_a_write_finished_before_its_callback_ran(servi
     service.record_message(event("hello", "u1"))
     with alarm(5):
         await service.flush()
-    assert service._writes == set()
+    assert service.recording._writes == set()
 
 
 async def test_close_returns_when_a_write_finished_before_its_callback_ran(service, monkeypatch) -> None:
@@ -252,8 +252,9 @@ async def test_qq_stickers_are_not_recorded_or_captioned_but_photos_are(make_ser
 async def test_finished_writes_are_not_kept_without_a_flush(service) -> None:
     for i in range(20):
         service.record_message(event(f"line {i}", "u1", "g1"))
+    rec = service.recording
     for _ in range(200):  # a bot never flushes: the writes must still let go of their tasks
         await asyncio.sleep(0.01)
-        if not service._writes and service._queue is not None and service._queue.empty():
+        if not rec._writes and rec._queue is not None and rec._queue.empty():
             break
-    assert service._writes == set()
+    assert rec._writes == set()

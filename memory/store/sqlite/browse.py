@@ -1,4 +1,5 @@
-"""Paged and counted reads for browsing a store (the dashboard, export): never on recall's path."""
+"""Paged and counted reads for browsing a store (the dashboard, ``/mem list``, export): never on recall's
+path."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
-
 from ...errors import InvalidInputError
-from ...model import Episode
+from ...model import Episode, Memory
 from ...scopes import Visibility
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
+from .items import ItemReads
 
 COUNTED = ("kind", "scope", "status")
 MAX_PAGE = 500
@@ -65,82 +65,94 @@ def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | N
     return [r[0] for r in rows], int(total)
 
 
-async def space_episodes(db: aiosqlite.Connection, space: str, limit: int, offset: int) -> list[Episode]:
-    """A space's episodes in order of place, one page."""
-    _page(limit, offset)
-    rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ? ORDER BY seq"
-                                " LIMIT ? OFFSET ?", (space, limit, offset))
-    return [episode_row(r) for r in rows]
+class BrowseReads(ItemReads):
+    """Pages and counts of what the store holds, for the dashboard and ``/mem list``."""
 
+    async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
+                            kind: str | None = None, status: str | None = "active", space: str | None = None,
+                            people: Sequence[str] = (), named: str = "", text: str | None = None,
+                            limit: int = 10, offset: int = 0) -> tuple[list[Memory], int]:
+        """Memories ``vis`` may see (None: all) matching every filter given, newest first: one page
+        of them and how many there are in all. ``status`` None: any; ``space``: learned there (its
+        scope is that space's, or one of its sources was said there); ``people``: about any of them;
+        ``named``: (or) about no known person, naming ``named`` in their text; ``text``: a substring
+        of the text (case ignored for ASCII)."""
+        ids, total = memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, space=space,
+                                people=people, named=named, text=text, limit=limit, offset=offset)
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found], total
 
-async def memory_counts(db: aiosqlite.Connection, by: str) -> dict[str, int]:
-    """How many memories have each value of ``by`` (kind, scope or status)."""
-    if by not in COUNTED:
-        raise InvalidInputError(f"memories are counted by one of {', '.join(COUNTED)}, not {by!r}")
-    return dict(await fetch_rows(db, f"SELECT {by}, count(*) FROM memories GROUP BY {by} ORDER BY {by}"))
+    async def space_episodes(self, space: str, limit: int = 50, offset: int = 0) -> list[Episode]:
+        """A space's episodes in order of place, one page."""
+        _page(limit, offset)
+        rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ?"
+                                " ORDER BY seq LIMIT ? OFFSET ?", (space, limit, offset))
+        return [episode_row(r) for r in rows]
 
+    async def memory_counts(self, by: str) -> dict[str, int]:
+        """How many memories there are of each kind, scope or status (``by``)."""
+        if by not in COUNTED:
+            raise InvalidInputError(f"memories are counted by one of {', '.join(COUNTED)}, not {by!r}")
+        return dict(await fetch_rows(self._reader,
+                                     f"SELECT {by}, count(*) FROM memories GROUP BY {by} ORDER BY {by}"))
 
-async def episodes_per_day(db: aiosqlite.Connection, space: str | None) -> list[tuple[str, int]]:
-    """(day, count): each day's episodes, the day in the episode's own zone, oldest first."""
-    sql = "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes"
-    args: list[Any] = []
-    if space is not None:
-        sql += " WHERE space = ?"
-        args.append(space)
-    return [(d, n) for d, n in await fetch_rows(db, sql + " GROUP BY day ORDER BY day", args)]
+    async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
+        """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
+        sql = "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes"
+        args: list[Any] = []
+        if space is not None:
+            sql += " WHERE space = ?"
+            args.append(space)
+        return [(d, n) for d, n in await fetch_rows(self._reader, sql + " GROUP BY day ORDER BY day", args)]
 
+    # ---- the dashboard's overview, places and graph ------------------------------------------
+    async def count_space_episodes(self, space: str) -> int:
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
+                                     (space,)))[0][0])
 
-# ---- the dashboard's overview, places and graph --------------------------------------------------
-async def count_space_episodes(db: aiosqlite.Connection, space: str) -> int:
-    return int((await fetch_rows(db, "SELECT count(*) FROM episodes WHERE space = ?", (space,)))[0][0])
-
-
-async def episodes_around(db: aiosqlite.Connection, space: str, seq: int, before: int, after: int
-                          ) -> list[Episode]:
-    """The episodes of ``space`` from ``seq - before`` to ``seq + after``, in order."""
-    rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+    async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
+        """The episode with its neighbours in its place, in order."""
+        seq = episode.seq or 0
+        rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
                                 " WHERE space = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                            (space, seq - before, seq + after))
-    return [episode_row(r) for r in rows]
+                                (episode.space, seq - before, seq + after))
+        return [episode_row(r) for r in rows]
 
+    async def places(self) -> list[tuple[str, int, float]]:
+        """(space, episodes, time of the last one) of every space, the busiest first."""
+        rows = await fetch_rows(self._reader, "SELECT space, count(*), max(time) FROM episodes"
+                                " GROUP BY space ORDER BY 2 DESC, 1")
+        return [(r[0], r[1], r[2]) for r in rows]
 
-async def places(db: aiosqlite.Connection) -> list[tuple[str, int, float]]:
-    """(space, episodes, time of the last one) of every space, the busiest first."""
-    rows = await fetch_rows(db, "SELECT space, count(*), max(time) FROM episodes GROUP BY space"
-                                " ORDER BY 2 DESC, 1")
-    return [(r[0], r[1], r[2]) for r in rows]
-
-
-async def people(db: aiosqlite.Connection) -> list[tuple[str, str, int]]:
-    """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
-    rows = await fetch_rows(
-        db, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
+    async def people(self) -> list[tuple[str, str, int]]:
+        """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
+        rows = await fetch_rows(
+            self._reader, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
             " ORDER BY last_seen DESC LIMIT 1), coalesce(e.n, 0)"
             " FROM (SELECT DISTINCT person FROM aliases) a"
             " LEFT JOIN (SELECT actor, count(*) AS n FROM episodes GROUP BY actor) e ON e.actor = a.person"
             " ORDER BY 3 DESC, 1")
-    return [(r[0], r[1], r[2]) for r in rows]
+        return [(r[0], r[1], r[2]) for r in rows]
 
+    async def memories_about(self, limit: int) -> list[Memory]:
+        """Active memories about someone, the most important first."""
+        rows = await fetch_rows(self._reader, "SELECT id FROM memories WHERE status = 'active'"
+                                " AND subjects != '[]' ORDER BY importance DESC, id DESC LIMIT ?", (limit,))
+        ids = [r[0] for r in rows]
+        found = await self.get_memories(ids)
+        return [found[i] for i in ids if i in found]
 
-async def memories_about_ids(db: aiosqlite.Connection, limit: int) -> list[int]:
-    """Ids of active memories about someone, the most important first."""
-    rows = await fetch_rows(db, "SELECT id FROM memories WHERE status = 'active' AND subjects != '[]'"
-                                " ORDER BY importance DESC, id DESC LIMIT ?", (limit,))
-    return [r[0] for r in rows]
-
-
-async def talks(db: aiosqlite.Connection, limit: int) -> list[tuple[str, str, int]]:
-    """(person, person, turns) of who answers whom: consecutive lines by two people in one place."""
-    rows = await fetch_rows(
-        db, "SELECT min(a, b), max(a, b), count(*) FROM (SELECT actor AS a, lag(actor) OVER"
+    async def talks(self, limit: int) -> list[tuple[str, str, int]]:
+        """(person, person, turns): who answers whom (consecutive lines by two people in one place)."""
+        rows = await fetch_rows(
+            self._reader, "SELECT min(a, b), max(a, b), count(*) FROM (SELECT actor AS a, lag(actor) OVER"
             " (PARTITION BY space ORDER BY seq) AS b FROM episodes WHERE actor != '')"
             " WHERE b IS NOT NULL AND a != b GROUP BY 1, 2 ORDER BY 3 DESC LIMIT ?", (limit,))
-    return [(r[0], r[1], r[2]) for r in rows]
+        return [(r[0], r[1], r[2]) for r in rows]
 
-
-async def has_space(db: aiosqlite.Connection, space: str) -> bool:
-    """Whether ``space`` has an episode or a memory scoped to it."""
-    rows = await fetch_rows(db, "SELECT EXISTS (SELECT 1 FROM episodes WHERE space = ?)"
+    async def has_space(self, space: str) -> bool:
+        """Whether ``space`` has an episode or a memory scoped to it."""
+        rows = await fetch_rows(self._reader, "SELECT EXISTS (SELECT 1 FROM episodes WHERE space = ?)"
                                 " OR EXISTS (SELECT 1 FROM memories WHERE scope = ?)",
-                            (space, f"space:{space}"))
-    return bool(rows[0][0])
+                                (space, f"space:{space}"))
+        return bool(rows[0][0])

@@ -6,36 +6,38 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import aiosqlite
-
 from ...model import Episode, timestamp
+from .base import Connections
 from .codec import EPISODE_COLUMNS, dt, episode_row, fetch_rows
 
 
-async def episodes_between(db: aiosqlite.Connection, start: datetime, end: datetime,
-                           limit: int) -> list[Episode]:
-    """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
-    rows = await fetch_rows(db, f"SELECT {EPISODE_COLUMNS} FROM episodes"
-                            " WHERE time >= ? AND time < ? ORDER BY time, id LIMIT ?",
-                            (timestamp(start), timestamp(end), limit))
-    return [episode_row(r) for r in rows]
+class DayReads(Connections):
+    """What the diary, the self-image and the sense of time read (on the writer when there is one)."""
 
+    async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
+        """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
+        rows = await fetch_rows(self._writer_or_reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+                                " WHERE time >= ? AND time < ? ORDER BY time, id LIMIT ?",
+                                (timestamp(start), timestamp(end), limit))
+        return [episode_row(r) for r in rows]
 
-async def memory_ids_of_kind(db: aiosqlite.Connection, kind: str, status: str) -> list[int]:
-    rows = await fetch_rows(db, "SELECT id FROM memories WHERE kind = ? AND status = ? ORDER BY id",
-                            (kind, status))
-    return [r[0] for r in rows]
+    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
+        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
+        rows = await fetch_rows(self._writer_or_reader,
+                                "SELECT id FROM memories WHERE kind = ? AND status = ? ORDER BY id",
+                                (kind, status))
+        return [r[0] for r in rows]
 
-
-async def last_time_with(db: aiosqlite.Connection, actor: str, before: datetime | None,
-                         space: str | None) -> datetime | None:
-    sql = "SELECT time, tz FROM episodes WHERE actor = ?"
-    args: list[Any] = [actor]
-    if space is not None:
-        sql += " AND space = ?"
-        args.append(space)
-    if before is not None:
-        sql += " AND time < ?"
-        args.append(timestamp(before))
-    rows = await fetch_rows(db, sql + " ORDER BY time DESC LIMIT 1", args)
-    return dt(rows[0][0], rows[0][1]) if rows else None
+    async def last_time_with(self, actor: str, before: datetime | None = None,
+                             space: str | None = None) -> datetime | None:
+        """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
+        sql = "SELECT time, tz FROM episodes WHERE actor = ?"
+        args: list[Any] = [actor]
+        if space is not None:
+            sql += " AND space = ?"
+            args.append(space)
+        if before is not None:
+            sql += " AND time < ?"
+            args.append(timestamp(before))
+        rows = await fetch_rows(self._writer_or_reader, sql + " ORDER BY time DESC LIMIT 1", args)
+        return dt(rows[0][0], rows[0][1]) if rows else None

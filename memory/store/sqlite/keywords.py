@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import KeywordRow, Postings
+from .base import Connections
 
 # A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
 # index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
@@ -64,21 +65,6 @@ def postings(db: sqlite3.Connection, table: str, terms: list[list[str]], prefix:
             for n in range(len(terms))]
 
 
-def episode_postings(db: sqlite3.Connection, words: list[str], space_keys: list[int] | None) -> Postings:
-    """Each word's episodes: only in the spaces ``space_keys`` when they are few, else in any space."""
-    if space_keys is not None and len(space_keys) <= KEYED_SPACES:
-        # Each word asked in each visible chat: only those chats' doclists are read.
-        marks = [space_mark(k) for k in space_keys]
-        return Postings(postings(db, "episodes_fts", [[w + m for m in marks] for w in words]), True)
-    # many or all chats (the owner's console): each word in any chat, filtered by chat above
-    return Postings(postings(db, "episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
-                    space_keys is None)
-
-
-def memory_postings(db: sqlite3.Connection, words: list[str]) -> list[np.ndarray]:
-    return postings(db, "memories_fts", [[w] for w in words])
-
-
 _LENGTH = "length({0}) - length(replace({0}, ' ', '')) + ({0} != '')"  # words are space-separated
 # an episode's space key, read off its first token ("word" KEY_MARK key): ~2x faster than two joins
 _MARK = f"instr(c0, char({ord(KEY_MARK)}))"
@@ -89,14 +75,39 @@ _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM 
                 " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
 
 
-def keyword_rows(db: sqlite3.Connection, table: str, after: int, limit: int,
-                 ids: Sequence[int] | None = None) -> list[KeywordRow]:
-    """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (or the rows ``ids``)."""
-    sql = _EPISODE_ROWS if table == "episodes" else _MEMORY_ROWS
-    if ids is None:
-        rows = db.execute(sql.format("> ?"), (after, limit)).fetchall()
-    else:
-        rows = db.execute(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)]).fetchall()
-    if table == "episodes":
-        return [KeywordRow(i, key, n) for i, key, n in rows]
-    return [KeywordRow(i, (scope, status), n) for i, scope, status, n in rows]
+class KeywordReads(Connections):
+    """The keyword tables' doclists and row lengths, read on the event loop's thread (``_quick``)."""
+
+    async def episode_postings(self, words: list[str], space_keys: list[int] | None) -> Postings:
+        """Each word's episodes: only in the spaces ``space_keys`` when they are few, else in any space."""
+        if space_keys is not None and len(space_keys) <= KEYED_SPACES:
+            # Each word asked in each visible chat: only those chats' doclists are read.
+            marks = [space_mark(k) for k in space_keys]
+            return Postings(postings(self._quick, "episodes_fts", [[w + m for m in marks] for w in words]),
+                            True)
+        # many or all chats (the owner's console): each word in any chat, filtered by chat above
+        return Postings(postings(self._quick, "episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
+                        space_keys is None)
+
+    async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
+        return postings(self._quick, "memories_fts", [[w] for w in words])
+
+    async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                   ) -> list[KeywordRow]:
+        return self._keyword_rows("episodes", after, limit, ids)
+
+    async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
+                                  ) -> list[KeywordRow]:
+        return self._keyword_rows("memories", after, limit, ids)
+
+    def _keyword_rows(self, table: str, after: int, limit: int, ids: Sequence[int] | None
+                      ) -> list[KeywordRow]:
+        """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (or the rows ``ids``)."""
+        sql = _EPISODE_ROWS if table == "episodes" else _MEMORY_ROWS
+        if ids is None:
+            rows = self._read(sql.format("> ?"), (after, limit))
+        else:
+            rows = self._read(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)])
+        if table == "episodes":
+            return [KeywordRow(i, key, n) for i, key, n in rows]
+        return [KeywordRow(i, (scope, status), n) for i, scope, status, n in rows]

@@ -1,43 +1,57 @@
-"""The vectors table: what the background indexer reads and writes, and what the index loads at open."""
+"""The vectors table: what the background indexer reads, what the index loads at open, and the
+memories' vectors merging compares."""
 
 from __future__ import annotations
 
-import aiosqlite
+from collections.abc import Sequence
+
 import numpy as np
 
 from .. import EmbedRow
-from .codec import fetch_rows, vectors_of
+from .base import Connections
+from .codec import chunks, fetch_rows, in_list, vectors_of
 
 
-async def items_to_embed(db: aiosqlite.Connection, kind: str, after: int, limit: int) -> list[EmbedRow]:
-    """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
-    if kind == "e":
-        sql = ("SELECT id, space, 'active', CASE WHEN actor_name != '' THEN actor_name || ': ' "
-               "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
-    else:
-        sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
-    async with db.execute(sql, (after, limit)) as cur:
-        return [EmbedRow(*r) for r in await cur.fetchall()]
+class VectorReads(Connections):
+    """The stored vectors of each model (written by ``SQLiteWrites.save_vectors``)."""
 
+    async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]:
+        """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
+        if kind == "e":
+            sql = ("SELECT id, space, 'active', CASE WHEN actor_name != '' THEN actor_name || ': ' "
+                   "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
+        else:
+            sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
+        async with self._writer_or_reader.execute(sql, (after, limit)) as cur:
+            return [EmbedRow(*r) for r in await cur.fetchall()]
 
-async def vector_counts(db: aiosqlite.Connection, model: str) -> list[tuple[str, str, int]]:
-    """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
-    return await fetch_rows(db,
-        "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
-        " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
-        " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
-        " WHERE v.model = ? AND v.kind = 'm' GROUP BY m.scope", (model, model))
+    async def vector_counts(self, model: str) -> list[tuple[str, str, int]]:
+        """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
+        return await fetch_rows(self._reader,
+            "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
+            " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
+            " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
+            " WHERE v.model = ? AND v.kind = 'm' GROUP BY m.scope", (model, model))
 
+    async def vectors_page(self, model: str, kind: str, after: int, limit: int
+                           ) -> tuple[list[EmbedRow], np.ndarray]:
+        """Up to ``limit`` items of ``kind`` past ``after`` that have a vector of ``model`` (their text
+        left empty), and those vectors."""
+        if kind == "e":
+            sql = ("SELECT e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e ON e.id = v.item"
+                   " WHERE v.model = ? AND v.kind = 'e' AND v.item > ? ORDER BY v.item LIMIT ?")
+        else:
+            sql = ("SELECT m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m ON m.id = v.item"
+                   " WHERE v.model = ? AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?")
+        rows = await fetch_rows(self._reader, sql, (model, after, limit))
+        return ([EmbedRow(i, group, status, "") for i, group, status, _ in rows],
+                vectors_of([r[3] for r in rows]))
 
-async def vectors_page(db: aiosqlite.Connection, model: str, kind: str, after: int, limit: int
-                       ) -> tuple[list[EmbedRow], np.ndarray]:
-    """Up to ``limit`` items of ``kind`` past ``after`` that have a vector of ``model`` (their text
-    left empty), and those vectors."""
-    if kind == "e":
-        sql = ("SELECT e.id, e.space, 'active', v.vec FROM vectors v JOIN episodes e ON e.id = v.item"
-               " WHERE v.model = ? AND v.kind = 'e' AND v.item > ? ORDER BY v.item LIMIT ?")
-    else:
-        sql = ("SELECT m.id, m.scope, m.status, v.vec FROM vectors v JOIN memories m ON m.id = v.item"
-               " WHERE v.model = ? AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?")
-    rows = await fetch_rows(db, sql, (model, after, limit))
-    return [EmbedRow(i, group, status, "") for i, group, status, _ in rows], vectors_of([r[3] for r in rows])
+    async def memory_vectors(self, model: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The stored vector of ``model`` of each of the memories ``ids`` that has one, as bytes."""
+        out: dict[int, bytes] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out.update(await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ?"
+                                        f" AND kind = 'm' AND item IN {sql}", [model, *vals]))
+        return out

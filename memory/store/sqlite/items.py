@@ -1,0 +1,109 @@
+"""Episodes and memories by id, and the rows recall and the in-memory indexes load of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ...model import Episode, Memory, timestamp
+from .. import EpisodeColumnRow, MemoryRankRow
+from . import keywords
+from .base import Connections
+from .codec import (
+    EPISODE_COLUMNS,
+    MEMORY_COLUMNS,
+    chunks,
+    dt,
+    episode_row,
+    in_list,
+    memory_row,
+    meta_names_image,
+)
+
+# recall's candidate memories: what it checks and ranks them by
+_RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, valid_from, last_recalled"
+# each episode's columns kept in memory; meta only when it may name an image
+_COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
+                " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END"
+                " FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
+
+
+class ItemReads(Connections):
+    """Episodes and memories as the core asks for them."""
+
+    # ---- episodes ------------------------------------------------------------------------
+    async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
+        out: dict[int, Episode] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
+            out.update((r[0], episode_row(r)) for r in rows)
+        return out
+
+    async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
+        """The keyword-index words of the episodes ``ids``: the text's, the speaker's, then the month
+        and the year (``text.episode_words``)."""
+        ins, vals = in_list(ids)
+        rows = self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
+        return {i: keywords.unkeyed(words).split(" ") for i, words in rows if words}
+
+    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+        sql = "SELECT time, tz FROM episodes WHERE space = ?"
+        args: list[Any] = [space]
+        if before is not None:
+            sql += " AND time < ?"
+            args.append(timestamp(before))
+        async with self._reader.execute(sql + " ORDER BY time DESC LIMIT 1", args) as cur:
+            row = await cur.fetchone()
+        return dt(row[0], row[1]) if row else None
+
+    async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
+        """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
+        return [EpisodeColumnRow(i, t, tz, space, seq, section, shape, name,
+                                 kind == "image" or (meta is not None and meta_names_image(meta)),
+                                 kind == "message_out")
+                for i, t, tz, space, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
+                                                                                        (after, limit))]
+
+    async def last_episode_id(self) -> int:
+        return int(self._read("SELECT max(id) FROM episodes")[0][0] or 0)
+
+    async def spaces(self) -> dict[int, str]:
+        """Every space by its key."""
+        return dict(self._read("SELECT id, name FROM spaces"))
+
+    async def space_key(self, space: str) -> int | None:
+        """The space's key (its number in the keyword table); None if nothing was recorded there."""
+        row = self._quick.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
+        return None if row is None else int(row[0])
+
+    # ---- memories ------------------------------------------------------------------------
+    async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
+        out: dict[int, Memory] = {}
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            rows = self._read(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN {sql}", vals)
+            srcs: dict[int, list[int]] = {}
+            for mid, eid in self._read(f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}",
+                                       vals):
+                srcs.setdefault(mid, []).append(eid)
+            for row in rows:
+                out[row[0]] = memory_row(row, sorted(srcs.get(row[0], [])))
+        return out
+
+    async def memory_rank_rows(self, ids: Sequence[int]) -> list[MemoryRankRow]:
+        """What recall checks and ranks the memories ``ids`` by (those still in the file)."""
+        if not ids:
+            return []
+        ins, vals = in_list(ids)
+        rows = self._read(f"SELECT {_RANK_COLUMNS} FROM memories WHERE id IN {ins}", vals)
+        return [MemoryRankRow(*r) for r in rows]
+
+    async def versions(self, memory_id: int) -> list[int]:
+        """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
+        async with self._reader.execute(
+            "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) ORDER BY id",
+            (memory_id,),
+        ) as cur:
+            return [r[0] for r in await cur.fetchall()]

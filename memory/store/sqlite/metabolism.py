@@ -1,0 +1,49 @@
+"""Reads for the memories' metabolism (issue 14): their strength, what fading may archive, and what
+merging compares (one scope's memories, and the pairs the model said to keep apart)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .base import Connections
+from .codec import chunks, fetch_rows, in_list
+
+
+class MetabolismReads(Connections):
+    """What ``memory/metabolism.py`` and ``memory/merging.py`` read."""
+
+    async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]:
+        """(id, strength, last recalled or created, importance, kind) of active memories past ``since``."""
+        return await fetch_rows(self._reader, "SELECT id, strength, coalesce(last_recalled, created_at),"
+                                " importance, kind FROM memories WHERE status = 'active' AND id > ?"
+                                " ORDER BY id LIMIT ?", (since, limit))
+
+    async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]:
+        """Each memory's (stored strength, last recalled or created, status)."""
+        out = {}
+        for chunk in chunks(sorted(set(ids))):
+            sql, vals = in_list(chunk)
+            for i, st, t, status in self._read(
+                    "SELECT id, strength, coalesce(last_recalled, created_at), status FROM memories"
+                    f" WHERE id IN {sql}", vals):
+                out[i] = (st, t, status)
+        return out
+
+    async def scope_memories(self, scope: str, kinds: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, text) of the active memories of ``scope`` of ``kinds``."""
+        sql, vals = in_list(kinds)
+        return await fetch_rows(self._reader, "SELECT id, text FROM memories WHERE scope = ?"
+                                f" AND status = 'active' AND kind IN {sql} ORDER BY id", [scope, *vals])
+
+    async def memory_scopes(self) -> list[str]:
+        return [r[0] for r in await fetch_rows(
+            self._reader, "SELECT DISTINCT scope FROM memories WHERE status = 'active' ORDER BY scope")]
+
+    async def kept_apart(self, ids: Sequence[int]) -> set[tuple[int, int]]:
+        """The pairs (a < b) among ``ids`` the model said record different things."""
+        out: set[tuple[int, int]] = set()
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            out |= {(a, b) for a, b in self._read(f"SELECT a, b FROM kept_apart WHERE a IN {sql}", vals)}
+        return out

@@ -1,0 +1,168 @@
+"""Writing to the store: one transaction under the writer lock (listeners hear of its changes after
+COMMIT), the write-ahead log truncated after a hard forget, and each write of ``Writes`` called on the
+store as a transaction of its own. What a transaction writes is ``writes.SQLiteWrites``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import StoreError
+from ...model import Episode, Memory
+from .. import EmbedRow, Listener
+from .base import Connections
+from .writes import SQLiteWrites, WriterView
+
+log = logging.getLogger("engram.store")
+
+
+class Transactions(Connections):
+    """The writer's side of the store."""
+
+    _lock: asyncio.Lock  # one transaction (or checkpoint) at a time
+    _view: WriterView  # the writer's view of each space, across transactions
+    _listeners: list[Listener]
+    section_gap: float  # seconds of silence in a place that start a new section
+
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with each change, after the transaction holding it has committed."""
+        self._listeners.append(listener)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[SQLiteWrites]:
+        """One write transaction under the writer lock: its writes commit together or not at all.
+
+        A failed rollback never hides the first error; listeners hear of the changes after COMMIT.
+        """
+        db = self._writer
+        if db is None:
+            raise StoreError(f"{self.path} was opened read-only")
+        async with self._lock:
+            writes = SQLiteWrites(db, self._view, self.section_gap)
+            try:
+                await db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield writes
+                    await db.execute("COMMIT")
+                except BaseException:
+                    try:
+                        await db.execute("ROLLBACK")
+                    except sqlite3.Error as e:  # e.g. a cancel that arrived after the COMMIT went through
+                        log.warning("rollback failed (%s); the transaction had already ended", e)
+                    raise
+            except BaseException:
+                self._view.forget()  # the cached seq/section may be ahead of the file now
+                raise
+        for change in writes.changes:
+            for listener in self._listeners:
+                listener(change)
+        if writes.erased:  # no copy of hard-forgotten text may stay in the write-ahead log
+            await self.checkpoint()
+
+    async def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it (erased text must not linger there);
+        False if readers kept it from finishing after a few tries (the next open finishes it).
+
+        On a connection of its own: SQLiteStore's readers may be in the middle of a read, and SQLite
+        refuses a checkpoint on a connection with a statement open."""
+        if self._writer is None:
+            raise StoreError(f"{self.path} was opened read-only")
+        async with self._lock:
+            for attempt in range(5):
+                if await asyncio.to_thread(_checkpoint, self.path):
+                    return True
+                await asyncio.sleep(0.1 * (attempt + 1))
+        log.warning("the write-ahead log of %s could not be truncated yet (at the next open)", self.path)
+        return False
+
+    # ---- each write a transaction of its own ---------------------------------------------
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
+        """Write ``episodes`` in one transaction; returns their ids once committed (see
+        ``SQLiteWrites.add_episodes``)."""
+        async with self.transaction() as tx:
+            return await tx.add_episodes(episodes, prepared)
+
+    async def add_memory(self, memory: Memory, *, supersedes: int | None = None) -> int:
+        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
+        async with self.transaction() as tx:
+            return await tx.add_memory(memory, supersedes=supersedes)
+
+    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
+        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
+        async with self.transaction() as tx:
+            await tx.set_memory_fields(memory_id, **fields)
+
+    async def delete_memories(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete every version of the given memories; returns the deleted row ids."""
+        async with self.transaction() as tx:
+            return await tx.delete_memories(ids)
+
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None:
+        async with self.transaction() as tx:
+            await tx.save_vectors(model, kind, rows, vectors)
+
+    async def drop_vectors(self, model: str) -> None:
+        async with self.transaction() as tx:
+            await tx.drop_vectors(model)
+
+    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
+        """Hard-delete episodes with their keyword rows and vectors (see ``SQLiteWrites``)."""
+        async with self.transaction() as tx:
+            return await tx.delete_episodes(ids)
+
+    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
+                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+        """Hard-forget, in one transaction (see ``SQLiteWrites.erase``); the log is truncated after."""
+        async with self.transaction() as tx:
+            return await tx.erase(episode_ids, memory_ids, people=people, spaces=spaces)
+
+    async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
+        async with self.transaction() as tx:
+            return await tx.existing(table, ids)
+
+    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
+        async with self.transaction() as tx:
+            await tx.set_strengths(rows)
+
+    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        async with self.transaction() as tx:
+            return await tx.archive(ids)
+
+    async def keep_apart(self, ids: Sequence[int]) -> None:
+        async with self.transaction() as tx:
+            await tx.keep_apart(ids)
+
+    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
+        async with self.transaction() as tx:
+            return await tx.merge_memories(merged, originals)
+
+    async def set_cursor(self, name: str, value: int) -> None:
+        async with self.transaction() as tx:
+            await tx.set_cursor(name, value)
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        async with self.transaction() as tx:
+            await tx.save_job_run(job, record)
+
+
+def _checkpoint(path: Path) -> bool:
+    """One TRUNCATE checkpoint on a short-lived connection; True when the log was emptied."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout=5000")
+        busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+    except sqlite3.OperationalError as e:
+        log.debug("checkpoint of %s: %s", path, e)
+        return False
+    finally:
+        db.close()

@@ -1,0 +1,129 @@
+"""The plugin's recording queue: what the hooks hand over is written in order, off the reply's path.
+
+Recording never delays a message: the hook queues the message and returns; one writer task keeps
+the order of the queue (an image waiting for its caption holds back later lines of the same run)
+and hands episodes to ``Engram.record``, which commits them in groups. ``stop()`` writes what is
+queued and waits for every write, so a reload loses and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from ..memory import Engram, Episode
+
+log = logging.getLogger("engram.plugin")
+
+# what the queue holds: episodes, episodes still being made (an image's caption), or the stop sign
+Item = list[Episode] | asyncio.Task[list[Episode]] | None
+
+
+class RecordingQueue:
+    """One writer task over a queue of episodes; ``listeners`` are told each place an episode was
+    committed in (the K-new-messages trigger)."""
+
+    def __init__(self, memory: Callable[[], Awaitable[Engram]], listeners: list[Callable[[str], object]]):
+        self._memory = memory
+        self._listeners = listeners
+        self._queue: asyncio.Queue[Item] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._writes: set[asyncio.Task[Any]] = set()
+
+    @property
+    def running(self) -> bool:
+        """Whether the writer task is there (from the first message until ``stop()``)."""
+        return self._writer is not None
+
+    def put(self, item: Item) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._writer = asyncio.create_task(self._write_loop(self._queue), name="engram-recorder")
+        self._queue.put_nowait(item)
+
+    async def _write_loop(self, queue: asyncio.Queue[Item]) -> None:
+        while True:
+            item = await queue.get()
+            try:
+                if item is None:
+                    return
+                episodes = await item if isinstance(item, asyncio.Task) else item
+                mem = await self._memory()
+                for ep in episodes:  # created in order, so Engram queues them in order
+                    task = asyncio.create_task(mem.record(ep))
+                    self._writes.add(task)
+                    task.add_done_callback(self._write_done)
+                    task.add_done_callback(partial(self._recorded, space=ep.space))
+            except Exception:  # one bad message must not stop the recorder
+                log.exception("Engram: recording a message failed")
+            finally:
+                queue.task_done()
+
+    def _write_done(self, task: asyncio.Task[Any]) -> None:
+        # Keeps the set small on a bot that never flushes; a wait never depends on it having run (it
+        # runs one loop turn after the task finished): ``_settle`` prunes finished tasks itself.
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("Engram: an episode was not recorded: %s", task.exception())
+
+    def _recorded(self, task: asyncio.Task[Any], *, space: str) -> None:
+        """Tell the listeners (the K-new-messages trigger) about an episode once it is committed."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        for listener in self._listeners:
+            try:
+                listener(space)
+            except Exception:
+                log.exception("Engram: an episode listener failed")
+
+    async def _settle(self, deadline: float) -> int:
+        """Wait for the episode writes until ``deadline``; returns how many are still unwritten.
+
+        Every round yields to the event loop (``asyncio.wait`` on unfinished tasks): a loop over
+        ``gather`` of tasks that are already finished would never yield, and spin.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            self._writes = {t for t in self._writes if not t.done()}
+            left = deadline - loop.time()
+            if not self._writes or left <= 0:
+                return len(self._writes)
+            await asyncio.wait(self._writes, timeout=left)
+
+    async def flush(self, timeout: float, deadline: float) -> bool:
+        """Wait until everything queued so far is handed to the core and its writes are done, for at
+        most ``timeout`` seconds (ending at ``deadline``, the loop's time); False (logged) if not."""
+        if self._queue is not None:
+            try:
+                await asyncio.wait_for(self._queue.join(), timeout)
+            except asyncio.TimeoutError:
+                log.error("Engram: flush gave up after %.0f s; %d queued messages are not written yet",
+                          timeout, self._queue.qsize())
+                return False
+        left = await self._settle(deadline)
+        await asyncio.sleep(0)  # the done-callbacks of writes that just finished (listeners) run first
+        if left:
+            log.error("Engram: flush gave up after %.0f s; %d episodes are not written yet", timeout, left)
+        return not left
+
+    async def stop(self, timeout: float, deadline: float) -> None:
+        """Write what is queued and stop the writer task, then wait for the writes, for at most
+        ``timeout`` seconds (ending at ``deadline``); the log says what was not written."""
+        if self._writer is not None and self._queue is not None:
+            self._queue.put_nowait(None)
+            await asyncio.wait({self._writer}, timeout=timeout)
+            if not self._writer.done():
+                self._writer.cancel()
+                # the queue holds the stop sign instead of the message the writer was stuck on
+                log.error("Engram: closing after %.0f s without recording %d queued messages (the "
+                          "recorder was stuck)", timeout, self._queue.qsize())
+                await asyncio.wait({self._writer}, timeout=1)
+            self._writer = None
+        left = await self._settle(deadline)
+        if left:
+            log.error("Engram: closing after %.0f s; %d episodes may not be written", timeout, left)
+            for t in self._writes:
+                t.cancel()  # the core still writes what it had queued; nobody waits for the ids
