@@ -49,6 +49,11 @@ class Feature:
 FEATURES = (
     Feature("kw", "scores", -0.006),  # BM25, scaled to the best of its table (episodes, memories) in the pool
     Feature("cos", "scores", 1.564),  # cosine, scaled to the pool's range
+    # the cosine to the item embedded as a query (``embedders.as_query_model``), scaled the same; the
+    # scaled cos where an item has no such vector (yet, or with an embedder whose two kinds are one).
+    # Hand-set on top of the fitted weights: a refit with it moved every weight and lost LoCoMo R@5;
+    # 2.0 from a scan over 0-3 on all dev data (bench/RESULTS.md, issue 11: the item as a query)
+    Feature("cos_qq", "scores", 2.000, hand_set=True),
     Feature("mix", "scores", 0.779),  # (kw + cos) / 2
     Feature("both", "scores", -0.136),  # found by the keyword and the vector route
     Feature("kw_rank", "scores", -0.073),  # 1 / (1 + r / 5) for the r-th best keyword score
@@ -214,14 +219,22 @@ def _score_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings
     raw_cos = np.array(pool.cos, np.float64)  # None is NaN
     # BM25 values of the two tables come from different corpus statistics: scale each on its own.
     kw = raw_kw / np.where(is_m, _top_or_one(raw_kw[is_m]), _top_or_one(raw_kw[~is_m]))
-    has_cos = ~np.isnan(raw_cos)
-    sims = raw_cos[has_cos]
-    lo, hi = (float(sims.min()), float(sims.max())) if len(sims) else (0.0, 1.0)
-    cos = np.where(has_cos, (raw_cos - lo) / ((hi - lo) or 1.0), 0.0)
+    cos = _scaled(raw_cos)
     m[_rows("kw", "cos")] = kw, cos
-    m[_ROW["mix"]] = (kw + cos) / 2 if len(sims) else kw
+    qq = np.array(pool.cos_qq if len(pool.cos_qq) == cols.n else [None] * cols.n, np.float64)
+    m[_ROW["cos_qq"]] = np.where(np.isnan(qq), cos, _scaled(qq))
+    has_cos = ~np.isnan(raw_cos)
+    m[_ROW["mix"]] = (kw + cos) / 2 if has_cos.any() else kw
     m[_ROW["both"]] = pool.both
     m[_ROW["kw_rank"]], m[_ROW["cos_rank"]] = _rank_of(raw_kw), _rank_of(np.where(has_cos, raw_cos, 0.0))
+
+
+def _scaled(raw: np.ndarray) -> np.ndarray:
+    """Cosines scaled to their range in the pool; 0 where NaN (no vector)."""
+    have = ~np.isnan(raw)
+    sims = raw[have]
+    lo, hi = (float(sims.min()), float(sims.max())) if len(sims) else (0.0, 1.0)
+    return np.where(have, (raw - lo) / ((hi - lo) or 1.0), 0.0)
 
 
 def _top_or_one(values: np.ndarray) -> float:
