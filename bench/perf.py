@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -97,11 +98,17 @@ async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
     await eng.embed_pending()
     t3 = time.perf_counter()
     await eng.close()
+    second = sqlite3.connect(path)  # what the second vectors (cos_qq) take in the file
+    second_bytes = second.execute("SELECT coalesce(sum(length(vec)), 0) FROM vectors WHERE model LIKE ?",
+                                  ("%#as-query",)).fetchone()[0]
+    second.close()
+    file_mb = Path(path).stat().st_size / 2**20  # noqa: ASYNC240 (a bench worker, after the store closed)
     spaces = Counter(e.space for e in eps)
     largest, count = spaces.most_common(1)[0]
     return {"episodes": len(eps), "memories": len(mems), "spaces": len(spaces),
             "largest_space": largest, "largest_count": count, "record_many_s": t1 - t0,
-            "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2}
+            "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2, "file_mb": file_mb,
+            "second_vectors_mb": second_bytes / 2**20}
 
 
 PLUGIN_K = pool_depth(Settings().recall_k, 40)  # what the plugin asks for in a conversation under way
@@ -170,12 +177,21 @@ async def query(path: str, space: str, nq: int, shape: str = "question") -> dict
     plat, pcpu, phits = await timed_recalls(eng, pqs, aud, PLUGIN_K)
     with BackgroundPassages() as busy:
         blat, _, _ = await timed_recalls(eng, pqs, aud, PLUGIN_K)
+    # the second vectors' read (cos_qq) against none, taking turns in this process: what it costs
+    second, with_qq, without_qq = eng.indexes.second, [], []
+    for _ in range(2):
+        with_qq += (await timed_recalls(eng, pqs, aud, PLUGIN_K))[0]
+        eng.indexes.second = None
+        without_qq += (await timed_recalls(eng, pqs, aud, PLUGIN_K))[0]
+        eng.indexes.second = second
     plugin = {"recall_plugin_p50_ms": _pct(plat, 50), "recall_plugin_p99_ms": _pct(plat, 99),
               "recall_plugin_cpu_p50_ms": _pct(pcpu, 50), "recall_plugin_cpu_p99_ms": _pct(pcpu, 99),
               "recall_plugin_busy_p50_ms": _pct(blat, 50), "recall_plugin_busy_p99_ms": _pct(blat, 99),
               "plugin_k": PLUGIN_K, "plugin_hits_per_recall": phits / len(pqs),
               "plugin_query_words": statistics.fmean(len(q.split()) for q in pqs),
-              "busy_passage_batches": busy.batches}
+              "busy_passage_batches": busy.batches, "second_vectors": second is not None,
+              "plugin_with_qq_p50_ms": _pct(with_qq, 50), "plugin_without_qq_p50_ms": _pct(without_qq, 50),
+              "plugin_with_qq_p99_ms": _pct(with_qq, 99), "plugin_without_qq_p99_ms": _pct(without_qq, 99)}
     e5 = LocalE5()
     e5.embed_sync(["warm up"], "query")
     emb = []
@@ -298,6 +314,10 @@ def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
           f"{q['rss_mb']:>7.0f} {q['peak_rss_mb']:>7.0f} {q['open_s']:>6.1f} "
           f"{q['loadavg']:>5.1f}  {q['recall_plugin_p50_ms']:.1f}/{q['recall_plugin_p99_ms']:.1f} "
           f"({q['recall_plugin_busy_p50_ms']:.1f}/{q['recall_plugin_busy_p99_ms']:.1f})", flush=True)
+    print(f"{'':>8} the plugin's query with / without the second vectors (cos_qq), taking turns: p50 "
+          f"{q['plugin_with_qq_p50_ms']:.1f} / {q['plugin_without_qq_p50_ms']:.1f} ms, p99 "
+          f"{q['plugin_with_qq_p99_ms']:.1f} / {q['plugin_without_qq_p99_ms']:.1f} ms; file "
+          f"{b['file_mb']:.0f} MB, of which second vectors {b['second_vectors_mb']:.0f} MB", flush=True)
 
 
 def _print_throughput(res: dict[str, Any]) -> None:

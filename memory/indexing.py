@@ -16,6 +16,7 @@ import numpy as np
 from .embedders import Embedder, Kind, NoEmbedder, as_query_model
 from .errors import EmbeddingError
 from .index import Indexes
+from .index.second_vectors import SecondVectors
 from .index.vectors import VectorIndex
 from .outage import Outage
 from .store import Store
@@ -39,7 +40,7 @@ class Indexer:
         self.indexes = indexes
         self.embedder = embedder
         self.query_timeout = query_timeout
-        indexes.vectors, indexes.as_query = _index_for(embedder), as_query_model(embedder)
+        indexes.vectors, indexes.second = _index_for(embedder), _second_for(embedder)
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._background = False
@@ -107,6 +108,16 @@ class Indexer:
                 index.add_many(kind, [r.group for r in rows], [r.id for r in rows], vecs,
                                [r.status for r in rows])
                 after = rows[-1].id
+        second = self.indexes.second
+        if second is not None:  # the second vectors, page by page (never searched: no blocks to size)
+            for kind in ("e", "m"):
+                after = 0
+                while True:
+                    ids, vecs = await self.store.query_vectors_page(second.model, kind, after, LOAD_PAGE)
+                    if not ids:
+                        break
+                    second.add(kind, ids, vecs)
+                    after = ids[-1]
 
     async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
         """Embed every item that has no vector yet; returns how many items got their (passage) vector.
@@ -118,8 +129,8 @@ class Indexer:
         if self.index is None:
             return 0
         passes: list[tuple[str, Kind]] = [(self.embedder.name, "passage")]
-        if self.indexes.as_query:
-            passes.append((self.indexes.as_query, "query"))
+        if self.indexes.second is not None:
+            passes.append((self.indexes.second.model, "query"))
         made = items = 0
         for model, text_kind in passes:
             for kind in ("e", "m"):
@@ -183,7 +194,7 @@ class Indexer:
             await self.stop()
             self._task = None
         self.embedder = embedder
-        self.indexes.vectors, self.indexes.as_query = _index_for(embedder), as_query_model(embedder)
+        self.indexes.vectors, self.indexes.second = _index_for(embedder), _second_for(embedder)
         self._embed_outage.active = self._query_outage.active = False
         await self._load_index()
         if self._background and self.index is not None:
@@ -192,14 +203,14 @@ class Indexer:
     async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
         """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
         await self.stop()
-        second = as_query_model(embedder)
+        second = _second_for(embedder)
         async with self.store.transaction() as tx:
-            for model in (embedder.name, *((second,) if second else ())):
+            for model in (embedder.name, *((second.model,) if second is not None else ())):
                 await tx.drop_vectors(model)
                 for kind in ("e", "m"):
                     await tx.set_cursor(cursor_name(model, kind), 0)
         self.embedder = embedder
-        self.indexes.vectors, self.indexes.as_query = _index_for(embedder), second
+        self.indexes.vectors, self.indexes.second = _index_for(embedder), second
         n = await self.embed_pending(progress)
         if self.index is not None and self._task is not None:
             self._task = asyncio.create_task(self._loop(), name="engram-indexer")
@@ -208,3 +219,8 @@ class Indexer:
 
 def _index_for(embedder: Embedder) -> VectorIndex | None:
     return None if isinstance(embedder, NoEmbedder) else VectorIndex(embedder.name)
+
+
+def _second_for(embedder: Embedder) -> SecondVectors | None:
+    model = as_query_model(embedder)
+    return None if model is None else SecondVectors(model)

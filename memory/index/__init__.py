@@ -22,6 +22,7 @@ from ..store import (
 )
 from .episode_columns import EpisodeColumns
 from .keywords import Keywords
+from .second_vectors import SecondVectors
 from .vectors import VectorIndex
 
 
@@ -32,9 +33,8 @@ class Indexes:
         self.keywords = Keywords()
         self.episodes = EpisodeColumns()
         self.vectors = vectors
-        # the model name of items' second vectors (embedded as queries; read per recall for its
-        # candidates, never held here), or None: ``embedders.as_query_model``
-        self.as_query: str | None = None
+        # items' second vectors (embedded as queries: ``embedders.as_query_model``), or None
+        self.second: SecondVectors | None = None
 
     async def load(self, store: Store) -> None:
         """Fill the keyword statistics and the episode columns from the store (vectors: ``indexing``)."""
@@ -51,6 +51,8 @@ class Indexes:
             if self.vectors is not None:
                 for i in change.ids:
                     self.vectors.erase("e", i)
+            if self.second is not None:
+                self.second.erase("e", change.ids)
         elif isinstance(change, MemoryAdded):
             kw = self.keywords
             if change.supersedes is not None:
@@ -73,6 +75,8 @@ class Indexes:
             if self.vectors is not None:
                 for i in change.ids:
                     self.vectors.erase("m", i)
+            if self.second is not None:
+                self.second.erase("m", change.ids)
         elif isinstance(change, MemoriesArchived):
             kw = self.keywords
             kw.memories.regroup_many(change.ids, [kw.memory_group(s, "archived") for s in change.scopes])
@@ -82,11 +86,17 @@ class Indexes:
         elif isinstance(change, SpacesDeleted):
             for space in change.names:
                 self.keywords.forget_space(space)
-        elif isinstance(change, VectorsSaved) and self.vectors is not None:
-            rows = change.rows
-            if change.model == self.vectors.model and rows:
-                self.vectors.add_many(change.kind, [r.group for r in rows], [r.id for r in rows],
-                                      change.vectors, [r.status for r in rows])
+        elif isinstance(change, VectorsSaved):
+            self._vectors_saved(change)
+
+    def _vectors_saved(self, change: VectorsSaved) -> None:
+        """Vectors of the current model join the searched index; second vectors, their own."""
+        rows = change.rows
+        if self.vectors is not None and change.model == self.vectors.model and rows:
+            self.vectors.add_many(change.kind, [r.group for r in rows], [r.id for r in rows],
+                                  change.vectors, [r.status for r in rows])
+        elif self.second is not None and change.model == self.second.model:
+            self.second.add(change.kind, [r.id for r in rows], change.vectors)
 
     def _episodes_added(self, change: EpisodesAdded) -> None:
         episodes = self.episodes

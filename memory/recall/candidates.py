@@ -178,28 +178,10 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
-    pool.cos_qq = await _cosines_as_query(store, indexes.as_query, pool, qvec)
+    second = indexes.second  # each candidate's cosine to its item embedded as a query (None: none yet)
+    if second is not None and qvec is not None:
+        pool.cos_qq = second.cosines(list(zip(pool.kinds, pool.ids)), qvec)
     return pool
-
-
-async def _cosines_as_query(store: Store, model: str | None, pool: Pool, qvec: np.ndarray | None
-                            ) -> list[float | None]:
-    """Each candidate's cosine to its item embedded as a query (the pool is already judged visible:
-    only its own ids are read); None where the item has no such vector (yet)."""
-    if model is None or qvec is None or not len(pool):
-        return [None] * len(pool)
-    keys = list(zip(pool.kinds, pool.ids))
-    vecs = await store.query_vectors(model, keys)
-    if not vecs:
-        return [None] * len(pool)
-    q = qvec.reshape(-1) / (float(np.linalg.norm(qvec)) or 1.0)
-    have = [j for j, key in enumerate(keys) if key in vecs and len(vecs[key]) == len(q)]
-    out: list[float | None] = [None] * len(pool)
-    if have:
-        sims = np.stack([vecs[keys[j]] for j in have]) @ q
-        for j, sim in zip(have, sims.tolist()):
-            out[j] = sim
-    return out
 
 
 def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:

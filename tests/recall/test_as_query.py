@@ -52,13 +52,27 @@ async def test_an_item_gets_a_second_vector_embedded_as_a_query(tmp_path: Path) 
         assert [k for k, _ in emb.kinds] == ["passage", "passage", "query", "query"]  # passages first
         model = as_query_model(emb)
         assert model == "two-kind-32#as-query"
-        got = await e.store.query_vectors(model, [("e", ids[0]), ("e", ids[1]), ("m", mid)])
-        assert set(got) == {("e", ids[0]), ("e", ids[1]), ("m", mid)}
+        assert (await e.store.query_vectors_page(model, "e", 0, 10))[0] == ids
+        assert (await e.store.query_vectors_page(model, "m", 0, 10))[0] == [mid]
         want = (await emb.embed(["the lighthouse keeper"], "query"))[0]
-        assert float(got[("e", ids[0])] @ want) > 0.99
+        second = e.indexes.second
+        assert second is not None and len(second) == 3
+        cos = second.cosines([("e", ids[0]), ("e", ids[1]), ("m", mid), ("e", 99)], want)
+        assert cos[0] is not None and cos[0] > 0.99 and cos[1] is not None and cos[1] < 0.9
+        assert cos[3] is None  # no such item
         assert await e.embed_pending() == 0  # each cursor remembers where it is
     finally:
         await e.close()
+    again = await Engram.open(tmp_path / "e.db", emb, background=False)  # loaded at open
+    try:
+        second = again.indexes.second
+        assert second is not None and len(second) == 3
+        assert second.cosines([("e", ids[0])], want)[0] == cos[0]
+        assert await again.forget_episodes([ids[0]]) == 1  # forgotten: its second vector goes too
+        assert second.cosines([("e", ids[0]), ("e", ids[1])], want)[0] is None
+        assert len(second) == 2
+    finally:
+        await again.close()
 
 
 async def test_cos_qq_ranks_by_the_item_embedded_as_a_query(tmp_path: Path) -> None:

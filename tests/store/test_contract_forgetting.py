@@ -55,7 +55,7 @@ async def test_erase_takes_every_vector_of_the_item_the_second_ones_too(store: S
         await tx.save_vectors("m1", "e", rows, vecs)
         await tx.save_query_vectors("m1#as-query", "e", rows, vecs)
     await store.erase([e1], [])
-    assert set(await store.query_vectors("m1#as-query", [("e", e1), ("e", e2)])) == {("e", e2)}
+    assert (await store.query_vectors_page("m1#as-query", "e", 0, 10))[0] == [e2]
     assert [r.id for r in (await store.vectors_page("m1", "e", 0, 10))[0]] == [e2]
 
 

