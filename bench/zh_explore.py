@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
-from locomo import CACHE, FITTED, POOL_K, recall_at, record, space
+from locomo import CACHE, FITTED, POOL_K, dialogue_lines, plugin_query, recall_at, record, space
 
 from astrbot_plugin_engram.memory import Audience, Engram, LocalE5
 from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker
@@ -42,28 +42,6 @@ SETS = {
     "zh": DATA / "madial-dev-zh.json",
     "en": DATA / "madial-dev-en.json",
 }
-_LINE = re.compile(r'^<([^>]*)>:\s*"?(.*?)"?\s*$')
-
-
-def dialogue_lines(text: str) -> list[str] | None:
-    """The lines of a MADial dialogue context without speaker marks; None for a plain question."""
-    lines = [ln for ln in text.split("\n") if ln.strip()]
-    parsed = [_LINE.match(ln) for ln in lines]
-    if not any(parsed):
-        return None
-    return [m[2] if m else ln.strip().strip("<>").strip('"') for m, ln in zip(parsed, lines)]
-
-
-def plugin_query(text: str) -> str:
-    """The query the plugin would send: ``inject.recall_query(latest, earlier turns)``."""
-    from astrbot_plugin_engram.plugin.inject import recall_query
-
-    lines = dialogue_lines(text)
-    if lines is None:
-        return recall_query(text, [])
-    return recall_query(lines[-1], lines[:-1])
-
-
 QUERIES: dict[str, Callable[[str], str]] = {
     "raw": lambda t: t,
     "plain": lambda t: "\n".join(dialogue_lines(t) or [t]),
