@@ -140,3 +140,36 @@ async def test_reindex_rebuilds_the_second_vectors_too(tmp_path: Path) -> None:
         assert seen[-1] == 4  # progress counts the vectors of both passes
     finally:
         await e.close()
+
+
+class OldTwoKindEmbedder(TwoKindEmbedder):
+    """The same model as the code before the second vectors saw it: one vector an item."""
+
+    asymmetric = False
+
+
+async def test_a_store_from_before_the_second_vectors_catches_up_to_a_new_one(tmp_path: Path) -> None:
+    said = lines("we walked the dog by the lighthouse", "query walking the dog", "cooking rice tonight",
+                 "the keeper rang about the bees", "a red kite over the dunes")
+    old = await Engram.open(tmp_path / "old.db", OldTwoKindEmbedder(), background=False)
+    try:
+        await old.record_many(said)
+        await old.embed_pending()
+    finally:
+        await old.close()
+    new = await Engram.open(tmp_path / "new.db", TwoKindEmbedder(), background=False)
+    upgraded = await Engram.open(tmp_path / "old.db", TwoKindEmbedder(), background=False)
+    try:
+        await new.record_many(said)
+        await new.embed_pending()
+        asked = ["walking the dog", "what did the keeper say", "rice"]
+        before = await upgraded.recall(asked[0], Audience(SPACE), k=5)
+        assert all(h.features["cos_qq"] == h.features["cos"] for h in before)  # not caught up yet
+        assert await upgraded.embed_pending() == 0  # no new items: only their second vectors
+        for q in asked:
+            got = await upgraded.recall(q, Audience(SPACE), k=5)
+            want = await new.recall(q, Audience(SPACE), k=5)
+            assert [(h.text, round(h.score, 9)) for h in got] == [(h.text, round(h.score, 9)) for h in want]
+    finally:
+        await upgraded.close()
+        await new.close()
