@@ -10,14 +10,16 @@ memories and is rebuilt from what is left (a day's diary, the self-image) is tol
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from .diary_files import data_folder, diary_day, diary_path
 from .errors import InvalidInputError, UnknownIdError
+from .identity import IMAGE_FILE, IdentityFolder
+from .inner_state import load_state, state_path
 from .scopes import space_scope
 
 if TYPE_CHECKING:
@@ -104,10 +106,6 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
     (a rewrite from what is left writes it again); the self-image and its history when the
     self-image went (every version of it left the store); the inner state when a diary it came from
     went (it is the baseline again until the next diary)."""
-    from .diary import data_folder, diary_path
-    from .identity import IMAGE_FILE, IdentityFolder
-    from .inner_state import load_state, state_path
-
     folder = data_folder(engram)
     for day in plan.diary_days:
         diary_path(folder, day).unlink(missing_ok=True)
@@ -122,18 +120,9 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
 
 
 def _day(engram: Engram, t: datetime | None) -> date | None:
-    """The day a diary dated ``t`` tells of: counted as the diaries count days (their zone and
-    boundary hour, ``memory/diary.py``) when that module is there, else the UTC date."""
-    if t is None:
-        return None
-    try:
-        diary = importlib.import_module(".diary", __package__)
-        clock = importlib.import_module(".clock", __package__)
-    except ImportError:
-        return t.astimezone(timezone.utc).date()
-    tz, boundary_hour = diary.day_rule(diary.data_folder(engram))
-    day: date = clock.day_of(t, tz, boundary_hour)
-    return day
+    """The day a diary dated ``t`` tells of, counted as the diaries count days (their zone and
+    boundary hour, ``diary_files.day_rule``)."""
+    return None if t is None else diary_day(data_folder(engram), t)
 
 
 def _names_in(text: str, names: list[str]) -> bool:

@@ -74,7 +74,7 @@ class SelfJobs:
 
     async def rewrite_after_forget(self, plan: Forgetting) -> None:
         """A hard forget took what a day's diary (or the self-image) drew on: each is written again
-        from what is left, in the days counted as when the diaries were written (``diary.day_rule``).
+        from what is left, in the days counted as when the diaries were written (``diary_files.day_rule``).
         Inside the forget's turn (the commands hold ``days_lock``), so no job writes in between.
         Failures are logged: the forget itself is done."""
         s = self.service
