@@ -297,9 +297,10 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     assert m.id is not None
     async with ctx.service.days_lock.hold():  # the forget and the diary it rewrites, in one turn
         done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
-    n = len(done.memories)
+    n, k = len(done.memories), len(done.proposals)
     if not with_sources:
-        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+        drawn = f"; and {k} identity proposal{'s' if k != 1 else ''} drawn from it" if k else ""
+        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''}{drawn})."
     return f"Forgot m{m.id} with the lines it came from: {done.summary()} erased."
 
 

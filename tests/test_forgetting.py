@@ -24,6 +24,8 @@ from astrbot_plugin_engram.memory import (
 )
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.text import word_set
 
 from .conftest import HashEmbedder
@@ -302,3 +304,73 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
     assert sorted(i for i, _ in left) == sorted(new) and all("busy line" in t for _, t in left)
     await e.close()
     assert traces(folder) == []
+
+
+# ---- identity proposals (identity/proposals.json) ----------------------------------------------
+@pytest.mark.parametrize("how", ["person", "place", "memory with sources"])
+async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
+        folder: Path, open_store: Opener, how: str) -> None:
+    """The model may propose a change to its identity with what it was told (``identity_propose``).
+    A hard forget drops, pending or decided, every proposal made in the forgotten place, in the
+    conversation of a forgotten line (its place, the day after it), or holding a piece of the
+    forgotten text; the others stay as they were."""
+    e = await open_store()
+    ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
+                               ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
+    mid = await e.add_memory(Memory(text=f"Ming's locker code is {MARK} {ZH}", scope=space_scope(GROUP),
+                                    subjects=(MING,), sources=(ids[0],)))
+    proposals = Proposals(IdentityFolder(folder))
+    later = T0 + timedelta(hours=2)
+    told = proposals.propose(f"I keep my friends' codes safe, like {MARK} {ZH}.", "trusted with one",
+                             GROUP, now=later)
+    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # the same conversation
+    copied = proposals.propose(f"I remember numbers such as {MARK}.", "", OTHER, now=later)  # elsewhere
+    proposals.reject(copied.id)  # a decided proposal holds the text as much as a pending one
+    kept = proposals.propose("I like quiet mornings.", "lunch talk", OTHER, now=later)
+    assert "identity/proposals.json" in files_with_marker(folder)
+
+    if how == "person":
+        done = await e.forget_person(MING)
+    elif how == "place":
+        done = await e.forget_place(GROUP)
+    else:
+        done = await e.forget([mid], with_sources=True)
+
+    assert traces(folder) == []  # identity/proposals.json no longer holds any piece of it
+    assert done.proposals == [told.id, braver.id, copied.id]
+    assert done.summary().endswith("and 3 identity proposals")
+    assert proposals.all() == [kept]
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
+        folder: Path, open_store: Opener) -> None:
+    e = await open_store()
+    proposals = Proposals(IdentityFolder(folder))
+    before = proposals.propose("I would like to be braver.", "", GROUP, now=T0 - timedelta(minutes=1))
+    next_day = proposals.propose("I enjoy long walks.", "", GROUP, now=T0 + timedelta(days=1, minutes=1))
+    elsewhere = proposals.propose("I like quiet mornings.", "", OTHER, now=T0 + timedelta(minutes=5))
+    [line] = await e.record_many([ep(GROUP, f"my locker code is {MARK}")])
+    mid = await e.add_memory(Memory(text=f"a code {MARK}", scope=space_scope(GROUP), sources=(line,)))
+
+    done = await e.forget([mid], with_sources=True)
+
+    assert done.proposals == [] and done.summary() == "1 line and 1 memory"
+    assert proposals.all() == [before, next_day, elsewhere]
+    await e.close()
+
+
+async def test_an_unreadable_proposals_file_is_left_alone_and_the_forget_goes_on(
+        folder: Path, open_store: Opener, caplog: pytest.LogCaptureFixture) -> None:
+    e = await open_store()
+    await e.record(ep(GROUP, f"the password is {MARK}"))
+    (folder / "identity").mkdir()
+    (folder / "identity/proposals.json").write_text("{not json", "utf-8")
+
+    done = await e.forget_place(GROUP)
+
+    assert done.done and done.proposals == [] and await seen_anywhere(e, MARK) == []
+    assert (folder / "identity/proposals.json").read_text("utf-8") == "{not json"
+    assert "identity/proposals.json cannot be read" in caplog.text
+    await e.close()
