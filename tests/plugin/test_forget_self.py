@@ -22,6 +22,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (registers subcommands)
+from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.jobs import Jobs
 from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
@@ -90,6 +91,7 @@ async def bot(make_service: MakeService) -> AsyncIterator[Bot]:
     try:
         yield Bot(svc, ctx, jobs)
     finally:
+        ctx.gate.set()  # a test that failed while a job waited for the model: let it end
         await jobs.stop()
 
 
@@ -198,6 +200,67 @@ async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_li
     await bot.jobs.scheduler.idle()
     assert traces(bot.svc.data_dir) == []
     assert all(MARK not in text for text in diary_files(bot))
+
+
+def recording_sends(line: str, sent: list[str], monkeypatch: pytest.MonkeyPatch, group: str | None) -> Any:
+    """The owner's command event; what the plugin sends through it at once goes to ``sent``."""
+    ev = event(line, OWNER, group, admin=True)
+
+    async def send(chain: Any) -> None:
+        sent.append(chain.get_plain_text())
+
+    monkeypatch.setattr(ev, "send", send)
+    return ev
+
+
+async def first_said(sent: list[str]) -> None:
+    for _ in range(300):
+        if sent:
+            return
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("job", [DIARY, SELF_IMAGE])
+async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
+        bot: Bot, job: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the diary (or self-image) job waits for a slow model, ``/mem confirm`` (or ``/mem forget``)
+    is told at once that the forget waits for it; the forget's own answer follows when it is done."""
+    if job == SELF_IMAGE:
+        await bot.run(DIARY)  # the self-image job needs a diary to tell of
+        [diary] = await (await bot.svc.memory()).store.memory_ids_of_kind("diary")
+        line, group, answer = f"mem forget m{diary} --with-sources", None, f"Forgot m{diary} with the lines"
+    else:
+        asked = await mem(bot.svc, "mem forget-person Alice", group="g1")
+        code = re.search(r"/mem confirm (\d+)", asked)
+        assert code, asked
+        line, group, answer = f"mem confirm {code.group(1)}", "g1", "Forgot qq:alice"
+    bot.ctx.held = ENTRY if job == DIARY else IMAGE
+    running = asyncio.create_task(bot.jobs.scheduler.run_now(job))
+    await bot.ctx.waiting.wait()  # the job waits for a slow model, holding the days' turn
+    sent: list[str] = []
+    ev = recording_sends(line, sent, monkeypatch, group)
+    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
+    await first_said(sent)
+    what = ("diary", "日记") if job == DIARY else ("self-image", "自我形象")
+    assert sent == [f"Engram: the {what[0]} job is writing now; this forget waits for it and follows right "
+                    f"after. / {what[1]}任务正在写，完成后马上遗忘。"]
+    assert not forget.done() and not running.done()  # told while the job still waits for the model
+    bot.ctx.gate.set()
+    await running
+    assert (await forget).startswith(answer)  # the answer that follows: the forget is done
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == [] and len(sent) == 1
+
+
+async def test_a_forget_with_no_job_running_says_nothing_before_its_answer(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    await bot.run(DIARY)
+    owner = await bot.svc.memory()
+    [diary] = await owner.store.memory_ids_of_kind("diary")
+    sent: list[str] = []
+    line = f"mem forget m{diary} --with-sources"
+    done = await COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, None), line)
+    assert done.startswith(f"Forgot m{diary} with the lines it came from") and sent == []
 
 
 async def test_a_self_image_job_running_during_a_forget_cannot_write_the_forgotten_line_back(
