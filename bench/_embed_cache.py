@@ -16,6 +16,8 @@ class CachingEmbedder:
     def __init__(self, inner: Embedder, folder: Path):
         self.inner = inner
         self.name = inner.name
+        if getattr(inner, "asymmetric", False):  # items get their second vector too (as_query_model)
+            self.asymmetric = True
         safe = hashlib.sha1(inner.name.encode()).hexdigest()[:12]
         self.path = Path(folder) / f"vectors-{safe}.npz"
         self._vecs: dict[str, np.ndarray] = {}

@@ -36,7 +36,7 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
-from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker, Ranker
+from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, HAND_SET, LinearRanker, Ranker
 from astrbot_plugin_engram.memory.recall.training import FITTED, fit_logistic, fit_pairwise
 from astrbot_plugin_engram.plugin.inject import recall_query
 
@@ -121,20 +121,24 @@ def recall_at(evidence: frozenset[str], dia: Sequence[str], k: int) -> float:
     return len(evidence & set(dia[:k])) / len(evidence)
 
 
-def fit(pools: Sequence[Pool], l2: float | None, how: str = "pairwise") -> LinearRanker:
-    """A LinearRanker whose fitted weights come from logistic regression on ``pools``."""
+def fit(pools: Sequence[Pool], l2: float | None, how: str = "pairwise",
+        held: dict[str, float] | None = None) -> LinearRanker:
+    """A LinearRanker whose fitted weights come from logistic regression on ``pools``; the hand-set
+    weights (and ``held``: ``--weight``) are kept, not fitted."""
+    held = {**HAND_SET, **(held or {})}
+    names = [n for n in FITTED if n not in held]
     if how == "pairwise":
-        w = fit_pairwise([(p.feats, [d in p.q.evidence for d in p.dia]) for p in pools], FITTED,
+        w = fit_pairwise([(p.feats, [d in p.q.evidence for d in p.dia]) for p in pools], names,
                          l2=0.1 if l2 is None else l2, weights=[p.weight for p in pools])
-        return LinearRanker({**w, **HAND_SET}, 0.0)
+        return LinearRanker({**w, **held}, 0.0)
     rows, labels, sw = [], [], []
     for p in pools:
         for d, f in zip(p.dia, p.feats):
             rows.append(f)
             labels.append(1.0 if d in p.q.evidence else 0.0)
             sw.append(p.weight * (1.0 / len(p.q.evidence) if d in p.q.evidence else 1.0))
-    w, b = fit_logistic(rows, labels, FITTED, l2=1.0 if l2 is None else l2, weights=sw)
-    return LinearRanker({**w, **HAND_SET}, b)
+    w, b = fit_logistic(rows, labels, names, l2=1.0 if l2 is None else l2, weights=sw)
+    return LinearRanker({**w, **held}, b)
 
 
 def summarise(results: list[tuple[Question, list[str]]]) -> dict:
@@ -211,8 +215,8 @@ async def evaluate(engram: Engram, embedder: object, files: dict[str, list[Conve
     if not args.fixed:
         for c in convs:  # leave one conversation out
             train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
-            await ranking("hybrid", fit(train, args.l2, args.fit), [c])
-    await ranking("shipped", LinearRanker(), convs)
+            await ranking("hybrid", fit(train, args.l2, args.fit, args.weight), [c])
+    await ranking("shipped", LinearRanker({**DEFAULT_WEIGHTS, **args.weight}), convs)
     sets = {}
     for f, cs in files.items():
         rankers = {name: summarise(res) for name, res in results[f].items()}
@@ -225,7 +229,7 @@ async def evaluate(engram: Engram, embedder: object, files: dict[str, list[Conve
                 h[f"{key}_fold_mean"] = round(statistics.fmean(vals), 4)
                 h[f"{key}_fold_std"] = round(statistics.pstdev(vals), 4)
         sets[f] = {"conversations": [c.sample_id for c in cs], "questions": asked[f], "rankers": rankers}
-    final = fit(pools, args.l2, args.fit)
+    final = fit(pools, args.l2, args.fit, args.weight)
     out = {"data": list(files), "query": args.query, "sets": sets, "weights": final.weights,
            "bias": final.bias}
     if len(sets) == 1:
@@ -279,7 +283,16 @@ def main() -> None:
                     help="first fill the store with N episodes of other chats (a bot in many chats)")
     ap.add_argument("--fixed", action="store_true",
                     help="the shipped LinearRanker (DEFAULT_WEIGHTS) only, no cross-validated fit")
+    ap.add_argument("--weight", action="append", default=[], metavar="NAME=VALUE",
+                    help="hold a feature's weight at VALUE in the shipped ranker and in every fit "
+                         "(repeatable; e.g. cos_qq=0 for the ranker without the item-as-query cosine)")
     args = ap.parse_args()
+    try:
+        args.weight = {k: float(v) for k, v in (w.split("=", 1) for w in args.weight)}
+    except ValueError:
+        ap.error("--weight wants NAME=VALUE, e.g. cos_qq=2.0")
+    if unknown := set(args.weight) - set(DEFAULT_WEIGHTS):
+        ap.error(f"--weight: no feature named {', '.join(sorted(unknown))}")
     out = asyncio.run(run(args))
     print(table(out))
     print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")

@@ -56,6 +56,7 @@ class RandomEmbedder:
     """Random unit vectors: the latency of the index does not depend on what the vectors mean."""
 
     name = MODEL
+    asymmetric = True  # items get a second vector too, as with the bundled model (as_query_model)
 
     def __init__(self, table: dict[str, np.ndarray] | None = None, seed: int = 0):
         self.rng = np.random.default_rng(seed)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cli_self
-from .embedders import Embedder, OpenAIEmbedder, make_embedder
+from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
 from .model import Audience, Episode, Hit, Memory
@@ -224,7 +224,8 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 
 async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
     counts = await e.counts()
-    total = counts["episodes"] + counts["memories"] + counts["archived"]
+    passes = 2 if as_query_model(e.embedder) else 1  # a second vector per item (embed_pending)
+    total = (counts["episodes"] + counts["memories"] + counts["archived"]) * passes
 
     def progress(done: int) -> None:
         if not args.quiet:

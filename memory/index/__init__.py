@@ -32,6 +32,9 @@ class Indexes:
         self.keywords = Keywords()
         self.episodes = EpisodeColumns()
         self.vectors = vectors
+        # the model name of items' second vectors (embedded as queries; read per recall for its
+        # candidates, never held here), or None: ``embedders.as_query_model``
+        self.as_query: str | None = None
 
     async def load(self, store: Store) -> None:
         """Fill the keyword statistics and the episode columns from the store (vectors: ``indexing``)."""

@@ -114,6 +114,8 @@ class Pool:
     kw: list[float] = field(default_factory=list)  # BM25, 0 when the keyword route missed it
     cos: list[float | None] = field(default_factory=list)  # None: no vector
     both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
+    # cosine to the item embedded as a query (``embedders.as_query_model``); None: no such vector
+    cos_qq: list[float | None] = field(default_factory=list)
     cols: Columns | None = None
     items: dict[int, Episode | Memory] = field(default_factory=dict)
 
@@ -128,6 +130,7 @@ class Pool:
         self.ids.append(item.id)  # type: ignore[arg-type]
         self.kw.append(kw)
         self.cos.append(cos)
+        self.cos_qq.append(None)
         self.both.append(both)
         self.cols = None
 
@@ -175,7 +178,28 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
+    pool.cos_qq = await _cosines_as_query(store, indexes.as_query, pool, qvec)
     return pool
+
+
+async def _cosines_as_query(store: Store, model: str | None, pool: Pool, qvec: np.ndarray | None
+                            ) -> list[float | None]:
+    """Each candidate's cosine to its item embedded as a query (the pool is already judged visible:
+    only its own ids are read); None where the item has no such vector (yet)."""
+    if model is None or qvec is None or not len(pool):
+        return [None] * len(pool)
+    keys = list(zip(pool.kinds, pool.ids))
+    vecs = await store.query_vectors(model, keys)
+    if not vecs:
+        return [None] * len(pool)
+    q = qvec.reshape(-1) / (float(np.linalg.norm(qvec)) or 1.0)
+    have = [j for j, key in enumerate(keys) if key in vecs and len(vecs[key]) == len(q)]
+    out: list[float | None] = [None] * len(pool)
+    if have:
+        sims = np.stack([vecs[keys[j]] for j in have]) @ q
+        for j, sim in zip(have, sims.tolist()):
+            out[j] = sim
+    return out
 
 
 def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:

@@ -268,6 +268,28 @@ async def test_vectors_are_kept_per_model_and_read_back_in_pages(store: Store) -
     assert await store.vector_counts("m2") == [("e", A, 1)]
 
 
+async def test_second_vectors_are_kept_compact_per_model_and_read_for_the_items_asked(store: Store) -> None:
+    await store.add_episodes([ep("a", A), ep("b", B)])
+    mid = await store.add_memory(Memory("m", "self"))
+    todo = await store.items_to_embed("e", 0, 10)
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(2, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    heard: list[object] = []
+    store.listen(heard.append)
+    async with store.transaction() as tx:
+        await tx.save_query_vectors("m1#as-query", "e", todo, vecs)
+        await tx.save_query_vectors("m1#as-query", "m", await store.items_to_embed("m", 0, 10), vecs[:1])
+    assert heard == []  # no in-memory index follows them
+    got = await store.query_vectors("m1#as-query", [("e", 2), ("m", mid), ("e", 9)])
+    assert set(got) == {("e", 2), ("m", mid)}  # an item without one is left out
+    assert np.allclose(got[("e", 2)], vecs[1], atol=0.01) and np.allclose(got[("m", mid)], vecs[0], atol=0.01)
+    assert await store.query_vectors("m2#as-query", [("e", 1)]) == {}  # kept per model
+    assert await store.vector_counts("m1#as-query") != [] and await store.vector_counts("m1") == []
+    await store.drop_vectors("m1#as-query")
+    assert await store.query_vectors("m1#as-query", [("e", 1), ("e", 2)]) == {}
+
+
 async def test_memories_to_embed_carry_scope_and_status(store: Store) -> None:
     old = await store.add_memory(Memory("v1", "self"))
     new = await store.add_memory(Memory("v2", "owner"), supersedes=old)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Episode, Memory, StoreError
@@ -44,6 +45,18 @@ async def test_erase_deletes_exactly_what_it_is_given_and_is_heard_after_commit(
     assert heard[0] == EpisodesDeleted([e1]) and heard[1] == MemoriesDeleted([m1])
     assert await store.erase([], []) == ([], [])
     assert len(heard) == 2  # nothing erased: nothing to hear
+
+
+async def test_erase_takes_every_vector_of_the_item_the_second_ones_too(store: Store) -> None:
+    e1, e2 = await store.add_episodes([ep("one"), ep("two", minutes=1)])
+    rows = await store.items_to_embed("e", 0, 10)
+    vecs = np.eye(2, 4, dtype=np.float32)
+    async with store.transaction() as tx:
+        await tx.save_vectors("m1", "e", rows, vecs)
+        await tx.save_query_vectors("m1#as-query", "e", rows, vecs)
+    await store.erase([e1], [])
+    assert set(await store.query_vectors("m1#as-query", [("e", e1), ("e", e2)])) == {("e", e2)}
+    assert [r.id for r in (await store.vectors_page("m1", "e", 0, 10))[0]] == [e2]
 
 
 async def test_erased_ids_are_never_given_out_again(store: Store) -> None:

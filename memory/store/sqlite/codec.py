@@ -74,6 +74,20 @@ def vectors_of(blobs: Sequence[bytes]) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
 
 
+def compact_vector_blob(vec: np.ndarray) -> bytes:
+    """A unit vector kept small (a second vector only ranks, never searches): its largest magnitude as
+    float32, then each component as int8 of that (a cosine off by about 0.005 at most)."""
+    v = np.asarray(vec, np.float32).reshape(-1)
+    top = float(np.abs(v).max()) or 1.0
+    return np.float32(top).tobytes() + np.rint(v / top * 127).astype(np.int8).tobytes()
+
+
+def compact_vector(blob: bytes) -> np.ndarray:
+    """``compact_vector_blob`` back as float32."""
+    top = np.frombuffer(blob[:4], np.float32)[0]
+    return np.frombuffer(blob[4:], np.int8).astype(np.float32) * (top / 127)
+
+
 def meta_names_image(meta: str) -> bool:
     """Whether an episode's meta (JSON) names an image."""
     return bool(json.loads(meta).get("image"))

@@ -116,7 +116,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
             ("spaces", "SELECT count(DISTINCT space) FROM episodes"),
             ("people", "SELECT count(DISTINCT person) FROM aliases"),
-            ("vectors", "SELECT count(*) FROM vectors"),
+            ("vectors", "SELECT count(*) FROM (SELECT DISTINCT kind, item FROM vectors)"),  # items with one
         ):
             async with self._reader.execute(sql) as cur:
                 out[name] = (await cur.fetchone())[0]  # type: ignore[index]

@@ -110,6 +110,11 @@ class Transactions(Connections):
         async with self.transaction() as tx:
             await tx.save_vectors(model, kind, rows, vectors)
 
+    async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                                 vectors: np.ndarray) -> None:
+        async with self.transaction() as tx:
+            await tx.save_query_vectors(model, kind, rows, vectors)
+
     async def drop_vectors(self, model: str) -> None:
         async with self.transaction() as tx:
             await tx.drop_vectors(model)

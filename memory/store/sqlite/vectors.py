@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import EmbedRow
 from .base import Connections
-from .codec import chunks, fetch_rows, in_list, vectors_of
+from .codec import chunks, compact_vector, fetch_rows, in_list, vectors_of
 
 
 class VectorReads(Connections):
@@ -54,4 +54,17 @@ class VectorReads(Connections):
             sql, vals = in_list(chunk)
             out.update(await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ?"
                                         f" AND kind = 'm' AND item IN {sql}", [model, *vals]))
+        return out
+
+    async def query_vectors(self, model: str, items: Sequence[tuple[str, int]]
+                            ) -> dict[tuple[str, int], np.ndarray]:
+        """The second vectors (``save_query_vectors``) of ``model`` of those of ``items`` (kind, id)
+        that have one: recall's candidates, already judged visible."""
+        out: dict[tuple[str, int], np.ndarray] = {}
+        for kind in ("e", "m"):
+            for chunk in chunks([i for k, i in items if k == kind]):
+                sql, vals = in_list(chunk)
+                rows = await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ?"
+                                        f" AND kind = ? AND item IN {sql}", [model, kind, *vals])
+                out.update(((kind, i), compact_vector(blob)) for i, blob in rows)
         return out

@@ -27,7 +27,7 @@ from .. import (
     SpacesDeleted,
     VectorsSaved,
 )
-from .codec import EPISODE_COLUMNS, chunks, fetch_rows, in_list, vector_blob
+from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
@@ -347,6 +347,14 @@ class SQLiteWrites:
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
             [(model, kind, r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
         self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+
+    async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                                 vectors: np.ndarray) -> None:
+        """Store each row's second vector (the item embedded as a query) for ``model``, compact; no
+        index follows these (recall reads them for its candidates: ``query_vectors``)."""
+        await self._writer.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+            [(model, kind, r.id, compact_vector_blob(v)) for r, v in zip(rows, vectors)])
 
     async def drop_vectors(self, model: str) -> None:
         await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
