@@ -258,6 +258,7 @@ async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
 async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
     done = await e.forget(args.ids, with_sources=args.with_sources)
     extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
+    extra += f", {len(done.proposals)} identity proposals" if done.proposals else ""
     print(f"forgot {len(done.memories)} memory rows (every version){extra}")
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from .chat import ChatModel
 from .clock import DEFAULT_BOUNDARY_HOUR, finished_days
-from .diary import DiaryResult, data_folder, write_diary
+from .diary import DiaryResult, write_diary
+from .diary_files import data_folder
 from .engram import Engram
 from .errors import ChatError
 from .identity import IdentityFolder

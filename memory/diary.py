@@ -9,15 +9,15 @@ that touched the day's episodes calls). A failed call or an answer of the wrong 
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, resolve_timezone
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
 from .consolidation.prompt import episode_line, language, templates
+from .diary_files import data_folder, day_rule, diary_path
 from .engram import Engram
 from .identity import IdentityFolder, atomic_write
 from .model import Episode, Memory, aware, now_utc
@@ -26,14 +26,12 @@ from .scopes import OWNER
 
 log = logging.getLogger("engram.diary")
 
-DIARY_FOLDER = "diary"
 MAX_EPISODES = 5000  # of one day read (sources)
 MAX_LINES = 300  # of them shown to the model (evenly spread over the day when there are more)
 MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long messages shows fewer of them
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
-DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
 
 
 @dataclass(frozen=True)
@@ -47,15 +45,6 @@ class DiaryResult:
     episodes: int = 0
     path: Path | None = None
     sources: tuple[int, ...] = field(default=(), repr=False)
-
-
-def data_folder(engram: Engram) -> Path:
-    """The bot's data folder: where its store file lives."""
-    return Path(engram.store.path).resolve().parent
-
-
-def diary_path(folder: Path, day: date) -> Path:
-    return folder / DIARY_FOLDER / f"{day.isoformat()}.md"
 
 
 async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
@@ -82,32 +71,6 @@ def _spread(episodes: list[Episode], n: int) -> list[Episode]:
         return episodes
     step = len(episodes) / n
     return [episodes[int(i * step)] for i in range(n)]
-
-
-def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None = None, *,
-             remember: bool = False) -> tuple[tzinfo | None, int]:
-    """The zone and boundary hour to count days in: the ones given (``remember``: kept beside the
-    diaries), else the ones last kept, so a caller that knows neither (a forget rewriting a day's
-    diary) finds the same day as the job did."""
-    path = folder / DIARY_FOLDER / DAY_RULE_FILE
-    given = tz is not None or boundary_hour is not None
-    try:
-        saved = json.loads(path.read_text("utf-8")) if path.exists() else {}
-    except (OSError, ValueError):
-        saved = {}
-    if tz is None and saved.get("tz"):
-        tz = resolve_timezone(saved["tz"])
-    if boundary_hour is None:
-        boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
-    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
-                                        and str(tz) == "UTC" else None)
-    rule = {"tz": name, "boundary_hour": boundary_hour}
-    if remember and given and rule != saved:
-        try:
-            atomic_write(path, json.dumps(rule))
-        except OSError:
-            log.exception("Engram: remembering the diary's day rule in %s failed", path)
-    return tz, boundary_hour
 
 
 def diary_messages(day: date, episodes: list[Episode], persona: str,

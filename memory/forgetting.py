@@ -6,18 +6,32 @@ of that day included). A person: every line they said or that names them, every 
 and the lines those came from. A place: all its lines and its memories. Whatever drew on erased
 memories and is rebuilt from what is left (a day's diary, the self-image) is told through
 ``Engram.after_forget``.
+
+The identity proposals the model made (``identity/proposals.json``) have no sources; a forget drops
+one, pending or decided, when it drew on what goes: made in a forgotten place, while answering a
+forgotten person or naming them, in the conversation of a forgotten line (its place, within a day
+after it), or holding a piece of a forgotten text (a number, five words or six Chinese characters in
+a row: the self-image's leak rule). Dropped, not rewritten: the change is the model's, the owner
+never decided on the new text, and the model can propose again. An approved one's words are in
+``identity/self.md`` already, which is the owner's file and stays as it is (logged).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from .diary_files import data_folder, diary_day, diary_path
 from .errors import InvalidInputError, UnknownIdError
+from .identity import IMAGE_FILE, IdentityFolder
+from .inner_state import load_state, state_path
+from .leaks import PrivateDetails, leaks
+from .model import Memory, aware
+from .proposals import APPROVED, Proposal, Proposals
 from .scopes import space_scope
 
 if TYPE_CHECKING:
@@ -26,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"
 MIN_NAME = 2  # shorter display names are not searched for in the text (too many false hits)
+CONVERSATION = timedelta(days=1)  # a proposal drew on the lines of its place said this long before it
+CHUNK = 500  # episodes read at a time when looking for a proposal's words in them
 
 
 @dataclass
@@ -38,11 +54,15 @@ class Forgetting:
     spaces: list[str] = field(default_factory=list)
     diary_days: list[date] = field(default_factory=list)  # days whose diary is to be rewritten
     self_image: bool = False  # a self-image (reflection) drew on what went: regenerate it
+    proposals: list[int] = field(default_factory=list)  # identity proposals drawn from what goes
     done: bool = False
 
     def summary(self) -> str:
-        return (f"{len(self.episodes)} line{'s' * (len(self.episodes) != 1)} and "
-                f"{len(self.memories)} memor{'ies' if len(self.memories) != 1 else 'y'}")
+        parts = [f"{len(self.episodes)} line{'s' * (len(self.episodes) != 1)}",
+                 f"{len(self.memories)} memor{'ies' if len(self.memories) != 1 else 'y'}"]
+        if self.proposals:
+            parts.append(f"{len(self.proposals)} identity proposal{'s' * (len(self.proposals) != 1)}")
+        return f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> Forgetting:
@@ -96,18 +116,71 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     days = {_day(engram, m.valid_from or m.created_at) for m in found.values() if m.kind == DIARY}
     plan.diary_days = sorted(d for d in days if d is not None)
     plan.self_image = any(m.kind == SELF_IMAGE for m in found.values())
+    plan.proposals = await _proposals_reached(engram, plan, found.values())
     return plan
+
+
+async def _proposals_reached(engram: Engram, plan: Forgetting, memories: Iterable[Memory]) -> list[int]:
+    """The identity proposals drawn from what ``plan`` erases (the module's docstring says which)."""
+    try:
+        proposals = Proposals(IdentityFolder(data_folder(engram))).all()
+    except (OSError, ValueError, TypeError, AttributeError) as e:  # unreadable: left alone, and said so
+        log.error("Engram: identity/proposals.json cannot be read (%s); a forget cannot look into it", e)
+        return []
+    names = [n for person in plan.people for n in await engram.store.aliases(person)
+             if len(n.strip()) >= MIN_NAME]
+    reached = {p.id for p in proposals if p.place in plan.spaces or p.person in plan.people
+               or (names and _names_in(f"{p.change}\n{p.reason}", names))}
+    left = [p for p in proposals if p.id not in reached]
+    if not left:
+        return sorted(reached)
+    pieces, anyones = {p.id: _pieces([p]) for p in left}, _pieces(left)
+    async for place, time, text in _erased_texts(engram, plan, memories):
+        shared = bool(leaks(text, anyones))  # one look for all of them; which one, only on a hit
+        for p in left:
+            if p.id not in reached and (
+                    (shared and leaks(text, pieces[p.id]))
+                    or (place == p.place and time is not None and _after(p, time))):
+                reached.add(p.id)
+        if len(reached) == len(proposals):
+            break
+    return sorted(reached)
+
+
+def _after(p: Proposal, line: datetime) -> bool:
+    """Whether ``p`` was made in the conversation that followed ``line`` (within ``CONVERSATION``)."""
+    try:
+        made = aware(datetime.fromisoformat(p.at))
+    except ValueError:  # a hand-edited time: the other links still count
+        return False
+    return timedelta(0) <= made - aware(line) <= CONVERSATION
+
+
+def _pieces(proposals: list[Proposal]) -> PrivateDetails:
+    """The proposals' pieces a forgotten text may hold: numbers, five words, six Chinese characters."""
+    out = PrivateDetails()
+    for p in proposals:
+        out.add_private_text(p.change)
+        out.add_private_text(p.reason)
+    return out
+
+
+async def _erased_texts(engram: Engram, plan: Forgetting, memories: Iterable[Memory]
+                        ) -> AsyncIterator[tuple[str | None, datetime | None, str]]:
+    """Each text ``plan`` erases, with the place and time of a line (a memory's: None, None)."""
+    for m in memories:
+        yield None, None, m.text
+    for i in range(0, len(plan.episodes), CHUNK):
+        found = await engram.store.get_episodes(plan.episodes[i:i + CHUNK])
+        for e in found.values():
+            yield e.space, e.time, e.content
 
 
 def _erase_files(engram: Engram, plan: Forgetting) -> None:
     """The files beside the store that hold what went: each diary file of a day whose diary went
     (a rewrite from what is left writes it again); the self-image and its history when the
     self-image went (every version of it left the store); the inner state when a diary it came from
-    went (it is the baseline again until the next diary)."""
-    from .diary import data_folder, diary_path
-    from .identity import IMAGE_FILE, IdentityFolder
-    from .inner_state import load_state, state_path
-
+    went (it is the baseline again until the next diary); the identity proposals drawn from it."""
     folder = data_folder(engram)
     for day in plan.diary_days:
         diary_path(folder, day).unlink(missing_ok=True)
@@ -119,21 +192,17 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
         state = load_state(folder)
         if state is None or state.day in {"", *(d.isoformat() for d in plan.diary_days)}:
             state_path(folder).unlink(missing_ok=True)
+    if plan.proposals:
+        for p in Proposals(IdentityFolder(folder)).drop(plan.proposals):
+            if p.status == APPROVED:
+                log.warning("Engram: a forget dropped identity proposal #%d; it was approved, so its words "
+                            "are in identity/self.md, the owner's file, which a forget does not change", p.id)
 
 
 def _day(engram: Engram, t: datetime | None) -> date | None:
-    """The day a diary dated ``t`` tells of: counted as the diaries count days (their zone and
-    boundary hour, ``memory/diary.py``) when that module is there, else the UTC date."""
-    if t is None:
-        return None
-    try:
-        diary = importlib.import_module(".diary", __package__)
-        clock = importlib.import_module(".clock", __package__)
-    except ImportError:
-        return t.astimezone(timezone.utc).date()
-    tz, boundary_hour = diary.day_rule(diary.data_folder(engram))
-    day: date = clock.day_of(t, tz, boundary_hour)
-    return day
+    """The day a diary dated ``t`` tells of, counted as the diaries count days (their zone and
+    boundary hour, ``diary_files.day_rule``)."""
+    return None if t is None else diary_day(data_folder(engram), t)
 
 
 def _names_in(text: str, names: list[str]) -> bool:

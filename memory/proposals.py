@@ -4,7 +4,8 @@ The model calls ``identity_propose(change, reason)``; the proposal waits in
 ``identity/proposals.json`` until the owner approves it (the change is appended to ``self.md`` under
 a dated section, the previous version kept in ``identity/history/``) or rejects it (nothing else
 changes). A flood is capped: past ``MAX_PENDING`` waiting proposals new ones are refused, the oldest
-kept.
+kept. A proposal keeps where it was made and whom the bot was answering, so that a hard forget can
+drop the ones drawn from what it erases (``forgetting.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Proposal:
     at: str  # ISO time it was proposed
     status: str = PENDING
     decided_at: str = ""
+    person: str = ""  # whom the bot was answering when it proposed (a person id; "" if unknown)
 
 
 class Proposals:
@@ -66,7 +68,8 @@ class Proposals:
     def pending(self) -> list[Proposal]:
         return [p for p in self.all() if p.status == PENDING]
 
-    def propose(self, change: str, reason: str, place: str, now: datetime | None = None) -> Proposal:
+    def propose(self, change: str, reason: str, place: str, now: datetime | None = None, *,
+                person: str = "") -> Proposal:
         """Add a proposal; raises InvalidInputError for an empty or too long one, ProposalFlood when full."""
         change, reason = " ".join(str(change).split()), " ".join(str(reason).split())
         if not change:
@@ -78,7 +81,7 @@ class Proposals:
             log.warning("Engram: identity proposal refused: %d already wait for the owner", self.max_pending)
             raise ProposalFlood(f"{self.max_pending} proposals already wait for the owner; "
                                 "no new one is taken until they are decided")
-        p = Proposal(next_id, change, reason, place, aware(now or now_utc()).isoformat())
+        p = Proposal(next_id, change, reason, place, aware(now or now_utc()).isoformat(), person=person)
         self._save(next_id + 1, [*items, p])
         return p
 
@@ -108,3 +111,14 @@ class Proposals:
         p, next_id, items = self._decide(pid, REJECTED, now)
         self._save(next_id, items)
         return p
+
+    def drop(self, ids: list[int]) -> list[Proposal]:
+        """Remove the proposals ``ids`` whatever their status (a hard forget reached them); returns
+        them. Ids are never given out again."""
+        if not ids:
+            return []
+        next_id, items = self._load()
+        gone = [p for p in items if p.id in set(ids)]
+        if gone:
+            self._save(next_id, [p for p in items if p.id not in set(ids)])
+        return gone

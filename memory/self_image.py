@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .chat import ChatModel
 from .consolidation.prompt import language, templates
-from .diary import TIMEOUT, data_folder, recent_diaries
+from .diary import TIMEOUT, recent_diaries
+from .diary_files import data_folder
 from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, leaks, private_details

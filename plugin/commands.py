@@ -10,8 +10,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
+
+from astrbot.api.event import MessageChain
+from astrbot.api.message_components import Plain
 
 from ..memory import (
     Audience,
@@ -52,6 +56,17 @@ class CommandContext:
     service: EngramService
     event: Any
     audience: Audience
+
+    async def say_now(self, text: str) -> None:
+        """Send ``text`` to this chat at once, before the command's answer (a failure is logged)."""
+        try:
+            await self.event.send(MessageChain([Plain(text)]))
+        except Exception:
+            log.exception("Engram: sending a line before the answer failed")
+
+    def forget_turn(self) -> AbstractAsyncContextManager[None]:
+        """A forget's turn with the diary and self-image jobs; told at once when it must wait."""
+        return self.service.days_lock.forget_turn(self.say_now)
 
 
 Run = Callable[[CommandContext, str], Awaitable[str]]
@@ -288,18 +303,19 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
-        async with ctx.service.days_lock.hold():  # after a diary job writing now, never amid it
+        async with ctx.forget_turn():  # after a diary job writing now, never amid it
             await (await ctx.service.memory()).forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
         return (f"Forgot e{key}: the line from {ep.space} is erased, with its keyword and vector "
                 "index entries.")
     m = await reachable(ctx, key)
     assert m.id is not None
-    async with ctx.service.days_lock.hold():  # the forget and the diary it rewrites, in one turn
+    async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
         done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
-    n = len(done.memories)
+    n, k = len(done.memories), len(done.proposals)
     if not with_sources:
-        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''})."
+        drawn = f"; and {k} identity proposal{'s' if k != 1 else ''} drawn from it" if k else ""
+        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''}{drawn})."
     return f"Forgot m{m.id} with the lines it came from: {done.summary()} erased."
 
 

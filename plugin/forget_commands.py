@@ -61,7 +61,7 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
     except ConfirmError as e:
         return f"Engram: {e}. Nothing was forgotten."
     mem = await ctx.service.memory()
-    async with ctx.service.days_lock.hold():  # after a diary or self-image job writing now; the
+    async with ctx.forget_turn():  # after a diary or self-image job writing now (told so); the
         if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
             done = await mem.forget_person(pending.target)
         else:

@@ -13,7 +13,7 @@ from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
 from .commands import COMMANDS, CommandContext, UsageError, short
-from .events import audience_of, platform_of, sender_of
+from .events import actor_of, audience_of, platform_of, sender_of
 from .service import EngramService
 from .tools import ToolArgError, text_arg
 
@@ -93,7 +93,8 @@ async def identity_propose(service: EngramService, event: Any, change: Any, reas
     except ToolArgError as e:
         return str(e)
     try:
-        p = service.selfhood.proposals.propose(c, r, audience_of(event, service.settings).space)
+        p = service.selfhood.proposals.propose(c, r, audience_of(event, service.settings).space,
+                                               person=actor_of(event))
     except ProposalFlood as e:
         return f"Not proposed: {e}."
     except InvalidInputError as e:

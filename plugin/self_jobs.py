@@ -16,6 +16,7 @@ from ..memory.diary import DiaryResult, write_diary
 from ..memory.model import now_utc
 from ..memory.self_image import SelfImageResult, write_self_image
 from ..scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
+from .days_lock import DIARY_TURN, FORGET_TURN, SELF_IMAGE_TURN
 from .jobs import Jobs
 
 log = logging.getLogger("engram.plugin")
@@ -47,7 +48,7 @@ class SelfJobs:
 
     async def end_days(self, **_: Any) -> DaysReport:
         """The diary job: every finished day's missing diary (at most 7), then the inner state."""
-        async with self.service.days_lock.hold():
+        async with self.service.days_lock.hold(DIARY_TURN):
             report = await end_days(await self.service.memory(), self.service.providers.chat_model(),
                                     self.day_settings(), folder=self.service.data_dir, now=self.clock())
         if report.written:
@@ -56,7 +57,7 @@ class SelfJobs:
 
     async def self_image(self, **_: Any) -> SelfImageResult:
         s = self.service
-        async with s.days_lock.hold():
+        async with s.days_lock.hold(SELF_IMAGE_TURN):
             return await write_self_image(await s.memory(), s.providers.chat_model(), folder=s.data_dir,
                                           is_public=s.settings.is_public_space, now=self.clock())
 
@@ -64,7 +65,7 @@ class SelfJobs:
         """``/mem diary``: one day's diary now (default: the day that ended last)."""
         settings = self.day_settings()
         day = day or day_of(self.clock(), settings.tz, settings.boundary_hour) - timedelta(days=1)
-        async with self.service.days_lock.hold():
+        async with self.service.days_lock.hold(DIARY_TURN):
             r = await write_diary(await self.service.memory(), self.service.providers.chat_model(), day,
                                   force=force, tz=settings.tz, boundary_hour=settings.boundary_hour,
                                   folder=self.service.data_dir, now=self.clock())
@@ -74,11 +75,11 @@ class SelfJobs:
 
     async def rewrite_after_forget(self, plan: Forgetting) -> None:
         """A hard forget took what a day's diary (or the self-image) drew on: each is written again
-        from what is left, in the days counted as when the diaries were written (``diary.day_rule``).
+        from what is left, in the days counted as when the diaries were written (``diary_files.day_rule``).
         Inside the forget's turn (the commands hold ``days_lock``), so no job writes in between.
         Failures are logged: the forget itself is done."""
         s = self.service
-        async with s.days_lock.hold():
+        async with s.days_lock.hold(FORGET_TURN):
             mem, chat = await s.memory(), s.providers.chat_model()
             for day in plan.diary_days:
                 try:

@@ -12,6 +12,8 @@ import pytest
 
 from astrbot_plugin_engram.memory import OpenAIEmbedder
 from astrbot_plugin_engram.memory.cli import build_parser, clip, embedder_of, main, pad, width
+from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.proposals import Proposals
 
 from .fake_openai import FakeOpenAI
 
@@ -110,6 +112,21 @@ def test_forget_with_sources_person_and_place(cli, tmp_path: Path) -> None:  # t
         "engram: error: nothing is remembered of the place 'qq:nowhere'; nothing was forgotten")
     hits = json.loads(cli("recall", "chess Miso kitten", "--all", "--json")[1])
     assert [h["text"] for h in hits] == ["Bob likes chess"]
+
+
+def test_a_cli_forget_drops_the_identity_proposals_it_reaches(cli, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The folder holding ``--db`` is the data folder: its identity/proposals.json is forgotten in too."""
+    seed(cli)
+    proposals = Proposals(IdentityFolder(db_path.parent))
+    there = proposals.propose("I would like a kitten of my own.", "", "qq:group:1")
+    other = proposals.propose("I like quiet mornings.", "", "qq:group:2")
+    assert cli("forget-place", "qq:group:1") == (
+        0, "forgot the place qq:group:1: 1 line, 1 memory and 1 identity proposal\n", "")
+    copied = proposals.propose("I never tell the owner's bank PIN hint: kitten birthday.", "", "web")
+    assert cli("forget", "2") == (0, "forgot 1 memory rows (every version), 1 identity proposals\n", "")
+    assert proposals.all() == [other]
+    assert copied.change not in (db_path.parent / "identity/proposals.json").read_text("utf-8")
+    assert there.change not in (db_path.parent / "identity/proposals.json").read_text("utf-8")
 
 
 def test_reindex_shows_progress(cli) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from astrbot_plugin_engram.memory import (
 )
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.text import word_set
 
 from .conftest import HashEmbedder
@@ -46,8 +49,22 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-async def open_store(folder: Path) -> Engram:
-    return await Engram.open(folder / "engram.db", HashEmbedder(), background=False)
+Opener = Callable[[], Awaitable[Engram]]
+
+
+@pytest.fixture
+async def open_store(folder: Path) -> AsyncIterator[Opener]:
+    """Opens the store in ``folder`` (again after a test closed it); every one opened is closed at
+    the end, also when an assertion failed (an open store's threads would keep pytest from exiting)."""
+    opened: list[Engram] = []
+
+    async def open_() -> Engram:
+        opened.append(await Engram.open(folder / "engram.db", HashEmbedder(), background=False))
+        return opened[-1]
+
+    yield open_
+    for e in opened:
+        await e.close()  # closing again a store the test closed does nothing
 
 
 async def seen_anywhere(e: Engram, query: str) -> list[str]:
@@ -61,8 +78,8 @@ async def seen_anywhere(e: Engram, query: str) -> list[str]:
 
 
 async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
-        folder: Path, fake_openai: FakeOpenAI) -> None:
-    e = await open_store(folder)
+        folder: Path, open_store: Opener, fake_openai: FakeOpenAI) -> None:
+    e = await open_store()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}", minutes=0),
                                ep(GROUP, "see you at the gym", minutes=1),
                                ep(GROUP, "bring the blue towel", BOB, "Bob", minutes=2)])
@@ -81,7 +98,7 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert await seen_anywhere(e, MARK)  # the marker is recalled ...
     await e.close()
     assert traces(folder)  # ... and on disk: the search can see it
-    e = await open_store(folder)
+    e = await open_store()
     told: list[Forgetting] = []
 
     async def listener(plan: Forgetting) -> None:
@@ -103,7 +120,7 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert traces(folder) == []
 
 
-async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path) -> None:
+async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path, open_store: Opener) -> None:
     """The real diary (issue 13) in another zone: its file is named by the day it tells of (in the
     diaries' zone, not UTC); forgetting a line it drew on erases the entry and the file."""
     from zoneinfo import ZoneInfo
@@ -114,7 +131,7 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path)
 
     sh = ZoneInfo("Asia/Shanghai")
     day = date(2026, 11, 30)
-    e = await open_store(folder)
+    e = await open_store()
     ids = await e.record_many([
         Episode(GROUP, f"the gate code is {MARK} {ZH}", MING, "Ming",
                 time=datetime(2026, 11, 30, 9, 0, tzinfo=sh)),  # 01:00 UTC: Nov 30 there, in UTC too
@@ -138,7 +155,8 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path)
     assert traces(folder) == []
 
 
-async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(folder: Path) -> None:
+async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
+        folder: Path, open_store: Opener) -> None:
     """The files the bot writes about its days: the diary, the inner state it moved, the self-image
     and its earlier versions (identity/history/). A forget that reaches them — here with no rewrite
     after it, as from the command line — leaves none of them holding the marker."""
@@ -147,36 +165,34 @@ async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
 
     from .scripted_chat import ScriptedChat
 
-    e = await open_store(folder)
-    try:
-        await e.record_many([ep(GROUP, f"the gate code is {MARK} {ZH}"),
-                             ep(GROUP, "thanks, see you", BOB, "Bob", minutes=5)])
-        told = f"a gate code, {MARK} {ZH}"
-        chat = ScriptedChat(json.dumps({"entry": f"Today I learnt {told}."}),
-                            json.dumps({"mood": "calm", "valence": 0.1, "energy": 0.5, "on_mind": told}),
-                            json.dumps({"self_image": f"I keep {told} in mind."}),
-                            json.dumps({"self_image": f"I still keep {told} in mind."}))
-        report = await end_days(e, chat, DaySettings(tz=timezone.utc, is_public=lambda space: True),
-                                now=T0 + timedelta(days=1, hours=6))
-        assert [r.day for r in report.written] == [T0.date()] and report.inner_state
-        for _ in range(2):  # the second moves the first to identity/history/
-            assert (await write_self_image(e, chat, is_public=lambda space: True)).status == "written"
-        held = files_with_marker(folder)
-        assert {f"diary/{T0.date()}.md", "identity/inner-state.json", "identity/self-image.md"} <= held
-        assert any(f.startswith("identity/history/self-image.") for f in held)
+    e = await open_store()
+    await e.record_many([ep(GROUP, f"the gate code is {MARK} {ZH}"),
+                         ep(GROUP, "thanks, see you", BOB, "Bob", minutes=5)])
+    told = f"a gate code, {MARK} {ZH}"
+    chat = ScriptedChat(json.dumps({"entry": f"Today I learnt {told}."}),
+                        json.dumps({"mood": "calm", "valence": 0.1, "energy": 0.5, "on_mind": told}),
+                        json.dumps({"self_image": f"I keep {told} in mind."}),
+                        json.dumps({"self_image": f"I still keep {told} in mind."}))
+    report = await end_days(e, chat, DaySettings(tz=timezone.utc, is_public=lambda space: True),
+                            now=T0 + timedelta(days=1, hours=6))
+    assert [r.day for r in report.written] == [T0.date()] and report.inner_state
+    for _ in range(2):  # the second moves the first to identity/history/
+        assert (await write_self_image(e, chat, is_public=lambda space: True)).status == "written"
+    held = files_with_marker(folder)
+    assert {f"diary/{T0.date()}.md", "identity/inner-state.json", "identity/self-image.md"} <= held
+    assert any(f.startswith("identity/history/self-image.") for f in held)
 
-        done = await e.forget_person(MING)
+    done = await e.forget_person(MING)
 
-        assert done.diary_days == [T0.date()] and done.self_image
-        assert traces(folder) == []
-    finally:
-        await e.close()
+    assert done.diary_days == [T0.date()] and done.self_image
+    assert traces(folder) == []
+    await e.close()
     assert traces(folder) == []
 
 
 async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_everywhere(
-        folder: Path) -> None:
-    e = await open_store(folder)
+        folder: Path, open_store: Opener) -> None:
+    e = await open_store()
     ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}"),
                                ep(DM, f"{ZH} is my secret word", minutes=1),
                                ep(OTHER, f"ming's spare key is under the {MARK} mat", BOB, "Bob", minutes=2),
@@ -198,8 +214,9 @@ async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_
     assert traces(folder) == []
 
 
-async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(folder: Path) -> None:
-    e = await open_store(folder)
+async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(
+        folder: Path, open_store: Opener) -> None:
+    e = await open_store()
     ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob")])
     mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=space_scope(GROUP)))
@@ -218,8 +235,8 @@ async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other
     assert traces(folder) == []
 
 
-async def test_an_erased_id_is_never_given_out_again(folder: Path) -> None:
-    e = await open_store(folder)
+async def test_an_erased_id_is_never_given_out_again(folder: Path, open_store: Opener) -> None:
+    e = await open_store()
     first = await e.record(ep(GROUP, f"about {MARK}"))
     mid = await e.add_memory(Memory(text=f"note {MARK}", scope=space_scope(GROUP), sources=(first,)))
     await e.embed_pending()
@@ -231,8 +248,8 @@ async def test_an_erased_id_is_never_given_out_again(folder: Path) -> None:
     await e.close()
 
 
-async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path) -> None:
-    e = await open_store(folder)
+async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path, open_store: Opener) -> None:
+    e = await open_store()
     kept = await e.add_memory(Memory(text="keep me", scope="public"))
     before = await e.stats()
     with pytest.raises(UnknownIdError, match="no memory with id 404"):
@@ -246,8 +263,8 @@ async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path) -> N
 
 
 async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_back(
-        folder: Path, fake_openai: FakeOpenAI) -> None:
-    e = await open_store(folder)
+        folder: Path, open_store: Opener, fake_openai: FakeOpenAI) -> None:
+    e = await open_store()
     ids = await e.record_many([ep(GROUP, f"my pin is {MARK}"), ep(GROUP, "and I like tea", minutes=1)])
     fake_openai.chat_delay = 1.0
     fake_openai.replies.append(json.dumps({"actions": [
@@ -274,8 +291,9 @@ async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_b
     assert traces(folder) == []
 
 
-async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(folder: Path) -> None:
-    e = await open_store(folder)
+async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
+        folder: Path, open_store: Opener) -> None:
+    e = await open_store()
     old = await e.record_many([ep(GROUP, f"old line {n} {MARK}", minutes=n) for n in range(200)])
     writes = [asyncio.create_task(e.record(ep(GROUP, f"busy line {n}", BOB, "Bob", minutes=300 + n)))
               for n in range(200)]
@@ -286,3 +304,73 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(fol
     assert sorted(i for i, _ in left) == sorted(new) and all("busy line" in t for _, t in left)
     await e.close()
     assert traces(folder) == []
+
+
+# ---- identity proposals (identity/proposals.json) ----------------------------------------------
+@pytest.mark.parametrize("how", ["person", "place", "memory with sources"])
+async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
+        folder: Path, open_store: Opener, how: str) -> None:
+    """The model may propose a change to its identity with what it was told (``identity_propose``).
+    A hard forget drops, pending or decided, every proposal made in the forgotten place, in the
+    conversation of a forgotten line (its place, the day after it), or holding a piece of the
+    forgotten text; the others stay as they were."""
+    e = await open_store()
+    ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
+                               ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
+    mid = await e.add_memory(Memory(text=f"Ming's locker code is {MARK} {ZH}", scope=space_scope(GROUP),
+                                    subjects=(MING,), sources=(ids[0],)))
+    proposals = Proposals(IdentityFolder(folder))
+    later = T0 + timedelta(hours=2)
+    told = proposals.propose(f"I keep my friends' codes safe, like {MARK} {ZH}.", "trusted with one",
+                             GROUP, now=later)
+    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # the same conversation
+    copied = proposals.propose(f"I remember numbers such as {MARK}.", "", OTHER, now=later)  # elsewhere
+    proposals.reject(copied.id)  # a decided proposal holds the text as much as a pending one
+    kept = proposals.propose("I like quiet mornings.", "lunch talk", OTHER, now=later)
+    assert "identity/proposals.json" in files_with_marker(folder)
+
+    if how == "person":
+        done = await e.forget_person(MING)
+    elif how == "place":
+        done = await e.forget_place(GROUP)
+    else:
+        done = await e.forget([mid], with_sources=True)
+
+    assert traces(folder) == []  # identity/proposals.json no longer holds any piece of it
+    assert done.proposals == [told.id, braver.id, copied.id]
+    assert done.summary().endswith("and 3 identity proposals")
+    assert proposals.all() == [kept]
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
+        folder: Path, open_store: Opener) -> None:
+    e = await open_store()
+    proposals = Proposals(IdentityFolder(folder))
+    before = proposals.propose("I would like to be braver.", "", GROUP, now=T0 - timedelta(minutes=1))
+    next_day = proposals.propose("I enjoy long walks.", "", GROUP, now=T0 + timedelta(days=1, minutes=1))
+    elsewhere = proposals.propose("I like quiet mornings.", "", OTHER, now=T0 + timedelta(minutes=5))
+    [line] = await e.record_many([ep(GROUP, f"my locker code is {MARK}")])
+    mid = await e.add_memory(Memory(text=f"a code {MARK}", scope=space_scope(GROUP), sources=(line,)))
+
+    done = await e.forget([mid], with_sources=True)
+
+    assert done.proposals == [] and done.summary() == "1 line and 1 memory"
+    assert proposals.all() == [before, next_day, elsewhere]
+    await e.close()
+
+
+async def test_an_unreadable_proposals_file_is_left_alone_and_the_forget_goes_on(
+        folder: Path, open_store: Opener, caplog: pytest.LogCaptureFixture) -> None:
+    e = await open_store()
+    await e.record(ep(GROUP, f"the password is {MARK}"))
+    (folder / "identity").mkdir()
+    (folder / "identity/proposals.json").write_text("{not json", "utf-8")
+
+    done = await e.forget_place(GROUP)
+
+    assert done.done and done.proposals == [] and await seen_anywhere(e, MARK) == []
+    assert (folder / "identity/proposals.json").read_text("utf-8") == "{not json"
+    assert "identity/proposals.json cannot be read" in caplog.text
+    await e.close()

@@ -17,10 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chat import ChatModel
-from ..engram import Engram
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, place_listed, visibility
@@ -36,6 +35,9 @@ from .actions import (
     parse_reply,
 )
 from .prompt import messages
+
+if TYPE_CHECKING:  # only for annotations: the diary and the inner state, which a forget in Engram
+    from ..engram import Engram  # uses, import this package's prompt
 
 log = logging.getLogger("engram.consolidate")
 

@@ -1,7 +1,8 @@
 """A forget reaches what the bot wrote about its days: the diary file, the self-image and its
-history, the inner state. None of them keeps a byte of the forgotten line, searched on disk in every
-file of the data folder (``tests/marker.py``); and a diary or self-image job running while the owner
-forgets cannot write the forgotten text back (the job and the forget take turns).
+history, the inner state, and the identity proposals the model made from what is forgotten. None of
+them keeps a byte of the forgotten line, searched on disk in every file of the data folder
+(``tests/marker.py``); and a diary or self-image job running while the owner forgets cannot write
+the forgotten text back (the job and the forget take turns).
 
 The model here repeats what it is shown: an answer tells of the marker only when its prompt held it.
 """
@@ -19,7 +20,9 @@ from typing import Any
 
 import pytest
 
-from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers the subcommands)
+from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (registers subcommands)
+from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.jobs import Jobs
 from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
@@ -88,6 +91,7 @@ async def bot(make_service: MakeService) -> AsyncIterator[Bot]:
     try:
         yield Bot(svc, ctx, jobs)
     finally:
+        ctx.gate.set()  # a test that failed while a job waited for the model: let it end
         await jobs.stop()
 
 
@@ -117,13 +121,18 @@ FORGETS = ["forget-person Alice", "forget-place", "forget the diary --with-sourc
 
 
 @pytest.mark.parametrize("how", FORGETS)
-async def test_a_forget_leaves_no_byte_in_the_diary_self_image_history_or_inner_state(
+async def test_a_forget_leaves_no_byte_in_the_diary_self_image_history_inner_state_or_proposals(
         bot: Bot, how: str) -> None:
     await bot.run(DIARY)  # the diary, the inner state, then the self-image: all tell of the marker
     await bot.run(SELF_IMAGE)  # once more: the first self-image goes to identity/history/
+    answer = await self_commands.identity_propose(  # the model, answering Alice in the group
+        bot.svc, event("remember it for me", "alice", "g1"), f"I keep my friends' codes, like {MARK} {ZH}.",
+        "Alice trusted me with hers")
+    assert answer.startswith("Proposed (#1)")
     held = files_with_marker(bot.svc.data_dir)
     history = [f for f in held if f.startswith("identity/history/self-image.")]
-    assert {"identity/self-image.md", "identity/inner-state.json"} <= held and history, held
+    assert {"identity/self-image.md", "identity/inner-state.json", "identity/proposals.json"} <= held, held
+    assert history, held
     assert any(f.startswith("diary/") for f in held) and any(f.startswith("engram.db") for f in held)
 
     if how == "forget the diary --with-sources":
@@ -136,9 +145,35 @@ async def test_a_forget_leaves_no_byte_in_the_diary_self_image_history_or_inner_
         assert done.startswith("Forgot ")
 
     assert traces(bot.svc.data_dir) == []  # open: no file holds any piece of it
+    assert "and 1 identity proposal erased" in done
     assert all(MARK not in text for text in diary_files(bot))
     await bot.svc.close()
     assert traces(bot.svc.data_dir) == []
+
+
+async def test_forgetting_a_person_drops_the_proposals_made_answering_them(bot: Bot) -> None:
+    """A proposal the model made while answering Alice drew on what she said, even when it neither
+    names her nor repeats her words: forgetting her drops it; Bob's stays. The confirmation says so."""
+    propose = self_commands.identity_propose
+    await propose(bot.svc, event("what should you be?", "alice"), "I want to be braver.", "")
+    await propose(bot.svc, event("and you?", "bob"), "I like rainy days.", "")
+    asked = await mem(bot.svc, "mem forget-person Alice")
+    assert "1 line, 0 memories and 1 identity proposal" in asked
+    done = await (await confirmed(bot.svc, "mem forget-person Alice", group=None))
+    assert done == "Forgot qq:alice: 1 line, 0 memories and 1 identity proposal erased."
+    listed = await mem(bot.svc, "mem proposals")
+    assert "I like rainy days." in listed and "braver" not in listed
+
+
+async def test_forgetting_a_memory_drops_a_proposal_repeating_it(bot: Bot) -> None:
+    """The memory was injected in another group and the model repeated it in a proposal there."""
+    mid = await (await bot.svc.memory()).add_memory(Memory(f"Alice's locker code is {MARK}", "public"))
+    await self_commands.identity_propose(bot.svc, event("hm", "bob", "g2"), f"I guard codes like {MARK}.", "")
+    await self_commands.identity_propose(bot.svc, event("hm", "bob", "g2"), "I like rainy days.", "")
+    done = await mem(bot.svc, f"mem forget m{mid}")
+    assert done == f"Forgot m{mid} (1 version; and 1 identity proposal drawn from it)."
+    listed = await mem(bot.svc, "mem proposals")
+    assert "I like rainy days." in listed and "guard codes" not in listed
 
 
 async def test_after_a_forget_the_days_are_told_again_from_what_is_left(bot: Bot) -> None:
@@ -165,6 +200,67 @@ async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_li
     await bot.jobs.scheduler.idle()
     assert traces(bot.svc.data_dir) == []
     assert all(MARK not in text for text in diary_files(bot))
+
+
+def recording_sends(line: str, sent: list[str], monkeypatch: pytest.MonkeyPatch, group: str | None) -> Any:
+    """The owner's command event; what the plugin sends through it at once goes to ``sent``."""
+    ev = event(line, OWNER, group, admin=True)
+
+    async def send(chain: Any) -> None:
+        sent.append(chain.get_plain_text())
+
+    monkeypatch.setattr(ev, "send", send)
+    return ev
+
+
+async def first_said(sent: list[str]) -> None:
+    for _ in range(300):
+        if sent:
+            return
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("job", [DIARY, SELF_IMAGE])
+async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
+        bot: Bot, job: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the diary (or self-image) job waits for a slow model, ``/mem confirm`` (or ``/mem forget``)
+    is told at once that the forget waits for it; the forget's own answer follows when it is done."""
+    if job == SELF_IMAGE:
+        await bot.run(DIARY)  # the self-image job needs a diary to tell of
+        [diary] = await (await bot.svc.memory()).store.memory_ids_of_kind("diary")
+        line, group, answer = f"mem forget m{diary} --with-sources", None, f"Forgot m{diary} with the lines"
+    else:
+        asked = await mem(bot.svc, "mem forget-person Alice", group="g1")
+        code = re.search(r"/mem confirm (\d+)", asked)
+        assert code, asked
+        line, group, answer = f"mem confirm {code.group(1)}", "g1", "Forgot qq:alice"
+    bot.ctx.held = ENTRY if job == DIARY else IMAGE
+    running = asyncio.create_task(bot.jobs.scheduler.run_now(job))
+    await bot.ctx.waiting.wait()  # the job waits for a slow model, holding the days' turn
+    sent: list[str] = []
+    ev = recording_sends(line, sent, monkeypatch, group)
+    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
+    await first_said(sent)
+    what = ("diary", "日记") if job == DIARY else ("self-image", "自我形象")
+    assert sent == [f"Engram: the {what[0]} job is writing now; this forget waits for it and follows right "
+                    f"after. / {what[1]}任务正在写，完成后马上遗忘。"]
+    assert not forget.done() and not running.done()  # told while the job still waits for the model
+    bot.ctx.gate.set()
+    await running
+    assert (await forget).startswith(answer)  # the answer that follows: the forget is done
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == [] and len(sent) == 1
+
+
+async def test_a_forget_with_no_job_running_says_nothing_before_its_answer(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    await bot.run(DIARY)
+    owner = await bot.svc.memory()
+    [diary] = await owner.store.memory_ids_of_kind("diary")
+    sent: list[str] = []
+    line = f"mem forget m{diary} --with-sources"
+    done = await COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, None), line)
+    assert done.startswith(f"Forgot m{diary} with the lines it came from") and sent == []
 
 
 async def test_a_self_image_job_running_during_a_forget_cannot_write_the_forgotten_line_back(

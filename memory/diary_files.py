@@ -1,0 +1,66 @@
+"""Where the diary's files are and how its days are counted: the data folder, ``diary/<date>.md``,
+and the zone and boundary hour the diaries were last written with (``diary/.days.json``).
+
+Apart from ``diary.py`` so that a forget (``forgetting.py``, imported by ``engram.py``) can find a
+diary's day and file without importing the diary writer, which needs ``Engram`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .clock import DEFAULT_BOUNDARY_HOUR, day_of, resolve_timezone
+from .identity import atomic_write
+
+if TYPE_CHECKING:
+    from .engram import Engram
+
+log = logging.getLogger("engram.diary")
+
+DIARY_FOLDER = "diary"
+DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
+
+
+def data_folder(engram: Engram) -> Path:
+    """The bot's data folder: where its store file lives."""
+    return Path(engram.store.path).resolve().parent
+
+
+def diary_path(folder: Path, day: date) -> Path:
+    return folder / DIARY_FOLDER / f"{day.isoformat()}.md"
+
+
+def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None = None, *,
+             remember: bool = False) -> tuple[tzinfo | None, int]:
+    """The zone and boundary hour to count days in: the ones given (``remember``: kept beside the
+    diaries), else the ones last kept, so a caller that knows neither (a forget rewriting a day's
+    diary) finds the same day as the job did."""
+    path = folder / DIARY_FOLDER / DAY_RULE_FILE
+    given = tz is not None or boundary_hour is not None
+    try:
+        saved = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        saved = {}
+    if tz is None and saved.get("tz"):
+        tz = resolve_timezone(saved["tz"])
+    if boundary_hour is None:
+        boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
+    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
+                                        and str(tz) == "UTC" else None)
+    rule = {"tz": name, "boundary_hour": boundary_hour}
+    if remember and given and rule != saved:
+        try:
+            atomic_write(path, json.dumps(rule))
+        except OSError:
+            log.exception("Engram: remembering the diary's day rule in %s failed", path)
+    return tz, boundary_hour
+
+
+def diary_day(folder: Path, t: datetime) -> date:
+    """The day a diary dated ``t`` tells of, counted as the diaries count days (``day_rule``)."""
+    tz, boundary_hour = day_rule(folder)
+    return day_of(t, tz, boundary_hour)
