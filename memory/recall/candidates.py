@@ -116,6 +116,8 @@ class Pool:
     both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
     # cosine to the item embedded as a query (``embedders.as_query_model``); None: no such vector
     cos_qq: list[float | None] = field(default_factory=list)
+    # its mean cosine to the other candidates (``VectorIndex.mean_similarity``); None: no vector
+    hub: list[float | None] = field(default_factory=list)
     cols: Columns | None = None
     items: dict[int, Episode | Memory] = field(default_factory=dict)
 
@@ -131,6 +133,7 @@ class Pool:
         self.kw.append(kw)
         self.cos.append(cos)
         self.cos_qq.append(None)
+        self.hub.append(None)
         self.both.append(both)
         self.cols = None
 
@@ -178,6 +181,8 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
+    if index is not None and qvec is not None:
+        pool.hub = index.mean_similarity(list(zip(pool.kinds, pool.ids)))
     second = indexes.second  # each candidate's cosine to its item embedded as a query (None: none yet)
     if second is not None and qvec is not None:
         pool.cos_qq = second.cosines(list(zip(pool.kinds, pool.ids)), qvec)
