@@ -118,6 +118,7 @@ class Indexer:
                         break
                     second.add(kind, ids, vecs)
                     after = ids[-1]
+            second.trim()
 
     async def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
         """Embed every item that has no vector yet; returns how many items got their (passage) vector.

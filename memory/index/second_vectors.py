@@ -34,7 +34,7 @@ class _Kind:
     def add(self, ids: Sequence[int], vecs: np.ndarray) -> None:
         q, top = quantise(vecs)
         if self.n + len(ids) > len(self.ids):
-            cap = max(1024, 2 * (self.n + len(ids)))
+            cap = max(1024, self.n + len(ids), len(self.ids) + len(self.ids) // 4)
             self.ids, self.scale = _grow(self.ids, cap), _grow(self.scale, cap)
             self.alive = _grow(self.alive, cap)
             self.vecs = _grow(self.vecs if self.vecs.shape[1] else np.zeros((0, q.shape[1]), np.int8), cap)
@@ -48,6 +48,12 @@ class _Kind:
         self.n += len(new)
         if not in_order or self._order is not None:
             self._order = np.argsort(self.ids[: self.n], kind="stable")
+
+    def trim(self) -> None:
+        """Give back the room grown for more (after the load at open)."""
+        if len(self.ids) > self.n:
+            self.ids, self.scale = self.ids[: self.n].copy(), self.scale[: self.n].copy()
+            self.alive, self.vecs = self.alive[: self.n].copy(), self.vecs[: self.n].copy()
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """The row of each id (the last one saved for it), -1 where it has none alive."""
@@ -88,6 +94,10 @@ class SecondVectors:
 
     def erase(self, kind: str, ids: Sequence[int]) -> None:
         self._kinds[kind].erase(ids)
+
+    def trim(self) -> None:
+        for block in self._kinds.values():
+            block.trim()
 
     def cosines(self, items: Sequence[tuple[str, int]], query: np.ndarray) -> list[float | None]:
         """The query's cosine to each (kind, id)'s second vector; None for an item without one."""
