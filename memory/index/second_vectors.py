@@ -59,11 +59,10 @@ class _Kind:
         """The row of each id (the last one saved for it), -1 where it has none alive."""
         if not self.n or not len(ids):
             return np.full(len(ids), -1, np.int64)
-        order = self._order if self._order is not None else np.arange(self.n)
-        sorted_ids = self.ids[: self.n][order]
-        pos = np.minimum(np.searchsorted(sorted_ids, ids, side="right") - 1, self.n - 1)
-        pos = np.maximum(pos, 0)
-        row = order[pos]
+        order = self._order  # None: the ids came in order, and are their own sorting
+        sorted_ids = self.ids[: self.n] if order is None else self.ids[: self.n][order]
+        pos = np.clip(np.searchsorted(sorted_ids, ids, side="right") - 1, 0, self.n - 1)
+        row = pos if order is None else order[pos]
         ok = (self.ids[row] == ids) & self.alive[row]
         return np.where(ok, row, -1)
 
@@ -101,15 +100,21 @@ class SecondVectors:
 
     def cosines(self, items: Sequence[tuple[str, int]], query: np.ndarray) -> list[float | None]:
         """The query's cosine to each (kind, id)'s second vector; None for an item without one."""
+        kinds = np.array([k == "m" for k, _ in items], bool)
+        out = self.cosines_of(kinds, np.array([i for _, i in items], np.int64), query)
+        return [None if s != s else s for s in out.tolist()]  # NaN: none
+
+    def cosines_of(self, is_memory: np.ndarray, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """``cosines`` for items given as arrays (memory or not, id); NaN for an item without one."""
         q = np.asarray(query, np.float32).reshape(-1)
         q = q / (float(np.linalg.norm(q)) or 1.0)
-        out = np.full(len(items), np.nan)
+        out = np.full(len(ids), np.nan)
         for kind, block in self._kinds.items():
-            at = np.array([j for j, it in enumerate(items) if it[0] == kind], np.int64)
+            at = np.flatnonzero(is_memory == (kind == "m"))
             if not len(at) or not block.n or block.vecs.shape[1] != len(q):
                 continue
-            rows = block.rows(np.array([items[j][1] for j in at.tolist()], np.int64))
+            rows = block.rows(ids[at])
             have = rows >= 0
             r = rows[have]
-            out[at[have]] = (block.vecs[r].astype(np.float32) @ q) * (block.scale[r] / 127)
-        return [None if s != s else s for s in out.tolist()]  # NaN: none
+            out[at[have]] = np.einsum("ij,j->i", block.vecs[r].astype(np.float32), q) * (block.scale[r] / 127)
+        return out

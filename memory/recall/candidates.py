@@ -181,12 +181,16 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
-    if index is not None and qvec is not None:
-        pool.hub = index.mean_similarity(list(zip(pool.kinds, pool.ids)))
-    second = indexes.second  # each candidate's cosine to its item embedded as a query (None: none yet)
-    if second is not None and qvec is not None:
-        pool.cos_qq = second.cosines(list(zip(pool.kinds, pool.ids)), qvec)
+    if qvec is not None and index is not None:
+        is_m, ids = np.array([k == "m" for k in pool.kinds], bool), np.array(pool.ids, np.int64)
+        pool.hub = _nones(index.mean_similarity_of(is_m, ids))
+        if indexes.second is not None:  # each one's cosine to its item embedded as a query
+            pool.cos_qq = _nones(indexes.second.cosines_of(is_m, ids, qvec))
     return pool
+
+
+def _nones(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in values.tolist()]  # NaN: None
 
 
 def _best(found: dict[tuple[str, int], list[Any]], at: int, n: int) -> list[tuple[str, int]]:
