@@ -217,32 +217,6 @@ class VectorIndex:
                 out[at[have]] = self._cosines(blocks[have], rows[have], q)
         return [None if s != s else s for s in out.tolist()]  # NaN: no vector
 
-    def mean_similarity(self, items: Sequence[tuple[str, int]]) -> list[float | None]:
-        """Each item's mean cosine to the other items of ``items`` that have a vector (how much it
-        resembles everything around it: ``features``' hub correction); None for one without a vector."""
-        out = self.mean_similarity_of(np.array([k == "m" for k, _ in items], bool),
-                                      np.array([i for _, i in items], np.int64))
-        return [None if s != s else s for s in out.tolist()]
-
-    def mean_similarity_of(self, is_memory: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """``mean_similarity`` for items given as arrays (memory or not, id); NaN: no vector."""
-        mat = np.zeros((len(ids), self.dim or 0), np.float32)
-        have = np.zeros(len(ids), bool)
-        for kind, loc in self._loc.items():
-            at = np.flatnonzero(is_memory == (kind == "m"))
-            if len(at) and self.dim is not None:
-                blocks, rows = loc.find(ids[at])
-                for b in np.unique(blocks[blocks >= 0]).tolist():
-                    sel = blocks == b
-                    mat[at[sel]] = self._blocks[b].mat[rows[sel]]
-                    have[at[sel]] = True
-        out = np.full(len(ids), np.nan)
-        m = int(have.sum())
-        if m > 1:
-            v = mat[have]  # the sum of an item's cosines to all is its cosine to the sum of all
-            out[have] = (np.einsum("ij,j->i", v, v.sum(axis=0)) - np.einsum("ij,ij->i", v, v)) / (m - 1)
-        return out
-
     def _cosines(self, blocks: np.ndarray, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Cosines of rows: looked up where the last search scanned them with ``q``, else computed."""
         out = np.zeros(len(rows), np.float32)

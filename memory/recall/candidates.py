@@ -116,8 +116,6 @@ class Pool:
     both: list[bool] = field(default_factory=list)  # found by the keyword and the vector route
     # cosine to the item embedded as a query (``embedders.as_query_model``); None: no such vector
     cos_qq: list[float | None] = field(default_factory=list)
-    # its mean cosine to the other candidates (``VectorIndex.mean_similarity``); None: no vector
-    hub: list[float | None] = field(default_factory=list)
     cols: Columns | None = None
     items: dict[int, Episode | Memory] = field(default_factory=dict)
 
@@ -133,7 +131,6 @@ class Pool:
         self.kw.append(kw)
         self.cos.append(cos)
         self.cos_qq.append(None)
-        self.hub.append(None)
         self.both.append(both)
         self.cols = None
 
@@ -181,11 +178,9 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
         todo = [j for j, c in enumerate(pool.cos) if c is None]
         for j, cos in zip(todo, index.similarities([(pool.kinds[j], pool.ids[j]) for j in todo], qvec)):
             pool.cos[j] = cos
-    if qvec is not None and index is not None:
+    if qvec is not None and indexes.second is not None:  # each one's cosine to its item embedded as a query
         is_m, ids = np.array([k == "m" for k in pool.kinds], bool), np.array(pool.ids, np.int64)
-        pool.hub = _nones(index.mean_similarity_of(is_m, ids))
-        if indexes.second is not None:  # each one's cosine to its item embedded as a query
-            pool.cos_qq = _nones(indexes.second.cosines_of(is_m, ids, qvec))
+        pool.cos_qq = _nones(indexes.second.cosines_of(is_m, ids, qvec))
     return pool
 
 

@@ -110,20 +110,3 @@ def test_similarities_after_a_search_are_the_same_and_see_vectors_added_since(fi
     assert got[:4] == pytest.approx(want, abs=1e-6) and got[4] is None
     index.search(other, EVERYTHING, 5)
     assert index.similarities(items, q) == got  # computed afresh: the same floats
-
-
-def test_mean_similarity_is_each_items_mean_cosine_to_the_others_given() -> None:
-    rng = np.random.default_rng(5)
-    base = unit(rng, 1)[0]
-    near = normalise(base + 0.2 * unit(rng, 3))  # three alike
-    far = -base  # one unlike them
-    idx = VectorIndex("m", DIM)
-    idx.add("e", "g", [1, 2, 3, 4], np.vstack([near, far]), ["active"] * 4)
-    got = idx.mean_similarity([("e", 1), ("e", 2), ("e", 3), ("e", 4), ("e", 9)])
-    vecs = np.vstack([near, far])
-    sims = vecs @ vecs.T
-    want = (sims.sum(axis=1) - 1.0) / 3
-    assert np.allclose(np.array(got[:4], float), want, atol=1e-5)
-    assert got[4] is None  # no vector
-    assert min(got[:3]) > got[3]  # type: ignore[operator]
-    assert idx.mean_similarity([("e", 1)]) == [None]  # nothing else to compare with

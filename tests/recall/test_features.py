@@ -160,16 +160,3 @@ def test_a_hand_made_pool_asked_two_questions_answers_each() -> None:
     second = featurize(pool, "trip", NOW, RecallSettings())
     cov = COLUMNS.index("cov")
     assert first.matrix[cov].tolist() == [1.0, 0.0] and second.matrix[cov].tolist() == [0.0, 1.0]
-
-
-def test_cos_local_counts_a_line_that_resembles_the_whole_pool_less() -> None:
-    pool = pool_of([turn(1, "hello everyone"), turn(2, "my sister moved to Lyon"), turn(3, "ok")])
-    pool.cos = [0.80, 0.78, 0.20]
-    pool.hub = [0.70, 0.20, 0.40]  # the greeting resembles everything; the fact little else
-    feats = featurize(pool, "where does your sister live", NOW, RecallSettings())
-    f = {h.id: h.features for h in rank(feats, FeatureRanker("cos"), 3)}
-    assert f[1]["cos"] > f[2]["cos"]  # by the plain cosine the greeting leads
-    assert f[2]["cos_local"] > f[1]["cos_local"]  # corrected, the fact does
-    pool.hub = []  # no neighbourhood (a hand-made pool): the same as cos
-    feats = featurize(pool, "where does your sister live", NOW, RecallSettings())
-    assert all(h.features["cos_local"] == h.features["cos"] for h in rank(feats, FeatureRanker("cos"), 3))
