@@ -1,9 +1,11 @@
 """In-memory indexes over what the store returns, kept current by one after-commit listener.
 
-``Indexes`` holds the three: the keyword statistics (``keywords.Keywords``), the episodes' columns
-(``episode_columns.EpisodeColumns``) and the vectors of the current embedder
-(``vectors.VectorIndex``, None without one). They are loaded at open; after each commit the store
-hands ``after_commit`` what changed, so recall sees a write exactly when it is durable.
+``Indexes`` holds four: the keyword statistics (``keywords.Keywords``), the episodes' columns
+(``episode_columns.EpisodeColumns``), the vectors of the current embedder (``vectors.VectorIndex``,
+None without one) and the items' second vectors, each embedded as a query
+(``second_vectors.SecondVectors``, None unless the embedder's two kinds differ). They are loaded at
+open; after each commit the store hands ``after_commit`` what changed, so recall sees a write
+exactly when it is durable.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .vectors import VectorIndex
 
 
 class Indexes:
-    """The keyword statistics, episode columns and vectors of one store."""
+    """The keyword statistics, episode columns, vectors and second vectors of one store."""
 
     def __init__(self, vectors: VectorIndex | None = None):
         self.keywords = Keywords()
