@@ -25,8 +25,9 @@ from .forgetting import ForgettingReads
 from .items import ItemReads
 from .keywords import KeywordReads
 from .metabolism import MetabolismReads
-from .migrations import check_header, check_known_schema, check_migrated, migrate
+from .migrations import migrate
 from .names import NameReads
+from .opening import check_header, check_known_schema, check_migrated
 from .progress import ProgressReads
 from .transactions import Transactions
 from .vectors import VectorReads
