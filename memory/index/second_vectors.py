@@ -1,8 +1,8 @@
 """Each item's second vector (the item embedded as a query: ``embedders.as_query_model``) in memory.
 
 Recall reads them only for its candidates (the feature ``cos_qq``), never searches them, so they are
-kept small: int8 of the vector's largest magnitude, as on disk (388 bytes an item at 384 dimensions),
-looked up by (kind, id) with a sorted id array per kind.
+kept small, as on disk (``store.quantise``: int8 of the vector's largest magnitude, 388 bytes an item at
+384 dimensions), looked up by (kind, id) with a sorted id array per kind.
 """
 
 from __future__ import annotations
@@ -11,13 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-
-def quantise(vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows as int8 of their largest magnitude, and those magnitudes (``codec.compact_vector_blob``)."""
-    v = np.asarray(vecs, np.float32).reshape(len(vecs), -1)
-    top = np.abs(v).max(axis=1) if len(v) else np.zeros(0, np.float32)
-    top = np.where(top > 0, top, 1.0).astype(np.float32)
-    return np.rint(v / top[:, None] * 127).astype(np.int8), top
+from ..store import quantise
 
 
 class _Kind:

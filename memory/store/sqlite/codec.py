@@ -13,6 +13,7 @@ import aiosqlite
 import numpy as np
 
 from ...model import Episode, Memory
+from .. import quantise
 
 
 def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
@@ -75,11 +76,9 @@ def vectors_of(blobs: Sequence[bytes]) -> np.ndarray:
 
 
 def compact_vector_blob(vec: np.ndarray) -> bytes:
-    """A unit vector kept small (a second vector only ranks, never searches): its largest magnitude as
-    float32, then each component as int8 of that (a cosine off by about 0.005 at most)."""
-    v = np.asarray(vec, np.float32).reshape(-1)
-    top = float(np.abs(v).max()) or 1.0
-    return np.float32(top).tobytes() + np.rint(v / top * 127).astype(np.int8).tobytes()
+    """A second vector as stored: its largest magnitude as float32, then ``store.quantise``'s int8s."""
+    q, top = quantise(np.asarray(vec).reshape(1, -1))
+    return top.tobytes() + q.tobytes()
 
 
 def compact_vectors(blobs: Sequence[bytes]) -> np.ndarray:
