@@ -212,6 +212,8 @@ async def evaluate(engram: Engram, embedder: object, files: dict[str, list[Conve
     await ranking("keyword", FeatureRanker("kw"), convs)
     if not isinstance(embedder, NoEmbedder):
         await ranking("embedding", FeatureRanker("cos"), convs)
+        if getattr(embedder, "asymmetric", False):  # the items' second vectors (cos_qq) alone
+            await ranking("embedding as a query", FeatureRanker("cos_qq"), convs)
     if not args.fixed:
         for c in convs:  # leave one conversation out
             train = [p for p in pools if p.conv != c.sample_id] if len(convs) > 1 else pools
@@ -267,6 +269,17 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def held_weights(ap: argparse.ArgumentParser, given: list[str]) -> dict[str, float]:
+    """``--weight NAME=VALUE`` options as a dict (a clear error for a malformed one or an unknown name)."""
+    try:
+        weights = {k: float(v) for k, v in (w.split("=", 1) for w in given)}
+    except ValueError:
+        ap.error("--weight wants NAME=VALUE, e.g. cos_qq=2.0")
+    if unknown := set(weights) - set(DEFAULT_WEIGHTS):
+        ap.error(f"--weight: no feature named {', '.join(sorted(unknown))}")
+    return weights
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA],
@@ -287,12 +300,7 @@ def main() -> None:
                     help="hold a feature's weight at VALUE in the shipped ranker and in every fit "
                          "(repeatable; e.g. cos_qq=0 for the ranker without the item-as-query cosine)")
     args = ap.parse_args()
-    try:
-        args.weight = {k: float(v) for k, v in (w.split("=", 1) for w in args.weight)}
-    except ValueError:
-        ap.error("--weight wants NAME=VALUE, e.g. cos_qq=2.0")
-    if unknown := set(args.weight) - set(DEFAULT_WEIGHTS):
-        ap.error(f"--weight: no feature named {', '.join(sorted(unknown))}")
+    args.weight = held_weights(ap, args.weight)
     out = asyncio.run(run(args))
     print(table(out))
     print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")

@@ -40,8 +40,13 @@ sys.path.insert(0, str(HERE))
 DATA = HERE.parent.parent / "shared" / "data" / "memorybank"
 TZ = ZoneInfo("Asia/Shanghai")
 
+from locomo import held_weights  # noqa: E402
+
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, make_embedder  # noqa: E402
+from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, LinearRanker  # noqa: E402
 from astrbot_plugin_engram.memory.timewindow import query_window  # noqa: E402
+
+HELD: dict[str, float] = {}  # --weight NAME=VALUE: weights held in the shipped ranker
 
 EN_STOP = set("""about after again also always been before being could didn doesn don every from have
 having just know like little make many more most much need really should some such than that their
@@ -191,7 +196,8 @@ async def run(lang: str, embedder_name: str, per_user: int, show: bool,
             from _embed_cache import CachingEmbedder
 
             embedder = CachingEmbedder(embedder, HERE / ".cache")
-        e = await Engram.open(Path(tmp) / "tw.db", embedder, background=False)
+        e = await Engram.open(Path(tmp) / "tw.db", embedder, background=False,
+                              ranker=LinearRanker({**DEFAULT_WEIGHTS, **HELD}))
         try:
             ids = await e.record_many([ep for _, ep in episodes])
             await e.embed_pending()
@@ -214,7 +220,10 @@ def main() -> None:
     p.add_argument("--per-user", type=int, default=4, help="queries per user and language (default 4)")
     p.add_argument("--show", action="store_true", help="print every query with its date and evidence count")
     p.add_argument("--weights", default="", help="also score these in_window weights (comma-separated)")
+    p.add_argument("--weight", action="append", default=[], metavar="NAME=VALUE",
+                   help="hold a feature's weight at VALUE (repeatable; as bench/locomo.py's)")
     args = p.parse_args()
+    HELD.update(held_weights(p, args.weight))
     for lang in ("en", "zh"):
         weights = [float(w) for w in args.weights.split(",") if w.strip()]
         r = asyncio.run(run(lang, args.embedder, args.per_user, args.show, weights))
