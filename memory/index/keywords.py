@@ -85,6 +85,11 @@ class KeywordIndex:
     def unknown(self, lists: list[np.ndarray]) -> list[int]:
         """The rowids in ``lists`` this index does not hold (written by another process since open)."""
         rows = np.concatenate(lists) if lists else _NONE
+        if not len(rows):
+            return []
+        if max(int(r[-1]) for r in lists if len(r)) < len(self._group):  # each list ascends: the usual case
+            new = self._group[rows] == NO_GROUP
+            return np.unique(rows[new]).tolist() if new.any() else []
         beyond = rows >= len(self._group)
         rows = np.concatenate([rows[beyond], rows[~beyond][self._group[rows[~beyond]] == NO_GROUP]])
         return np.unique(rows).tolist()
@@ -123,14 +128,30 @@ class KeywordIndex:
         length[known] = self._length[rows[known]]
         length[length <= 0] = avg  # a row this index never saw: the average length
         weight = idf[term] * (K1 + 1) / (1 + K1 * (1 - B + B * length / avg))
-        ids, at = np.unique(rows, return_inverse=True)
-        score = np.bincount(at, weight, len(ids))
+        ids, score = _sum_by_row(rows, weight)
         if len(score) > limit:  # the rows that can make the top, ties at the edge included
             edge = np.partition(score, len(score) - limit)[len(score) - limit]
             some = np.flatnonzero(score >= edge)
             ids, score = ids[some], score[some]
         top = np.argsort(-score, kind="stable")[:limit]  # ties: the older row first
         return list(zip(ids[top].tolist(), score[top].tolist()))
+
+
+def _sum_by_row(rows: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``rows`` (ascending) and the sum of each one's ``weight``s, added in the order given.
+
+    Rowids are dense: when they span little more than the hits, one ``bincount`` over the span costs
+    far less than sorting the hits (~15k for the plugin's query at 100k: 0.05 against 0.5 ms); the
+    sums are the same, added in the same order.
+    """
+    top = int(rows.max())
+    if top > 16 * len(rows) + 65_536:  # sparse: sort
+        ids, at = np.unique(rows, return_inverse=True)
+        return ids, np.bincount(at, weight, len(ids))
+    held = np.zeros(top + 1, bool)
+    held[rows] = True
+    ids = np.flatnonzero(held)
+    return ids, np.bincount(rows, weight, top + 1)[ids]
 
 
 class Keywords:

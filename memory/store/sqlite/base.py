@@ -15,6 +15,8 @@ from typing import Any
 
 import aiosqlite
 
+from .postings_cache import PostingsCache
+
 
 class Connections:
     """The store's file and connections, as each part of the store reads them."""
@@ -25,6 +27,7 @@ class Connections:
     # mode=ro, on the event loop's own thread: recall's small indexed reads run right there, since each
     # trip to aiosqlite's thread costs a GIL hand-off (up to 5 ms on a busy machine), more than the read
     _quick: sqlite3.Connection
+    _postings: PostingsCache  # keyword doclists read lately, exact at the file's keyword stamp
 
     @property
     def _writer_or_reader(self) -> aiosqlite.Connection:

@@ -83,14 +83,17 @@ class KeywordReads(Connections):
         if space_keys is not None and len(space_keys) <= KEYED_SPACES:
             # Each word asked in each visible chat: only those chats' doclists are read.
             marks = [space_mark(k) for k in space_keys]
-            return Postings(postings(self._quick, "episodes_fts", [[w + m for m in marks] for w in words]),
-                            True)
+            return Postings(self._cached("episodes_fts", [[w + m for m in marks] for w in words]), True)
         # many or all chats (the owner's console): each word in any chat, filtered by chat above
-        return Postings(postings(self._quick, "episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
+        return Postings(self._cached("episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
                         space_keys is None)
 
     async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
-        return postings(self._quick, "memories_fts", [[w] for w in words])
+        return self._cached("memories_fts", [[w] for w in words])
+
+    def _cached(self, table: str, groups: list[list[str]], prefix: bool = False) -> list[np.ndarray]:
+        """``postings`` through the store's cache of recent doclists (``postings_cache``)."""
+        return self._postings.read(self._quick, table, groups, prefix, postings)
 
     async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                    ) -> list[KeywordRow]:

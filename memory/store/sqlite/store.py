@@ -28,6 +28,7 @@ from .metabolism import MetabolismReads
 from .migrations import migrate
 from .names import NameReads
 from .opening import check_header, check_known_schema, check_migrated
+from .postings_cache import PostingsCache
 from .progress import ProgressReads
 from .transactions import Transactions
 from .vectors import VectorReads
@@ -46,6 +47,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         self._writer = writer
         self._reader = reader
         self._quick = quick  # reads on the event loop's own thread (see ``base.Connections``)
+        self._postings = PostingsCache()  # recent keyword doclists (``postings_cache``)
         self._lock = asyncio.Lock()
         self._view = WriterView()
         self._listeners: list[Listener] = []

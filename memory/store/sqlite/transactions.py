@@ -12,12 +12,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 import numpy as np
 
 from ...errors import StoreError
 from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
+from .postings_cache import STAMP
 from .writes import SQLiteWrites, WriterView
 
 log = logging.getLogger("engram.store")
@@ -50,6 +52,8 @@ class Transactions(Connections):
                 await db.execute("BEGIN IMMEDIATE")
                 try:
                     yield writes
+                    keywords = writes.keyword_inserts or writes.keyword_deletes
+                    stamp = await _bump_keyword_stamp(db) if keywords else None
                     await db.execute("COMMIT")
                 except BaseException:
                     try:
@@ -60,6 +64,8 @@ class Transactions(Connections):
             except BaseException:
                 self._view.forget()  # the cached seq/section may be ahead of the file now
                 raise
+        if stamp is not None:  # before any listener: nothing else runs on this loop in between
+            self._postings.committed(stamp - 1, stamp, writes.keyword_inserts, writes.keyword_deletes)
         for change in writes.changes:
             for listener in self._listeners:
                 listener(change)
@@ -157,6 +163,14 @@ class Transactions(Connections):
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
         async with self.transaction() as tx:
             await tx.save_job_run(job, record)
+
+
+async def _bump_keyword_stamp(db: aiosqlite.Connection) -> int:
+    """Count one more transaction that wrote a keyword table (``postings_cache.STAMP``); its new value."""
+    async with db.execute("INSERT INTO cursors VALUES (?, 1) ON CONFLICT(name)"
+                          " DO UPDATE SET value = value + 1 RETURNING value", (STAMP,)) as cur:
+        row = await cur.fetchone()
+    return int(row[0])  # type: ignore[index]
 
 
 def _checkpoint(path: Path) -> bool:

@@ -67,6 +67,10 @@ class SQLiteWrites:
         self._section_gap = section_gap
         self.changes: list[Change] = []
         self.erased = False  # something was hard-forgotten: checkpoint and truncate the log after COMMIT
+        # what this transaction wrote to the keyword tables (the postings cache follows it after COMMIT):
+        # (table, rowid, words) inserted and (table, rowids) deleted
+        self.keyword_inserts: list[tuple[str, int, str]] = []
+        self.keyword_deletes: list[tuple[str, list[int]]] = []
 
     # ---- episodes ------------------------------------------------------------------------
     async def add_episodes(self, episodes: Sequence[Episode],
@@ -105,6 +109,7 @@ class SQLiteWrites:
         await db.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
                              " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         await db.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
         await db.executemany(
             "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
             " last_seen = max(last_seen, excluded.last_seen)", aliases)
@@ -172,6 +177,7 @@ class SQLiteWrites:
                 "UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?) WHERE id = ?",
                 (timestamp(m.valid_from) or timestamp(aware(m.created_at)), supersedes))
             await db.execute("DELETE FROM memories_fts WHERE rowid = ?", (supersedes,))
+            self.keyword_deletes.append(("memories_fts", [supersedes]))
         mid = await self._next_id("memories")
         await db.execute(
             "INSERT INTO memories (id, root, kind, text, scope, subjects, importance, strength,"
@@ -183,6 +189,7 @@ class SQLiteWrites:
         await db.execute("UPDATE memories SET root = ? WHERE id = ?", (root or mid, mid))
         words = memory_words(m)
         await db.execute("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", (mid, words))
+        self.keyword_inserts.append(("memories_fts", mid, words))
         await db.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", [(mid, e) for e in m.sources])
         self.changes.append(MemoryAdded(mid, m.scope, m.status, word_count(words), supersedes))
         return mid
@@ -325,6 +332,7 @@ class SQLiteWrites:
         await db.execute("UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?)"
                          f" WHERE id IN {sql}", [timestamp(aware(merged.created_at)), *vals])
         await db.execute(f"DELETE FROM memories_fts WHERE rowid IN {sql}", vals)
+        self.keyword_deletes.append(("memories_fts", list(vals)))
         await db.execute("UPDATE memories SET root = ?, supersedes = ? WHERE id = ?",
                          (root, min(originals), mid))
         for i, _, scope in rows:
@@ -336,6 +344,7 @@ class SQLiteWrites:
         for chunk in chunks(ids):
             q, v = in_list(chunk)
             await self._writer.execute(f"DELETE FROM {table}_fts WHERE rowid IN {q}", v)
+            self.keyword_deletes.append((f"{table}_fts", list(v)))
             await self._writer.execute(f"DELETE FROM vectors WHERE kind = ? AND item IN {q}", [kind, *v])
             await self._writer.execute(f"DELETE FROM {table} WHERE id IN {q}", v)
 
