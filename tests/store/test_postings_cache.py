@@ -33,6 +33,11 @@ async def ids_found(eng: Engram, query: str, space: str = A) -> set[int]:
             if h.kind == "episode" and h.features["kw"] > 0}
 
 
+async def memories_found(eng: Engram, query: str, space: str = A) -> set[int]:
+    return {h.id for h in await eng.recall(query, Audience(space), k=20)
+            if h.kind == "memory" and h.features["kw"] > 0}
+
+
 def cache_of(eng: Engram) -> PostingsCache:
     assert isinstance(eng.store, SQLiteStore)
     return eng.store._postings
@@ -68,9 +73,9 @@ async def test_a_forgotten_line_never_comes_back_from_the_cache(db_path: Path) -
         await eng.forget_episodes([gone])
         assert await ids_found(eng, "lighthouse") == {keep}
         mid = await eng.add_memory(Memory("Ann keeps a lighthouse", "space:" + A))
-        assert mid in {h.id for h in await eng.recall("lighthouse", Audience(A), k=20) if h.kind == "memory"}
+        assert mid in await memories_found(eng, "lighthouse")
         await eng.forget([mid])
-        assert mid not in {h.id for h in await eng.recall("lighthouse", Audience(A), k=20) if h.kind == "memory"}
+        assert mid not in await memories_found(eng, "lighthouse")
         assert [x.tolist() for x in await eng.store.memory_postings(["lighthous"])] == [[]]
     finally:
         await eng.close()
@@ -81,13 +86,10 @@ async def test_a_memory_rewritten_is_found_by_its_new_words_only(db_path: Path) 
     try:
         old = await eng.add_memory(Memory("Ann lives in Paris", "space:" + A))
 
-        async def memories(q: str) -> set[int]:
-            return {h.id for h in await eng.recall(q, Audience(A), k=20) if h.kind == "memory" and h.features["kw"] > 0}
-
-        assert await memories("Paris") == {old}
-        assert await memories("Berlin") == set()
+        assert await memories_found(eng, "Paris") == {old}
+        assert await memories_found(eng, "Berlin") == set()
         new = await eng.update(old, "Ann lives in Berlin")
-        assert await memories("Paris") == set() and await memories("Berlin") == {new}
+        assert await memories_found(eng, "Paris") == set() and await memories_found(eng, "Berlin") == {new}
     finally:
         await eng.close()
 
@@ -139,8 +141,9 @@ def test_the_cache_keeps_to_its_budget(tmp_path: Path) -> None:
                    [(i, " ".join(words[j] for j in range(0, 400, 1 + i % 7))) for i in range(1, 300)])
     cache = PostingsCache(budget=20_000)
     for n in range(0, 400, 20):
-        got = cache.read(db, "t", [[w] for w in words[n:n + 20]], False, postings)
-        assert [g.tolist() for g in got] == [g.tolist() for g in postings(db, "t", [[w] for w in words[n:n + 20]])]
+        asked = [[w] for w in words[n:n + 20]]
+        got = cache.read(db, "t", asked, False, postings)
+        assert [g.tolist() for g in got] == [g.tolist() for g in postings(db, "t", asked)]
         assert cache.bytes <= cache.budget
     assert 0 < len(cache) < 400
 

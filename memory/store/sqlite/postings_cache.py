@@ -7,15 +7,18 @@ their words (the turns before the latest message), and common words recur across
 rowids of recently asked token groups are kept here (int32, least recently used dropped past a
 byte budget) and only the others are read.
 
+Only a group of one token without a prefix is kept: a word in one chat (what the plugin asks), or
+in the memories; a wider audience's groups are read each time.
+
 Exactness. Every transaction that writes a keyword table bumps one counter in the file (``STAMP``,
 a row of ``cursors``), whichever process writes. A read first looks at the counter inside the same
 read transaction as the rows it fetches: if the counter moved past the one the cache is at, the
 cache is emptied (another process wrote). After this store's own commit the cache follows it
 instead of starting over: it was at the counter before the transaction (else it is emptied), so
-each inserted row joins the groups holding one of its tokens and each deleted row leaves every
-group. Only tokens whose FTS5 tokenization is known to be the token itself are cached or followed
-(ASCII letters and digits, CJK ideographs, the space mark); a row with any other token empties the
-table's cache, and a group with one is read each time.
+each inserted row joins the tokens it holds and each deleted row leaves every token. Only tokens
+whose FTS5 tokenization is known to be the token itself are cached or followed (ASCII letters and
+digits, CJK ideographs, the space mark and its number): a row with any other token empties the
+table's cache, and such a token is read each time.
 """
 
 from __future__ import annotations
@@ -28,12 +31,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 STAMP = "keywordstamp"  # no ':' in it: an erased place's cursors (``name LIKE '%:<place>'``) never match
-BUDGET = 2 << 20  # bytes of rowids held (and ~150 bytes a group); RSS at 100k items stays under 400 MB
-_ENTRY = 150  # what a group costs beside its rowids: the key, the array object, the dict's slot
+BUDGET = 2 << 20  # bytes held, rowids and bookkeeping (``ENTRY``) together
+ENTRY = 200  # what a token costs beside its rowids: its key, the bytes object, the dict's slot (measured)
 _BULK = 2000  # a transaction writing more rows than this empties the table's cache (cheaper than following)
-_SAFE = re.compile("[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]*)?")
+_SAFE = re.compile("[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]+)?")
 
-Key = tuple[str, tuple[str, ...], bool]  # (table, tokens OR'ed, prefix match)
 Fetch = Callable[[sqlite3.Connection, str, list[list[str]], bool], list[np.ndarray]]  # ``keywords.postings``
 
 
@@ -43,14 +45,12 @@ def safe(token: str) -> bool:
 
 
 class PostingsCache:
-    """Rowids of recently read token groups of the FTS tables, at one ``STAMP`` of the file."""
+    """Rowids of recently read tokens of the FTS tables, exact at one ``STAMP`` of the file."""
 
     def __init__(self, budget: int = BUDGET):
         self.budget = budget
         self.stamp: int | None = None  # the file's counter the entries are exact at (None: unknown)
-        self._entries: OrderedDict[Key, np.ndarray] = OrderedDict()
-        self._by_token: dict[tuple[str, str, bool], set[Key]] = {}  # (table, token, prefix) -> groups
-        self._prefixed = 0  # how many groups are prefix matches
+        self._entries: OrderedDict[str, bytes] = OrderedDict()  # table NUL token -> int32 rowids, ascending
         self.bytes = 0
         self.hits = self.misses = 0
 
@@ -60,8 +60,8 @@ class PostingsCache:
     # ---- reading -------------------------------------------------------------------------
     def read(self, db: sqlite3.Connection, table: str, groups: list[list[str]], prefix: bool,
              fetch: Fetch) -> list[np.ndarray]:
-        """Each group's rowids (ascending int64), from the cache or read by ``fetch(db, table,
-        groups, prefix)`` in one read transaction with the check of the counter."""
+        """Each group's rowids (ascending int64) as ``fetch(db, table, groups, prefix)`` reads them:
+        from the cache, or read in one read transaction with the check of the counter."""
         in_tx = db.in_transaction
         if not in_tx:
             db.execute("BEGIN")
@@ -71,69 +71,53 @@ class PostingsCache:
             if stamp != self.stamp:
                 self.clear()
                 self.stamp = stamp
-            out: list[np.ndarray | None] = []
+            out: list[np.ndarray] = []
             todo: list[int] = []
+            entries = self._entries
             for n, tokens in enumerate(groups):
-                key = (table, tuple(tokens), prefix)
-                got = self._entries.get(key)
+                got = entries.get(table + "\0" + tokens[0]) if len(tokens) == 1 and not prefix else None
                 if got is None:
                     todo.append(n)
-                    out.append(None)
+                    out.append(_NONE)
                 else:
-                    self._entries.move_to_end(key)
-                    out.append(got.astype(np.int64))
+                    entries.move_to_end(table + "\0" + tokens[0])
+                    out.append(np.frombuffer(got, np.int32).astype(np.int64))
             self.hits += len(groups) - len(todo)
             self.misses += len(todo)
             if todo:
-                read = fetch(db, table, [groups[n] for n in todo], prefix)
-                for n, rows in zip(todo, read):
+                for n, rows in zip(todo, fetch(db, table, [groups[n] for n in todo], prefix)):
                     out[n] = rows
-                    self._keep((table, tuple(groups[n]), prefix), rows)
+                    if len(groups[n]) == 1 and not prefix:
+                        self._keep(table + "\0" + groups[n][0], rows)
         finally:
             if not in_tx:
                 db.execute("COMMIT")
-        return out  # type: ignore[return-value]
+        return out
 
-    def _keep(self, key: Key, rows: np.ndarray) -> None:
-        if not all(safe(t) for t in key[1]) or (len(rows) and rows[-1] >= 2**31):
+    def _keep(self, key: str, rows: np.ndarray) -> None:
+        if not safe(key[key.index("\0") + 1:]) or (len(rows) and rows[-1] >= 2**31):
             return
-        size = 4 * len(rows) + _ENTRY
-        if size > self.budget // 8:  # one group never takes more than an eighth
+        if 4 * len(rows) + ENTRY > self.budget // 8:  # one token never takes more than an eighth
             return
-        arr = rows.astype(np.int32)
-        arr.flags.writeable = False
-        self._entries[key] = arr
-        for name in self._names(key):
-            self._by_token.setdefault(name, set()).add(key)
-        self._prefixed += key[2]
-        self.bytes += size
+        self._set(key, rows.astype(np.int32).tobytes())
         while self.bytes > self.budget:
             self._drop(next(iter(self._entries)))
 
-    @staticmethod
-    def _names(key: Key) -> list[tuple[str, str, bool]]:
-        """What a group is filed under: (table, token, prefix) for each of its tokens."""
-        return [(key[0], t, key[2]) for t in key[1]]
+    def _set(self, key: str, data: bytes) -> None:
+        old = self._entries.get(key)
+        self.bytes += len(data) - (ENTRY + len(old) if old is not None else 0) + ENTRY
+        self._entries[key] = data
 
-    def _drop(self, key: Key) -> None:
-        arr = self._entries.pop(key)
-        self.bytes -= 4 * len(arr) + _ENTRY
-        self._prefixed -= key[2]
-        for name in self._names(key):
-            keys = self._by_token.get(name)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
-                    del self._by_token[name]
+    def _drop(self, key: str) -> None:
+        self.bytes -= ENTRY + len(self._entries.pop(key))
 
     def clear(self, table: str | None = None) -> None:
-        """Forget every group (of ``table`` only, when given)."""
+        """Forget every token (of ``table`` only, when given)."""
         if table is None:
             self._entries.clear()
-            self._by_token.clear()
-            self.bytes = self._prefixed = 0
+            self.bytes = 0
             return
-        for key in [k for k in self._entries if k[0] == table]:
+        for key in [k for k in self._entries if k.startswith(table + "\0")]:
             self._drop(key)
 
     # ---- following this store's own commits ----------------------------------------------
@@ -148,47 +132,41 @@ class PostingsCache:
             self.stamp = None
             return
         for table, ids in deleted:
-            gone = np.asarray(list(ids), np.int64)
-            for key in [k for k in self._entries if k[0] == table]:
-                arr = self._entries[key]
+            gone = np.asarray(list(ids), np.int32)
+            for key in [k for k in self._entries if k.startswith(table + "\0")]:
+                arr = np.frombuffer(self._entries[key], np.int32)
                 keep = ~np.isin(arr, gone)
                 if not keep.all():
-                    self._replace(key, arr[keep])
-        per_table: dict[str, int] = {}
+                    self._set(key, arr[keep].tobytes())
+        count: dict[str, int] = {}
         for table, _, _ in inserted:
-            per_table[table] = per_table.get(table, 0) + 1
-        for table, count in per_table.items():
-            if count > _BULK:
+            count[table] = count.get(table, 0) + 1
+        for table, n in count.items():
+            if n > _BULK:
                 self.clear(table)
         for table, rowid, words in inserted:
-            if table not in per_table or per_table[table] > _BULK:
+            if count.get(table, 0) > _BULK:
                 continue
-            tokens = words.split()
+            tokens = set(words.split())
             if not all(safe(t) for t in tokens):  # FTS5 may read it otherwise: start this table over
                 self.clear(table)
-                per_table.pop(table)
+                count[table] = _BULK + 1
                 continue
-            for key in self._groups_matching(table, tokens):
-                arr = self._entries[key]
-                at = int(np.searchsorted(arr, rowid))
-                if at == len(arr) or arr[at] != rowid:
-                    self._replace(key, np.insert(arr, at, rowid))
+            for t in tokens:
+                key = table + "\0" + t
+                data = self._entries.get(key)
+                if data is not None:
+                    self._set(key, _with(data, rowid))
         self.stamp = after
 
-    def _groups_matching(self, table: str, tokens: list[str]) -> set[Key]:
-        """The groups a row holding ``tokens`` belongs to: those asking one of its tokens, or a
-        prefix of one."""
-        found: set[Key] = set()
-        for t in set(tokens):
-            found.update(self._by_token.get((table, t, False), ()))
-            if self._prefixed:
-                for n in range(1, len(t) + 1):
-                    found.update(self._by_token.get((table, t[:n], True), ()))
-        return found
 
-    def _replace(self, key: Key, arr: np.ndarray) -> None:
-        old = self._entries[key]
-        self.bytes += 4 * (len(arr) - len(old))
-        arr = arr.astype(np.int32)
-        arr.flags.writeable = False
-        self._entries[key] = arr
+def _with(data: bytes, rowid: int) -> bytes:
+    """Ascending int32 rowids with ``rowid`` among them (a new row's id is the highest: appended)."""
+    arr = np.frombuffer(data, np.int32)
+    if not len(arr) or rowid > arr[-1]:
+        return data + np.int32(rowid).tobytes()
+    at = int(np.searchsorted(arr, rowid))
+    return data if arr[at] == rowid else np.insert(arr, at, rowid).tobytes()
+
+
+_NONE = np.zeros(0, np.int64)
