@@ -90,11 +90,21 @@ def main() -> None:
         p50 = " / ".join(f"{q['recall_p50_ms']:.1f}" for q in runs)
         p99 = " / ".join(f"{q['recall_p99_ms']:.1f}" for q in runs)
         print(f"| {name} | {p50} | {p99} | {runs[-1]['rss_mb']:.0f} |")
-    for key in ("recall_p50_ms", "recall_p99_ms", "recall_cpu_p50_ms", "recall_cpu_p99_ms"):
+    if all("recall_plugin_p50_ms" in q for runs in rows.values() for q in runs):  # perf.py since session 5
+        print("\nthe plugin's query (a message and four turns before it, the plugin's k)")
+        print("| code | p50 ms, each round | p99 ms, each round | CPU p50 ms | RSS MB |")
+        print("|---|---|---|---|---|")
+        for name, runs in rows.items():
+            cells = [" / ".join(f"{q[key]:.1f}" for q in runs) for key in
+                     ("recall_plugin_p50_ms", "recall_plugin_p99_ms", "recall_plugin_cpu_p50_ms", "rss_mb")]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+    for key in ("recall_p50_ms", "recall_p99_ms", "recall_cpu_p50_ms", "recall_cpu_p99_ms",
+                "recall_plugin_p50_ms", "recall_plugin_p99_ms", "recall_plugin_cpu_p50_ms",
+                "recall_plugin_cpu_p99_ms", "rss_mb"):
         if all(key in q for runs in rows.values() for q in runs):  # CPU: perf.py since session 4
             this, base = (statistics.median(q[key] for q in rows[side]) for side in ("this", rev))
             ratio = this / base
-            print(f"{key[7:-3]}: this / {rev} = x{ratio:.2f} (medians)")
+            print(f"{key.removeprefix('recall_').removesuffix('_ms')}: this / {rev} = x{ratio:.2f} (medians)")
     if a.recording:
         recording(rev, a.recording, a.rounds)
 

@@ -21,6 +21,7 @@ from .chat import ChatModel
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, UnknownIdError
 from .forgetting import Forgetting, execute, memories_plan, person_plan, place_plan
+from .heap import release_free_heap
 from .index import Indexes
 from .index.vectors import VectorIndex
 from .indexing import Indexer
@@ -79,6 +80,7 @@ class Engram:
         except BaseException:
             await store.close()
             raise
+        release_free_heap()  # what loading the indexes freed (``heap``)
         return self
 
     async def close(self) -> None:
