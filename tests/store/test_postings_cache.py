@@ -146,6 +146,18 @@ def test_the_cache_keeps_to_its_budget(tmp_path: Path) -> None:
         assert [g.tolist() for g in got] == [g.tolist() for g in postings(db, "t", asked)]
         assert cache.bytes <= cache.budget
     assert 0 < len(cache) < 400
+    # rows this store writes join the words held, which grow: still within the budget, and exact
+    new = [(i, " ".join(words[j] for j in range(0, 400, 3))) for i in range(300, 600)]
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO t(rowid, words) VALUES (?, ?)", new)
+    db.execute("INSERT INTO cursors VALUES ('keywordstamp', 1)")
+    db.execute("COMMIT")
+    cache.committed(0, 1, [("t", i, w) for i, w in new], [])
+    assert cache.bytes <= cache.budget and len(cache) > 0
+    asked = [[w] for w in words]
+    assert [g.tolist() for g in cache.read(db, "t", asked, False, postings)] == \
+        [g.tolist() for g in postings(db, "t", asked)]
+    assert cache.hits > 0
 
 
 async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_path: Path) -> None:

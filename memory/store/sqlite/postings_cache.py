@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -34,7 +35,9 @@ STAMP = "keywordstamp"  # no ':' in it: an erased place's cursors (``name LIKE '
 BUDGET = 2 << 20  # bytes held, rowids and bookkeeping (``ENTRY``) together
 ENTRY = 200  # what a token costs beside its rowids: its key, the bytes object, the dict's slot (measured)
 _BULK = 2000  # a transaction writing more rows than this empties the table's cache (cheaper than following)
-_SAFE = re.compile("[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]+)?")
+_TOKEN = "[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]+)?"
+_SAFE = re.compile(_TOKEN)
+_SAFE_ROW = re.compile(f"(?:{_TOKEN}(?: (?=.)|$))*")  # a row's words: safe tokens, one space apart
 
 Fetch = Callable[[sqlite3.Connection, str, list[list[str]], bool], list[np.ndarray]]  # ``keywords.postings``
 
@@ -51,6 +54,7 @@ class PostingsCache:
         self.budget = budget
         self.stamp: int | None = None  # the file's counter the entries are exact at (None: unknown)
         self._entries: OrderedDict[str, bytes] = OrderedDict()  # table NUL token -> int32 rowids, ascending
+        self._tables: dict[str, int] = {}  # how many tokens of each table are held
         self.bytes = 0
         self.hits = self.misses = 0
 
@@ -105,16 +109,22 @@ class PostingsCache:
 
     def _set(self, key: str, data: bytes) -> None:
         old = self._entries.get(key)
+        if old is None:
+            table = key[: key.index("\0")]
+            self._tables[table] = self._tables.get(table, 0) + 1
         self.bytes += len(data) - (ENTRY + len(old) if old is not None else 0) + ENTRY
         self._entries[key] = data
 
     def _drop(self, key: str) -> None:
         self.bytes -= ENTRY + len(self._entries.pop(key))
+        table = key[: key.index("\0")]
+        self._tables[table] -= 1
 
     def clear(self, table: str | None = None) -> None:
         """Forget every token (of ``table`` only, when given)."""
         if table is None:
             self._entries.clear()
+            self._tables.clear()
             self.bytes = 0
             return
         for key in [k for k in self._entries if k.startswith(table + "\0")]:
@@ -145,28 +155,32 @@ class PostingsCache:
             if n > _BULK:
                 self.clear(table)
         for table, rowid, words in inserted:
-            if count.get(table, 0) > _BULK:
+            if count.get(table, 0) > _BULK or not self._tables.get(table):  # nothing held to follow
                 continue
-            tokens = set(words.split())
-            if not all(safe(t) for t in tokens):  # FTS5 may read it otherwise: start this table over
+            if not _SAFE_ROW.fullmatch(words):  # FTS5 may read it otherwise: start this table over
                 self.clear(table)
-                count[table] = _BULK + 1
                 continue
-            for t in tokens:
+            entries = self._entries
+            for t in set(words.split()):
                 key = table + "\0" + t
-                data = self._entries.get(key)
+                data = entries.get(key)
                 if data is not None:
-                    self._set(key, _with(data, rowid))
+                    new = _with(data, rowid)
+                    self.bytes += len(new) - len(data)
+                    entries[key] = new
+        while self.bytes > self.budget:  # appends grew what is held
+            self._drop(next(iter(self._entries)))
         self.stamp = after
 
 
 def _with(data: bytes, rowid: int) -> bytes:
     """Ascending int32 rowids with ``rowid`` among them (a new row's id is the highest: appended)."""
+    if not data or rowid > int.from_bytes(data[-4:], _ORDER, signed=True):
+        return data + rowid.to_bytes(4, _ORDER, signed=True)
     arr = np.frombuffer(data, np.int32)
-    if not len(arr) or rowid > arr[-1]:
-        return data + np.int32(rowid).tobytes()
     at = int(np.searchsorted(arr, rowid))
     return data if arr[at] == rowid else np.insert(arr, at, rowid).tobytes()
 
 
 _NONE = np.zeros(0, np.int64)
+_ORDER = sys.byteorder  # numpy's int32 bytes are the machine's
