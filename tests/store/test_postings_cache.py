@@ -16,7 +16,7 @@ import numpy as np
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.keywords import KEY_MARK, postings, space_mark
-from astrbot_plugin_engram.memory.store.sqlite.postings_cache import PostingsCache, safe
+from astrbot_plugin_engram.memory.store.sqlite.postings_cache import STAMP_SQL, PostingsCache, safe
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -49,7 +49,9 @@ async def test_a_line_written_after_its_words_were_cached_is_found(db_path: Path
         first = await eng.record(line("the lighthouse keeper waved"))
         assert await ids_found(eng, "lighthouse") == {first}
         assert len(cache_of(eng)) > 0, "recall did not go through the cache"
+        held = len(cache_of(eng))
         second = await eng.record(line("a storm hit the lighthouse", minutes=1))
+        assert len(cache_of(eng)) == held, "the cache started over after this store's own write"
         assert await ids_found(eng, "lighthouse") == {first, second}
         # a word no line held when it was asked (cached as no rows), then said
         assert await ids_found(eng, "zeppelin") == set()
@@ -150,9 +152,9 @@ def test_the_cache_keeps_to_its_budget(tmp_path: Path) -> None:
     new = [(i, " ".join(words[j] for j in range(0, 400, 3))) for i in range(300, 600)]
     db.execute("BEGIN")
     db.executemany("INSERT INTO t(rowid, words) VALUES (?, ?)", new)
-    db.execute("INSERT INTO cursors VALUES ('keywordstamp', 1)")
+    db.execute(STAMP_SQL)  # as each transaction of a store does first
     db.execute("COMMIT")
-    cache.committed(0, 1, [("t", i, w) for i, w in new], [])
+    cache.committed(db, [("t", i, w) for i, w in new], [])
     assert cache.bytes <= cache.budget and len(cache) > 0
     asked = [[w] for w in words]
     assert [g.tolist() for g in cache.read(db, "t", asked, False, postings)] == \
@@ -219,3 +221,25 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
         raw.close()
         await cli.close()
         await bot.close()
+
+
+def test_a_write_landing_between_this_commit_and_its_follow_up_is_not_taken_for_ours(tmp_path: Path) -> None:
+    """Another process commits right after this store did, before this store followed its own commit:
+    the count is then two past the cache's, and the cache starts over instead of missing that row."""
+    path = tmp_path / "t.db"
+    mine = sqlite3.connect(path, isolation_level=None)
+    mine.execute("CREATE TABLE cursors (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    mine.execute("CREATE VIRTUAL TABLE t USING fts5(words)")
+    mine.execute("INSERT INTO t(rowid, words) VALUES (1, 'lighthouse')")
+    other = sqlite3.connect(path, isolation_level=None)
+    cache = PostingsCache()
+    assert cache.read(mine, "t", [["lighthouse"]], False, postings)[0].tolist() == [1]
+    for db, row in ((mine, 2), (other, 3)):  # each a transaction, as a store writes
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(STAMP_SQL)
+        db.execute("INSERT INTO t(rowid, words) VALUES (?, 'lighthouse')", (row,))
+        db.execute("COMMIT")
+    cache.committed(mine, [("t", 2, "lighthouse")], [])  # this store follows its own commit only now
+    assert cache.read(mine, "t", [["lighthouse"]], False, postings)[0].tolist() == [1, 2, 3]
+    other.close()
+    mine.close()

@@ -10,12 +10,13 @@ byte budget) and only the others are read.
 Only a group of one token without a prefix is kept: a word in one chat (what the plugin asks), or
 in the memories; a wider audience's groups are read each time.
 
-Exactness. Every transaction that writes a keyword table bumps one counter in the file (``STAMP``,
-a row of ``cursors``), whichever process writes. A read first looks at the counter inside the same
-read transaction as the rows it fetches: if the counter moved past the one the cache is at, the
-cache is emptied (another process wrote). After this store's own commit the cache follows it
-instead of starting over: it was at the counter before the transaction (else it is emptied), so
-each inserted row joins the tokens it holds and each deleted row leaves every token. Only tokens
+Exactness. Every write transaction, whichever process writes, counts itself in the file (``STAMP``,
+a row of ``cursors``), in its first trip to the writer (with BEGIN: no trip of its own). A read
+first looks at the count inside the same read transaction as the rows it fetches: if it moved from
+the one the cache is at, the cache is emptied (another process wrote). After this store's own
+commit the cache follows it instead of starting over when the count is exactly one past the
+cache's (no one else wrote before or since): each inserted row joins the tokens it holds and each
+deleted row leaves every token. Only tokens
 whose FTS5 tokenization is known to be the token itself are cached or followed (ASCII letters and
 digits, CJK ideographs, the space mark and its number): a row with any other token empties the
 table's cache, and such a token is read each time.
@@ -32,12 +33,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 STAMP = "keywordstamp"  # no ':' in it: an erased place's cursors (``name LIKE '%:<place>'``) never match
+# what each write transaction runs first (``Transactions.transaction``): one more
+STAMP_SQL = f"INSERT INTO cursors VALUES ('{STAMP}', 1) ON CONFLICT(name) DO UPDATE SET value = value + 1"
 BUDGET = 2 << 20  # bytes held, rowids and bookkeeping (``ENTRY``) together
 ENTRY = 200  # what a token costs beside its rowids: its key, the bytes object, the dict's slot (measured)
 _BULK = 2000  # a transaction writing more rows than this empties the table's cache (cheaper than following)
-_TOKEN = "[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]+)?"
-_SAFE = re.compile(_TOKEN)
-_SAFE_ROW = re.compile(f"(?:{_TOKEN}(?: (?=.)|$))*")  # a row's words: safe tokens, one space apart
+_WORD = "[0-9a-z\u3400-\u4dbf\u4e00-\u9fff]+(?:\ue000[0-9]+)?"
+_SAFE = re.compile(_WORD)
+_SAFE_ROW = re.compile(f"(?:{_WORD}(?: (?=.)|$))*")  # a row's words: safe tokens, one space apart
 
 Fetch = Callable[[sqlite3.Connection, str, list[list[str]], bool], list[np.ndarray]]  # ``keywords.postings``
 
@@ -52,7 +55,7 @@ class PostingsCache:
 
     def __init__(self, budget: int = BUDGET):
         self.budget = budget
-        self.stamp: int | None = None  # the file's counter the entries are exact at (None: unknown)
+        self.stamp: int | None = None  # the file's count the entries are exact at (None: unknown)
         self._entries: OrderedDict[str, bytes] = OrderedDict()  # table NUL token -> int32 rowids, ascending
         self._tables: dict[str, int] = {}  # how many tokens of each table are held
         self.bytes = 0
@@ -131,13 +134,15 @@ class PostingsCache:
             self._drop(key)
 
     # ---- following this store's own commits ----------------------------------------------
-    def committed(self, before: int, after: int, inserted: Sequence[tuple[str, int, str]],
+    def committed(self, db: sqlite3.Connection, inserted: Sequence[tuple[str, int, str]],
                   deleted: Sequence[tuple[str, Sequence[int]]]) -> None:
-        """Follow a committed transaction that moved the counter from ``before`` to ``after``:
-        ``inserted`` (table, rowid, the row's words as written) and ``deleted`` (table, rowids)."""
+        """Follow this store's transaction just committed (``STAMP_SQL`` first): ``inserted`` (table,
+        rowid, the row's words as written) and ``deleted`` (table, rowids); ``db`` reads the count."""
+        row = db.execute("SELECT value FROM cursors WHERE name = ?", (STAMP,)).fetchone()
+        after = row[0] if row else 0
         if self.stamp == after:  # a read after the commit already saw it
             return
-        if self.stamp != before:  # the cache was not at the file's state before this transaction
+        if self.stamp != after - 1:  # another store wrote before or after this transaction
             self.clear()
             self.stamp = None
             return

@@ -19,7 +19,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
-from .postings_cache import STAMP
+from .postings_cache import STAMP_SQL
 from .writes import SQLiteWrites, WriterView
 
 log = logging.getLogger("engram.store")
@@ -49,11 +49,9 @@ class Transactions(Connections):
         async with self._lock:
             writes = SQLiteWrites(db, self._view, self.section_gap)
             try:
-                await db.execute("BEGIN IMMEDIATE")
+                await _begin(db, STAMP_SQL)  # counted for the postings cache, in the same trip
                 try:
                     yield writes
-                    keywords = writes.keyword_inserts or writes.keyword_deletes
-                    stamp = await _bump_keyword_stamp(db) if keywords else None
                     await db.execute("COMMIT")
                 except BaseException:
                     try:
@@ -64,8 +62,8 @@ class Transactions(Connections):
             except BaseException:
                 self._view.forget()  # the cached seq/section may be ahead of the file now
                 raise
-        if stamp is not None:  # before any listener: nothing else runs on this loop in between
-            self._postings.committed(stamp - 1, stamp, writes.keyword_inserts, writes.keyword_deletes)
+        # before any listener; nothing else runs on this loop in between
+        self._postings.committed(self._quick, writes.keyword_inserts, writes.keyword_deletes)
         for change in writes.changes:
             for listener in self._listeners:
                 listener(change)
@@ -165,12 +163,15 @@ class Transactions(Connections):
             await tx.save_job_run(job, record)
 
 
-async def _bump_keyword_stamp(db: aiosqlite.Connection) -> int:
-    """Count one more transaction that wrote a keyword table (``postings_cache.STAMP``); its new value."""
-    async with db.execute("INSERT INTO cursors VALUES (?, 1) ON CONFLICT(name)"
-                          " DO UPDATE SET value = value + 1 RETURNING value", (STAMP,)) as cur:
-        row = await cur.fetchone()
-    return int(row[0])  # type: ignore[index]
+async def _begin(db: aiosqlite.Connection, then: str) -> None:
+    """BEGIN IMMEDIATE and the statement ``then``, in one trip to the writer's thread (nothing is
+    left open if ``then`` fails)."""
+    try:
+        await db.executescript(f"BEGIN IMMEDIATE; {then}")
+    except BaseException:
+        if db.in_transaction:
+            await db.execute("ROLLBACK")
+        raise
 
 
 def _checkpoint(path: Path) -> bool:
