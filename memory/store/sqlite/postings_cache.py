@@ -16,10 +16,9 @@ first looks at the count inside the same read transaction as the rows it fetches
 the one the cache is at, the cache is emptied (another process wrote). After this store's own
 commit the cache follows it instead of starting over when the count is exactly one past the
 cache's (no one else wrote before or since): each inserted row joins the tokens it holds and each
-deleted row leaves every token. Only tokens
-whose FTS5 tokenization is known to be the token itself are cached or followed (ASCII letters and
-digits, CJK ideographs, the space mark and its number): a row with any other token empties the
-table's cache, and such a token is read each time.
+deleted row leaves every token. Only tokens whose FTS5 tokenization is known to be the token
+itself are cached or followed (ASCII letters and digits, CJK ideographs, the space mark and its
+number): a row with any other token empties the table's cache, and such a token is read each time.
 """
 
 from __future__ import annotations
@@ -147,7 +146,7 @@ class PostingsCache:
             self.stamp = None
             return
         for table, ids in deleted:
-            gone = np.asarray(list(ids), np.int32)
+            gone = np.asarray(list(ids), np.int64)
             for key in [k for k in self._entries if k.startswith(table + "\0")]:
                 arr = np.frombuffer(self._entries[key], np.int32)
                 keep = ~np.isin(arr, gone)
