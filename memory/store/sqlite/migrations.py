@@ -364,6 +364,89 @@ async def m010_names_per_place(db: aiosqlite.Connection) -> None:
     )
 
 
+@migration
+async def m011_episode_summaries(db: aiosqlite.Connection) -> None:
+    """Counts the dashboard's overview and graph read instead of scanning every episode: episodes per
+    day (in each episode's own zone), per place and per speaker, and who answers whom (consecutive
+    lines by two people in one place, in sequence order, lines without a speaker left out), with each
+    place's episodes by time (its last one is a seek).
+
+    Triggers on ``episodes`` keep them in the same transaction as the write, so a crash leaves both or
+    neither; a row whose count falls to zero is deleted (an erased place, day or person leaves no
+    trace). Episodes are append-only: a later migration that lifts the guard to change a row's time,
+    place, sequence number or speaker must fill these again (``summaries.check`` finds a difference).
+    SQL only: it computes nothing with the live code.
+    """
+    await run_script(db, _M011_SCHEMA)
+
+
+_M011_PREV = ("(SELECT actor FROM episodes WHERE space = {r}.space AND seq < {r}.seq AND actor != ''"
+              " ORDER BY seq DESC LIMIT 1)")
+_M011_NEXT = ("(SELECT actor FROM episodes WHERE space = {r}.space AND seq > {r}.seq AND actor != ''"
+              " ORDER BY seq LIMIT 1)")
+
+
+def _m011_pair(x: str, y: str, step: int) -> str:
+    """Add ``step`` to the pair (x, y) when both are someone and not the same; a pair at zero goes."""
+    pair = f"SELECT min(x, y) AS a, max(x, y) AS b FROM (SELECT {x} AS x, {y} AS y) WHERE x != y"
+    if step > 0:
+        return (f"INSERT INTO talk_pairs(a, b, n) SELECT a, b, 1 FROM ({pair}) WHERE true"
+                " ON CONFLICT(a, b) DO UPDATE SET n = n + 1;\n")
+    return (f"UPDATE talk_pairs SET n = n - 1 WHERE (a, b) IN ({pair});\n"
+            f"DELETE FROM talk_pairs WHERE n <= 0 AND (a, b) IN ({pair});\n")
+
+
+def _m011_schema() -> str:
+    prev_n, next_n = _M011_PREV.format(r="NEW"), _M011_NEXT.format(r="NEW")
+    prev_o, next_o = _M011_PREV.format(r="OLD"), _M011_NEXT.format(r="OLD")
+    # a line between two others parts them and talks with each; a line taken out joins them again
+    said = (_m011_pair(prev_n, next_n, -1) + _m011_pair(prev_n, "NEW.actor", 1)
+            + _m011_pair("NEW.actor", next_n, 1))
+    unsaid = (_m011_pair(prev_o, "OLD.actor", -1) + _m011_pair("OLD.actor", next_o, -1)
+              + _m011_pair(prev_o, next_o, 1))
+    return f"""
+        CREATE INDEX episodes_space_time ON episodes(space, time);
+        CREATE TABLE episode_days (day TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE place_counts (space TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE speaker_counts (actor TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE talk_pairs (a TEXT NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL,
+                                 PRIMARY KEY (a, b)) WITHOUT ROWID;
+        CREATE INDEX talk_pairs_n ON talk_pairs(n DESC, a, b);
+
+        INSERT INTO episode_days SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes
+            GROUP BY day;
+        INSERT INTO place_counts SELECT space, count(*) FROM episodes GROUP BY space;
+        INSERT INTO speaker_counts SELECT actor, count(*) FROM episodes WHERE actor != '' GROUP BY actor;
+        INSERT INTO talk_pairs SELECT min(x, y), max(x, y), count(*) FROM (SELECT actor AS x, lag(actor)
+            OVER (PARTITION BY space ORDER BY seq) AS y FROM episodes WHERE actor != '')
+            WHERE y IS NOT NULL AND x != y GROUP BY 1, 2;
+
+        CREATE TRIGGER episodes_counted AFTER INSERT ON episodes BEGIN
+            INSERT INTO episode_days VALUES (date(NEW.time + NEW.tz * 60, 'unixepoch'), 1)
+                ON CONFLICT(day) DO UPDATE SET n = n + 1;
+            INSERT INTO place_counts VALUES (NEW.space, 1) ON CONFLICT(space) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER episodes_uncounted AFTER DELETE ON episodes BEGIN
+            UPDATE episode_days SET n = n - 1 WHERE day = date(OLD.time + OLD.tz * 60, 'unixepoch');
+            DELETE FROM episode_days WHERE day = date(OLD.time + OLD.tz * 60, 'unixepoch') AND n <= 0;
+            UPDATE place_counts SET n = n - 1 WHERE space = OLD.space;
+            DELETE FROM place_counts WHERE space = OLD.space AND n <= 0;
+        END;
+        CREATE TRIGGER episodes_said AFTER INSERT ON episodes WHEN NEW.actor != '' BEGIN
+            INSERT INTO speaker_counts VALUES (NEW.actor, 1) ON CONFLICT(actor) DO UPDATE SET n = n + 1;
+            {said}
+        END;
+        CREATE TRIGGER episodes_unsaid AFTER DELETE ON episodes WHEN OLD.actor != '' BEGIN
+            UPDATE speaker_counts SET n = n - 1 WHERE actor = OLD.actor;
+            DELETE FROM speaker_counts WHERE actor = OLD.actor AND n <= 0;
+            {unsaid}
+        END;
+        """
+
+
+_M011_SCHEMA = _m011_schema()
+
+
 APPEND_ONLY = """CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes
         BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END"""
 

@@ -19,6 +19,7 @@ import aiosqlite
 
 from ...errors import StoreError
 from .. import Listener
+from . import summaries
 from .browse import BrowseReads
 from .days import DayReads
 from .forgetting import ForgettingReads
@@ -115,7 +116,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             ("memories", "SELECT count(*) FROM memories WHERE status = 'active'"),
             ("archived", "SELECT count(*) FROM memories WHERE status = 'archived'"),
             ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
-            ("spaces", "SELECT count(DISTINCT space) FROM episodes"),
+            ("spaces", "SELECT count(*) FROM place_counts"),  # the places with an episode (m011)
             ("people", "SELECT count(DISTINCT person) FROM aliases"),
             ("vectors", "SELECT count(*) FROM (SELECT DISTINCT kind, item FROM vectors)"),  # items with one
         ):
@@ -124,10 +125,12 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         return out
 
     async def integrity(self) -> list[str]:
-        """Problems found by SQLite's integrity check and FTS5's own check (empty when sound)."""
+        """Problems found by SQLite's integrity check, FTS5's own check and a count of the episodes
+        against the counts kept beside them (empty when sound)."""
         problems = []
         async with self._reader.execute("PRAGMA integrity_check") as cur:
             problems += [r[0] for r in await cur.fetchall() if r[0] != "ok"]
+        problems += await summaries.check(self._reader)
         if self._writer is None:  # FTS5's check is a write command
             return problems
         for t in ("episodes_fts", "memories_fts"):
