@@ -23,6 +23,7 @@ from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
+from .counting import count_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 5
@@ -74,6 +75,8 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
         vectors = {model: {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = 'e'",
                                                      (model,))} for model in ("tiny-8", "tiny-8#as-query")}
         cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
+        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
+                for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
     finally:
         db.close()
     missing = [i for i in acked if i not in rows]
@@ -84,6 +87,12 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     # and each row of the index holds exactly the words of its episode, in its chat
     stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.space])]
     assert not stale, f"{len(stale)} episodes indexed under other words, e.g. {stale[:5]}"
+    # the counts kept beside the episodes (the dashboard's) commit with them: equal to a count
+    c = count_episodes(path)
+    assert kept["episode_days"] == {(d,): n for d, n in c.per_day.items()}
+    assert kept["place_counts"] == {(s,): n for s, (n, _) in c.places.items()}
+    assert kept["speaker_counts"] == {(a,): n for a, n in c.speakers.items()}
+    assert kept["talk_pairs"] == c.talks
     # each batch of vectors (passage and second) commits with its cursor: exactly the episodes up to it
     for model, have in vectors.items():
         upto = cursors.get(f"vectors:{model}:e", 0)
