@@ -380,15 +380,18 @@ async def m011_episode_summaries(db: aiosqlite.Connection) -> None:
     await run_script(db, _M011_SCHEMA)
 
 
-_M011_PREV = ("(SELECT actor FROM episodes WHERE space = {r}.space AND seq < {r}.seq AND actor != ''"
+# the line before / after a row in its place said by someone, as a one-row source of column x / y
+# (a source, not a scalar subquery: SQLite would look it up once for each time the column is used)
+_M011_PREV = ("(SELECT actor AS {c} FROM episodes WHERE space = {r}.space AND seq < {r}.seq AND actor != ''"
               " ORDER BY seq DESC LIMIT 1)")
-_M011_NEXT = ("(SELECT actor FROM episodes WHERE space = {r}.space AND seq > {r}.seq AND actor != ''"
+_M011_NEXT = ("(SELECT actor AS {c} FROM episodes WHERE space = {r}.space AND seq > {r}.seq AND actor != ''"
               " ORDER BY seq LIMIT 1)")
 
 
 def _m011_pair(x: str, y: str, step: int) -> str:
-    """Add ``step`` to the pair (x, y) when both are someone and not the same; a pair at zero goes."""
-    pair = f"SELECT min(x, y) AS a, max(x, y) AS b FROM (SELECT {x} AS x, {y} AS y) WHERE x != y"
+    """Add ``step`` to the pair of sources x and y when both have a line and are not the same person;
+    a pair at zero goes."""
+    pair = f"SELECT min(x, y) AS a, max(x, y) AS b FROM {x}, {y} WHERE x != y"
     if step > 0:
         return (f"INSERT INTO talk_pairs(a, b, n) SELECT a, b, 1 FROM ({pair}) WHERE true"
                 " ON CONFLICT(a, b) DO UPDATE SET n = n + 1;\n")
@@ -397,13 +400,14 @@ def _m011_pair(x: str, y: str, step: int) -> str:
 
 
 def _m011_schema() -> str:
-    prev_n, next_n = _M011_PREV.format(r="NEW"), _M011_NEXT.format(r="NEW")
-    prev_o, next_o = _M011_PREV.format(r="OLD"), _M011_NEXT.format(r="OLD")
-    # a line between two others parts them and talks with each; a line taken out joins them again
-    said = (_m011_pair(prev_n, next_n, -1) + _m011_pair(prev_n, "NEW.actor", 1)
-            + _m011_pair("NEW.actor", next_n, 1))
-    unsaid = (_m011_pair(prev_o, "OLD.actor", -1) + _m011_pair("OLD.actor", next_o, -1)
-              + _m011_pair(prev_o, next_o, 1))
+    prev_n, next_n = _M011_PREV.format(r="NEW", c="x"), _M011_NEXT.format(r="NEW", c="y")
+    prev_o, next_o = _M011_PREV.format(r="OLD", c="x"), _M011_NEXT.format(r="OLD", c="y")
+    new_x, new_y, old_x, old_y = ("(SELECT NEW.actor AS x)", "(SELECT NEW.actor AS y)",
+                                  "(SELECT OLD.actor AS x)", "(SELECT OLD.actor AS y)")
+    # a line between two others parts them and talks with each (a line is nearly always the last one
+    # of its place: the check for a next one is one seek); a line taken out joins them again
+    between = _m011_pair(prev_n, next_n, -1) + _m011_pair(new_x, next_n, 1)
+    unsaid = _m011_pair(prev_o, old_y, -1) + _m011_pair(old_x, next_o, -1) + _m011_pair(prev_o, next_o, 1)
     return f"""
         CREATE INDEX episodes_space_time ON episodes(space, time);
         CREATE TABLE episode_days (day TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
@@ -411,7 +415,6 @@ def _m011_schema() -> str:
         CREATE TABLE speaker_counts (actor TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
         CREATE TABLE talk_pairs (a TEXT NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL,
                                  PRIMARY KEY (a, b)) WITHOUT ROWID;
-        CREATE INDEX talk_pairs_n ON talk_pairs(n DESC, a, b);
 
         INSERT INTO episode_days SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes
             GROUP BY day;
@@ -434,7 +437,11 @@ def _m011_schema() -> str:
         END;
         CREATE TRIGGER episodes_said AFTER INSERT ON episodes WHEN NEW.actor != '' BEGIN
             INSERT INTO speaker_counts VALUES (NEW.actor, 1) ON CONFLICT(actor) DO UPDATE SET n = n + 1;
-            {said}
+            {_m011_pair(prev_n, new_y, 1)}
+        END;
+        CREATE TRIGGER episodes_said_between AFTER INSERT ON episodes WHEN NEW.actor != ''
+            AND EXISTS (SELECT 1 FROM episodes WHERE space = NEW.space AND seq > NEW.seq) BEGIN
+            {between}
         END;
         CREATE TRIGGER episodes_unsaid AFTER DELETE ON episodes WHEN OLD.actor != '' BEGIN
             UPDATE speaker_counts SET n = n - 1 WHERE actor = OLD.actor;
