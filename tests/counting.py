@@ -25,7 +25,8 @@ def count_episodes(path: Path) -> Counted:
         rows = db.execute("SELECT time, tz, space, seq, actor FROM episodes").fetchall()
     finally:
         db.close()
-    per_day = Counter(datetime.fromtimestamp(t + tz * 60, timezone.utc).strftime("%Y-%m-%d")
+    last = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()  # datetime.max rounds past it
+    per_day = Counter(datetime.fromtimestamp(min(t + tz * 60, last), timezone.utc).date().isoformat()
                       for t, tz, _, _, _ in rows)
     places: dict[str, tuple[int, float]] = {}
     for t, _, space, _, _ in rows:

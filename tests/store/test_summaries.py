@@ -160,3 +160,22 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
     finally:
         await old.close()
         await new.close()
+
+
+async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(tmp_path: Path) -> None:
+    """datetime.max's local time rounds past the last second SQLite's dates reach: its day is still
+    9999-12-31, and the other lines of its batch are stored with it."""
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
+        ids = await store.add_episodes([
+            Episode(space=SPACES[0], content="far", time=end, actor="qq:1"),
+            Episode(space=SPACES[0], content="first", time=start),
+            Episode(space=SPACES[0], content="now", time=T0, actor="qq:2")])
+        assert len(ids) == 3
+        assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
+        assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()
+        await assert_counts_exact(store, path)
+    finally:
+        await store.close()

@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import InvalidInputError
 from ...model import Episode, Memory
 from ...scopes import Visibility
+from . import summaries
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
 from .items import ItemReads
 
@@ -102,7 +103,7 @@ class BrowseReads(ItemReads):
             rows = await fetch_rows(self._reader, "SELECT day, n FROM episode_days ORDER BY day")
             return [(d, n) for d, n in rows]
         return [(d, n) for d, n in await fetch_rows(
-            self._reader, "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes"
+            self._reader, f"SELECT {summaries.DAY} AS day, count(*) FROM episodes"
             " WHERE space = ? GROUP BY day ORDER BY day", (space,))]
 
     # ---- the dashboard's overview, places and graph ------------------------------------------

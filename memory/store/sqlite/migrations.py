@@ -399,7 +399,13 @@ def _m011_pair(x: str, y: str, step: int) -> str:
             f"DELETE FROM talk_pairs WHERE n <= 0 AND (a, b) IN ({pair});\n")
 
 
+# an episode's day in its own zone; its local time capped at the last second SQLite's dates reach
+# (datetime.max's microseconds round past it as a float, and date() would give NULL)
+_M011_DAY = "date(min({r}time + {r}tz * 60, 253402300799), 'unixepoch')"
+
+
 def _m011_schema() -> str:
+    day, new_day, old_day = (_M011_DAY.format(r=r) for r in ("", "NEW.", "OLD."))
     prev_n, next_n = _M011_PREV.format(r="NEW", c="x"), _M011_NEXT.format(r="NEW", c="y")
     prev_o, next_o = _M011_PREV.format(r="OLD", c="x"), _M011_NEXT.format(r="OLD", c="y")
     new_x, new_y, old_x, old_y = ("(SELECT NEW.actor AS x)", "(SELECT NEW.actor AS y)",
@@ -416,8 +422,7 @@ def _m011_schema() -> str:
         CREATE TABLE talk_pairs (a TEXT NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL,
                                  PRIMARY KEY (a, b)) WITHOUT ROWID;
 
-        INSERT INTO episode_days SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes
-            GROUP BY day;
+        INSERT INTO episode_days SELECT {day} AS day, count(*) FROM episodes GROUP BY day;
         INSERT INTO place_counts SELECT space, count(*) FROM episodes GROUP BY space;
         INSERT INTO speaker_counts SELECT actor, count(*) FROM episodes WHERE actor != '' GROUP BY actor;
         INSERT INTO talk_pairs SELECT min(x, y), max(x, y), count(*) FROM (SELECT actor AS x, lag(actor)
@@ -425,13 +430,12 @@ def _m011_schema() -> str:
             WHERE y IS NOT NULL AND x != y GROUP BY 1, 2;
 
         CREATE TRIGGER episodes_counted AFTER INSERT ON episodes BEGIN
-            INSERT INTO episode_days VALUES (date(NEW.time + NEW.tz * 60, 'unixepoch'), 1)
-                ON CONFLICT(day) DO UPDATE SET n = n + 1;
+            INSERT INTO episode_days VALUES ({new_day}, 1) ON CONFLICT(day) DO UPDATE SET n = n + 1;
             INSERT INTO place_counts VALUES (NEW.space, 1) ON CONFLICT(space) DO UPDATE SET n = n + 1;
         END;
         CREATE TRIGGER episodes_uncounted AFTER DELETE ON episodes BEGIN
-            UPDATE episode_days SET n = n - 1 WHERE day = date(OLD.time + OLD.tz * 60, 'unixepoch');
-            DELETE FROM episode_days WHERE day = date(OLD.time + OLD.tz * 60, 'unixepoch') AND n <= 0;
+            UPDATE episode_days SET n = n - 1 WHERE day = {old_day};
+            DELETE FROM episode_days WHERE day = {old_day} AND n <= 0;
             UPDATE place_counts SET n = n - 1 WHERE space = OLD.space;
             DELETE FROM place_counts WHERE space = OLD.space AND n <= 0;
         END;

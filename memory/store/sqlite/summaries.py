@@ -7,10 +7,13 @@ import aiosqlite
 
 from .codec import fetch_rows
 
+# an episode's day in its own zone (capped as migration m011 caps it: date() ends at 9999-12-31)
+DAY = "date(min(time + tz * 60, 253402300799), 'unixepoch')"
+
 # each summary table and what it holds, counted from the episodes directly (a full scan: checks only)
 COUNTED: dict[str, tuple[str, str]] = {
     "episode_days": ("SELECT day, n FROM episode_days",
-                     "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes GROUP BY day"),
+                     f"SELECT {DAY} AS day, count(*) FROM episodes GROUP BY day"),
     "place_counts": ("SELECT space, n FROM place_counts",
                      "SELECT space, count(*) FROM episodes GROUP BY space"),
     "speaker_counts": ("SELECT actor, n FROM speaker_counts",
