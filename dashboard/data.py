@@ -258,7 +258,8 @@ async def recall(
 
 
 async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
-    """People, the memories about them and who answers whom, as nodes and links."""
+    """People, the memories about them and who answers whom, as nodes and links; ``shown``: how many
+    pairs and memories are drawn of how many there are (the busiest pairs, the most important memories)."""
     people = {p: (name, n) for p, name, n in await browser.people()}
     about = await browser.memories_about(GRAPH_MEMORIES)
     talks = await browser.talks(GRAPH_TALKS)
@@ -279,7 +280,9 @@ async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     links += [
         {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
     ]
-    return {"nodes": nodes, "links": links}
+    shown = {"talks": len(talks), "talks_total": await browser.count_talks(),
+             "memories": len(about), "memories_total": await browser.count_memories_about()}
+    return {"nodes": nodes, "links": links, "shown": shown}
 
 
 async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The overview's and the graph's numbers over real HTTP equal a count in Python of every episode in
-the file: after the seed, after more lines, after a forget of lines, of a person and of a place."""
+the file: after the seed, after more lines, after a forget of lines, of a person and of a place; and
+where a page shows only some rows (the busiest pairs, the largest places) it says so, in both languages."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 
+from astrbot_plugin_engram.dashboard import data, html
 from astrbot_plugin_engram.dashboard.data import iso
 from astrbot_plugin_engram.memory import Engram, Episode
 
@@ -72,3 +75,40 @@ async def test_overview_and_graph_count_every_episode_after_writes_and_forgets(
     await engram.forget_place(XSS_SPACE)
     await assert_pages_count_every_episode(client, path)
     assert XSS_SPACE not in {p["space"] for p in (await get(client, "/api/overview"))["places"]}
+
+
+async def test_the_graph_says_when_it_draws_only_the_busiest_pairs_and_top_memories(
+        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _, _ = dash
+    g = await get(client, "/api/graph")
+    shown = g["shown"]
+    assert shown["talks"] == shown["talks_total"] >= 2 and shown["memories"] == shown["memories_total"] >= 2
+    for lang in ("en", "zh"):  # all of it drawn: no note
+        page = await (await client.get("/graph", headers={**AUTH, "Accept-Language": lang})).text()
+        assert "Shown:" not in page and "显示：" not in page
+    monkeypatch.setattr(data, "GRAPH_TALKS", 1)
+    monkeypatch.setattr(data, "GRAPH_MEMORIES", 1)
+    g = await get(client, "/api/graph")
+    assert g["shown"] == {**shown, "talks": 1, "memories": 1}
+    assert sum(x["type"] == "talks" for x in g["links"]) == 1
+    en = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert (f"Shown: the 1 pairs of people who answer each other most (of {shown['talks_total']}) and the 1"
+            f" most important memories about someone (of {shown['memories_total']})") in en
+    zh = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "zh-CN"})).text()
+    assert f"显示：互相回复最多的 1 对人物（共 {shown['talks_total']} 对）" in zh
+
+
+async def test_the_overview_says_when_a_table_shows_only_its_largest_rows(
+        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _, _ = dash
+    o = await get(client, "/api/overview")
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "largest first" not in page  # every table shows all of its rows
+    monkeypatch.setattr(html, "LIST_ROWS", 2)
+    monkeypatch.setattr(html, "COUNT_ROWS", 1)
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    for total in (len(o["places"]), len(o["people"])):
+        assert f"The first 2 of {total}, the largest first." in page
+    assert f"The first 1 of {len(o['counts']['kind'])}, the largest first." in page
+    zh = await (await client.get("/", headers={**AUTH, "Accept-Language": "zh"})).text()
+    assert f"共 {len(o['places'])} 项，显示最多的前 2 项。" in zh

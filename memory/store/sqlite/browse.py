@@ -145,6 +145,15 @@ class BrowseReads(ItemReads):
         found = await self.get_memories(ids)
         return [found[i] for i in ids if i in found]
 
+    async def count_memories_about(self) -> int:
+        """How many active memories are about someone."""
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM memories WHERE status = 'active'"
+                                     " AND subjects != '[]'"))[0][0])
+
+    async def count_talks(self) -> int:
+        """How many pairs of people answered each other."""
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM talk_pairs"))[0][0])
+
     async def talks(self, limit: int) -> list[tuple[str, str, int]]:
         """(person, person, turns): who answers whom (consecutive lines by two people in one place),
         the most turns first."""
