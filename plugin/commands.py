@@ -303,11 +303,10 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
-        async with ctx.forget_turn():  # after a diary job writing now, never amid it
-            await (await ctx.service.memory()).forget_episodes([key])
+        async with ctx.forget_turn():  # after a diary job writing now; the diary it rewrites, in one turn
+            gone = await (await ctx.service.memory()).forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return (f"Forgot e{key}: the line from {ep.space} is erased, with its keyword and vector "
-                "index entries.")
+        return f"Forgot e{key}, the line from {ep.space}, with what was drawn from it: {gone.summary()} erased."
     m = await reachable(ctx, key)
     assert m.id is not None
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn

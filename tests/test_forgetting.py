@@ -145,10 +145,10 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path,
         told.append(plan)
 
     e.after_forget.append(listener)
-    done = await e.forget_episodes([ids[0]])
-    assert done == 1
-    gone = await e.forget([written.memory_id])
+    gone = await e.forget_episodes([ids[0]])  # the line alone: the diary drawn from it goes with it
+    assert gone.episodes == [ids[0]] and gone.memories == [written.memory_id]
     assert gone.diary_days == [day] and told[-1].diary_days == [day]
+    assert (await e.get_episode(ids[1])).content == "thanks, see you"
     assert not (folder / "diary" / "2026-11-30.md").exists()
     assert traces(folder) == []
     await e.close()

@@ -252,6 +252,33 @@ async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
     assert traces(bot.svc.data_dir) == [] and len(sent) == 1
 
 
+async def test_forgetting_a_line_while_the_diary_job_writes_waits_then_leaves_nothing_of_it(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/mem forget e<id>`` sent while the diary job waits for the model (which read that line) is
+    told at once that it waits; when the job is done the line is erased, and the diary the job wrote
+    from it is written again from what is left: no file keeps a byte of the line."""
+    store = (await bot.svc.memory()).store
+    [eid] = [i for i, text in await store.episodes_where(space=GROUP) if MARK in text]
+    bot.ctx.held = ENTRY
+    running = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
+    await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, the marker's too
+    sent: list[str] = []
+    line = f"mem forget e{eid}"
+    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"), line))
+    await first_said(sent)
+    assert len(sent) == 1 and sent[0].startswith("Engram: the diary job is writing now; this forget waits for it and follows right after.")
+    assert not forget.done() and not running.done()  # told at once, while the job still waits
+    bot.ctx.gate.set()
+    await running
+    done = await forget
+    assert done == f"Forgot e{eid}, the line from {GROUP}, with what was drawn from it: 1 line and 1 memory erased."
+    await bot.jobs.scheduler.idle()
+    assert "no episode" in await mem(bot.svc, f"mem show e{eid}", group="g1")
+    [diary] = diary_files(bot)  # written again from Bob's line, which stays
+    assert "A day at the gym" in diary and MARK not in diary
+    assert traces(bot.svc.data_dir) == [] and len(sent) == 1
+
+
 async def test_a_forget_with_no_job_running_says_nothing_before_its_answer(
         bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     await bot.run(DIARY)
