@@ -2,8 +2,9 @@
 
 A memory is forgotten with every version of it (merged ones' originals too); ``with_sources`` also
 takes the episodes it came from, and then every memory derived from any of those episodes (a diary
-of that day included). Episodes named by id go the same way: with every memory derived from them. A person: every line they said or that names them, every memory about them
-and the lines those came from. A place: all its lines and its memories. Whatever drew on erased
+of that day included). Episodes named by id go the same way, with every memory derived from them.
+A person: every line they said or that names them, every memory about them and the lines those
+came from. A place: all its lines and its memories. Whatever drew on erased
 memories and is rebuilt from what is left (a day's diary, the self-image) is told through
 ``Engram.after_forget``.
 

@@ -24,7 +24,8 @@ NAMES = {DIARY_TURN: "the diary job is writing now",
 
 def waiting_line(holder: str) -> str:
     """What a forget that waits for ``holder`` tells the user at once."""
-    return f"Engram: {NAMES.get(holder, NAMES[DIARY_TURN])}; this forget waits for it and follows right after."
+    what = NAMES.get(holder, NAMES[DIARY_TURN])
+    return f"Engram: {what}; this forget waits for it and follows right after."
 
 
 class DaysLock:

@@ -35,6 +35,7 @@ from .test_commands import mem
 
 GROUP = "qq:group:g1"  # public: the self-image may then repeat what was said there (the marker)
 ENTRY, IMAGE, MOOD = "entry", "self_image", "mood"
+FOLLOWS = "this forget waits for it and follows right after."  # a waiting forget's line (English only)
 
 
 @dataclass
@@ -242,7 +243,7 @@ async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
     forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
     await first_said(sent)
     what = "diary" if job == DIARY else "self-image"  # in English, as every /mem reply
-    assert sent == [f"Engram: the {what} job is writing now; this forget waits for it and follows right after."]
+    assert sent == [f"Engram: the {what} job is writing now; {FOLLOWS}"]
     assert not forget.done() and not running.done()  # told while the job still waits for the model
     bot.ctx.gate.set()
     await running
@@ -263,14 +264,16 @@ async def test_forgetting_a_line_while_the_diary_job_writes_waits_then_leaves_no
     await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, the marker's too
     sent: list[str] = []
     line = f"mem forget e{eid}"
-    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"), line))
+    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
+                                                   line))
     await first_said(sent)
-    assert sent == ["Engram: the diary job is writing now; this forget waits for it and follows right after."]
+    assert sent == [f"Engram: the diary job is writing now; {FOLLOWS}"]
     assert not forget.done() and not running.done()  # told at once, while the job still waits
     bot.ctx.gate.set()
     await running
     done = await forget
-    assert done == f"Forgot e{eid}, the line from {GROUP}, with what was drawn from it: 1 line and 1 memory erased."
+    assert done == (f"Forgot e{eid}, the line from {GROUP}, with what was drawn from it: "
+                    "1 line and 1 memory erased.")  # the diary the job wrote from it
     await bot.jobs.scheduler.idle()
     assert "no episode" in await mem(bot.svc, f"mem show e{eid}", group="g1")
     [diary] = diary_files(bot)  # written again from Bob's line, which stays
@@ -291,9 +294,10 @@ async def test_a_forget_waiting_for_another_forget_says_so_then_both_complete(
     await bot.ctx.waiting.wait()  # the first forget's rewrite: the model writes the day again
     sent: list[str] = []
     line = f"mem forget e{gym}"
-    second = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"), line))
+    second = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
+                                                   line))
     await first_said(sent)
-    assert sent == ["Engram: another forget is running now; this forget waits for it and follows right after."]
+    assert sent == [f"Engram: another forget is running now; {FOLLOWS}"]
     assert not first.done() and not second.done()
     bot.ctx.gate.set()
     assert (await first).startswith(f"Forgot e{marked}, ")
