@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from astrbot_plugin_engram.memory.identity import IdentityFolder
 from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.text import word_set
 
-from .conftest import HashEmbedder
+from .conftest import Opener
 from .fake_openai import FakeOpenAI
 from .marker import MARK, ZH, files_with_marker, traces
 
@@ -49,22 +48,10 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-Opener = Callable[[], Awaitable[Engram]]
-
-
 @pytest.fixture
-async def open_store(folder: Path) -> AsyncIterator[Opener]:
-    """Opens the store in ``folder`` (again after a test closed it); every one opened is closed at
-    the end, also when an assertion failed (an open store's threads would keep pytest from exiting)."""
-    opened: list[Engram] = []
-
-    async def open_() -> Engram:
-        opened.append(await Engram.open(folder / "engram.db", HashEmbedder(), background=False))
-        return opened[-1]
-
-    yield open_
-    for e in opened:
-        await e.close()  # closing again a store the test closed does nothing
+def db_path(folder: Path) -> Path:
+    """The store in the data folder (``open_store`` opens it): the marker search covers all of it."""
+    return folder / "engram.db"
 
 
 async def seen_anywhere(e: Engram, query: str) -> list[str]:
