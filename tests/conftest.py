@@ -37,13 +37,13 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "engram.db"
 
 
-class Opener(Protocol):
+class EngramOpener(Protocol):
     def __call__(self, embedder: Embedder | None = None, *, background: bool = False,
                  path: Path | None = None) -> Awaitable[Engram]: ...
 
 
 @pytest.fixture
-async def open_store(db_path: Path) -> AsyncIterator[Opener]:
+async def open_engram(db_path: Path) -> AsyncIterator[EngramOpener]:
     """Opens a store (at ``db_path`` unless told; the hash embedder and indexing on demand unless
     told), again after a test closed it; every one opened is closed at the end, also when an
     assertion failed (an open store's threads would keep pytest from exiting)."""
@@ -61,15 +61,15 @@ async def open_store(db_path: Path) -> AsyncIterator[Opener]:
 
 
 @pytest.fixture
-async def engram(open_store: Opener) -> Engram:
+async def engram(open_engram: EngramOpener) -> Engram:
     """A memory with the hash embedder, indexing on demand (call ``embed_pending``)."""
-    return await open_store()
+    return await open_engram()
 
 
 @pytest.fixture
-async def keyword_engram(open_store: Opener) -> Engram:
+async def keyword_engram(open_engram: EngramOpener) -> Engram:
     """A memory without an embedder (keyword recall only), its indexer running."""
-    return await open_store(NoEmbedder(), background=True)
+    return await open_engram(NoEmbedder(), background=True)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
-from .conftest import Opener
+from .conftest import EngramOpener
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 5
@@ -94,8 +94,8 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     return len(vectors["tiny-8#as-query"])
 
 
-async def check_store(open_store: Opener, acked: dict[int, str], rng: random.Random) -> None:
-    eng = await open_store(NoEmbedder(), background=True)
+async def check_store(open_engram: EngramOpener, acked: dict[int, str], rng: random.Random) -> None:
+    eng = await open_engram(NoEmbedder(), background=True)
     assert await eng.store.integrity() == []
     for i in rng.sample(sorted(acked), min(5, len(acked))):
         token = acked[i]
@@ -104,7 +104,7 @@ async def check_store(open_store: Opener, acked: dict[int, str], rng: random.Ran
     await eng.close()  # the child opens the file next
 
 
-async def test_acknowledged_episodes_survive_sigkill(db_path: Path, open_store: Opener) -> None:
+async def test_acknowledged_episodes_survive_sigkill(db_path: Path, open_engram: EngramOpener) -> None:
     path = db_path
     rng = random.Random()
     acked: dict[int, str] = {}
@@ -113,7 +113,7 @@ async def test_acknowledged_episodes_survive_sigkill(db_path: Path, open_store: 
         new = run_and_kill(path, rnd, durable=rnd % 2 == 1, rng=rng)
         assert not set(new) & set(acked), "an id was handed out twice"
         acked |= new
-        await check_store(open_store, acked, rng)  # opening first also creates a store killed before birth
+        await check_store(open_engram, acked, rng)  # opening first also creates a store killed before birth
         second = check_file(path, acked)
     assert second > 0, "the indexer never reached the second vectors: the check above saw none"
     assert len(acked) > 100, f"only {len(acked)} episodes were acknowledged in {ROUNDS} rounds"

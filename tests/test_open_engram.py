@@ -1,4 +1,4 @@
-"""The ``open_store`` fixture (tests/conftest.py) closes every store a test opened, also when the test
+"""The ``open_engram`` fixture (tests/conftest.py) closes every store a test opened, also when the test
 fails. A store left open keeps threads alive: pytest reports the failure and then never exits. Shown
 on a test that fails on purpose, run by pytest in a child process, with and without the fixture."""
 
@@ -16,9 +16,9 @@ WITH_FIXTURE = """
 from astrbot_plugin_engram.memory import NoEmbedder
 
 
-async def test_fails_with_two_stores_open(open_store, tmp_path):
-    first = await open_store(NoEmbedder(), background=True)
-    second = await open_store(path=tmp_path / "other.db")
+async def test_fails_with_two_stores_open(open_engram, tmp_path):
+    first = await open_engram(NoEmbedder(), background=True)
+    second = await open_engram(path=tmp_path / "other.db")
     assert first is second, "failed on purpose"
 """
 WITHOUT = """
