@@ -293,7 +293,7 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
 
 @COMMANDS.command("forget", "forget <id> [--with-sources]",
                   "erase a memory and all its versions (m12; --with-sources: and the lines it came from,"
-                   " and what else was drawn from them), or a line (e3) with what was drawn from it")
+                  " and what else was drawn from them), or a line (e3) with what was drawn from it")
 async def _forget(ctx: CommandContext, args: str) -> str:
     parts = args.split()
     with_sources = "--with-sources" in parts
