@@ -17,12 +17,13 @@ import threading
 import time
 from pathlib import Path
 
-from astrbot_plugin_engram.memory import Audience, Engram, NoEmbedder
+from astrbot_plugin_engram.memory import Audience, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
+from .conftest import EngramOpener
 from .counting import count_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,14 +46,16 @@ def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dic
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    if rnd == 0:  # the first kill may land anywhere, even while the store is being created
-        time.sleep(rng.uniform(0.0, 1.5))
-    else:
-        assert first.wait(30), f"the child acknowledged nothing: {child.stderr.read1().decode()}"  # type: ignore[union-attr]
-        time.sleep(rng.uniform(0.0, 0.5))
-    child.send_signal(signal.SIGKILL)
-    child.wait(10)
-    reader.join(10)
+    try:
+        if rnd == 0:  # the first kill may land anywhere, even while the store is being created
+            time.sleep(rng.uniform(0.0, 1.5))
+        elif first.wait(30):
+            time.sleep(rng.uniform(0.0, 0.5))
+    finally:  # killed also when the test fails here: no child goes on writing
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        reader.join(10)
+    assert rnd == 0 or first.is_set(), f"the child acknowledged nothing: {child.stderr.read().decode()}"  # type: ignore[union-attr]
     acks = {}
     for line in lines:
         if line.endswith(b"\n"):  # a line cut by the kill was never a full acknowledgement
@@ -100,20 +103,18 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     return len(vectors["tiny-8#as-query"])
 
 
-async def check_store(path: Path, acked: dict[int, str], rng: random.Random) -> None:
-    eng = await Engram.open(path, NoEmbedder())
-    try:
-        assert await eng.store.integrity() == []
-        for i in rng.sample(sorted(acked), min(5, len(acked))):
-            token = acked[i]
-            hits = await eng.recall(token, Audience(space_of(token)))
-            assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
-    finally:
-        await eng.close()
+async def check_store(open_engram: EngramOpener, acked: dict[int, str], rng: random.Random) -> None:
+    eng = await open_engram(NoEmbedder(), background=True)
+    assert await eng.store.integrity() == []
+    for i in rng.sample(sorted(acked), min(5, len(acked))):
+        token = acked[i]
+        hits = await eng.recall(token, Audience(space_of(token)))
+        assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
+    await eng.close()  # the child opens the file next
 
 
-async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
-    path = tmp_path / "engram.db"
+async def test_acknowledged_episodes_survive_sigkill(db_path: Path, open_engram: EngramOpener) -> None:
+    path = db_path
     rng = random.Random()
     acked: dict[int, str] = {}
     started = time.monotonic()
@@ -121,7 +122,7 @@ async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
         new = run_and_kill(path, rnd, durable=rnd % 2 == 1, rng=rng)
         assert not set(new) & set(acked), "an id was handed out twice"
         acked |= new
-        await check_store(path, acked, rng)  # opening first also creates a store killed before birth
+        await check_store(open_engram, acked, rng)  # opening first also creates a store killed before birth
         second = check_file(path, acked)
     assert second > 0, "the indexer never reached the second vectors: the check above saw none"
     assert len(acked) > 100, f"only {len(acked)} episodes were acknowledged in {ROUNDS} rounds"
