@@ -134,12 +134,15 @@ async def job_runs(browser: Store, settings: DashboardSettings) -> list[dict[str
 
 
 async def overview(engram: Engram, browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+    """Every count, episodes per day, places and people: counted as the writer keeps them (the counts
+    beside the episodes, ``summaries.py``), so nothing here reads every episode."""
     counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
-    stats = await engram.stats()
-    live = stats["episodes"] + stats["memories"] + stats["archived"]
+    episodes = await browser.count_episodes()
+    indexed = len(engram.index) if engram.index else 0
+    live = episodes + counts["status"].get("active", 0) + counts["status"].get("archived", 0)
     return {
         "counts": counts,
-        "episodes": stats["episodes"],
+        "episodes": episodes,
         "memories": sum(counts["status"].values()),
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
@@ -148,9 +151,9 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
         "embedder": engram.embedder.name,
         "chat_model": settings.chat_model or None,
         "index": {
-            "indexed": stats["indexed"],
+            "indexed": indexed,
             "items": live,
-            "coverage": round(stats["indexed"] / live, 4) if live else None,
+            "coverage": round(indexed / live, 4) if live else None,
         },
     }
 
@@ -255,7 +258,8 @@ async def recall(
 
 
 async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
-    """People, the memories about them and who answers whom, as nodes and links."""
+    """People, the memories about them and who answers whom, as nodes and links; ``shown``: how many
+    pairs and memories are drawn of how many there are (the busiest pairs, the most important memories)."""
     people = {p: (name, n) for p, name, n in await browser.people()}
     about = await browser.memories_about(GRAPH_MEMORIES)
     talks = await browser.talks(GRAPH_TALKS)
@@ -276,7 +280,9 @@ async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     links += [
         {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
     ]
-    return {"nodes": nodes, "links": links}
+    shown = {"talks": len(talks), "talks_total": await browser.count_talks(),
+             "memories": len(about), "memories_total": await browser.count_memories_about()}
+    return {"nodes": nodes, "links": links, "shown": shown}
 
 
 async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:

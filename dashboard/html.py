@@ -156,12 +156,25 @@ def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
     return table([esc(h) for h in head], rows, "jobs")
 
 
+COUNT_ROWS = 30  # rows of each count table on the overview
+LIST_ROWS = 50  # places and people on the overview
+
+
+def shown_of(lang: str, shown: int, total: int) -> str:
+    """A visible note under a table that shows only some of its rows (nothing when it shows all)."""
+    if shown >= total:
+        return ""
+    return f'<p class="hint">{esc(label(lang, "shown_of").format(shown=shown, total=total))}</p>'
+
+
 def overview(lang: str, d: Mapping[str, Any]) -> str:
     def counts(axis: str) -> str:
-        rows = [[esc(k), esc(n)] for k, n in sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:30]]
+        rows = [[esc(k), esc(n)] for k, n in
+                sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:COUNT_ROWS]]
         return (
             f'<section class="card"><h3>{esc(label(lang, "by_" + axis))}</h3>'
-            f"{table([esc(label(lang, axis)), '#'], rows) if rows else esc(label(lang, 'none'))}</section>"
+            f"{table([esc(label(lang, axis)), '#'], rows) if rows else esc(label(lang, 'none'))}"
+            f"{shown_of(lang, len(rows), len(d['counts'][axis]))}</section>"
         )
 
     places = [
@@ -170,7 +183,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
             esc(p["episodes"]),
             esc((p["last"] or "")[:16]),
         ]
-        for p in d["places"][:50]
+        for p in d["places"][:LIST_ROWS]
     ]
     people = [
         [
@@ -178,7 +191,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
             esc(p["id"]),
             esc(p["episodes"]),
         ]
-        for p in d["people"][:50]
+        for p in d["people"][:LIST_ROWS]
     ]
     jobs = job_table(lang, d["jobs"])
     ix = d["index"]
@@ -198,9 +211,11 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         f" {esc(label(lang, 'indexed'))} ({coverage})</p></section>"
         f'<section class="card"><h3>{esc(label(lang, "jobs"))}</h3>{jobs}</section></div>'
         f'<div class="cards"><section class="card"><h3>{esc(label(lang, "places"))}</h3>'
-        f"{table([esc(label(lang, 'place')), '#', ''], places)}</section>"
+        f"{table([esc(label(lang, 'place')), '#', ''], places)}"
+        f"{shown_of(lang, len(places), len(d['places']))}</section>"
         f'<section class="card"><h3>{esc(label(lang, "people"))}</h3>'
-        f"{table([esc(label(lang, 'person')), 'id', '#'], people)}</section></div>"
+        f"{table([esc(label(lang, 'person')), 'id', '#'], people)}"
+        f"{shown_of(lang, len(people), len(d['people']))}</section></div>"
     )
     return layout(lang, label(lang, "overview"), body, "overview")
 
@@ -351,8 +366,11 @@ def recall(
 
 
 def graph(lang: str, d: Mapping[str, Any]) -> str:
+    n = d["shown"]
+    bounded = n["talks"] < n["talks_total"] or n["memories"] < n["memories_total"]
+    note = f'<p class="hint">{esc(label(lang, "graph_shown").format(**n))}</p>' if bounded else ""
     body = (
-        f'<p>{esc(label(lang, "graph_help"))}</p><svg id="graph" class="graph" role="img"'
+        f'<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
         f' aria-label="{esc(label(lang, "graph"))}"></svg><p id="graph-label" class="hint"></p>'
         f"{data_script('graph-data', d)}"
     )

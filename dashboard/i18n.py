@@ -73,6 +73,16 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "People (circles) and the memories about them (squares); lines between people: who answers whom.",
         "人物（圆）与关于他们的记忆（方块）；人物之间的连线：谁回复谁。",
     ),
+    "shown_of": (
+        "The first {shown} of {total}, the largest first.",
+        "共 {total} 项，显示最多的前 {shown} 项。",
+    ),
+    "graph_shown": (
+        "Shown: the {talks} pairs of people who answer each other most (of {talks_total}) and the {memories}"
+        " most important memories about someone (of {memories_total}); every count is over all episodes.",
+        "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对），以及关于某人最重要的 {memories} 条记忆"
+        "（共 {memories_total} 条）；所有计数涵盖全部消息。",
+    ),
     "diary_none": ("No diary entries yet.", "还没有日记。"),
     "identity_note": ("Core identity (identity/self.md)", "核心身份（identity/self.md）"),
     "identity_none": ("No core identity written yet.", "还没有写核心身份。"),

@@ -20,7 +20,7 @@ import numpy as np
 from .chat import ChatModel
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, UnknownIdError
-from .forgetting import Forgetting, execute, memories_plan, person_plan, place_plan
+from .forgetting import Forgetting, episodes_plan, execute, memories_plan, person_plan, place_plan
 from .heap import release_free_heap
 from .index import Indexes
 from .index.vectors import VectorIndex
@@ -182,14 +182,11 @@ class Engram:
         plan = await place_plan(self, space)
         return plan if dry_run else await execute(self, plan)
 
-    async def forget_episodes(self, ids: Sequence[int]) -> int:
-        """Hard-delete episodes (only them: what was derived stays); returns how many went."""
-        known = await self.store.get_episodes(list(ids))
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
-        done = await execute(self, Forgetting(episodes=sorted(known)))
-        return len(done.episodes)
+    async def forget_episodes(self, ids: Sequence[int], *, dry_run: bool = False) -> Forgetting:
+        """Hard-forget episodes (lines) and every memory derived from them (a diary of their day is
+        rewritten by ``after_forget``). Unknown ids: ``UnknownIdError``, nothing touched."""
+        plan = await episodes_plan(self, list(ids))
+        return plan if dry_run else await execute(self, plan)
 
     def drop_erased(self, memories: Sequence[int]) -> None:
         """After an erase (the indexes followed the commit): no pending touch or cached word of what

@@ -2,8 +2,9 @@
 
 A memory is forgotten with every version of it (merged ones' originals too); ``with_sources`` also
 takes the episodes it came from, and then every memory derived from any of those episodes (a diary
-of that day included). A person: every line they said or that names them, every memory about them
-and the lines those came from. A place: all its lines and its memories. Whatever drew on erased
+of that day included). Episodes named by id go the same way, with every memory derived from them.
+A person: every line they said or that names them, every memory about them and the lines those
+came from. A place: all its lines and its memories. Whatever drew on erased
 memories and is rebuilt from what is left (a day's diary, the self-image) is told through
 ``Engram.after_forget``.
 
@@ -76,6 +77,18 @@ async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> F
     mems = set(await engram.store.all_versions(ids))
     eps = set(await engram.store.source_ids(list(mems))) if with_sources else set()
     return await _along_provenance(engram, Forgetting(), eps, mems)
+
+
+async def episodes_plan(engram: Engram, ids: list[int]) -> Forgetting:
+    """What forgetting the episodes (lines) ``ids`` reaches: them and every memory derived from them
+    (a diary of their day too); unknown ids are refused, nothing touched."""
+    if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise InvalidInputError("give episode ids (whole numbers)")
+    known = await engram.store.get_episodes(ids)
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
+    return await _along_provenance(engram, Forgetting(), set(known), set())
 
 
 async def person_plan(engram: Engram, person: str) -> Forgetting:

@@ -293,7 +293,7 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
 
 @COMMANDS.command("forget", "forget <id> [--with-sources]",
                   "erase a memory and all its versions (m12; --with-sources: and the lines it came from,"
-                  " and what else was drawn from them), or a line (e3)")
+                  " and what else was drawn from them), or a line (e3) with what was drawn from it")
 async def _forget(ctx: CommandContext, args: str) -> str:
     parts = args.split()
     with_sources = "--with-sources" in parts
@@ -303,11 +303,11 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
-        async with ctx.forget_turn():  # after a diary job writing now, never amid it
-            await (await ctx.service.memory()).forget_episodes([key])
+        async with ctx.forget_turn():  # after a diary job writing now; the diary it rewrites, in one turn
+            gone = await (await ctx.service.memory()).forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return (f"Forgot e{key}: the line from {ep.space} is erased, with its keyword and vector "
-                "index entries.")
+        return (f"Forgot e{key}, the line from {ep.space}, with what was drawn from it: "
+                f"{gone.summary()} erased.")
     m = await reachable(ctx, key)
     assert m.id is not None
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn

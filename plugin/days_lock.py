@@ -16,16 +16,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 DIARY_TURN, SELF_IMAGE_TURN, FORGET_TURN = "diary", "self-image", "forget"
-# what holds the turn, in the line a waiting forget is told: (English, Chinese)
-NAMES = {DIARY_TURN: ("the diary job is writing now", "日记任务正在写"),
-         SELF_IMAGE_TURN: ("the self-image job is writing now", "自我形象任务正在写"),
-         FORGET_TURN: ("another forget is running now", "另一个遗忘正在进行")}
+# what holds the turn, in the line a waiting forget is told (in English, as every /mem reply)
+NAMES = {DIARY_TURN: "the diary job is writing now",
+         SELF_IMAGE_TURN: "the self-image job is writing now",
+         FORGET_TURN: "another forget is running now"}
 
 
 def waiting_line(holder: str) -> str:
-    """What a forget that waits for ``holder`` tells the user at once (English / Chinese)."""
-    en, zh = NAMES.get(holder, NAMES[DIARY_TURN])
-    return f"Engram: {en}; this forget waits for it and follows right after. / {zh}，完成后马上遗忘。"
+    """What a forget that waits for ``holder`` tells the user at once."""
+    what = NAMES.get(holder, NAMES[DIARY_TURN])
+    return f"Engram: {what}; this forget waits for it and follows right after."
 
 
 class DaysLock:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pytest
 
-from astrbot_plugin_engram.memory import Engram, NoEmbedder
+from astrbot_plugin_engram.memory import Embedder, Engram, NoEmbedder
 
 from .fake_openai import FakeOpenAI, hash_vector
 
@@ -36,19 +37,39 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "engram.db"
 
 
+class EngramOpener(Protocol):
+    def __call__(self, embedder: Embedder | None = None, *, background: bool = False,
+                 path: Path | None = None) -> Awaitable[Engram]: ...
+
+
 @pytest.fixture
-async def engram(db_path: Path) -> AsyncIterator[Engram]:
+async def open_engram(db_path: Path) -> AsyncIterator[EngramOpener]:
+    """Opens a store (at ``db_path`` unless told; the hash embedder and indexing on demand unless
+    told), again after a test closed it; every one opened is closed at the end, also when an
+    assertion failed (an open store's threads would keep pytest from exiting)."""
+    opened: list[Engram] = []
+
+    async def open_(embedder: Embedder | None = None, *, background: bool = False,
+                    path: Path | None = None) -> Engram:
+        opened.append(await Engram.open(path or db_path, HashEmbedder() if embedder is None else embedder,
+                                        background=background))
+        return opened[-1]
+
+    yield open_
+    for e in opened:
+        await e.close()  # closing again a store the test closed does nothing
+
+
+@pytest.fixture
+async def engram(open_engram: EngramOpener) -> Engram:
     """A memory with the hash embedder, indexing on demand (call ``embed_pending``)."""
-    e = await Engram.open(db_path, HashEmbedder(), background=False)
-    yield e
-    await e.close()
+    return await open_engram()
 
 
 @pytest.fixture
-async def keyword_engram(db_path: Path) -> AsyncIterator[Engram]:
-    e = await Engram.open(db_path, NoEmbedder())
-    yield e
-    await e.close()
+async def keyword_engram(open_engram: EngramOpener) -> Engram:
+    """A memory without an embedder (keyword recall only), its indexer running."""
+    return await open_engram(NoEmbedder(), background=True)
 
 
 @pytest.fixture

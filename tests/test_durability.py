@@ -17,12 +17,14 @@ import threading
 import time
 from pathlib import Path
 
-from astrbot_plugin_engram.memory import Audience, Engram, NoEmbedder
+from astrbot_plugin_engram.memory import Audience, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text import episode_words
 
 from ._record_child import content_of, space_of
+from .conftest import EngramOpener
+from .counting import count_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 5
@@ -44,14 +46,16 @@ def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dic
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    if rnd == 0:  # the first kill may land anywhere, even while the store is being created
-        time.sleep(rng.uniform(0.0, 1.5))
-    else:
-        assert first.wait(30), f"the child acknowledged nothing: {child.stderr.read1().decode()}"  # type: ignore[union-attr]
-        time.sleep(rng.uniform(0.0, 0.5))
-    child.send_signal(signal.SIGKILL)
-    child.wait(10)
-    reader.join(10)
+    try:
+        if rnd == 0:  # the first kill may land anywhere, even while the store is being created
+            time.sleep(rng.uniform(0.0, 1.5))
+        elif first.wait(30):
+            time.sleep(rng.uniform(0.0, 0.5))
+    finally:  # killed also when the test fails here: no child goes on writing
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        reader.join(10)
+    assert rnd == 0 or first.is_set(), f"the child acknowledged nothing: {child.stderr.read().decode()}"  # type: ignore[union-attr]
     acks = {}
     for line in lines:
         if line.endswith(b"\n"):  # a line cut by the kill was never a full acknowledgement
@@ -74,6 +78,8 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
         vectors = {model: {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = 'e'",
                                                      (model,))} for model in ("tiny-8", "tiny-8#as-query")}
         cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
+        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
+                for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
     finally:
         db.close()
     missing = [i for i in acked if i not in rows]
@@ -84,6 +90,12 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     # and each row of the index holds exactly the words of its episode, in its chat
     stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.space])]
     assert not stale, f"{len(stale)} episodes indexed under other words, e.g. {stale[:5]}"
+    # the counts kept beside the episodes (the dashboard's) commit with them: equal to a count
+    c = count_episodes(path)
+    assert kept["episode_days"] == {(d,): n for d, n in c.per_day.items()}
+    assert kept["place_counts"] == {(s,): n for s, (n, _) in c.places.items()}
+    assert kept["speaker_counts"] == {(a,): n for a, n in c.speakers.items()}
+    assert kept["talk_pairs"] == c.talks
     # each batch of vectors (passage and second) commits with its cursor: exactly the episodes up to it
     for model, have in vectors.items():
         upto = cursors.get(f"vectors:{model}:e", 0)
@@ -91,20 +103,18 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     return len(vectors["tiny-8#as-query"])
 
 
-async def check_store(path: Path, acked: dict[int, str], rng: random.Random) -> None:
-    eng = await Engram.open(path, NoEmbedder())
-    try:
-        assert await eng.store.integrity() == []
-        for i in rng.sample(sorted(acked), min(5, len(acked))):
-            token = acked[i]
-            hits = await eng.recall(token, Audience(space_of(token)))
-            assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
-    finally:
-        await eng.close()
+async def check_store(open_engram: EngramOpener, acked: dict[int, str], rng: random.Random) -> None:
+    eng = await open_engram(NoEmbedder(), background=True)
+    assert await eng.store.integrity() == []
+    for i in rng.sample(sorted(acked), min(5, len(acked))):
+        token = acked[i]
+        hits = await eng.recall(token, Audience(space_of(token)))
+        assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
+    await eng.close()  # the child opens the file next
 
 
-async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
-    path = tmp_path / "engram.db"
+async def test_acknowledged_episodes_survive_sigkill(db_path: Path, open_engram: EngramOpener) -> None:
+    path = db_path
     rng = random.Random()
     acked: dict[int, str] = {}
     started = time.monotonic()
@@ -112,7 +122,7 @@ async def test_acknowledged_episodes_survive_sigkill(tmp_path: Path) -> None:
         new = run_and_kill(path, rnd, durable=rnd % 2 == 1, rng=rng)
         assert not set(new) & set(acked), "an id was handed out twice"
         acked |= new
-        await check_store(path, acked, rng)  # opening first also creates a store killed before birth
+        await check_store(open_engram, acked, rng)  # opening first also creates a store killed before birth
         second = check_file(path, acked)
     assert second > 0, "the indexer never reached the second vectors: the check above saw none"
     assert len(acked) > 100, f"only {len(acked)} episodes were acknowledged in {ROUNDS} rounds"

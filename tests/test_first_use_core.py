@@ -11,6 +11,7 @@ from astrbot_plugin_engram.memory import (
     Audience,
     Engram,
     Episode,
+    InvalidInputError,
     Memory,
     NoEmbedder,
     UnknownIdError,
@@ -80,7 +81,7 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
     ids = await engram.record_many(eps)
     await engram.embed_pending()
     assert ids[0] in {h.id for h in await engram.recall("pin zanzibar", Audience(SPACE), k=5)}
-    assert await engram.forget_episodes([ids[0]]) == 1
+    assert (await engram.forget_episodes([ids[0]])).episodes == [ids[0]]
     hits = await engram.recall("bank pin 8080 zanzibar", Audience(SPACE), k=5)
     assert ids[0] not in {h.id for h in hits} and ids[2] in {h.id for h in hits}
     assert all("8080" not in h.text for h in hits)
@@ -94,6 +95,33 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
                     "SELECT count(*) FROM vectors WHERE kind = 'e' AND item = ?"):
             assert db.execute(sql, (ids[0],)).fetchone()[0] == 0, sql
     assert engram.indexes.episodes.near([ids[1]], 2) == [ids[1], ids[2]]  # no longer anyone's neighbour
+
+
+async def test_forgetting_a_line_takes_the_memories_drawn_from_it_and_no_other(engram: Engram) -> None:
+    ids = await engram.record_many([Episode(space=SPACE, content=t, actor="webchat:sam") for t in
+                                    ("my bank pin is 8080", "I like green tea")])
+    pin = await engram.add_memory(Memory(text="Sam's bank pin is 8080", scope=HERE, sources=(ids[0],)))
+    both = await engram.add_memory(Memory(text="Sam banks and drinks tea", scope=HERE, sources=tuple(ids)))
+    tea = await engram.add_memory(Memory(text="Sam likes green tea", scope=HERE, sources=(ids[1],)))
+    would = await engram.forget_episodes([ids[0]], dry_run=True)
+    assert would.memories == sorted([pin, both]) and (await engram.get(pin)).text  # a dry run erases nothing
+    done = await engram.forget_episodes([ids[0]])
+    assert done.episodes == [ids[0]] and done.memories == sorted([pin, both])
+    for gone in (pin, both):
+        with pytest.raises(UnknownIdError):
+            await engram.get(gone)
+    assert (await engram.get(tea)).text == "Sam likes green tea"
+    assert (await engram.get_episode(ids[1])).content == "I like green tea"
+
+
+async def test_forgetting_no_line_or_a_bad_id_is_refused_and_erases_nothing(engram: Engram) -> None:
+    ids = await engram.record_many([Episode(space=SPACE, content="keep me", actor="webchat:sam")])
+    for bad in ([], ["1"], [True]):
+        with pytest.raises(InvalidInputError):
+            await engram.forget_episodes(bad)  # type: ignore[arg-type]
+    with pytest.raises(UnknownIdError):
+        await engram.forget_episodes([ids[0], ids[0] + 1])  # one unknown: nothing at all goes
+    assert (await engram.get_episode(ids[0])).content == "keep me"
 
 
 async def test_a_forgotten_episode_stays_gone_after_reopening(db_path: Path) -> None:

@@ -14,7 +14,7 @@ from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, NoEmbe
 from astrbot_plugin_engram.memory.store.sqlite.migrations import APPEND_ONLY, MIGRATIONS
 from astrbot_plugin_engram.memory.text import EMPTY_SHAPE, no_content, text_shape, words
 
-from .conftest import HashEmbedder
+from .conftest import EngramOpener, HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = "webchat:private:sam"
@@ -110,8 +110,9 @@ async def test_first_week_set_recall_and_few_bot_lines_on_top(db_path: Path) -> 
     assert "| all | 27 |" in fw.table(answers)
 
 
-async def test_a_store_from_before_empty_lines_gets_them_marked(db_path: Path) -> None:
-    e = await Engram.open(db_path, NoEmbedder(), background=False)
+async def test_a_store_from_before_empty_lines_gets_them_marked(db_path: Path,
+                                                                 open_engram: EngramOpener) -> None:
+    e = await open_engram(NoEmbedder())
     ids = await tell(e, [("user", "My cat is called Mochi."), ("bot", "OK, noted!")])
     await e.close()
     with sqlite3.connect(db_path) as db:  # as the store was before m004: no empty bit

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, space_scope
+from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, space_scope
 
+from .conftest import EngramOpener
 from .marker import MARK, traces
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,8 +19,8 @@ SPACE, PERSON = "qq:group:1", "qq:ming"
 LINES = 300
 
 
-async def seed(path: Path) -> None:
-    e = await Engram.open(path, NoEmbedder(), background=False)
+async def seed(open_engram: EngramOpener) -> None:
+    e = await open_engram(NoEmbedder())
     await e.record_many([Episode(space=SPACE, content=f"line {n} from Ming: {MARK}", actor=PERSON,
                                  actor_name="Ming") for n in range(LINES)]
                         + [Episode(space=SPACE, content="Bob says hello", actor="qq:bob", actor_name="Bob")])
@@ -28,8 +29,8 @@ async def seed(path: Path) -> None:
     await e.close()
 
 
-async def state(path: Path) -> tuple[int, int, int, list[str]]:
-    e = await Engram.open(path, NoEmbedder(), background=False)
+async def state(open_engram: EngramOpener) -> tuple[int, int, int, list[str]]:
+    e = await open_engram(NoEmbedder())
     s = await e.stats()
     said = len(await e.store.episodes_where(actor=PERSON))
     hits = [h.text for h in await e.recall(MARK, Audience(SPACE), k=50)]
@@ -39,18 +40,21 @@ async def state(path: Path) -> tuple[int, int, int, list[str]]:
 
 
 @pytest.mark.parametrize("where, expected", [("inside", (LINES, 1)), ("committed", (0, 0))])
-async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(tmp_path: Path, where: str,
-                                                               expected: tuple[int, int]) -> None:
-    path = tmp_path / "engram.db"
-    await seed(path)
+async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener, where: str,
+        expected: tuple[int, int]) -> None:
+    path = db_path  # in tmp_path, whose every file the marker search reads
+    await seed(open_engram)
     child = subprocess.Popen(  # noqa: ASYNC220  (the parent only waits for one line, then kills)
         [sys.executable, "-m", "tests._forget_child", str(path), PERSON, where],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert child.stdout is not None
-    assert child.stdout.readline().decode().strip() == where
-    child.kill()
-    child.wait()
-    said, memories, hits, problems = await state(path)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().decode().strip() == where
+    finally:  # killed also when the test fails here
+        child.kill()
+        child.wait()
+    said, memories, hits, problems = await state(open_engram)
     assert (said, memories) == expected and problems == []
     assert (hits > 0) == (said > 0)
     if not said:

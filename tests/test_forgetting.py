@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from astrbot_plugin_engram.memory.identity import IdentityFolder
 from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.text import word_set
 
-from .conftest import HashEmbedder
+from .conftest import EngramOpener
 from .fake_openai import FakeOpenAI
 from .marker import MARK, ZH, files_with_marker, traces
 
@@ -49,22 +48,10 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-Opener = Callable[[], Awaitable[Engram]]
-
-
 @pytest.fixture
-async def open_store(folder: Path) -> AsyncIterator[Opener]:
-    """Opens the store in ``folder`` (again after a test closed it); every one opened is closed at
-    the end, also when an assertion failed (an open store's threads would keep pytest from exiting)."""
-    opened: list[Engram] = []
-
-    async def open_() -> Engram:
-        opened.append(await Engram.open(folder / "engram.db", HashEmbedder(), background=False))
-        return opened[-1]
-
-    yield open_
-    for e in opened:
-        await e.close()  # closing again a store the test closed does nothing
+def db_path(folder: Path) -> Path:
+    """The store in the data folder (``open_engram`` opens it): the marker search covers all of it."""
+    return folder / "engram.db"
 
 
 async def seen_anywhere(e: Engram, query: str) -> list[str]:
@@ -78,8 +65,8 @@ async def seen_anywhere(e: Engram, query: str) -> list[str]:
 
 
 async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
-        folder: Path, open_store: Opener, fake_openai: FakeOpenAI) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener, fake_openai: FakeOpenAI) -> None:
+    e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}", minutes=0),
                                ep(GROUP, "see you at the gym", minutes=1),
                                ep(GROUP, "bring the blue towel", BOB, "Bob", minutes=2)])
@@ -98,7 +85,7 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert await seen_anywhere(e, MARK)  # the marker is recalled ...
     await e.close()
     assert traces(folder)  # ... and on disk: the search can see it
-    e = await open_store()
+    e = await open_engram()
     told: list[Forgetting] = []
 
     async def listener(plan: Forgetting) -> None:
@@ -120,7 +107,8 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert traces(folder) == []
 
 
-async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path, open_store: Opener) -> None:
+async def test_a_diary_written_by_the_diary_job_goes_with_its_file(
+        folder: Path, open_engram: EngramOpener) -> None:
     """The real diary (issue 13) in another zone: its file is named by the day it tells of (in the
     diaries' zone, not UTC); forgetting a line it drew on erases the entry and the file."""
     from zoneinfo import ZoneInfo
@@ -131,7 +119,7 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path,
 
     sh = ZoneInfo("Asia/Shanghai")
     day = date(2026, 11, 30)
-    e = await open_store()
+    e = await open_engram()
     ids = await e.record_many([
         Episode(GROUP, f"the gate code is {MARK} {ZH}", MING, "Ming",
                 time=datetime(2026, 11, 30, 9, 0, tzinfo=sh)),  # 01:00 UTC: Nov 30 there, in UTC too
@@ -145,10 +133,10 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path,
         told.append(plan)
 
     e.after_forget.append(listener)
-    done = await e.forget_episodes([ids[0]])
-    assert done == 1
-    gone = await e.forget([written.memory_id])
+    gone = await e.forget_episodes([ids[0]])  # the line alone: the diary drawn from it goes with it
+    assert gone.episodes == [ids[0]] and gone.memories == [written.memory_id]
     assert gone.diary_days == [day] and told[-1].diary_days == [day]
+    assert (await e.get_episode(ids[1])).content == "thanks, see you"
     assert not (folder / "diary" / "2026-11-30.md").exists()
     assert traces(folder) == []
     await e.close()
@@ -156,7 +144,7 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(folder: Path,
 
 
 async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
-        folder: Path, open_store: Opener) -> None:
+        folder: Path, open_engram: EngramOpener) -> None:
     """The files the bot writes about its days: the diary, the inner state it moved, the self-image
     and its earlier versions (identity/history/). A forget that reaches them — here with no rewrite
     after it, as from the command line — leaves none of them holding the marker."""
@@ -165,7 +153,7 @@ async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
 
     from .scripted_chat import ScriptedChat
 
-    e = await open_store()
+    e = await open_engram()
     await e.record_many([ep(GROUP, f"the gate code is {MARK} {ZH}"),
                          ep(GROUP, "thanks, see you", BOB, "Bob", minutes=5)])
     told = f"a gate code, {MARK} {ZH}"
@@ -191,8 +179,8 @@ async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
 
 
 async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_everywhere(
-        folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}"),
                                ep(DM, f"{ZH} is my secret word", minutes=1),
                                ep(OTHER, f"ming's spare key is under the {MARK} mat", BOB, "Bob", minutes=2),
@@ -215,8 +203,8 @@ async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_
 
 
 async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(
-        folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob")])
     mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=space_scope(GROUP)))
@@ -235,8 +223,8 @@ async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other
     assert traces(folder) == []
 
 
-async def test_an_erased_id_is_never_given_out_again(folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+async def test_an_erased_id_is_never_given_out_again(folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     first = await e.record(ep(GROUP, f"about {MARK}"))
     mid = await e.add_memory(Memory(text=f"note {MARK}", scope=space_scope(GROUP), sources=(first,)))
     await e.embed_pending()
@@ -248,8 +236,9 @@ async def test_an_erased_id_is_never_given_out_again(folder: Path, open_store: O
     await e.close()
 
 
-async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+async def test_unknown_ids_are_refused_and_nothing_is_touched(
+        folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     kept = await e.add_memory(Memory(text="keep me", scope="public"))
     before = await e.stats()
     with pytest.raises(UnknownIdError, match="no memory with id 404"):
@@ -263,8 +252,8 @@ async def test_unknown_ids_are_refused_and_nothing_is_touched(folder: Path, open
 
 
 async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_back(
-        folder: Path, open_store: Opener, fake_openai: FakeOpenAI) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener, fake_openai: FakeOpenAI) -> None:
+    e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my pin is {MARK}"), ep(GROUP, "and I like tea", minutes=1)])
     fake_openai.chat_delay = 1.0
     fake_openai.replies.append(json.dumps({"actions": [
@@ -292,8 +281,8 @@ async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_b
 
 
 async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
-        folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     old = await e.record_many([ep(GROUP, f"old line {n} {MARK}", minutes=n) for n in range(200)])
     writes = [asyncio.create_task(e.record(ep(GROUP, f"busy line {n}", BOB, "Bob", minutes=300 + n)))
               for n in range(200)]
@@ -309,12 +298,12 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
 # ---- identity proposals (identity/proposals.json) ----------------------------------------------
 @pytest.mark.parametrize("how", ["person", "place", "memory with sources"])
 async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
-        folder: Path, open_store: Opener, how: str) -> None:
+        folder: Path, open_engram: EngramOpener, how: str) -> None:
     """The model may propose a change to its identity with what it was told (``identity_propose``).
     A hard forget drops, pending or decided, every proposal made in the forgotten place, in the
     conversation of a forgotten line (its place, the day after it), or holding a piece of the
     forgotten text; the others stay as they were."""
-    e = await open_store()
+    e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
     mid = await e.add_memory(Memory(text=f"Ming's locker code is {MARK} {ZH}", scope=space_scope(GROUP),
@@ -345,8 +334,8 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
 
 
 async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
-        folder: Path, open_store: Opener) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener) -> None:
+    e = await open_engram()
     proposals = Proposals(IdentityFolder(folder))
     before = proposals.propose("I would like to be braver.", "", GROUP, now=T0 - timedelta(minutes=1))
     next_day = proposals.propose("I enjoy long walks.", "", GROUP, now=T0 + timedelta(days=1, minutes=1))
@@ -362,8 +351,8 @@ async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
 
 
 async def test_an_unreadable_proposals_file_is_left_alone_and_the_forget_goes_on(
-        folder: Path, open_store: Opener, caplog: pytest.LogCaptureFixture) -> None:
-    e = await open_store()
+        folder: Path, open_engram: EngramOpener, caplog: pytest.LogCaptureFixture) -> None:
+    e = await open_engram()
     await e.record(ep(GROUP, f"the password is {MARK}"))
     (folder / "identity").mkdir()
     (folder / "identity/proposals.json").write_text("{not json", "utf-8")

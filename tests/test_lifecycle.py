@@ -9,7 +9,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, UnknownIdError
 
-from .conftest import HashEmbedder
+from .conftest import EngramOpener, HashEmbedder
 
 GROUP, DM = "qq:group:1", "qq:private:9"
 
@@ -70,22 +70,18 @@ async def test_set_scope_moves_a_memory_between_audiences(engram: Engram) -> Non
     assert [h.id for h in await engram.recall("surprise party", owner)] == [m]
 
 
-async def test_close_commits_what_was_queued(db_path: Path) -> None:
-    e = await Engram.open(db_path, NoEmbedder())
+async def test_close_commits_what_was_queued(open_engram: EngramOpener) -> None:
+    e = await open_engram(NoEmbedder(), background=True)
     pending = [asyncio.ensure_future(e.record(Episode(space=GROUP, content=f"m{i}"))) for i in range(50)]
     await asyncio.sleep(0)  # queued, maybe not yet written
     await e.close()
     assert len({await p for p in pending}) == 50
-    e = await Engram.open(db_path, NoEmbedder())
-    try:
-        assert (await e.stats())["episodes"] == 50
-    finally:
-        await e.close()
+    e = await open_engram(NoEmbedder(), background=True)
+    assert (await e.stats())["episodes"] == 50
 
 
-async def test_background_indexer_embeds_new_items_and_stops_on_close(db_path: Path) -> None:
-    emb = HashEmbedder()
-    e = await Engram.open(db_path, emb)
+async def test_background_indexer_embeds_new_items_and_stops_on_close(open_engram: EngramOpener) -> None:
+    e = await open_engram(HashEmbedder(), background=True)
     await e.record(Episode(space=GROUP, content="the kettle is broken"))
     await e.add_memory(Memory(text="buy a new kettle", scope="self"))
     for _ in range(200):

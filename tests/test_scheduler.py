@@ -13,6 +13,8 @@ import pytest
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
 from astrbot_plugin_engram.scheduler import Job, JobRegistry, NewEpisodeTrigger, Scheduler
 
+from .conftest import EngramOpener
+
 
 class Calls:
     """A job body that counts its runs and how many overlapped."""
@@ -96,19 +98,16 @@ async def test_run_now_raises_to_the_caller_and_is_counted(keyword_engram: Engra
     await s.shutdown()
 
 
-async def test_last_runs_are_kept_in_the_store(db_path: Any) -> None:
-    eng = await Engram.open(db_path, NoEmbedder(), background=False)
+async def test_last_runs_are_kept_in_the_store(open_engram: EngramOpener) -> None:
+    eng = await open_engram(NoEmbedder())
     s = scheduler(eng, Job("consolidate", Calls()))
     await s.start()
     await s.run_now("consolidate")
     await s.shutdown()
     await eng.close()
-    eng = await Engram.open(db_path, NoEmbedder(), background=False)
-    try:
-        record = (await eng.job_records().job_runs())["consolidate"]
-        assert record["status"] == "ok" and record["runs"] == 1 and record["stats"] == {"added": 2}
-    finally:
-        await eng.close()
+    eng = await open_engram(NoEmbedder())
+    record = (await eng.job_records().job_runs())["consolidate"]
+    assert record["status"] == "ok" and record["runs"] == 1 and record["stats"] == {"added": 2}
 
 
 async def test_shutdown_cancels_a_running_job(keyword_engram: Engram) -> None:

@@ -270,11 +270,13 @@ def big_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
 
     async def make() -> None:
         e = await Engram.open(path, HashEmbedder(dim=16), background=False)
-        await build(e, items, truth)
-        # leave a tail unembedded: recall must hold for items the vector route cannot see yet
-        eid = await e.record(Episode(space="qq:private:1", content="secret salary 秘密"))
-        truth.episodes[eid] = "qq:private:1"
-        await e.close()
+        try:  # closed also when building fails (an open store would keep pytest from exiting)
+            await build(e, items, truth)
+            # leave a tail unembedded: recall must hold for items the vector route cannot see yet
+            eid = await e.record(Episode(space="qq:private:1", content="secret salary 秘密"))
+            truth.episodes[eid] = "qq:private:1"
+        finally:
+            await e.close()
 
     asyncio.run(make())
     return path, truth

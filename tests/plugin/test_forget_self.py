@@ -35,6 +35,7 @@ from .test_commands import mem
 
 GROUP = "qq:group:g1"  # public: the self-image may then repeat what was said there (the marker)
 ENTRY, IMAGE, MOOD = "entry", "self_image", "mood"
+FOLLOWS = "this forget waits for it and follows right after."  # a waiting forget's line (English only)
 
 
 @dataclass
@@ -241,13 +242,66 @@ async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
     ev = recording_sends(line, sent, monkeypatch, group)
     forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
     await first_said(sent)
-    what = ("diary", "日记") if job == DIARY else ("self-image", "自我形象")
-    assert sent == [f"Engram: the {what[0]} job is writing now; this forget waits for it and follows right "
-                    f"after. / {what[1]}任务正在写，完成后马上遗忘。"]
+    what = "diary" if job == DIARY else "self-image"  # in English, as every /mem reply
+    assert sent == [f"Engram: the {what} job is writing now; {FOLLOWS}"]
     assert not forget.done() and not running.done()  # told while the job still waits for the model
     bot.ctx.gate.set()
     await running
     assert (await forget).startswith(answer)  # the answer that follows: the forget is done
+    await bot.jobs.scheduler.idle()
+    assert traces(bot.svc.data_dir) == [] and len(sent) == 1
+
+
+async def test_forgetting_a_line_while_the_diary_job_writes_waits_then_leaves_nothing_of_it(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/mem forget e<id>`` sent while the diary job waits for the model (which read that line) is
+    told at once that it waits; when the job is done the line is erased, and the diary the job wrote
+    from it is written again from what is left: no file keeps a byte of the line."""
+    store = (await bot.svc.memory()).store
+    [eid] = [i for i, text in await store.episodes_where(space=GROUP) if MARK in text]
+    bot.ctx.held = ENTRY
+    running = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
+    await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, the marker's too
+    sent: list[str] = []
+    line = f"mem forget e{eid}"
+    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
+                                                   line))
+    await first_said(sent)
+    assert sent == [f"Engram: the diary job is writing now; {FOLLOWS}"]
+    assert not forget.done() and not running.done()  # told at once, while the job still waits
+    bot.ctx.gate.set()
+    await running
+    done = await forget
+    assert done == (f"Forgot e{eid}, the line from {GROUP}, with what was drawn from it: "
+                    "1 line and 1 memory erased.")  # the diary the job wrote from it
+    await bot.jobs.scheduler.idle()
+    assert "no episode" in await mem(bot.svc, f"mem show e{eid}", group="g1")
+    [diary] = diary_files(bot)  # written again from Bob's line, which stays
+    assert "A day at the gym" in diary and MARK not in diary
+    assert traces(bot.svc.data_dir) == [] and len(sent) == 1
+
+
+async def test_a_forget_waiting_for_another_forget_says_so_then_both_complete(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first forget rewrites the day's diary and the model is slow: a second forget sent meanwhile
+    is told at once, in English like every /mem reply, that it waits for the first."""
+    await bot.run(DIARY)
+    lines = await (await bot.svc.memory()).store.episodes_where(space=GROUP)
+    [marked] = [i for i, text in lines if MARK in text]
+    [gym] = [i for i, text in lines if "gym" in text]
+    bot.ctx.held = ENTRY
+    first = asyncio.create_task(mem(bot.svc, f"mem forget e{marked}", group="g1"))
+    await bot.ctx.waiting.wait()  # the first forget's rewrite: the model writes the day again
+    sent: list[str] = []
+    line = f"mem forget e{gym}"
+    second = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
+                                                   line))
+    await first_said(sent)
+    assert sent == [f"Engram: another forget is running now; {FOLLOWS}"]
+    assert not first.done() and not second.done()
+    bot.ctx.gate.set()
+    assert (await first).startswith(f"Forgot e{marked}, ")
+    assert (await second).startswith(f"Forgot e{gym}, ")
     await bot.jobs.scheduler.idle()
     assert traces(bot.svc.data_dir) == [] and len(sent) == 1
 

@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import InvalidInputError
 from ...model import Episode, Memory
 from ...scopes import Visibility
+from . import summaries
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
 from .items import ItemReads
 
@@ -98,14 +99,17 @@ class BrowseReads(ItemReads):
 
     async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
         """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
-        sql = "SELECT date(time + tz * 60, 'unixepoch') AS day, count(*) FROM episodes"
-        args: list[Any] = []
-        if space is not None:
-            sql += " WHERE space = ?"
-            args.append(space)
-        return [(d, n) for d, n in await fetch_rows(self._reader, sql + " GROUP BY day ORDER BY day", args)]
+        if space is None:  # kept by the writer's triggers (migration m011)
+            rows = await fetch_rows(self._reader, "SELECT day, n FROM episode_days ORDER BY day")
+            return [(d, n) for d, n in rows]
+        return [(d, n) for d, n in await fetch_rows(
+            self._reader, f"SELECT {summaries.DAY} AS day, count(*) FROM episodes"
+            " WHERE space = ? GROUP BY day ORDER BY day", (space,))]
 
     # ---- the dashboard's overview, places and graph ------------------------------------------
+    async def count_episodes(self) -> int:
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"))[0][0])
+
     async def count_space_episodes(self, space: str) -> int:
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
                                      (space,)))[0][0])
@@ -120,17 +124,16 @@ class BrowseReads(ItemReads):
 
     async def places(self) -> list[tuple[str, int, float]]:
         """(space, episodes, time of the last one) of every space, the busiest first."""
-        rows = await fetch_rows(self._reader, "SELECT space, count(*), max(time) FROM episodes"
-                                " GROUP BY space ORDER BY 2 DESC, 1")
+        rows = await fetch_rows(self._reader, "SELECT space, n, (SELECT max(time) FROM episodes e"
+                                " WHERE e.space = p.space) FROM place_counts p ORDER BY 2 DESC, 1")
         return [(r[0], r[1], r[2]) for r in rows]
 
     async def people(self) -> list[tuple[str, str, int]]:
         """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
         rows = await fetch_rows(
             self._reader, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
-            " ORDER BY last_seen DESC LIMIT 1), coalesce(e.n, 0)"
-            " FROM (SELECT DISTINCT person FROM aliases) a"
-            " LEFT JOIN (SELECT actor, count(*) AS n FROM episodes GROUP BY actor) e ON e.actor = a.person"
+            " ORDER BY last_seen DESC LIMIT 1), coalesce(c.n, 0)"
+            " FROM (SELECT DISTINCT person FROM aliases) a LEFT JOIN speaker_counts c ON c.actor = a.person"
             " ORDER BY 3 DESC, 1")
         return [(r[0], r[1], r[2]) for r in rows]
 
@@ -142,12 +145,20 @@ class BrowseReads(ItemReads):
         found = await self.get_memories(ids)
         return [found[i] for i in ids if i in found]
 
+    async def count_memories_about(self) -> int:
+        """How many active memories are about someone."""
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM memories WHERE status = 'active'"
+                                     " AND subjects != '[]'"))[0][0])
+
+    async def count_talks(self) -> int:
+        """How many pairs of people answered each other."""
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM talk_pairs"))[0][0])
+
     async def talks(self, limit: int) -> list[tuple[str, str, int]]:
-        """(person, person, turns): who answers whom (consecutive lines by two people in one place)."""
-        rows = await fetch_rows(
-            self._reader, "SELECT min(a, b), max(a, b), count(*) FROM (SELECT actor AS a, lag(actor) OVER"
-            " (PARTITION BY space ORDER BY seq) AS b FROM episodes WHERE actor != '')"
-            " WHERE b IS NOT NULL AND a != b GROUP BY 1, 2 ORDER BY 3 DESC LIMIT ?", (limit,))
+        """(person, person, turns): who answers whom (consecutive lines by two people in one place),
+        the most turns first."""
+        rows = await fetch_rows(self._reader, "SELECT a, b, n FROM talk_pairs ORDER BY n DESC, a, b LIMIT ?",
+                                (limit,))
         return [(r[0], r[1], r[2]) for r in rows]
 
     async def has_space(self, space: str) -> bool:

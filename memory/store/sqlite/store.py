@@ -19,6 +19,7 @@ import aiosqlite
 
 from ...errors import StoreError
 from .. import Listener
+from . import summaries
 from .browse import BrowseReads
 from .days import DayReads
 from .forgetting import ForgettingReads
@@ -74,8 +75,10 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
             await check_known_schema(writer, path)
+            # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
+            # memory, not in a temporary file opened for each row (~25 us an episode)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
-                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON"):
+                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY"):
                 await writer.execute(f"PRAGMA {pragma}")
             await migrate(writer)
             # a forget killed after its commit left the erased text in the log's older frames
@@ -117,7 +120,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             ("memories", "SELECT count(*) FROM memories WHERE status = 'active'"),
             ("archived", "SELECT count(*) FROM memories WHERE status = 'archived'"),
             ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
-            ("spaces", "SELECT count(DISTINCT space) FROM episodes"),
+            ("spaces", "SELECT count(*) FROM place_counts"),  # the places with an episode (m011)
             ("people", "SELECT count(DISTINCT person) FROM aliases"),
             ("vectors", "SELECT count(*) FROM (SELECT DISTINCT kind, item FROM vectors)"),  # items with one
         ):
@@ -126,10 +129,12 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         return out
 
     async def integrity(self) -> list[str]:
-        """Problems found by SQLite's integrity check and FTS5's own check (empty when sound)."""
+        """Problems found by SQLite's integrity check, FTS5's own check and a count of the episodes
+        against the counts kept beside them (empty when sound)."""
         problems = []
         async with self._reader.execute("PRAGMA integrity_check") as cur:
             problems += [r[0] for r in await cur.fetchall() if r[0] != "ok"]
+        problems += await summaries.check(self._reader)
         if self._writer is None:  # FTS5's check is a write command
             return problems
         for t in ("episodes_fts", "memories_fts"):

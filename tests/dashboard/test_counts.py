@@ -1,0 +1,114 @@
+"""The overview's and the graph's numbers over real HTTP equal a count in Python of every episode in
+the file: after the seed, after more lines, after a forget of lines, of a person and of a place; and
+where a page shows only some rows (the busiest pairs, the largest places) it says so, in both languages."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from astrbot_plugin_engram.dashboard import data, html
+from astrbot_plugin_engram.dashboard.data import iso
+from astrbot_plugin_engram.memory import Engram, Episode
+
+from ..counting import count_episodes
+from .conftest import AUTH, GROUP, XSS_SPACE
+
+
+async def get(client: TestClient, path: str) -> Any:
+    r = await client.get(path, headers=AUTH)
+    assert r.status == 200, await r.text()
+    return await r.json()
+
+
+async def assert_pages_count_every_episode(client: TestClient, path: Path) -> None:
+    c = count_episodes(path)
+    with sqlite3.connect(path) as db:
+        named = {r[0] for r in db.execute("SELECT person FROM aliases")}
+    o = await get(client, "/api/overview")
+    assert o["episodes"] == c.episodes
+    assert [tuple(d) for d in o["episodes_per_day"]] == sorted(c.per_day.items())
+    assert {p["space"]: (p["episodes"], p["last"]) for p in o["places"]} == {
+        s: (n, iso(t)) for s, (n, t) in c.places.items()}
+    assert {p["id"]: p["episodes"] for p in o["people"]} == {p: c.speakers.get(p, 0) for p in named}
+    g = await get(client, "/api/graph")
+    assert {(x["source"], x["target"]): x["weight"] for x in g["links"] if x["type"] == "talks"} == c.talks
+    people = {x["id"]: x["weight"] for x in g["nodes"] if x["type"] == "person"}
+    assert {p for pair in c.talks for p in pair} <= set(people)
+    assert {p: n for p, n in people.items() if p in named} == {p: c.speakers.get(p, 0) for p in people
+                                                               if p in named}
+    page = await (await client.get("/", headers=AUTH)).text()
+    assert f'<p class="big">{c.episodes} ' in page
+
+
+async def test_overview_and_graph_count_every_episode_after_writes_and_forgets(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    client, engram, _ = dash
+    path, _ = seeded
+    c = count_episodes(path)
+    assert c.talks and c.speakers and len(c.places) == 4  # the sample has people answering each other
+    await assert_pages_count_every_episode(client, path)
+
+    later = datetime.now(timezone.utc) + timedelta(days=2)
+    await engram.record_many([Episode(space=GROUP, content=f"new line {i}", actor=f"qq:{20000 + i % 3}",
+                                      actor_name=f"New {i % 3}", time=later + timedelta(minutes=i))
+                              for i in range(12)])
+    await assert_pages_count_every_episode(client, path)
+
+    with sqlite3.connect(path) as db:
+        middle = [r[0] for r in db.execute("SELECT id FROM episodes WHERE space = ? ORDER BY seq", (GROUP,))]
+    await engram.forget_episodes(middle[3:20:4])  # lines inside a conversation: their neighbours meet
+    await assert_pages_count_every_episode(client, path)
+
+    talker = max(count_episodes(path).speakers.items(), key=lambda kv: kv[1])[0]
+    await engram.forget_person(talker)
+    await assert_pages_count_every_episode(client, path)
+    o = await get(client, "/api/overview")
+    assert talker not in {p["id"] for p in o["people"]}
+    assert talker not in {x["id"] for x in (await get(client, "/api/graph"))["nodes"]}
+
+    await engram.forget_place(XSS_SPACE)
+    await assert_pages_count_every_episode(client, path)
+    assert XSS_SPACE not in {p["space"] for p in (await get(client, "/api/overview"))["places"]}
+
+
+async def test_the_graph_says_when_it_draws_only_the_busiest_pairs_and_top_memories(
+        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _, _ = dash
+    g = await get(client, "/api/graph")
+    shown = g["shown"]
+    assert shown["talks"] == shown["talks_total"] >= 2 and shown["memories"] == shown["memories_total"] >= 2
+    for lang in ("en", "zh"):  # all of it drawn: no note
+        page = await (await client.get("/graph", headers={**AUTH, "Accept-Language": lang})).text()
+        assert "Shown:" not in page and "显示：" not in page
+    monkeypatch.setattr(data, "GRAPH_TALKS", 1)
+    monkeypatch.setattr(data, "GRAPH_MEMORIES", 1)
+    g = await get(client, "/api/graph")
+    assert g["shown"] == {**shown, "talks": 1, "memories": 1}
+    assert sum(x["type"] == "talks" for x in g["links"]) == 1
+    en = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert (f"Shown: the 1 pairs of people who answer each other most (of {shown['talks_total']}) and the 1"
+            f" most important memories about someone (of {shown['memories_total']})") in en
+    zh = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "zh-CN"})).text()
+    assert f"显示：互相回复最多的 1 对人物（共 {shown['talks_total']} 对）" in zh
+
+
+async def test_the_overview_says_when_a_table_shows_only_its_largest_rows(
+        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _, _ = dash
+    o = await get(client, "/api/overview")
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "largest first" not in page  # every table shows all of its rows
+    monkeypatch.setattr(html, "LIST_ROWS", 2)
+    monkeypatch.setattr(html, "COUNT_ROWS", 1)
+    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
+    for total in (len(o["places"]), len(o["people"])):
+        assert f"The first 2 of {total}, the largest first." in page
+    assert f"The first 1 of {len(o['counts']['kind'])}, the largest first." in page
+    zh = await (await client.get("/", headers={**AUTH, "Accept-Language": "zh"})).text()
+    assert f"共 {len(o['places'])} 项，显示最多的前 2 项。" in zh

@@ -1,0 +1,181 @@
+"""The counts the store keeps beside the episodes (migration m011; the dashboard's overview and graph
+read them) equal a count of every episode after any writes and erases, on a new store and on one
+migrated from before them; an erased person or place leaves no row behind in them."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram import memory
+from astrbot_plugin_engram.memory import Episode, Store
+from astrbot_plugin_engram.memory.store.sqlite import migrations
+
+from ..counting import count_episodes
+
+SPACES = ["qq:group:1", "qq:group:2", "qq:private:3"]
+PEOPLE = ["qq:1", "qq:2", "qq:3", "qq:4", ""]  # "": a line without a speaker
+ZONES = [timezone(timedelta(hours=8)), timezone(timedelta(hours=-5)), timezone.utc]
+T0 = datetime(2024, 5, 1, 20, 0, tzinfo=timezone.utc)
+
+
+def some_episodes(rng: random.Random, n: int, start: int) -> list[Episode]:
+    out = []
+    for i in range(n):
+        actor = rng.choice(PEOPLE)
+        t = (T0 + timedelta(hours=3 * (start + i) + rng.random())).astimezone(rng.choice(ZONES))
+        out.append(Episode(space=rng.choice(SPACES), content=f"line {start + i}", actor=actor,
+                           actor_name=f"name of {actor}" if actor else "", time=t))
+    return out
+
+
+async def assert_counts_exact(store: Store, path: Path) -> None:
+    """Every read the overview and the graph make equals the count in Python of every episode."""
+    c = count_episodes(path)
+    assert await store.count_episodes() == c.episodes
+    assert await store.episodes_per_day() == sorted(c.per_day.items())
+    places = await store.places()
+    assert {s: (n, t) for s, n, t in places} == c.places
+    assert [n for _, n, _ in places] == sorted((n for n, _ in c.places.values()), reverse=True)
+    with sqlite3.connect(path) as db:
+        named = {r[0] for r in db.execute("SELECT person FROM aliases")}
+    assert {p: n for p, _, n in await store.people()} == {p: c.speakers.get(p, 0) for p in named}
+    talks = await store.talks(10_000)
+    assert {(a, b): n for a, b, n in talks} == c.talks
+    assert [n for *_, n in talks] == sorted(c.talks.values(), reverse=True)
+    assert (await store.counts())["spaces"] == len(c.places)
+    assert await store.integrity() == []
+
+
+async def writes_and_erases(store: Store, path: Path, seed: int, check: bool) -> None:
+    rng = random.Random(seed)
+    start = 0
+    for _ in range(4):
+        for size in (1, 37, 5, 60):
+            await store.add_episodes(some_episodes(rng, size, start))
+            start += size
+        live = [r[0] for r in sqlite3.connect(path).execute("SELECT id FROM episodes").fetchall()]
+        erased, _ = await store.erase(rng.sample(live, 25), [])  # first, middle and last lines alike
+        assert len(erased) == 25
+        if check:
+            await assert_counts_exact(store, path)
+
+
+async def test_the_counts_follow_every_write_and_erase(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        await writes_and_erases(store, path, seed=11, check=True)
+        assert (await store.count_episodes()) == 4 * (103 - 25)
+    finally:
+        await store.close()
+
+
+async def test_a_line_put_between_two_others_parts_them(tmp_path: Path) -> None:
+    """Lines are appended, but a file may get one inside a place (an import, another writer): who
+    answers whom counts the new neighbours, not the old ones."""
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
+        ids = await store.add_episodes([Episode(space=SPACES[0], content=f"l{i}", actor=a,
+                                                actor_name=a and "x", time=T0 + timedelta(minutes=i))
+                                        for a, i in said])
+        assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
+        await store.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
+        assert await store.talks(10) == [("qq:1", "qq:2", 2)]
+        with sqlite3.connect(path) as db:  # Ann Dee Bo - Ann
+            db.execute("INSERT INTO episodes(time, tz, space, seq, section, actor, actor_name, kind, content)"
+                       " VALUES (?, 0, ?, 2, 1, 'qq:4', 'Dee', 'message_in', 'between')",
+                       (T0.timestamp(), SPACES[0]))
+        assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:4", 1), ("qq:2", "qq:4", 1)]
+        await assert_counts_exact(store, path)
+    finally:
+        await store.close()
+
+
+async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        await store.add_episodes(some_episodes(random.Random(3), 200, 0))
+        with sqlite3.connect(path) as db:
+            gone = [r[0] for r in db.execute("SELECT id FROM episodes WHERE actor = 'qq:4' OR space = ?",
+                                             (SPACES[2],))]
+        await store.erase(gone, [], people=["qq:4"], spaces=[SPACES[2]])
+        with sqlite3.connect(path) as db:
+            left = [db.execute(sql, args).fetchone()[0] for sql, args in (
+                ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
+                ("SELECT count(*) FROM speaker_counts WHERE actor = ?", ("qq:4",)),
+                ("SELECT count(*) FROM place_counts WHERE space = ?", (SPACES[2],)),
+                ("SELECT count(*) FROM episode_days WHERE n <= 0", ()),
+            )]
+        assert left == [0, 0, 0, 0]
+        assert "qq:4" not in {p for p, _, _ in await store.people()}
+        await assert_counts_exact(store, path)
+    finally:
+        await store.close()
+
+
+async def test_the_integrity_check_finds_a_count_that_is_off(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        await store.add_episodes(some_episodes(random.Random(5), 30, 0))
+        assert await store.integrity() == []
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE place_counts SET n = n + 1 WHERE space = ?", (SPACES[0],))
+            db.execute("DELETE FROM talk_pairs WHERE a = 'qq:1' AND b = 'qq:2'")
+        assert await store.integrity() == ["place_counts: 2 rows differ from a count of the episodes",
+                                           "talk_pairs: 1 rows differ from a count of the episodes"]
+    finally:
+        await store.close()
+
+
+async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old_path, new_path = tmp_path / "old.db", tmp_path / "new.db"
+    with monkeypatch.context() as m:  # the store as released before m011: no counts, no triggers
+        m.setattr(migrations, "MIGRATIONS", [mg for mg in migrations.MIGRATIONS if mg[0] < "m011"])
+        old = await memory.open_store(old_path)
+        await writes_and_erases(old, old_path, seed=7, check=False)
+        await old.close()
+    with sqlite3.connect(old_path) as db:
+        assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'talk_pairs'").fetchone() == (0,)
+    new = await memory.open_store(new_path)
+    old = await memory.open_store(old_path)  # migrates
+    try:
+        await writes_and_erases(new, new_path, seed=7, check=False)
+        for store, path in ((old, old_path), (new, new_path)):
+            await assert_counts_exact(store, path)
+        for read in ("episodes_per_day", "places", "people"):
+            assert await getattr(old, read)() == await getattr(new, read)()
+        assert await old.talks(1000) == await new.talks(1000)
+        await old.add_episodes(some_episodes(random.Random(9), 40, 1000))  # and counts on from there
+        await assert_counts_exact(old, old_path)
+    finally:
+        await old.close()
+        await new.close()
+
+
+async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(tmp_path: Path) -> None:
+    """datetime.max's local time rounds past the last second SQLite's dates reach: its day is still
+    9999-12-31, and the other lines of its batch are stored with it."""
+    path = tmp_path / "store.db"
+    store = await memory.open_store(path)
+    try:
+        end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
+        ids = await store.add_episodes([
+            Episode(space=SPACES[0], content="far", time=end, actor="qq:1"),
+            Episode(space=SPACES[0], content="first", time=start),
+            Episode(space=SPACES[0], content="now", time=T0, actor="qq:2")])
+        assert len(ids) == 3
+        assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
+        assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()
+        await assert_counts_exact(store, path)
+    finally:
+        await store.close()
