@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -68,12 +68,7 @@ class Forgetting:
 
 async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> Forgetting:
     """What forgetting the memories ``ids`` reaches; unknown ids are refused, nothing touched."""
-    if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise InvalidInputError("give memory ids (whole numbers)")
-    found = await engram.store.get_memories(ids)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise UnknownIdError(f"no memory with id {', '.join(map(str, missing))}")
+    _known(ids, "memory", await engram.store.get_memories(_whole(ids, "memory")))
     mems = set(await engram.store.all_versions(ids))
     eps = set(await engram.store.source_ids(list(mems))) if with_sources else set()
     return await _along_provenance(engram, Forgetting(), eps, mems)
@@ -82,13 +77,22 @@ async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> F
 async def episodes_plan(engram: Engram, ids: list[int]) -> Forgetting:
     """What forgetting the episodes (lines) ``ids`` reaches: them and every memory derived from them
     (a diary of their day too); unknown ids are refused, nothing touched."""
-    if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise InvalidInputError("give episode ids (whole numbers)")
-    known = await engram.store.get_episodes(ids)
-    missing = [i for i in ids if i not in known]
-    if missing:
-        raise UnknownIdError(f"no episode with id {', '.join(map(str, missing))}")
+    known = await engram.store.get_episodes(_whole(ids, "episode"))
+    _known(ids, "episode", known)
     return await _along_provenance(engram, Forgetting(), set(known), set())
+
+
+def _whole(ids: list[int], kind: str) -> list[int]:
+    """``ids`` when they are a non-empty list of whole numbers, else a clear error."""
+    if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise InvalidInputError(f"give {kind} ids (whole numbers)")
+    return ids
+
+
+def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
+    """Refuse the forget when any of ``ids`` is not in ``found`` (nothing is touched)."""
+    if missing := [i for i in ids if i not in found]:
+        raise UnknownIdError(f"no {kind} with id {', '.join(map(str, missing))}")
 
 
 async def person_plan(engram: Engram, person: str) -> Forgetting:
