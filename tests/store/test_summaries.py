@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -21,6 +22,19 @@ SPACES = ["qq:group:1", "qq:group:2", "qq:private:3"]
 PEOPLE = ["qq:1", "qq:2", "qq:3", "qq:4", ""]  # "": a line without a speaker
 ZONES = [timezone(timedelta(hours=8)), timezone(timedelta(hours=-5)), timezone.utc]
 T0 = datetime(2024, 5, 1, 20, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "store.db"
+
+
+@pytest.fixture
+async def store(path: Path) -> AsyncIterator[Store]:
+    """A SQLite store at ``path``, closed also when the test fails."""
+    s = await memory.open_store(path)
+    yield s
+    await s.close()
 
 
 def some_episodes(rng: random.Random, n: int, start: int) -> list[Episode]:
@@ -65,75 +79,55 @@ async def writes_and_erases(store: Store, path: Path, seed: int, check: bool) ->
             await assert_counts_exact(store, path)
 
 
-async def test_the_counts_follow_every_write_and_erase(tmp_path: Path) -> None:
-    path = tmp_path / "store.db"
-    store = await memory.open_store(path)
-    try:
-        await writes_and_erases(store, path, seed=11, check=True)
-        assert (await store.count_episodes()) == 4 * (103 - 25)
-    finally:
-        await store.close()
+async def test_the_counts_follow_every_write_and_erase(store: Store, path: Path) -> None:
+    await writes_and_erases(store, path, seed=11, check=True)
+    assert (await store.count_episodes()) == 4 * (103 - 25)
 
 
-async def test_a_line_put_between_two_others_parts_them(tmp_path: Path) -> None:
+async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path) -> None:
     """Lines are appended, but a file may get one inside a place (an import, another writer): who
     answers whom counts the new neighbours, not the old ones."""
-    path = tmp_path / "store.db"
-    store = await memory.open_store(path)
-    try:
-        said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
-        ids = await store.add_episodes([Episode(space=SPACES[0], content=f"l{i}", actor=a,
-                                                actor_name=a and "x", time=T0 + timedelta(minutes=i))
-                                        for a, i in said])
-        assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
-        await store.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
-        assert await store.talks(10) == [("qq:1", "qq:2", 2)]
-        with sqlite3.connect(path) as db:  # Ann Dee Bo - Ann
-            db.execute("INSERT INTO episodes(time, tz, space, seq, section, actor, actor_name, kind, content)"
-                       " VALUES (?, 0, ?, 2, 1, 'qq:4', 'Dee', 'message_in', 'between')",
-                       (T0.timestamp(), SPACES[0]))
-        assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:4", 1), ("qq:2", "qq:4", 1)]
-        await assert_counts_exact(store, path)
-    finally:
-        await store.close()
+    said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
+    ids = await store.add_episodes([Episode(space=SPACES[0], content=f"l{i}", actor=a,
+                                            actor_name=a and "x", time=T0 + timedelta(minutes=i))
+                                    for a, i in said])
+    assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
+    await store.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
+    assert await store.talks(10) == [("qq:1", "qq:2", 2)]
+    with sqlite3.connect(path) as db:  # Ann Dee Bo - Ann
+        db.execute("INSERT INTO episodes(time, tz, space, seq, section, actor, actor_name, kind, content)"
+                   " VALUES (?, 0, ?, 2, 1, 'qq:4', 'Dee', 'message_in', 'between')",
+                   (T0.timestamp(), SPACES[0]))
+    assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:4", 1), ("qq:2", "qq:4", 1)]
+    await assert_counts_exact(store, path)
 
 
-async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(tmp_path: Path) -> None:
-    path = tmp_path / "store.db"
-    store = await memory.open_store(path)
-    try:
-        await store.add_episodes(some_episodes(random.Random(3), 200, 0))
-        with sqlite3.connect(path) as db:
-            gone = [r[0] for r in db.execute("SELECT id FROM episodes WHERE actor = 'qq:4' OR space = ?",
-                                             (SPACES[2],))]
-        await store.erase(gone, [], people=["qq:4"], spaces=[SPACES[2]])
-        with sqlite3.connect(path) as db:
-            left = [db.execute(sql, args).fetchone()[0] for sql, args in (
-                ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
-                ("SELECT count(*) FROM speaker_counts WHERE actor = ?", ("qq:4",)),
-                ("SELECT count(*) FROM place_counts WHERE space = ?", (SPACES[2],)),
-                ("SELECT count(*) FROM episode_days WHERE n <= 0", ()),
-            )]
-        assert left == [0, 0, 0, 0]
-        assert "qq:4" not in {p for p, _, _ in await store.people()}
-        await assert_counts_exact(store, path)
-    finally:
-        await store.close()
+async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(store: Store, path: Path) -> None:
+    await store.add_episodes(some_episodes(random.Random(3), 200, 0))
+    with sqlite3.connect(path) as db:
+        gone = [r[0] for r in db.execute("SELECT id FROM episodes WHERE actor = 'qq:4' OR space = ?",
+                                         (SPACES[2],))]
+    await store.erase(gone, [], people=["qq:4"], spaces=[SPACES[2]])
+    with sqlite3.connect(path) as db:
+        left = [db.execute(sql, args).fetchone()[0] for sql, args in (
+            ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
+            ("SELECT count(*) FROM speaker_counts WHERE actor = ?", ("qq:4",)),
+            ("SELECT count(*) FROM place_counts WHERE space = ?", (SPACES[2],)),
+            ("SELECT count(*) FROM episode_days WHERE n <= 0", ()),
+        )]
+    assert left == [0, 0, 0, 0]
+    assert "qq:4" not in {p for p, _, _ in await store.people()}
+    await assert_counts_exact(store, path)
 
 
-async def test_the_integrity_check_finds_a_count_that_is_off(tmp_path: Path) -> None:
-    path = tmp_path / "store.db"
-    store = await memory.open_store(path)
-    try:
-        await store.add_episodes(some_episodes(random.Random(5), 30, 0))
-        assert await store.integrity() == []
-        with sqlite3.connect(path) as db:
-            db.execute("UPDATE place_counts SET n = n + 1 WHERE space = ?", (SPACES[0],))
-            db.execute("DELETE FROM talk_pairs WHERE a = 'qq:1' AND b = 'qq:2'")
-        assert await store.integrity() == ["place_counts: 2 rows differ from a count of the episodes",
-                                           "talk_pairs: 1 rows differ from a count of the episodes"]
-    finally:
-        await store.close()
+async def test_the_integrity_check_finds_a_count_that_is_off(store: Store, path: Path) -> None:
+    await store.add_episodes(some_episodes(random.Random(5), 30, 0))
+    assert await store.integrity() == []
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE place_counts SET n = n + 1 WHERE space = ?", (SPACES[0],))
+        db.execute("DELETE FROM talk_pairs WHERE a = 'qq:1' AND b = 'qq:2'")
+    assert await store.integrity() == ["place_counts: 2 rows differ from a count of the episodes",
+                                       "talk_pairs: 1 rows differ from a count of the episodes"]
 
 
 async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
@@ -142,8 +136,10 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
     with monkeypatch.context() as m:  # the store as released before m011: no counts, no triggers
         m.setattr(migrations, "MIGRATIONS", [mg for mg in migrations.MIGRATIONS if mg[0] < "m011"])
         old = await memory.open_store(old_path)
-        await writes_and_erases(old, old_path, seed=7, check=False)
-        await old.close()
+        try:
+            await writes_and_erases(old, old_path, seed=7, check=False)
+        finally:  # a store left open keeps pytest from ending
+            await old.close()
     with sqlite3.connect(old_path) as db:
         assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'talk_pairs'").fetchone() == (0,)
     new = await memory.open_store(new_path)
@@ -162,20 +158,15 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
         await new.close()
 
 
-async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(tmp_path: Path) -> None:
+async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(store: Store, path: Path) -> None:
     """datetime.max's local time rounds past the last second SQLite's dates reach: its day is still
     9999-12-31, and the other lines of its batch are stored with it."""
-    path = tmp_path / "store.db"
-    store = await memory.open_store(path)
-    try:
-        end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
-        ids = await store.add_episodes([
-            Episode(space=SPACES[0], content="far", time=end, actor="qq:1"),
-            Episode(space=SPACES[0], content="first", time=start),
-            Episode(space=SPACES[0], content="now", time=T0, actor="qq:2")])
-        assert len(ids) == 3
-        assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
-        assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()
-        await assert_counts_exact(store, path)
-    finally:
-        await store.close()
+    end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
+    ids = await store.add_episodes([
+        Episode(space=SPACES[0], content="far", time=end, actor="qq:1"),
+        Episode(space=SPACES[0], content="first", time=start),
+        Episode(space=SPACES[0], content="now", time=T0, actor="qq:2")])
+    assert len(ids) == 3
+    assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
+    assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()
+    await assert_counts_exact(store, path)
