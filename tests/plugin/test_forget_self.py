@@ -189,10 +189,12 @@ async def test_after_a_forget_the_days_are_told_again_from_what_is_left(bot: Bot
 
 
 # ---- a job running while the owner forgets ---------------------------------------------------
-async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_line_back(bot: Bot) -> None:
-    bot.ctx.held = ENTRY
-    job = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
-    await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, marker included
+async def forget_alice_while_the_model_writes(bot: Bot, job_name: str, held: str) -> None:
+    """Forget Alice while the job ``job_name`` waits for the model's ``held`` answer, then let it end:
+    the forget is done and no trace of her is left anywhere."""
+    bot.ctx.held = held
+    job = asyncio.create_task(bot.jobs.scheduler.run_now(job_name))
+    await bot.ctx.waiting.wait()  # the model is writing from what it read, the marker included
     forget = await confirmed(bot.svc, "mem forget-person Alice")
     await settled(bot.svc, forget)
     bot.ctx.gate.set()
@@ -200,6 +202,10 @@ async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_li
     assert (await forget).startswith("Forgot qq:alice")
     await bot.jobs.scheduler.idle()
     assert traces(bot.svc.data_dir) == []
+
+
+async def test_a_diary_job_running_during_a_forget_cannot_write_the_forgotten_line_back(bot: Bot) -> None:
+    await forget_alice_while_the_model_writes(bot, DIARY, ENTRY)  # from the day's lines
     assert all(MARK not in text for text in diary_files(bot))
 
 
@@ -320,16 +326,7 @@ async def test_a_forget_with_no_job_running_says_nothing_before_its_answer(
 async def test_a_self_image_job_running_during_a_forget_cannot_write_the_forgotten_line_back(
         bot: Bot) -> None:
     await bot.run(DIARY)  # a diary (and a self-image) that tell of the marker
-    bot.ctx.held = IMAGE
-    job = asyncio.create_task(bot.jobs.scheduler.run_now(SELF_IMAGE))
-    await bot.ctx.waiting.wait()  # the model is writing the self-image from that diary
-    forget = await confirmed(bot.svc, "mem forget-person Alice")
-    await settled(bot.svc, forget)
-    bot.ctx.gate.set()
-    await job
-    assert (await forget).startswith("Forgot qq:alice")
-    await bot.jobs.scheduler.idle()
-    assert traces(bot.svc.data_dir) == []
+    await forget_alice_while_the_model_writes(bot, SELF_IMAGE, IMAGE)  # from that diary
 
 
 @pytest.mark.parametrize("seed", range(8))
