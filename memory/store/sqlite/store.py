@@ -25,6 +25,7 @@ from .days import DayReads
 from .forgetting import ForgettingReads
 from .items import ItemReads
 from .keywords import KeywordReads
+from .log_copier import SAFETY_NET, LogCopier
 from .metabolism import MetabolismReads
 from .migrations import migrate
 from .names import NameReads
@@ -49,6 +50,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         self._reader = reader
         self._quick = quick  # reads on the event loop's own thread (see ``base.Connections``)
         self._postings = PostingsCache()  # recent keyword doclists (``postings_cache``)
+        self._copier = LogCopier(path) if writer is not None else None
         self._lock = asyncio.Lock()
         self._view = WriterView()
         self._listeners: list[Listener] = []
@@ -78,7 +80,8 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
-                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY"):
+                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY",
+                           f"wal_autocheckpoint={SAFETY_NET}"):  # copied in the background (``log_copier``)
                 await writer.execute(f"PRAGMA {pragma}")
             await migrate(writer)
             # a forget killed after its commit left the erased text in the log's older frames
@@ -107,6 +110,8 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         return cls(path, None, reader, quick)
 
     async def close(self) -> None:
+        if self._copier is not None:
+            await self._copier.close()
         self._quick.close()
         await self._reader.close()
         if self._writer is not None:

@@ -19,6 +19,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
+from .log_copier import LogCopier
 from .postings_cache import STAMP_SQL
 from .writes import SQLiteWrites, WriterView
 
@@ -31,6 +32,7 @@ class Transactions(Connections):
     _lock: asyncio.Lock  # one transaction (or checkpoint) at a time
     _view: WriterView  # the writer's view of each space, across transactions
     _listeners: list[Listener]
+    _copier: LogCopier | None  # copies the write-ahead log into the file after commits (None: read-only)
     section_gap: float  # seconds of silence in a place that start a new section
 
     def listen(self, listener: Listener) -> None:
@@ -53,6 +55,8 @@ class Transactions(Connections):
                 try:
                     yield writes
                     await db.execute("COMMIT")
+                    if self._copier is not None:
+                        self._copier.committed()
                 except BaseException:
                     try:
                         await db.execute("ROLLBACK")
@@ -79,6 +83,8 @@ class Transactions(Connections):
         if self._writer is None:
             raise StoreError(f"{self.path} was opened read-only")
         async with self._lock:
+            if self._copier is not None:
+                await self._copier.idle()  # a copy under way holds the checkpoint lock
             for attempt in range(5):
                 if await asyncio.to_thread(_checkpoint, self.path):
                     return True
