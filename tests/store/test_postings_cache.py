@@ -16,7 +16,7 @@ import numpy as np
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.keywords import KEY_MARK, postings, space_mark
-from astrbot_plugin_engram.memory.store.sqlite.postings_cache import STAMP_SQL, PostingsCache, safe
+from astrbot_plugin_engram.memory.store.sqlite.postings_cache import STAMP, STAMP_SQL, PostingsCache, safe
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -153,8 +153,9 @@ def test_the_cache_keeps_to_its_budget(tmp_path: Path) -> None:
     db.execute("BEGIN")
     db.executemany("INSERT INTO t(rowid, words) VALUES (?, ?)", new)
     db.execute(STAMP_SQL)  # as each transaction of a store does first
+    stamp = db.execute("SELECT value FROM cursors WHERE name = ?", (STAMP,)).fetchone()[0]
     db.execute("COMMIT")
-    cache.committed(db, [("t", i, w) for i, w in new], [])
+    cache.committed(stamp, [("t", i, w) for i, w in new], [])
     assert cache.bytes <= cache.budget and len(cache) > 0
     asked = [[w] for w in words]
     assert [g.tolist() for g in cache.read(db, "t", asked, False, postings)] == \
@@ -225,7 +226,8 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
 
 def test_a_write_landing_between_this_commit_and_its_follow_up_is_not_taken_for_ours(tmp_path: Path) -> None:
     """Another process commits right after this store did, before this store followed its own commit:
-    the count is then two past the cache's, and the cache starts over instead of missing that row."""
+    the cache follows this store's commit (the count read inside it), and the next read sees the
+    count moved again and starts over instead of missing that row."""
     path = tmp_path / "t.db"
     mine = sqlite3.connect(path, isolation_level=None)
     mine.execute("CREATE TABLE cursors (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
@@ -234,12 +236,15 @@ def test_a_write_landing_between_this_commit_and_its_follow_up_is_not_taken_for_
     other = sqlite3.connect(path, isolation_level=None)
     cache = PostingsCache()
     assert cache.read(mine, "t", [["lighthouse"]], False, postings)[0].tolist() == [1]
+    stamps = []
     for db, row in ((mine, 2), (other, 3)):  # each a transaction, as a store writes
         db.execute("BEGIN IMMEDIATE")
         db.execute(STAMP_SQL)
         db.execute("INSERT INTO t(rowid, words) VALUES (?, 'lighthouse')", (row,))
+        stamps.append(db.execute("SELECT value FROM cursors WHERE name = ?", (STAMP,)).fetchone()[0])
         db.execute("COMMIT")
-    cache.committed(mine, [("t", 2, "lighthouse")], [])  # this store follows its own commit only now
+    # this store follows its own commit (the count read inside it) only now
+    cache.committed(stamps[0], [("t", 2, "lighthouse")], [])
     assert cache.read(mine, "t", [["lighthouse"]], False, postings)[0].tolist() == [1, 2, 3]
     other.close()
     mine.close()

@@ -14,11 +14,13 @@ Exactness. Every write transaction, whichever process writes, counts itself in t
 a row of ``cursors``), in its first trip to the writer (with BEGIN: no trip of its own). A read
 first looks at the count inside the same read transaction as the rows it fetches: if it moved from
 the one the cache is at, the cache is emptied (another process wrote). After this store's own
-commit the cache follows it instead of starting over when the count is exactly one past the
-cache's (no one else wrote before or since): each inserted row joins the tokens it holds and each
-deleted row leaves every token. Only tokens whose FTS5 tokenization is known to be the token
-itself are cached or followed (ASCII letters and digits, CJK ideographs, the space mark and its
-number): a row with any other token empties the table's cache, and such a token is read each time.
+commit the cache follows it instead of starting over when the count the transaction set (read
+inside it, in the COMMIT's trip) is exactly one past the cache's (no one else wrote before it; a
+write since moves the count again, and the next read starts over): each inserted row joins the
+tokens it holds and each deleted row leaves every token. Only tokens whose FTS5 tokenization is
+known to be the token itself are cached or followed (ASCII letters and digits, CJK ideographs, the
+space mark and its number): a row with any other token empties the table's cache, and such a token
+is read each time.
 """
 
 from __future__ import annotations
@@ -133,12 +135,11 @@ class PostingsCache:
             self._drop(key)
 
     # ---- following this store's own commits ----------------------------------------------
-    def committed(self, db: sqlite3.Connection, inserted: Sequence[tuple[str, int, str]],
+    def committed(self, after: int, inserted: Sequence[tuple[str, int, str]],
                   deleted: Sequence[tuple[str, Sequence[int]]]) -> None:
-        """Follow this store's transaction just committed (``STAMP_SQL`` first): ``inserted`` (table,
-        rowid, the row's words as written) and ``deleted`` (table, rowids); ``db`` reads the count."""
-        row = db.execute("SELECT value FROM cursors WHERE name = ?", (STAMP,)).fetchone()
-        after = row[0] if row else 0
+        """Follow this store's transaction just committed (``STAMP_SQL`` first): ``after``, the count
+        it set (read inside it), ``inserted`` (table, rowid, the row's words as written) and
+        ``deleted`` (table, rowids)."""
         if self.stamp == after:  # a read after the commit already saw it
             return
         if self.stamp != after - 1:  # another store wrote before or after this transaction

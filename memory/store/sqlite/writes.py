@@ -31,6 +31,8 @@ from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_
 from .keywords import keyed_words, word_count
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
+# statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
+Deferred = list[tuple[str, list[tuple[Any, ...]]]]
 
 
 @dataclass
@@ -71,6 +73,14 @@ class SQLiteWrites:
         # (table, rowid, words) inserted and (table, rowids) deleted
         self.keyword_inserts: list[tuple[str, int, str]] = []
         self.keyword_deletes: list[tuple[str, list[int]]] = []
+        # writes whose result nothing in the transaction reads: run with the COMMIT (``later``)
+        self.deferred: Deferred = []
+
+    def later(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """``executemany(sql, rows)`` with the COMMIT, in its trip (a failure rolls everything back as
+        it would here); only for writes that nothing later in the transaction reads."""
+        if rows:
+            self.deferred.append((sql, rows))
 
     # ---- episodes ------------------------------------------------------------------------
     async def add_episodes(self, episodes: Sequence[Episode],
@@ -82,7 +92,6 @@ class SQLiteWrites:
         """
         if prepared is not None and len(prepared) != len(episodes):
             raise ValueError("one (words, shape) per episode")
-        db = self._writer
         next_id = await self._next_id("episodes")  # past every row there is and every one erased
         last = next_id - 1
         if last != self._view.last_episode:  # another process wrote (the CLI beside a bot), or we never did
@@ -106,17 +115,15 @@ class SQLiteWrites:
                 aliases.append((ep.actor, ep.actor_name, stamp, stamp))
                 names.append((ep.space, ep.actor, ep.actor_name, stamp))
             next_id += 1
-        await db.executemany(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES"
-                             " (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        await db.executemany("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        # appended with the COMMIT: one trip for the batch (nothing in this transaction reads them back)
+        self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
-        await db.executemany(
-            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
-            " last_seen = max(last_seen, excluded.last_seen)", aliases)
-        await db.executemany(
-            "INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
-            " name = excluded.name, last_seen = excluded.last_seen"
-            " WHERE excluded.last_seen >= place_names.last_seen", names)
+        self.later("INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+                   " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        self.later("INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
+                   " name = excluded.name, last_seen = excluded.last_seen"
+                   " WHERE excluded.last_seen >= place_names.last_seen", names)
         self._view.last_episode = last + len(rows)
         if columns:
             self.changes.append(EpisodesAdded(columns, keys, lengths))
@@ -284,9 +291,10 @@ class SQLiteWrites:
         return int(rows[0][0]) if rows else 0
 
     async def _next_id(self, table: str) -> int:
-        """The id the next row of ``table`` gets: past every row there is and every one erased."""
-        top = (await fetch_rows(self._writer, f"SELECT coalesce(max(id), 0) FROM {table}"))[0][0]
-        return max(top, await self._erased(table)) + 1
+        """The id the next row of ``table`` gets: past every row there is and every one erased (one read)."""
+        sql = (f"SELECT max((SELECT coalesce(max(id), 0) FROM {table}),"
+               " coalesce((SELECT value FROM cursors WHERE name = ?), 0)) + 1")
+        return int((await fetch_rows(self._writer, sql, (f"erased:{table}",)))[0][0])
 
     # ---- metabolism (issue 14): strength, archiving, merging ---------------------------------
     async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
