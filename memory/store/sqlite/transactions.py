@@ -19,7 +19,7 @@ from ...errors import StoreError
 from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
-from .codec import fetch_rows
+from .codec import fetch_rows, insert_rows
 from .log_copier import LogCopier
 from .postings_cache import STAMP, STAMP_SQL
 from .writes import Deferred, SQLiteWrites, WriterView
@@ -207,7 +207,7 @@ _STAMP_READ = "SELECT value FROM cursors WHERE name = ?"
 def _finish(conn: sqlite3.Connection, deferred: Deferred) -> int:
     """``_commit`` in the writer's thread."""
     for sql, rows in deferred:
-        conn.executemany(sql, rows)
+        insert_rows(conn, sql, rows)
     stamp = conn.execute(_STAMP_READ, (STAMP,)).fetchone()[0]
     conn.execute("COMMIT")
     return int(stamp)
