@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import Engram, Episode
+from astrbot_plugin_engram.memory import Audience, Engram, Episode
+from astrbot_plugin_engram.memory.store.sqlite import transactions
 
 SPACES = ("qq:group:1", "qq:group:2", "qq:private:3")
 
@@ -103,6 +107,54 @@ async def test_a_cancelled_caller_does_not_lose_the_others_episodes(
     assert [eps[i].content for i in ids] == ["line 0", "line 1", "line 3", "line 4"]
     assert (await engram.stats())["episodes"] == 5  # once queued, the cancelled caller's line is kept too
 
+
+def stored(path: Path) -> list[str]:
+    """The episodes another connection sees in the file (committed ones only)."""
+    with sqlite3.connect(path) as db:
+        return [r[0] for r in db.execute("SELECT content FROM episodes ORDER BY id")]
+
+
+async def test_each_producer_is_answered_only_after_its_batch_committed(
+        engram: Engram, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's inserts and its COMMIT are one trip to the writer's thread: while that trip is
+    held, no caller has its id and no other connection sees a line; once it ends, all of them."""
+    entered, release = threading.Event(), threading.Event()
+    finish = transactions._finish
+
+    def held(conn: sqlite3.Connection, deferred: transactions.Deferred) -> int:
+        entered.set()
+        release.wait(10)
+        return finish(conn, deferred)
+
+    monkeypatch.setattr(transactions, "_finish", held)
+    tasks = records(engram, [f"line {i}" for i in range(8)])
+    assert await asyncio.to_thread(entered.wait, 10)
+    await asyncio.sleep(0.05)
+    assert not any(t.done() for t in tasks) and stored(db_path) == []
+    release.set()
+    ids = await asyncio.gather(*tasks)
+    assert stored(db_path) == [f"line {i}" for i in range(8)] and ids == sorted(ids)
+
+
+async def test_a_batch_failing_inside_its_commit_fails_all_its_callers_and_nothing_else(
+        engram: Engram, db_path: Path) -> None:
+    """A statement of the batch fails in the writer (here a trigger another program added): every
+    caller waiting in that batch gets the error, none of its lines is kept, what committed before
+    stays, and the next batch is written after it without a hole, counted and found."""
+    before = await asyncio.gather(*records(engram, ["one", "two"]))
+    with sqlite3.connect(db_path) as db:
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON episodes WHEN NEW.content LIKE '%poison%'"
+                   " BEGIN SELECT RAISE(ABORT, 'refused by another program'); END")
+    done = await settled(records(engram, ["three", "poison four", "five"]))  # one batch
+    assert all(isinstance(d, sqlite3.IntegrityError) and "refused" in str(d) for d in done)
+    with sqlite3.connect(db_path) as db:
+        db.execute("DROP TRIGGER refuse")
+    [six] = await asyncio.gather(*records(engram, ["six"]))
+    assert stored(db_path) == ["one", "two", "six"]
+    eps = await engram.store.get_episodes([*before, six])
+    assert [e.seq for e in eps.values()] == [1, 2, 3]
+    assert await engram.store.integrity() == []  # the dashboard's counts follow the rolled-back batch
+    assert six in [h.id for h in await engram.recall("six", Audience(SPACES[0]))]
 
 
 def test_the_checked_episode_keeps_every_field() -> None:
