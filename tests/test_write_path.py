@@ -40,6 +40,20 @@ class GatedStore:
         await asyncio.wait_for(self.arrived[n - 1].wait(), 10)
 
 
+@pytest.fixture(params=["one trip", "a trip a statement"])
+def commit_trips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A batch's statements and COMMIT in one trip to the writer's thread (aiosqlite 0.20-0.22), or,
+    with an aiosqlite that lacks the hook, one trip each: the same outcome either way."""
+    if request.param != "one trip":
+        monkeypatch.setattr(transactions, "_one_trip", lambda db: None)
+
+        def unused(conn: sqlite3.Connection, deferred: transactions.Deferred) -> int:
+            raise AssertionError("the one-trip path ran")
+
+        monkeypatch.setattr(transactions, "_finish", unused)
+    return str(request.param)
+
+
 def records(e: Engram, texts: list[str], space: str = SPACES[0]) -> list[asyncio.Task[int]]:
     return [asyncio.ensure_future(e.record(Episode(space=space, content=t))) for t in texts]
 
@@ -51,7 +65,8 @@ async def settled(tasks: list[asyncio.Task[int]]) -> list[int | BaseException]:
     return [t.exception() or t.result() if not t.cancelled() else asyncio.CancelledError() for t in tasks]
 
 
-async def test_producers_in_several_spaces_get_their_own_ids_in_order(engram: Engram) -> None:
+async def test_producers_in_several_spaces_get_their_own_ids_in_order(engram: Engram,
+                                                                      commit_trips: str) -> None:
     async def produce(p: int) -> list[tuple[int, str]]:
         out = []
         for n in range(25):  # each awaits its id before recording the next, like a chat hook
@@ -137,7 +152,7 @@ async def test_each_producer_is_answered_only_after_its_batch_committed(
 
 
 async def test_a_batch_failing_inside_its_commit_fails_all_its_callers_and_nothing_else(
-        engram: Engram, db_path: Path) -> None:
+        engram: Engram, db_path: Path, commit_trips: str) -> None:
     """A statement of the batch fails in the writer (here a trigger another program added): every
     caller waiting in that batch gets the error, none of its lines is kept, what committed before
     stays, and the next batch is written after it without a hole, counted and found."""

@@ -191,14 +191,22 @@ async def _commit(db: aiosqlite.Connection, deferred: Deferred) -> int:
 
     One trip through aiosqlite's private ``_execute`` (0.20-0.22: a function run in the connection's
     thread); an aiosqlite without it gets the same statements one trip each."""
-    execute, conn = getattr(db, "_execute", None), getattr(db, "_connection", None)
-    if execute is not None and isinstance(conn, sqlite3.Connection):
+    trip = _one_trip(db)
+    if trip is not None:
+        execute, conn = trip
         return int(await execute(_finish, conn, deferred))
     for sql, rows in deferred:
         await db.executemany(sql, rows)
     stamp = (await fetch_rows(db, _STAMP_READ, (STAMP,)))[0][0]
     await db.execute("COMMIT")
     return int(stamp)
+
+
+def _one_trip(db: aiosqlite.Connection) -> tuple[Any, sqlite3.Connection] | None:
+    """aiosqlite's way to run a function in the connection's thread and its ``sqlite3`` connection,
+    if this aiosqlite has them where 0.20-0.22 keep them."""
+    execute, conn = getattr(db, "_execute", None), getattr(db, "_connection", None)
+    return (execute, conn) if execute is not None and isinstance(conn, sqlite3.Connection) else None
 
 
 _STAMP_READ = "SELECT value FROM cursors WHERE name = ?"
