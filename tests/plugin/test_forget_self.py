@@ -227,6 +227,17 @@ async def first_said(sent: list[str]) -> None:
         await asyncio.sleep(0.01)
 
 
+async def sent_at_once(bot: Bot, line: str, monkeypatch: pytest.MonkeyPatch,
+                       group: str | None) -> tuple[asyncio.Task[str], list[str]]:
+    """The owner's ``line`` dispatched in the background; once it said something (or 3 s passed): its
+    task, and what it sent before its answer."""
+    sent: list[str] = []
+    ev = recording_sends(line, sent, monkeypatch, group)
+    task = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
+    await first_said(sent)
+    return task, sent
+
+
 @pytest.mark.parametrize("job", [DIARY, SELF_IMAGE])
 async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
         bot: Bot, job: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -244,10 +255,7 @@ async def test_a_forget_waiting_for_a_job_says_so_at_once_and_then_completes(
     bot.ctx.held = ENTRY if job == DIARY else IMAGE
     running = asyncio.create_task(bot.jobs.scheduler.run_now(job))
     await bot.ctx.waiting.wait()  # the job waits for a slow model, holding the days' turn
-    sent: list[str] = []
-    ev = recording_sends(line, sent, monkeypatch, group)
-    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, ev, line))
-    await first_said(sent)
+    forget, sent = await sent_at_once(bot, line, monkeypatch, group)
     what = "diary" if job == DIARY else "self-image"  # in English, as every /mem reply
     assert sent == [f"Engram: the {what} job is writing now; {FOLLOWS}"]
     assert not forget.done() and not running.done()  # told while the job still waits for the model
@@ -268,11 +276,7 @@ async def test_forgetting_a_line_while_the_diary_job_writes_waits_then_leaves_no
     bot.ctx.held = ENTRY
     running = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
     await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, the marker's too
-    sent: list[str] = []
-    line = f"mem forget e{eid}"
-    forget = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
-                                                   line))
-    await first_said(sent)
+    forget, sent = await sent_at_once(bot, f"mem forget e{eid}", monkeypatch, "g1")
     assert sent == [f"Engram: the diary job is writing now; {FOLLOWS}"]
     assert not forget.done() and not running.done()  # told at once, while the job still waits
     bot.ctx.gate.set()
@@ -298,11 +302,7 @@ async def test_a_forget_waiting_for_another_forget_says_so_then_both_complete(
     bot.ctx.held = ENTRY
     first = asyncio.create_task(mem(bot.svc, f"mem forget e{marked}", group="g1"))
     await bot.ctx.waiting.wait()  # the first forget's rewrite: the model writes the day again
-    sent: list[str] = []
-    line = f"mem forget e{gym}"
-    second = asyncio.create_task(COMMANDS.dispatch(bot.svc, recording_sends(line, sent, monkeypatch, "g1"),
-                                                   line))
-    await first_said(sent)
+    second, sent = await sent_at_once(bot, f"mem forget e{gym}", monkeypatch, "g1")
     assert sent == [f"Engram: another forget is running now; {FOLLOWS}"]
     assert not first.done() and not second.done()
     bot.ctx.gate.set()
