@@ -7,6 +7,7 @@ readable sentence back (the model can try again), never an exception.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, space_scope
@@ -48,9 +49,10 @@ def text_arg(name: str, value: Any, limit: int, required: bool = True) -> str:
 def limit_arg(value: Any, default: int = 5) -> int:
     if value is None or value == "":
         return default
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,9}\s*", value):
         value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int | float) or float(value) != int(value):
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())):  # NaN and infinity too
         raise ToolArgError(f"error: limit must be a whole number from 1 to {MAX_LIMIT}, not {value!r}")
     if not 1 <= int(value) <= MAX_LIMIT:
         raise ToolArgError(f"error: limit must be from 1 to {MAX_LIMIT}, not {value}")

@@ -20,6 +20,11 @@ from .conftest import MakeService, event
     ("tea", 0, "error: limit must be from 1 to 20, not 0"),
     ("tea", 2.5, "error: limit must be a whole number from 1 to 20, not 2.5"),
     ("tea", True, "error: limit must be a whole number from 1 to 20, not True"),
+    # a model's JSON may hold NaN or Infinity (Python's json reads both), or digits int() refuses
+    ("tea", float("nan"), "error: limit must be a whole number from 1 to 20, not nan"),
+    ("tea", float("inf"), "error: limit must be a whole number from 1 to 20, not inf"),
+    ("tea", "\u00b2", "error: limit must be a whole number from 1 to 20, not '\u00b2'"),
+    ("tea", 10**40, f"error: limit must be from 1 to 20, not {10**40}"),
 ])
 async def test_recall_rejects_wrong_arguments_readably(service: EngramService, query: object, limit: object,
                                                        error: str) -> None:
