@@ -382,7 +382,7 @@ def _list_args(args: str) -> tuple[str, str | None, int]:
                     raise UsageError(f"unknown kind {value!r}: one of {', '.join(MEMORY_KINDS)}")
                 kind = value
             else:
-                if not value.isdigit() or int(value) < 1:
+                if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20
                     raise UsageError(f"--page needs a page number (1, 2, ...), not {value!r}")
                 page = int(value)
             i += 2

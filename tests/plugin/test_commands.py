@@ -36,6 +36,13 @@ async def test_unknown_subcommands_and_bad_arguments_get_a_usage_line(service: E
     assert (await mem(service, "mem remember x --scope")).endswith("Usage: /mem remember <text> [--scope S]")
     assert (await mem(service, "mem remember x --scope everywhere")).startswith("Engram: invalid scope")
     assert await mem(service, "mem show 999") == "Engram: no memory m999 here"
+    for page in ("0", "-1", "\u00b2", "99999999999999999999"):  # not 'failed (OverflowError)'
+        assert await mem(service, f"mem list --page {page}") == (
+            f"--page needs a page number (1, 2, ...), not {page!r}\n"
+            "Usage: /mem list [place|<person>] [--kind K] [--page N]")
+    await add(service, "a fact", "public")
+    assert await mem(service, "mem list --page 999999999") == (
+        "There are 1 page(s) of the memories this chat may see; page 999999999 is past the end.")
 
 
 async def test_help_lists_every_subcommand(service: EngramService) -> None:
