@@ -18,6 +18,7 @@ from ..errors import EngramError
 
 ADD_KINDS = ("fact", "preference", "event", "relation", "plan")
 MAX_MEMORY_TEXT = 1000
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one cannot even be looked up
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _KEY = re.compile(r"\s*([em])(\d{1,18})\s*", re.I)
 
@@ -95,7 +96,7 @@ def _actions_of(obj: Any) -> list[Any] | None:
 
 def key_number(value: Any, prefix: str) -> int:
     """``"e12"`` / ``"m12"`` (or a bare number) -> 12; anything else is a bad field."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID:
         return value
     if isinstance(value, str):
         m = _KEY.fullmatch(value)
