@@ -92,9 +92,11 @@ async def test_json_wrapped_in_prose_fences_or_reasoning_is_read(engram: Engram,
     ({"op": "update", "id": "m999", "text": "x"}, "invented_id"),
     ({"op": "update", "id": "e1", "text": "x"}, "bad_field"),
     ({"op": "update", "id": 2**63, "text": "x"}, "bad_field"),
+    ({"op": "update", "id": "\u00b2", "text": "x"}, "bad_field"),
+    ({"op": "add", "text": "x", "sources": ["\u00b2"]}, "bad_field"),
 ], ids=["text-number", "sources-string", "about-object", "importance-word", "no-sources", "not-object",
         "delete-op", "no-op", "invented-episode", "invented-memory", "episode-as-memory",
-        "id-past-sqlite-range"])
+        "id-past-sqlite-range", "id-superscript-digit", "source-superscript-digit"])
 async def test_a_broken_action_is_refused_and_counted_the_rest_applies(
         engram: Engram, fake_openai: FakeOpenAI, bad: Any, reason: str) -> None:
     report = await consolidate_once(engram, fake_openai, actions(bad, GOOD))

@@ -102,7 +102,7 @@ def key_number(value: Any, prefix: str) -> int:
         m = _KEY.fullmatch(value)
         if m and m.group(1).lower() == prefix:
             return int(m.group(2))
-        if value.strip().isdigit():
+        if re.fullmatch(r"\s*[0-9]{1,18}\s*", value):  # not str.isdigit: int() refuses '²'
             return int(value.strip())
     raise Refused(BAD_FIELD, f"{value!r} is not a key like {prefix}12")
 
