@@ -133,3 +133,13 @@ async def test_two_updates_of_one_memory_apply_once(engram: Engram, fake_openai:
         {"op": "update", "id": f"m{mid}", "text": "Alice has two kittens"}))
     assert report.updated == 1 and report.refused == {"invented_id": 1}
     assert [m.text for m in await memories(engram)] == ["Alice has a kitten"]
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00", "0001-01-01"])
+async def test_a_when_at_the_ends_of_the_calendar_gives_way_to_the_sources_time(
+        engram: Engram, fake_openai: FakeOpenAI, when: str) -> None:
+    """Such a time is a valid datetime whose UTC instant is not: stored, it made the memory unreadable."""
+    report = await consolidate_once(engram, fake_openai, actions(dict(GOOD, when=when)))
+    assert report.added == 1 and not report.failed
+    [m] = await memories(engram)
+    assert m.valid_from == (await engram.get_episode(1)).time

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import EngramError
@@ -156,9 +156,13 @@ def _when(raw: dict[str, Any]) -> datetime | None:
     if not isinstance(value, str):
         raise Refused(BAD_FIELD, "when must be an ISO date or null")
     try:
-        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None  # a date the model wrote oddly: the sources' time stands in
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        # at the calendar's ends the UTC instant (what the store keeps) falls outside it: unreadable
+        if not 1 < when.astimezone(timezone.utc).year < 9999:
+            return None
+    except (ValueError, OverflowError):
+        return None  # a date the model wrote oddly (or out of range): the sources' time stands in
+    return when
 
 
 def check_action(raw: Any, batch: frozenset[int]) -> Add | Update | None:
