@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 
 from .errors import InvalidInputError
 from .model import MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
@@ -56,6 +56,7 @@ def _check_episode_fields(ep: Episode) -> None:
             raise InvalidInputError(f"an episode's {name} must be a string")
     if ep.time is not None and not isinstance(ep.time, datetime):
         raise InvalidInputError("an episode's time must be a datetime")
+    _check_time("an episode's time", ep.time)
     if not isinstance(ep.meta, dict):
         raise InvalidInputError("an episode's meta must be a dict")
     if ep.meta:
@@ -76,9 +77,26 @@ def checked_memory(m: Memory) -> Memory:
         raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
     if not 0.0 <= float(m.importance) <= 1.0:
         raise InvalidInputError("importance must be between 0 and 1")
+    for name in ("created_at", "valid_from", "valid_to", "last_recalled"):
+        _check_time(f"a memory's {name}", getattr(m, name))
     text, cut = cap(m.text)
     if cut:
         log.warning("memory text of %d characters cut to %d", cut, MAX_TEXT)
     return replace(m, text=clean(text), scope=clean(parse_scope(m.scope)),
                    subjects=tuple(clean(s) for s in m.subjects),
                    sources=tuple(int(s) for s in m.sources), created_at=aware(m.created_at))
+
+
+def _check_time(what: str, t: datetime | None) -> None:
+    """Refuse a time the store could not read back: one whose UTC instant (what it keeps) falls off
+    the calendar (``0001-01-01T00:00+14:00``), or near its ends (a day added would)."""
+    if t is None:
+        return
+    if not isinstance(t, datetime):
+        raise InvalidInputError(f"{what} must be a datetime")
+    try:
+        year = aware(t).astimezone(timezone.utc).year
+    except (OverflowError, ValueError):
+        year = 0
+    if not 1 < year < 9999:
+        raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)")

@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import logging
 import sqlite3
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -110,6 +110,9 @@ async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> 
     ({"meta": ["not", "a", "dict"]}, "meta must be a dict"),
     ({"actor_name": None}, "actor_name must be a string"),
     ({"time": "yesterday"}, "time must be a datetime"),
+    # a datetime whose UTC instant is off the calendar: stored, reading it back raised
+    ({"time": datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14)))}, "out of range"),
+    ({"time": datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-12)))}, "out of range"),
 ])
 async def test_one_bad_episode_does_not_sink_its_commit(engram: Engram, bad: dict, msg: str) -> None:
     good = engram.record(Episode(space=SPACE, content="a good message"))
@@ -138,7 +141,10 @@ async def test_add_memory_refuses_an_episode(engram: Engram) -> None:
 
 @pytest.mark.parametrize("changes, msg", [({"kind": "gossip"}, "unknown memory kind"),
                                           ({"importance": 1.5}, "importance"),
-                                          ({"status": "deleted"}, "unknown memory status")])
+                                          ({"status": "deleted"}, "unknown memory status"),
+                                          ({"valid_from": datetime(1, 1, 1, tzinfo=timezone(
+                                              timedelta(hours=14)))}, "valid_from .* out of range"),
+                                          ({"valid_to": "soon"}, "valid_to must be a datetime")])
 async def test_bad_memory_fields_are_refused(engram: Engram, changes: dict, msg: str) -> None:
     with pytest.raises(InvalidInputError, match=msg):
         await engram.add_memory(Memory(text="x", scope="public", **changes))
