@@ -146,7 +146,7 @@ def _answer(raw: str, mems: Sequence[Memory]) -> str | None:
     """The merged text, or None when the model keeps them apart; ``Malformed`` for anything else."""
     try:
         data = json.loads(raw.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise Malformed(f"the answer is not JSON: {raw[:80]!r}") from e
     if not isinstance(data, dict) or not isinstance(data.get("same"), bool):
         raise Malformed(f"the answer has no true/false 'same': {raw[:80]!r}")

@@ -24,7 +24,7 @@ def json_object(text: str, required: tuple[str, ...]) -> dict[str, Any]:
         for m in re.finditer(r"\{", candidate):
             try:
                 obj, _ = decoder.raw_decode(candidate, m.start())
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and all(k in obj for k in required):
                 return obj

@@ -45,8 +45,9 @@ async def cursor(engram: Engram) -> int:
     ({"status": 500}, "unavailable"),
     ({"reasoning": json.dumps({"actions": [GOOD]}), "content": ""}, "error"),
     ("<think>" + json.dumps({"actions": [GOOD]}) + "</think>", "error"),
+    ('{"actions": [' + "[" * 5000 + "]" * 5000 + "]}", "malformed"),  # deeper than json reads: RecursionError
 ], ids=["not-json", "truncated", "no-actions", "empty", "http-429", "http-500", "only-reasoning",
-        "only-think-block"])
+        "only-think-block", "too-deep"])
 async def test_a_broken_answer_applies_nothing_and_is_counted(engram: Engram, fake_openai: FakeOpenAI,
                                                               reply: Any, failure: str) -> None:
     report = await consolidate_once(engram, fake_openai, reply)

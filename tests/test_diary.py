@@ -88,7 +88,8 @@ async def test_force_rewrites_the_diary_and_supersedes_the_old_one(engram: Engra
 
 
 @pytest.mark.parametrize("answer", ['{"entry": ""}', '{"entry": 3}', '{"diary": "x"}', "just prose", "[]",
-                                    json.dumps({"entry": "x" * 7000})])
+                                    json.dumps({"entry": "x" * 7000}),
+                                    '{"entry": ' + "[" * 5000 + "]" * 5000 + "}"])  # too deep: RecursionError
 async def test_a_wrong_shaped_answer_changes_nothing(engram: Engram, tmp_path: Path, answer: str) -> None:
     await live_a_day(engram)
     with pytest.raises(WrongShape):

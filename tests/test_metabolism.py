@@ -167,6 +167,7 @@ async def test_memories_of_different_scopes_are_never_merged(engram: Engram) -> 
     json.dumps({"same": True, "text": "  "}),
     json.dumps({"same": True, "text": "Dana's sister lives in Oslo"}),  # drops the 3: a detail lost
     ChatError("endpoint down", transient=True),
+    '{"same": true, "text": ' + "[" * 5000 + "]" * 5000 + "}",  # deeper than json can read: RecursionError
 ])
 async def test_a_bad_answer_merges_nothing_and_loses_nothing(engram: Engram, answer: str | Exception) -> None:
     a, b = await twins(engram)

@@ -71,7 +71,7 @@ def parse_reply(text: str) -> list[Any]:
     for m in re.finditer(r"[{\[]", text):  # JSON inside prose: the first object that decodes
         try:
             obj, _ = decoder.raw_decode(text, m.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         found = _actions_of(obj)
         if found is not None:
@@ -82,7 +82,7 @@ def parse_reply(text: str) -> list[Any]:
 def _actions_in(text: str) -> list[Any] | None:
     try:
         return _actions_of(json.loads(text))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
