@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 from typing import Any
 
 from .errors import EngramError
 
+MAX_STARTS = 200  # braces tried as the start of the object: trying every one of a long answer takes seconds
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
@@ -21,7 +23,7 @@ def json_object(text: str, required: tuple[str, ...]) -> dict[str, Any]:
         raise WrongShape("the answer is empty")
     decoder = json.JSONDecoder()
     for candidate in (text, *_FENCE.findall(text)):
-        for m in re.finditer(r"\{", candidate):
+        for m in islice(re.finditer(r"\{", candidate), MAX_STARTS):  # each try may read to the end
             try:
                 obj, _ = decoder.raw_decode(candidate, m.start())
             except (ValueError, RecursionError):

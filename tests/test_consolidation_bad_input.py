@@ -8,6 +8,7 @@ refused and counted while the rest of the answer applies.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from astrbot_plugin_engram.memory import Audience, Engram, Memory
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator, Report
+from astrbot_plugin_engram.memory.consolidation.actions import MalformedReply, parse_reply
+from astrbot_plugin_engram.memory.replies import WrongShape, json_object
 
 from .fake_openai import FakeOpenAI
 from .test_consolidation import DM, GROUP, actions, add, ep, memories
@@ -144,3 +147,15 @@ async def test_a_when_at_the_ends_of_the_calendar_gives_way_to_the_sources_time(
     assert report.added == 1 and not report.failed
     [m] = await memories(engram)
     assert m.valid_from == (await engram.get_episode(1)).time
+
+
+@pytest.mark.parametrize("reply", ['{"actions": [' + "[" * 100_000 + "]" * 100_000 + "]}", '{"a": ' * 50_000])
+def test_a_long_answer_full_of_brackets_is_refused_quickly(reply: str) -> None:
+    """JSON inside prose is looked for from the first brackets only: from every one of them, each try
+    reading to the end, such an answer held the event loop for 6-10 seconds."""
+    started = time.perf_counter()
+    with pytest.raises(MalformedReply):
+        parse_reply(reply)
+    with pytest.raises(WrongShape):
+        json_object(reply, ("entry",))
+    assert time.perf_counter() - started < 2.0  # about 0.05 s; 6-10 s before

@@ -12,12 +12,14 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import islice
 from typing import Any
 
 from ..errors import EngramError
 
 ADD_KINDS = ("fact", "preference", "event", "relation", "plan")
 MAX_MEMORY_TEXT = 1000
+MAX_STARTS = 200  # brackets tried as the start of JSON inside prose
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one cannot even be looked up
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _KEY = re.compile(r"\s*([em])(\d{1,18})\s*", re.I)
@@ -68,7 +70,9 @@ def parse_reply(text: str) -> list[Any]:
         if found is not None:
             return found
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"[{\[]", text):  # JSON inside prose: the first object that decodes
+    # JSON inside prose: the first object that decodes, from one of the first few brackets (each try
+    # may read to the end: every bracket of a long answer would take seconds)
+    for m in islice(re.finditer(r"[{\[]", text), MAX_STARTS):
         try:
             obj, _ = decoder.raw_decode(text, m.start())
         except (ValueError, RecursionError):
