@@ -63,9 +63,11 @@ def load_state(folder: Path) -> InnerState | None:
     path = state_path(folder)
     try:
         data = json.loads(path.read_text("utf-8"))
+        updated_at = str(data.get("updated_at", ""))
+        if updated_at:
+            datetime.fromisoformat(updated_at)  # read before every reply: it must parse here, not there
         return InnerState(str(data["mood"]), float(data["valence"]), float(data["energy"]),
-                          str(data.get("on_mind", "")), str(data.get("updated_at", "")),
-                          str(data.get("day", "")))
+                          str(data.get("on_mind", "")), updated_at, str(data.get("day", "")))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as e:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.inner_state import InnerState, state_path
 from astrbot_plugin_engram.memory.proposals import MAX_PENDING
 from astrbot_plugin_engram.plugin import self_commands
@@ -333,11 +334,15 @@ async def test_close_takes_an_open_whose_caller_was_cancelled(make_service: Make
     assert svc.engram is None and _threads() <= before
 
 
+@pytest.mark.parametrize("saved", ["{not json", json.dumps(
+    {"mood": "cheerful", "valence": 0.5, "energy": 0.5, "updated_at": "yesterday"})])
 async def test_a_broken_inner_state_file_means_the_baseline_logged_once(
-        service: EngramService, caplog: pytest.LogCaptureFixture) -> None:
-    write(service, "identity/inner-state.json", "{not json")
+        service: EngramService, caplog: pytest.LogCaptureFixture, saved: str) -> None:
+    """A time it cannot read (the owner may edit the file) made every injection fail, memories too."""
+    await (await service.memory()).add_memory(Memory("Alice likes green tea", "space:qq:private:alice"))
+    write(service, "identity/inner-state.json", saved)
     with caplog.at_level(logging.ERROR):
-        _, req, _ = await ask(service, "hi", "alice")
+        _, req, _ = await ask(service, "which tea do I like?", "alice")
         await ask(service, "hi again", "alice")
-    assert "How you feel: calm" in injected(req)
+    assert "How you feel: calm" in injected(req) and "green tea" in injected(req)
     assert caplog.text.count("inner-state.json cannot be read") == 1
