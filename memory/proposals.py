@@ -55,8 +55,12 @@ class Proposals:
     def _load(self) -> tuple[int, list[Proposal]]:
         if not self.path.exists():
             return 1, []
-        data: dict[str, Any] = json.loads(self.path.read_text("utf-8"))
-        return int(data.get("next_id", 1)), [Proposal(**p) for p in data.get("items", [])]
+        try:
+            data: dict[str, Any] = json.loads(self.path.read_text("utf-8"))
+            return int(data.get("next_id", 1)), [Proposal(**p) for p in data.get("items", [])]
+        except (OSError, ValueError, TypeError, AttributeError) as e:  # bad JSON, missing keys, not a dict
+            raise InvalidInputError(f"identity/proposals.json cannot be read ({type(e).__name__}: {e}); "
+                                    "nothing was changed: fix or move the file") from e
 
     def _save(self, next_id: int, items: list[Proposal]) -> None:
         atomic_write(self.path, json.dumps({"next_id": next_id, "items": [asdict(p) for p in items]},

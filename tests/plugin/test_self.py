@@ -211,6 +211,18 @@ async def test_a_proposal_flood_is_capped(service: EngramService) -> None:
     assert wrong.startswith("error: change must be a string")
 
 
+@pytest.mark.parametrize("saved", ["{not json", '{"next_id": 2, "items": [{"id": 1}]}', "[]"])
+async def test_an_unreadable_proposals_file_gets_a_clear_answer_and_is_left_as_it_is(
+        service: EngramService, saved: str) -> None:
+    """The model got a JSONDecodeError raised out of its tool, the owner '/mem proposals failed'."""
+    path = write(service, "identity/proposals.json", saved)
+    answer = await self_commands.identity_propose(service, event("x", "alice"), "I adore rain.", "")
+    assert answer.startswith("error: identity/proposals.json cannot be read")
+    for line in ("/mem proposals", "/mem approve 1", "/mem reject 1"):
+        assert (await mem(service, line)).startswith("Engram: identity/proposals.json cannot be read")
+    assert path.read_text("utf-8") == saved
+
+
 async def test_proposals_can_be_switched_off(make_service: MakeService) -> None:
     svc = make_service(Settings(owner_ids=(OWNER,), proposals_enabled=False))
     assert "switched off" in await self_commands.identity_propose(svc, event("x", "alice"), "x", "")
