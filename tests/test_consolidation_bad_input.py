@@ -149,6 +149,22 @@ async def test_a_when_at_the_ends_of_the_calendar_gives_way_to_the_sources_time(
     assert m.valid_from == (await engram.get_episode(1)).time
 
 
+async def test_a_naive_when_is_checked_as_utc_as_it_is_stored(
+        engram: Engram, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a host ahead of UTC a naive 9999-01-01T05:00 passed the check in local time, then the store
+    (which takes it as UTC) refused it and the whole run failed."""
+    monkeypatch.setenv("TZ", "Etc/GMT-14")
+    time.tzset()
+    try:
+        report = await consolidate_once(engram, fake_openai, actions(dict(GOOD, when="9999-01-01T05:00")))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert report.added == 1 and not report.failed
+    [m] = await memories(engram)
+    assert m.valid_from == (await engram.get_episode(1)).time
+
+
 @pytest.mark.parametrize("reply", ['{"actions": [' + "[" * 100_000 + "]" * 100_000 + "]}", '{"a": ' * 50_000])
 def test_a_long_answer_full_of_brackets_is_refused_quickly(reply: str) -> None:
     """JSON inside prose is looked for from the first brackets only: from every one of them, each try

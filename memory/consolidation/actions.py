@@ -161,8 +161,10 @@ def _when(raw: dict[str, Any]) -> datetime | None:
         raise Refused(BAD_FIELD, "when must be an ISO date or null")
     try:
         when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        # at the calendar's ends the UTC instant (what the store keeps) falls outside it: unreadable
-        if not 1 < when.astimezone(timezone.utc).year < 9999:
+        # at the calendar's ends the UTC instant (what the store keeps; a naive time is UTC) falls
+        # outside it: unreadable
+        utc = (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+        if not 1 < utc.year < 9999:
             return None
     except (ValueError, OverflowError):
         return None  # a date the model wrote oddly (or out of range): the sources' time stands in
