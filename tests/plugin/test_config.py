@@ -31,6 +31,9 @@ def test_good_values_are_typed() -> None:
 @pytest.mark.parametrize("key, value", [
     ("recall_k", "ten"), ("recall_k", 0), ("recall_k", True), ("inject_budget_tokens", 10),
     ("inject_mode", "loud"), ("owner_ids", "alice"), ("owner_ids", [["x"]]), ("chat_provider_id", 5),
+    # a hand-edited config file: a fraction, NaN, Infinity, a quoted boolean, a null list
+    ("recall_k", 2.5), ("dashboard_port", float("nan")), ("dashboard_port", float("inf")),
+    ("dashboard_enabled", "false"), ("blacklist_spaces", None),
 ])
 def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: object,
                                                            caplog: pytest.LogCaptureFixture) -> None:
