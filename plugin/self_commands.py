@@ -77,6 +77,8 @@ async def _diary(ctx: CommandContext, args: str) -> str:
         day = date.fromisoformat(rest[0]) if rest else None
     except ValueError:
         raise UsageError(f"{rest[0]!r} is not a date like 2026-11-30") from None
+    if day is not None and not 1 < day.year < 9999:  # its bounds, a day on, would overflow
+        raise UsageError(f"{rest[0]!r} is out of range (years 2 to 9998)")
     r = await jobs.diary_now(day, force=force)
     if r.status == "empty":
         return f"{r.day}: nothing was lived that day; no diary."

@@ -295,6 +295,21 @@ async def test_everything_about_itself_stays_within_the_budget_and_leaves_room_f
     assert inj is not None and inj.injected and "oolong" in block
 
 
+async def test_mem_diary_answers_a_date_it_cannot_use_with_its_usage(make_service: MakeService) -> None:
+    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC"), DiaryContext(chats=[FakeProvider("c")]))
+    jobs = Jobs(svc, catch_up_delay=3600)
+    SelfJobs(jobs)
+    await jobs.start()
+    try:
+        usage = "\nUsage: /mem diary [YYYY-MM-DD] [--force]"
+        assert await mem(svc, "/mem diary 2026-02-30") == "'2026-02-30' is not a date like 2026-11-30" + usage
+        for day in ("9999-12-31", "0001-01-01"):  # 9999-12-31: 'failed (OverflowError); see the log'
+            assert await mem(svc, f"/mem diary {day}") == f"'{day}' is out of range (years 2 to 9998)" + usage
+        assert await mem(svc, "/mem diary 2026-11-30") == "2026-11-30: nothing was lived that day; no diary."
+    finally:
+        await jobs.stop()
+
+
 def _slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store's file is open and its index still loading when the caller's time runs out."""
     import asyncio
