@@ -73,6 +73,8 @@ async def _diary(ctx: CommandContext, args: str) -> str:
     words = args.split()
     force = "--force" in words
     rest = [w for w in words if w != "--force"]
+    if len(rest) > 1:
+        raise UsageError(f"one date at most, not {' '.join(rest)!r}")
     try:
         day = date.fromisoformat(rest[0]) if rest else None
     except ValueError:

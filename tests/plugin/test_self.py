@@ -306,6 +306,9 @@ async def test_mem_diary_answers_a_date_it_cannot_use_with_its_usage(make_servic
         for day in ("9999-12-31", "0001-01-01"):  # 9999-12-31: 'failed (OverflowError); see the log'
             assert await mem(svc, f"/mem diary {day}") == f"'{day}' is out of range (years 2 to 9998)" + usage
         assert await mem(svc, "/mem diary 2026-11-30") == "2026-11-30: nothing was lived that day; no diary."
+        # not silently the diary of 2026-11-30 (was the owner's 'forse' meant as --force?)
+        assert await mem(svc, "/mem diary 2026-11-30 forse") == (
+            "one date at most, not '2026-11-30 forse'" + usage)
     finally:
         await jobs.stop()
 
