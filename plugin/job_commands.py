@@ -17,9 +17,12 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
         return "Engram: background jobs are not running."
     place = args.strip()
     places = None if not place else [ctx.audience.space if place == "here" else place]
+    mem = await ctx.service.memory()
+    if places and not await mem.store.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
+        return (f"Engram: no place {places[0]!r} has any lines; nothing was consolidated "
+                f"(this place is {ctx.audience.space}).")
     report = await jobs.consolidate_now(places)
     lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
-    mem = await ctx.service.memory()
     vis = visibility(ctx.audience)
     found = await mem.memories(report.new_ids[-50:])
     shown = [m for m in found.values() if ctx.audience.owner_private or vis.sees_memory(m.scope)]

@@ -106,6 +106,17 @@ async def test_mem_consolidate_turns_messages_into_memories_and_says_so(make_ser
     await jobs.stop()
 
 
+async def test_mem_consolidate_of_a_place_with_no_lines_says_so(make_service: MakeService) -> None:
+    """A mistyped place answered 'Consolidated qq:grup:g1: 0 added, ... from 0 lines', like a success."""
+    svc, jobs = await jobs_for(make_service, context())
+    await say(svc, "the picnic is on Sunday", "bob", "g1")
+    assert await mem(svc, "mem consolidate qq:grup:g1", group="g1") == (
+        "Engram: no place 'qq:grup:g1' has any lines; nothing was consolidated (this place is qq:group:g1).")
+    assert (await mem(svc, "mem consolidate qq:group:g1", group="g1")).startswith(
+        "Consolidated qq:group:g1: 1 added, 0 updated, from 1 lines")
+    await jobs.stop()
+
+
 async def test_what_other_places_learned_stays_hidden(make_service: MakeService) -> None:
     svc, jobs = await jobs_for(make_service, context())
     await say(svc, "my secret: I am changing jobs", "alice", None)
