@@ -49,6 +49,7 @@ class FakeOpenAI:
     embed_delay: float = 0.0
     chat_delay: float = 0.0
     wrong_dim: int | None = None  # answer embeddings of this dimension instead
+    embed_ok_left: int | None = None  # answer this many more embedding requests, then HTTP 500 (None: all)
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
@@ -117,9 +118,11 @@ class FakeOpenAI:
     async def _embeddings(self, request: web.Request) -> web.Response:
         body = await self._record(request)
         await asyncio.sleep(self.embed_delay)
-        if self.embed_status != 200:
+        if self.embed_ok_left is not None:
+            self.embed_ok_left -= 1
+        if self.embed_status != 200 or (self.embed_ok_left is not None and self.embed_ok_left < 0):
             return web.json_response({"error": {"message": "embedding backend down"}},
-                                     status=self.embed_status)
+                                     status=self.embed_status if self.embed_status != 200 else 500)
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         dim = self.wrong_dim or body.get("dimensions") or self.embed_dim
         data = [{"object": "embedding", "index": i, "embedding": hash_vector(str(t), dim)}

@@ -21,6 +21,7 @@ from astrbot_plugin_engram.memory import (
     OpenAIEmbedder,
     StoreError,
 )
+from astrbot_plugin_engram.memory.indexing import EMBED_BATCH
 from astrbot_plugin_engram.memory.text import MAX_TEXT
 
 from .fake_openai import FakeOpenAI
@@ -250,6 +251,28 @@ async def test_endpoint_down_degrades_to_keywords_and_fills_in_later(
         assert (await e.stats())["indexed"] == len(ids)
         hits = await e.recall("kitten Miso", Audience(SPACE))
         assert "vec" in _routes(hits[0])
+    finally:
+        await e.close()
+
+
+async def test_an_endpoint_failing_mid_way_keeps_the_batches_done_and_fills_in_the_rest(
+        fake_openai: FakeOpenAI, db_path: Path) -> None:
+    """Vectors are saved batch by batch with their cursor: a failure after the first batch keeps it,
+    loses no line, and the next pass embeds only what is left."""
+    e = await Engram.open(db_path, remote(fake_openai), background=False)
+    try:
+        ids = await record_chat(e, EMBED_BATCH + 8)
+        fake_openai.embed_ok_left = 1  # the first batch is answered, the second gets HTTP 500
+        with pytest.raises(Exception, match="embedding endpoint failed"):
+            await e.embed_pending()
+        assert (await e.stats())["indexed"] == EMBED_BATCH
+        assert [(await e.get_episode(i)).id for i in ids] == ids  # nothing lost
+        assert (await e.recall("dentist Monday", Audience(SPACE)))[0].text == "the dentist is on Monday"
+        fake_openai.embed_ok_left = None
+        sent = len(fake_openai.embed_requests())
+        assert await e.embed_pending() == 8  # only the rest, not the first batch again
+        assert (await e.stats())["indexed"] == len(ids)
+        assert [len(b["input"]) for b in fake_openai.embed_requests()[sent:]] == [8]
     finally:
         await e.close()
 
