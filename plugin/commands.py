@@ -32,6 +32,7 @@ from ..memory.dedup import remember
 from ..memory.model import MEMORY_KINDS, now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
+from ..memory.text import MAX_TEXT
 from .events import COMMAND, platform_of
 from .service import EngramService
 
@@ -247,6 +248,9 @@ async def _remember(ctx: CommandContext, args: str) -> str:
     text = (args[: found.start()] + args[found.end():]).strip() if found else args.strip()
     if not text:
         raise UsageError("")
+    if len(text) > MAX_TEXT:  # the store would keep only its beginning
+        return (f"Not remembered: the text has {len(text)} characters, at most {MAX_TEXT}; "
+                "split it into several memories.")
     if scope == OWNER and not ctx.service.settings.owner_ids:
         return NO_OWNER
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))

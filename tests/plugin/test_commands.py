@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.memory.text import MAX_TEXT
 from astrbot_plugin_engram.plugin.commands import COMMANDS, REFUSAL, CommandContext, Registry
 from astrbot_plugin_engram.plugin.service import EngramService
 
@@ -43,6 +44,15 @@ async def test_unknown_subcommands_and_bad_arguments_get_a_usage_line(service: E
     await add(service, "a fact", "public")
     assert await mem(service, "mem list --page 999999999") == (
         "There are 1 page(s) of the memories this chat may see; page 999999999 is past the end.")
+
+
+async def test_remember_refuses_a_text_the_store_would_cut(service: EngramService) -> None:
+    """It answered 'Remembered m1' and kept only the first 16,000 characters (the log said so)."""
+    long = "word " * 4000 + "the end"
+    assert await mem(service, f"mem remember {long}") == (
+        f"Not remembered: the text has {len(long)} characters, at most {MAX_TEXT}; "
+        "split it into several memories.")
+    assert (await (await service.memory()).stats())["memories"] == 0
 
 
 async def test_help_lists_every_subcommand(service: EngramService) -> None:
