@@ -41,7 +41,7 @@ log = logging.getLogger("engram.plugin")
 REFUSAL = "Engram: /mem is for the bot's admins only."
 SHOWN_CHARS = 160
 PAGE = 10  # memories per page of /mem list
-NO_OWNER = ("Not remembered: no owner is configured, so a memory scoped owner would show nowhere. "
+NO_OWNER = ("no owner is configured, so a memory scoped owner would show nowhere. "
             "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
             "/sid in the owner's private chat shows the id), or use another --scope.")
 
@@ -252,7 +252,7 @@ async def _remember(ctx: CommandContext, args: str) -> str:
         return (f"Not remembered: the text has {len(text)} characters, at most {MAX_TEXT}; "
                 "split it into several memories.")
     if scope == OWNER and not ctx.service.settings.owner_ids:
-        return NO_OWNER
+        return "Not remembered: " + NO_OWNER
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
     if how == "kept":
         return f"Already remembered as m{mid} (scope {scope})."
@@ -331,6 +331,8 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     m = await reachable(ctx, parse_id(parts[0]))
     assert m.id is not None
     scope = parse_scope(parts[1])
+    if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
+        return f"Not moved: m{m.id} stays scope {m.scope}; " + NO_OWNER
     await (await ctx.service.memory()).set_scope(m.id, scope)
     return f"m{m.id} is now scope {scope} (was {m.scope})."
 

@@ -7,9 +7,10 @@ import re
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.text import MAX_TEXT
 from astrbot_plugin_engram.plugin.commands import COMMANDS, REFUSAL, CommandContext, Registry
+from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 
-from .conftest import OWNER, event, request
+from .conftest import OWNER, MakeService, event, request
 
 
 async def mem(svc: EngramService, line: str, sender: str = OWNER, group: str | None = None,
@@ -53,6 +54,16 @@ async def test_remember_refuses_a_text_the_store_would_cut(service: EngramServic
         f"Not remembered: the text has {len(long)} characters, at most {MAX_TEXT}; "
         "split it into several memories.")
     assert (await (await service.memory()).stats())["memories"] == 0
+
+
+async def test_scope_owner_without_an_owner_is_refused(make_service: MakeService) -> None:
+    """It moved the memory where no chat could see it, nor reach it with /mem again."""
+    svc = make_service(Settings())  # no owner_ids
+    mid = await add(svc, "The safe combination is 12-34", "space:qq:private:owner1")
+    said = await mem(svc, f"mem scope {mid} owner")
+    assert said.startswith(f"Not moved: m{mid} stays scope space:qq:private:owner1; no owner is configured")
+    assert "owner_ids" in said and (await (await svc.memory()).get(mid)).scope == "space:qq:private:owner1"
+    assert "12-34" in await mem(svc, f"mem show {mid}")
 
 
 async def test_help_lists_every_subcommand(service: EngramService) -> None:
