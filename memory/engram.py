@@ -264,6 +264,10 @@ class Engram:
         """Who went by ``name`` (case ignored) in ``space``, the latest first."""
         return await self.store.people_named_in(space, name)
 
+    async def has_space(self, space: str) -> bool:
+        """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
+        return await self.store.has_space(space)
+
     async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
         """The name each of ``people`` last went by in ``space`` (those who spoke there only): a note
         shows the name this chat knows, never one from another chat."""

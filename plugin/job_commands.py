@@ -18,7 +18,7 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
     place = args.strip()
     places = None if not place else [ctx.audience.space if place == "here" else place]
     mem = await ctx.service.memory()
-    if places and not await mem.store.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
+    if places and not await mem.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
         return (f"Engram: no place {places[0]!r} has any lines; nothing was consolidated "
                 f"(this place is {ctx.audience.space}).")
     report = await jobs.consolidate_now(places)
