@@ -63,6 +63,24 @@ async def test_a_diary_is_written_once_from_the_days_lines_across_places(engram:
     assert (again.status, again.memory_id) == ("exists", r.memory_id)
 
 
+@pytest.mark.parametrize("left", [None, "# 2026-11-30\n\nToday I pla"], ids=["no-file", "cut-file"])
+async def test_a_diary_file_lost_or_cut_by_a_kill_is_written_again_from_the_memory(
+        engram: Engram, tmp_path: Path, left: str | None) -> None:
+    """The memory is committed before the file is written: a kill in between (or a file cut short
+    by hand) leaves the memory, and the next run writes the file from it without asking the model."""
+    await live_a_day(engram)
+    text = "Today I planned a hike with Bob."
+    r = await write_diary(engram, ScriptedChat(entry(text)), DAY, tz=SH, folder=tmp_path)
+    path = tmp_path / "diary" / "2026-11-30.md"
+    if left is None:
+        path.unlink()
+    else:
+        path.write_text(left, "utf-8")
+    again = await write_diary(engram, ScriptedChat(), DAY, tz=SH, folder=tmp_path)  # no answer scripted
+    assert (again.status, again.memory_id, again.text) == ("exists", r.memory_id, text)
+    assert path.read_text("utf-8") == f"# 2026-11-30\n\n{text}\n"
+
+
 async def test_the_diary_is_owner_scoped_so_a_group_never_recalls_it(engram: Engram,
                                                                       tmp_path: Path) -> None:
     await live_a_day(engram)
