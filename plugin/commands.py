@@ -220,10 +220,10 @@ async def _recall(ctx: CommandContext, args: str) -> str:
                                     include_archived=archived)
     ctx.service.touch(hits)
     if not hits:
-        return f"Nothing recalled here for {quoted(args)}."
+        return f"Nothing recalled here for {quoted(short(args))}."
     _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
     lines = [hit_line(h, ctx) + ("" if i in taken else " [over budget]") for i, h in enumerate(hits)]
-    return f"Recalled here for {quoted(args)}:\n" + "\n".join(lines)
+    return f"Recalled here for {quoted(short(args))}:\n" + "\n".join(lines)
 
 
 @COMMANDS.command("why", "why", "the last injection in this chat, explained")

@@ -66,6 +66,14 @@ async def test_scope_owner_without_an_owner_is_refused(make_service: MakeService
     assert "12-34" in await mem(svc, f"mem show {mid}")
 
 
+async def test_recall_of_a_pasted_page_answers_in_a_message_a_chat_can_carry(service: EngramService) -> None:
+    """The whole query was echoed back: 20,000 characters of it, more than a QQ message carries."""
+    await add(service, "Alice's tea is oolong", "public")
+    for query in ("tea " + "字" * 20_000, "字" * 20_000):
+        said = await mem(service, f"mem recall {query}")
+        assert len(said) < 2_000 and said.startswith(("Recalled here for", "Nothing recalled here for"))
+
+
 async def test_help_lists_every_subcommand(service: EngramService) -> None:
     text = await mem(service, "mem")
     for name in ("stats", "recall", "why", "remember", "show", "forget", "scope", "help"):
