@@ -105,9 +105,10 @@ class Proposals:
         core = self.folder.core()
         if core.problem:  # never overwrite a file that could not be read whole
             raise InvalidInputError(f"not approved: {core.problem}")
-        day = aware(now or now_utc()).date().isoformat()
-        text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
-        self.folder.replace(self.folder.self_path, text, now)
+        if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill after
+            day = aware(now or now_utc()).date().isoformat()  # the file was written, before the mark
+            text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
+            self.folder.replace(self.folder.self_path, text, now)
         self._save(next_id, items)
         return p
 

@@ -66,6 +66,20 @@ def test_an_approved_proposal_is_appended_under_a_dated_section_and_the_old_kept
         props.approve(p.id)
 
 
+def test_approving_again_after_a_kill_between_the_file_and_the_mark_appends_once(tmp_path: Path) -> None:
+    """self.md is written before the proposal is marked approved: a kill in between left it waiting,
+    and approving it again appended the same change a second time."""
+    ids, props = _folder(tmp_path)
+    p = props.propose("I love rainy days.", "", "qq:private:1", T)
+    saved = props.path.read_text("utf-8")
+    props.approve(p.id, T)
+    props.path.write_text(saved, "utf-8")  # the kill: self.md has the change, the proposal still waits
+    props.approve(p.id, T + timedelta(days=1))
+    text = ids.self_path.read_text("utf-8")
+    assert text.count("I love rainy days.") == 1 and text.count("(approved proposal #1)") == 1
+    assert props.all()[0].status == "approved"
+
+
 def test_a_rejected_proposal_changes_nothing(tmp_path: Path) -> None:
     ids, props = _folder(tmp_path)
     p = props.propose("I hate everyone.", "a bad day", "qq:group:1", T)
