@@ -193,3 +193,18 @@ async def test_the_dashboard_answers_on_this_modules_own_port(bot, dashboard_por
     async with aiohttp.ClientSession() as http:
         r = await http.get(f"http://127.0.0.1:{dashboard_port}/api/overview")
     assert r.status == 401  # the plugin's dashboard, asking for its token
+
+
+async def test_a_tool_call_with_nan_or_odd_digits_for_a_number_gets_a_readable_error(
+        bot, server: FakeOpenAI) -> None:
+    """Python's json reads NaN and Infinity in a model's arguments: the limit raised out of the tool."""
+    server.replies += [
+        {"tool_calls": [{"name": "memory_recall", "arguments": {"query": "bike", "limit": float("nan")}}]},
+        {"tool_calls": [{"name": "memory_recall", "arguments": {"query": "bike", "limit": "\u00b2"}}]},
+        "I could not look that up.",
+    ]
+    reply = await bot.send("What bike do I have?", "karl")
+    assert reply.text == "I could not look that up."
+    results = [r for req in reply.requests for r in tool_results(req)]
+    assert results[-2:] == ["error: limit must be a whole number from 1 to 20, not nan",
+                            "error: limit must be a whole number from 1 to 20, not '\u00b2'"]
