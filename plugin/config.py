@@ -109,7 +109,12 @@ def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
 
 def _convert(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, tuple):
-        return _string_list(value)
+        places = _string_list(value)
+        bare = [p for p in places if ":" not in p]
+        if key == "owner_private_spaces" and bare:  # it grants the owner's rights: never a bare id
+            raise ValueError(f"{bare[0]!r} is not a full place id like qq:private:{bare[0]} "
+                             "(a bare id could be someone else's on another platform)")
+        return places
     if isinstance(default, bool):  # before int: bool is an int
         if not isinstance(value, bool):
             raise ValueError(f"expected true or false, got {value!r}")

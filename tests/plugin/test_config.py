@@ -34,6 +34,8 @@ def test_good_values_are_typed() -> None:
     # a hand-edited config file: a fraction, NaN, Infinity, a quoted boolean, a null list
     ("recall_k", 2.5), ("dashboard_port", float("nan")), ("dashboard_port", float("inf")),
     ("dashboard_enabled", "false"), ("blacklist_spaces", None),
+    # the schema's hint said '(or just the id)'; a bare id was kept and silently never matched
+    ("owner_private_spaces", ["qq:private:7", "777"]),
 ])
 def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: object,
                                                            caplog: pytest.LogCaptureFixture) -> None:
