@@ -29,10 +29,13 @@ GOOD = {"op": "add", "text": "Alice has a kitten called Miso", "kind": "fact", "
 async def consolidate_once(engram: Engram, server: FakeOpenAI, reply: Any, timeout: float = 5.0) -> Report:
     await engram.record_many([ep(GROUP, "I have a kitten called Miso")])  # e1
     server.replies.append(reply)
-    con = Consolidator(engram, OpenAIChat("m", server.base_url),
-                       ConsolidationSettings(backoff_seconds=0.0, timeout=timeout),
+    chat = OpenAIChat("m", server.base_url)
+    con = Consolidator(engram, chat, ConsolidationSettings(backoff_seconds=0.0, timeout=timeout),
                        audience_for=lambda s: Audience(s))
-    return await con.run(force=True)
+    try:
+        return await con.run(force=True)
+    finally:  # an open client is closed by the garbage collector later, on a closed loop: noise
+        await chat.close()
 
 
 async def cursor(engram: Engram) -> int:
