@@ -9,6 +9,7 @@ import re
 from datetime import date
 from typing import Any
 
+from ..memory.clock import day_of
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
@@ -81,6 +82,11 @@ async def _diary(ctx: CommandContext, args: str) -> str:
         raise UsageError(f"{rest[0]!r} is not a date like 2026-11-30") from None
     if day is not None and not 1 < day.year < 9999:  # its bounds, a day on, would overflow
         raise UsageError(f"{rest[0]!r} is out of range (years 2 to 9998)")
+    settings = jobs.day_settings()
+    if day is not None and day >= day_of(jobs.clock(), settings.tz, settings.boundary_hour):
+        # written now, it would stand for the whole day: the end-of-day job finds it there and stops
+        return (f"Engram: {day} has not ended yet (a day ends at {settings.boundary_hour}:00 the next "
+                "morning); its diary is written once it has.")
     r = await jobs.diary_now(day, force=force)
     if r.status == "empty":
         return f"{r.day}: nothing was lived that day; no diary."

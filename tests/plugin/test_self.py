@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.memory.clock import day_of
 from astrbot_plugin_engram.memory.inner_state import InnerState, state_path
 from astrbot_plugin_engram.memory.proposals import MAX_PENDING
 from astrbot_plugin_engram.plugin import self_commands
@@ -296,7 +297,10 @@ async def test_everything_about_itself_stays_within_the_budget_and_leaves_room_f
 
 
 async def test_mem_diary_answers_a_date_it_cannot_use_with_its_usage(make_service: MakeService) -> None:
-    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC"), DiaryContext(chats=[FakeProvider("c")]))
+    ctx = DiaryContext(chats=[FakeProvider("c")], answers=[json.dumps({"entry": "a morning of tea"})])
+    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC"), ctx)
+    svc.record_message(event("tea this morning", "alice"))
+    await svc.flush()
     jobs = Jobs(svc, catch_up_delay=3600)
     SelfJobs(jobs)
     await jobs.start()
@@ -305,7 +309,14 @@ async def test_mem_diary_answers_a_date_it_cannot_use_with_its_usage(make_servic
         assert await mem(svc, "/mem diary 2026-02-30") == "'2026-02-30' is not a date like 2026-11-30" + usage
         for day in ("9999-12-31", "0001-01-01"):  # 9999-12-31: 'failed (OverflowError); see the log'
             assert await mem(svc, f"/mem diary {day}") == f"'{day}' is out of range (years 2 to 9998)" + usage
-        assert await mem(svc, "/mem diary 2026-11-30") == "2026-11-30: nothing was lived that day; no diary."
+        assert await mem(svc, "/mem diary 2020-06-01") == "2020-06-01: nothing was lived that day; no diary."
+        # today's diary, written now, stood for the whole day: the end-of-day job found it and stopped
+        today = day_of(datetime.now(timezone.utc), svc.tz, svc.settings.diary_boundary_hour)
+        for day in (today, today + timedelta(days=400)):
+            assert await mem(svc, f"/mem diary {day}") == (
+                f"Engram: {day} has not ended yet (a day ends at 4:00 the next morning); "
+                "its diary is written once it has.")
+        assert await (await svc.memory()).store.memory_ids_of_kind("diary") == [] and not ctx.prompts
         # not silently the diary of 2026-11-30 (was the owner's 'forse' meant as --force?)
         assert await mem(svc, "/mem diary 2026-11-30 forse") == (
             "one date at most, not '2026-11-30 forse'" + usage)
