@@ -97,6 +97,8 @@ def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
 
 async def person_plan(engram: Engram, person: str) -> Forgetting:
     """Everything said by or about ``person`` (a person id)."""
+    if not person.strip():  # "" is the actor of every line recorded without one
+        raise InvalidInputError("name the person to forget")
     store = engram.store
     names = [n for n in await store.aliases(person) if len(n.strip()) >= MIN_NAME]
     rows = await store.episodes_where(actor=person, mentions=names)

@@ -169,6 +169,7 @@ async def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     (["recall", "x", "--space", "web", "-k", "0"], "k must be"),
     (["record", "   ", "--space", "web"], "needs some text"),
     (["record", "x", "--space", "web", "--time", "0001-01-01T00:00:00+14:00"], "out of range"),
+    (["forget-person", ""], "name the person to forget"),  # erased the line recorded without --actor
 ])
 def test_bad_input_is_one_line_and_status_2(cli, argv: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
     seed(cli)

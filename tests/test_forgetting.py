@@ -17,6 +17,7 @@ from astrbot_plugin_engram.memory import (
     Engram,
     Episode,
     Forgetting,
+    InvalidInputError,
     Memory,
     UnknownIdError,
     space_scope,
@@ -248,6 +249,19 @@ async def test_unknown_ids_are_refused_and_nothing_is_touched(
     with pytest.raises(UnknownIdError, match="nothing is remembered of the place"):
         await e.forget_place("qq:group:none")
     assert await e.stats() == before and (await e.get(kept)).text == "keep me"
+    await e.close()
+
+
+@pytest.mark.parametrize("person", ["", "   "])
+async def test_a_blank_person_is_refused_not_taken_for_every_line_without_a_speaker(
+        folder: Path, open_engram: EngramOpener, person: str) -> None:
+    """A line recorded without an actor (the CLI's default) has the actor "": forget_person("")
+    erased every such line, for good."""
+    e = await open_engram()
+    line = await e.record(Episode(space="web", content="a line nobody in particular said"))
+    with pytest.raises(InvalidInputError, match="name the person to forget"):
+        await e.forget_person(person)
+    assert (await e.get_episode(line)).content == "a line nobody in particular said"
     await e.close()
 
 
