@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -239,7 +240,7 @@ async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
 
 async def cmd_show(e: Engram, args: argparse.Namespace) -> None:
     kind, num = (args.key[0], args.key[1:]) if args.key[:1] in ("e", "m") else ("m", args.key)
-    if not num.isdigit():
+    if not re.fullmatch(r"[0-9]+", num):  # not str.isdigit: int() refuses '²'
         raise InvalidInputError(f"not a key: {args.key!r} (use m12 for a memory, e3 for an episode)")
     if kind == "e":
         ep = await e.get_episode(int(num))

@@ -27,7 +27,7 @@ from .index.vectors import VectorIndex
 from .indexing import Indexer
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
-from .model import Audience, Episode, Hit, Memory, now_utc
+from .model import Audience, Episode, Hit, Memory, now_utc, possible_ids
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
@@ -223,7 +223,7 @@ class Engram:
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
-        found = await self.store.get_memories([memory_id])
+        found = await self.store.get_memories(possible_ids([memory_id]))
         if memory_id not in found:
             raise UnknownIdError(f"no memory with id {memory_id}")
         return found[memory_id]
@@ -233,14 +233,14 @@ class Engram:
         return await self.store.get_memories(list(ids))
 
     async def get_episode(self, episode_id: int) -> Episode:
-        found = await self.store.get_episodes([episode_id])
+        found = await self.store.get_episodes(possible_ids([episode_id]))
         if episode_id not in found:
             raise UnknownIdError(f"no episode with id {episode_id}")
         return found[episode_id]
 
     async def history(self, memory_id: int) -> list[Memory]:
         """Every version of a memory, oldest first."""
-        ids = await self.store.versions(memory_id)
+        ids = await self.store.versions(memory_id) if possible_ids([memory_id]) else []
         if not ids:
             raise UnknownIdError(f"no memory with id {memory_id}")
         found = await self.store.get_memories(ids)

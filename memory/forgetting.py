@@ -31,7 +31,7 @@ from .errors import InvalidInputError, UnknownIdError
 from .identity import IMAGE_FILE, IdentityFolder
 from .inner_state import load_state, state_path
 from .leaks import PrivateDetails, leaks
-from .model import Memory, aware
+from .model import Memory, aware, possible_ids
 from .proposals import APPROVED, Proposal, Proposals
 from .scopes import space_scope
 
@@ -68,7 +68,7 @@ class Forgetting:
 
 async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> Forgetting:
     """What forgetting the memories ``ids`` reaches; unknown ids are refused, nothing touched."""
-    _known(ids, "memory", await engram.store.get_memories(_whole(ids, "memory")))
+    _known(ids, "memory", await engram.store.get_memories(possible_ids(_whole(ids, "memory"))))
     mems = set(await engram.store.all_versions(ids))
     eps = set(await engram.store.source_ids(list(mems))) if with_sources else set()
     return await _along_provenance(engram, Forgetting(), eps, mems)
@@ -77,7 +77,7 @@ async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> F
 async def episodes_plan(engram: Engram, ids: list[int]) -> Forgetting:
     """What forgetting the episodes (lines) ``ids`` reaches: them and every memory derived from them
     (a diary of their day too); unknown ids are refused, nothing touched."""
-    known = await engram.store.get_episodes(_whole(ids, "episode"))
+    known = await engram.store.get_episodes(possible_ids(_whole(ids, "episode")))
     _known(ids, "episode", known)
     return await _along_provenance(engram, Forgetting(), set(known), set())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -10,6 +11,12 @@ EPISODE_KINDS = ("message_in", "message_out", "observation", "image", "note")
 MEMORY_KINDS = ("fact", "preference", "event", "relation", "plan", "diary", "reflection", "note")
 MEMORY_STATUSES = ("active", "superseded", "archived")
 SELF = "self"  # the actor id of the bot itself
+MAX_ID = 2**63 - 1  # SQLite's largest integer: no id is larger (a larger one cannot even be looked up)
+
+
+def possible_ids(ids: Sequence[int]) -> list[int]:
+    """The ids among ``ids`` a row could have (1 to ``MAX_ID``); the others name nothing."""
+    return [i for i in ids if 0 < i <= MAX_ID]
 
 
 def now_utc() -> datetime:

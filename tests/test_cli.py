@@ -170,6 +170,12 @@ async def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     (["record", "   ", "--space", "web"], "needs some text"),
     (["record", "x", "--space", "web", "--time", "0001-01-01T00:00:00+14:00"], "out of range"),
     (["forget-person", ""], "name the person to forget"),  # erased the line recorded without --actor
+    # past SQLite's integers: a traceback (OverflowError); '²', which str.isdigit accepts: int()'s error
+    (["show", "m99999999999999999999"], "no memory with id 99999999999999999999"),
+    (["show", "e99999999999999999999"], "no episode with id 99999999999999999999"),
+    (["forget", "99999999999999999999"], "no memory with id 99999999999999999999"),
+    (["update", "99999999999999999999", "new"], "no memory with id 99999999999999999999"),
+    (["show", "m\u00b2"], "not a key"),
 ])
 def test_bad_input_is_one_line_and_status_2(cli, argv: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
     seed(cli)
