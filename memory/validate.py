@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from .errors import InvalidInputError
-from .model import MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
+from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
 from .scopes import parse_scope
 from .text import MAX_TEXT, cap
 
@@ -54,6 +54,8 @@ def _check_episode_fields(ep: Episode) -> None:
     for name in ("actor", "actor_name", "kind", "source"):
         if not isinstance(getattr(ep, name), str):
             raise InvalidInputError(f"an episode's {name} must be a string")
+    if ep.kind not in EPISODE_KINDS:
+        raise InvalidInputError(f"unknown episode kind {ep.kind!r}: use one of {', '.join(EPISODE_KINDS)}")
     if ep.time is not None and not isinstance(ep.time, datetime):
         raise InvalidInputError("an episode's time must be a datetime")
     _check_time("an episode's time", ep.time)

@@ -111,6 +111,7 @@ async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> 
     ({"meta": ["not", "a", "dict"]}, "meta must be a dict"),
     ({"actor_name": None}, "actor_name must be a string"),
     ({"time": "yesterday"}, "time must be a datetime"),
+    ({"kind": "gossip"}, "unknown episode kind 'gossip'"),  # was stored as it was
     # a datetime whose UTC instant is off the calendar: stored, reading it back raised
     ({"time": datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14)))}, "out of range"),
     ({"time": datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-12)))}, "out of range"),

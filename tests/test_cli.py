@@ -169,6 +169,7 @@ async def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     (["recall", "x", "--space", "web", "-k", "0"], "k must be"),
     (["record", "   ", "--space", "web"], "needs some text"),
     (["record", "x", "--space", "web", "--time", "0001-01-01T00:00:00+14:00"], "out of range"),
+    (["record", "x", "--space", "web", "--kind", "gossip"], "unknown episode kind"),
     (["forget-person", ""], "name the person to forget"),  # erased the line recorded without --actor
     # past SQLite's integers: a traceback (OverflowError); '²', which str.isdigit accepts: int()'s error
     (["show", "m99999999999999999999"], "no memory with id 99999999999999999999"),
