@@ -55,7 +55,12 @@ class Indexer:
 
     async def start(self, background: bool) -> None:
         """Load the stored vectors of the embedder; ``background``: then embed new items as they come."""
-        await self._load_index()
+        try:
+            await self._load_index()
+        except ValueError as e:  # a damaged row (a blob of the wrong size): the store opens all the same
+            log.error("the stored vectors of %s cannot be read (%s); recall uses keywords only until "
+                      "they are rebuilt (engram reindex)", self.embedder.name, e)
+            self.indexes.vectors = self.indexes.second = None
         self._background = background
         if background and self.index is not None:
             self._start_task()

@@ -24,6 +24,7 @@ from astrbot_plugin_engram.memory import (
 from astrbot_plugin_engram.memory.indexing import EMBED_BATCH
 from astrbot_plugin_engram.memory.text import MAX_TEXT
 
+from .conftest import EngramOpener
 from .fake_openai import FakeOpenAI
 
 SPACE = "qq:group:1"
@@ -198,6 +199,25 @@ async def test_a_store_from_a_newer_schema_is_refused_untouched(db_path: Path) -
     db.commit()
     db.close()
     await assert_refused_untouched(db_path, "newer Engram")
+
+
+async def test_a_damaged_vector_leaves_recall_on_keywords_and_reindex_rebuilds_it(
+        db_path: Path, open_engram: EngramOpener, caplog: pytest.LogCaptureFixture) -> None:
+    """One vector blob of the wrong size made the store fail to open ('buffer size must be a multiple
+    of element size'): no recording, no recall, and no reindex to repair it, since that opens it too."""
+    e = await open_engram()
+    await record_chat(e)
+    await e.embed_pending()
+    await e.close()
+    with sqlite3.connect(db_path) as con:
+        con.execute("UPDATE vectors SET vec = x'0001' WHERE item = 1")
+    with caplog.at_level(logging.ERROR, logger="engram"):
+        e = await open_engram()
+    assert "cannot be read" in caplog.text and "engram reindex" in caplog.text
+    assert (await e.recall("dentist Monday", Audience(SPACE)))[0].text == "the dentist is on Monday"
+    await e.record(Episode(space=SPACE, content="still recording"))
+    assert await e.reindex(e.embedder) == 7
+    assert "vec" in _routes((await e.recall("kitten Miso", Audience(SPACE)))[0])
 
 
 async def test_a_folder_or_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
