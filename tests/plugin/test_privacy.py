@@ -148,3 +148,18 @@ async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: En
     assert here.subjects == ("qq:u7",)
     assert elsewhere.subjects == () and elsewhere.scope == "space:qq:group:g2"  # no invented id
     assert elsewhere.text == "Bob plays the tuba"
+
+
+# ---- identity proposals: each tells where it was made and why -------------------------------------
+async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: EngramService) -> None:
+    from astrbot_plugin_engram.plugin import self_commands
+
+    await self_commands.identity_propose(service, event("x", "alice"), "I worry about my friends' health.",
+                                         "Alice told me about her surgery on Monday")
+    await self_commands.identity_propose(service, event("x", "bob", "g1"), "I like jokes.", "g1 jokes a lot")
+    in_group = await mem(service, "mem proposals", group="g1")
+    assert "I like jokes." in in_group and "#2" in in_group
+    assert "surgery" not in in_group and "health" not in in_group and "qq:private:alice" not in in_group
+    assert "1 more waits" in in_group and "private chat" in in_group
+    in_private = await mem(service, "mem proposals")
+    assert "surgery" in in_private and "I like jokes." in in_private
