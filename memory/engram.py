@@ -207,7 +207,7 @@ class Engram:
 
     async def merge(self, merged: Memory, originals: Sequence[int]) -> int | None:
         """``merged`` in place of ``originals`` (kept as its superseded versions); None when one of
-        them is no longer active (nothing changed)."""
+        them is no longer active, or was moved out of ``merged``'s scope (nothing changed)."""
         mid = await self.store.merge_memories(checked_memory(merged), list(originals))
         self.indexer.kick()
         return mid
