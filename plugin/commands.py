@@ -249,6 +249,11 @@ async def _remember(ctx: CommandContext, args: str) -> str:
         raise UsageError("")
     if scope == OWNER and not ctx.service.settings.owner_ids:
         return NO_OWNER
+    if not (ctx.audience.owner_private or visibility(ctx.audience).sees_memory(scope)):
+        # a scope this chat does not see does not exist here: no write into it, and no "already
+        # remembered" telling what it holds
+        raise UnknownIdError(f"no scope {scope} here (name a scope this chat does not see only in the "
+                             "owner's private chat)")
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
     if how == "kept":
         return f"Already remembered as m{mid} (scope {scope})."

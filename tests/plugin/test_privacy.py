@@ -163,3 +163,24 @@ async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: 
     assert "1 more waits" in in_group and "private chat" in in_group
     in_private = await mem(service, "mem proposals")
     assert "surgery" in in_private and "I like jokes." in in_private
+
+
+# ---- /mem remember --scope: no way into (or a look at) a scope this chat does not see -------------
+async def test_remember_in_a_group_cannot_probe_or_write_a_scope_the_group_does_not_see(
+        service: EngramService) -> None:
+    engram = await service.memory()
+    secret = await engram.add_memory(Memory("Alice's door code is 4417", "owner"))
+    other = await engram.add_memory(Memory("g2 plans a strike on Monday", "space:qq:group:g2"))
+    for text, scope in (("Alice's door code is 4417", "owner"),  # the same words: "already remembered"
+                        ("Alice's door code is 4417 now", "owner"),  # fuller: "a new version"
+                        ("g2 plans a strike on Monday", "space:qq:group:g2")):
+        said = await mem(service, f"mem remember {text} --scope {scope}", "mod", group="g1")
+        assert f"m{secret}" not in said and f"m{other}" not in said and "Already" not in said, said
+        assert said.startswith("Engram: ") and "owner's private chat" in said, said
+    assert (await engram.get(secret)).status == "active" and (await engram.get(other)).status == "active"
+    assert (await engram.counts())["memories"] == 2  # nothing was written either
+    # what the group sees stays writable from it; the owner's private chat may name any scope
+    assert (await mem(service, "mem remember the sky is blue --scope public", "mod", group="g1")).endswith(
+        "(scope public).")
+    assert "new version" in await mem(service, "mem remember Alice's door code is 4417 now "
+                                                "--scope owner")
