@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
 from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
@@ -152,8 +153,6 @@ async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: En
 
 # ---- identity proposals: each tells where it was made and why -------------------------------------
 async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: EngramService) -> None:
-    from astrbot_plugin_engram.plugin import self_commands
-
     await self_commands.identity_propose(service, event("x", "alice"), "I worry about my friends' health.",
                                          "Alice told me about her surgery on Monday")
     await self_commands.identity_propose(service, event("x", "bob", "g1"), "I like jokes.", "g1 jokes a lot")
@@ -184,3 +183,23 @@ async def test_remember_in_a_group_cannot_probe_or_write_a_scope_the_group_does_
         "(scope public).")
     assert "new version" in await mem(service, "mem remember Alice's door code is 4417 now "
                                                 "--scope owner")
+
+
+# ---- /mem forget-person: a group learns no one it has not seen -----------------------------------
+async def test_forget_person_in_a_group_finds_only_people_seen_there(service: EngramService) -> None:
+    service.record_message(event("my divorce papers came", "u5", "g2", name="Bob"))
+    service.record_message(event("I am Bob too", "u6", name="Bob"))  # a private chat
+    service.record_message(event("hi all", "u7", "g1", name="Carol"))
+    await service.flush()
+    for line in ("mem forget-person Bob", "mem forget-person qq:u5", "mem forget-person qq:u6"):
+        said = await mem(service, line, "mod", group="g1")
+        asked = line.split()[-1]
+        assert not [i for i in ("qq:u5", "qq:u6") if i in said and i != asked], said  # no other id
+        assert "everything" not in said and "line" not in said and "/mem confirm" not in said, said
+        assert "is remembered here" in said and "private chat" in said, said
+    assert "everything by or about qq:u7: 1 line" in await mem(service, "mem forget-person Carol", "mod",
+                                                               group="g1")
+    assert "qq:u7: 1 line" in await mem(service, "mem forget-person qq:u7", "mod", group="g1")
+    # the owner's private chat reaches everyone
+    assert "names several people (qq:u5, qq:u6)" in await mem(service, "mem forget-person Bob")
+    assert "everything by or about qq:u5: " in await mem(service, "mem forget-person qq:u5")
