@@ -315,8 +315,18 @@ async def _forget(ctx: CommandContext, args: str) -> str:
                 f"{gone.summary()} erased.")
     m = await reachable(ctx, key)
     assert m.id is not None
+    mem = await ctx.service.memory()
+    if with_sources and not ctx.audience.owner_private:
+        # a forget here reaches no other chat: lines said elsewhere (and what was drawn from them) go
+        # only from the owner's private chat
+        vis = visibility(ctx.audience)
+        plan = await mem.forget([m.id], with_sources=True, dry_run=True)
+        lines = await mem.store.get_episodes(plan.episodes)
+        if any(not vis.sees_episode(e.space) for e in lines.values()):
+            raise UnknownIdError(f"m{m.id} came from lines of other chats; forget it with its lines in the "
+                                 f"owner's private chat (here: /mem forget m{m.id} without --with-sources)")
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
-        done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
+        done = await mem.forget([m.id], with_sources=with_sources)
     n, k = len(done.memories), len(done.proposals)
     if not with_sources:
         drawn = f"; and {k} identity proposal{'s' if k != 1 else ''} drawn from it" if k else ""

@@ -4,6 +4,7 @@ injection. Each test failed before its fix."""
 from __future__ import annotations
 
 import logging
+import re
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
@@ -203,3 +204,24 @@ async def test_forget_person_in_a_group_finds_only_people_seen_there(service: En
     # the owner's private chat reaches everyone
     assert "names several people (qq:u5, qq:u6)" in await mem(service, "mem forget-person Bob")
     assert "everything by or about qq:u5: " in await mem(service, "mem forget-person qq:u5")
+
+
+# ---- /mem forget --with-sources: a group's forget does not reach another chat's lines -------------
+async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines(
+        service: EngramService) -> None:
+    service.record_message(event("the club moved to room 5, tell everyone", "alice"))  # alice's private chat
+    service.record_message(event("and I moved to Oslo", "alice"))
+    await service.flush()
+    engram = await service.memory()
+    # the owner made what Alice told the bot public; a memory of her own chat came from the same line
+    shared = await engram.add_memory(Memory("The club meets in room 5", "public", sources=(1,)))
+    hers = await engram.add_memory(Memory("Alice told the bot first about room 5", "space:qq:private:alice",
+                                          sources=(1,)))
+    said = await mem(service, f"mem forget {shared} --with-sources", "mod", group="g1")
+    assert said.startswith("Engram: ") and "other chats" in said and "owner's private chat" in said, said
+    assert not re.search(r"\d+ (line|memor)", said), said  # no count of what is elsewhere
+    assert len(await engram.store.get_episodes([1, 2])) == 2  # nothing was erased
+    assert (await engram.get(hers)).status == "active" and (await engram.get(shared)).status == "active"
+    # the memory alone may go from the group (the group sees it); with its lines, from the owner's chat
+    assert "Forgot" in await mem(service, f"mem forget {shared} --with-sources")
+    assert list(await engram.store.get_episodes([1, 2])) == [2]
