@@ -233,8 +233,15 @@ async def _why(ctx: CommandContext, args: str) -> str:
     head = f"Last injection here {when(inj.at, now_utc(), ctx.service.tz)} for {quoted(short(inj.query))}:"
     if not inj.injected:
         return head + "\nno memories (nothing recalled fit)."
+    # as this chat may see them now: a memory moved out of its sight since (/mem scope) is not shown
+    vis = visibility(ctx.audience)
+    now = await (await ctx.service.memory()).memories([h.id for h in inj.injected if h.kind == "memory"])
+    shown = [h for h in inj.injected if h.kind == "episode" or (
+        h.id in now and (ctx.audience.owner_private or vis.sees_memory(now[h.id].scope)))]
     left = len(inj.hits) - len(inj.injected)
-    return "\n".join([head, *(hit_line(h, ctx) for h in inj.injected)]
+    gone = len(inj.injected) - len(shown)
+    return "\n".join([head, *(hit_line(h, ctx) for h in shown)]
+                     + ([f"({gone} no longer to be seen here)"] if gone else [])
                      + ([f"({left} more recalled but over the budget)"] if left else []))
 
 

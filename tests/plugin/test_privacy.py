@@ -225,3 +225,15 @@ async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines
     # the memory alone may go from the group (the group sees it); with its lines, from the owner's chat
     assert "Forgot" in await mem(service, f"mem forget {shared} --with-sources")
     assert list(await engram.store.get_episodes([1, 2])) == [2]
+
+
+# ---- /mem why: the last injection, as this chat may see it now -----------------------------------
+async def test_why_no_longer_shows_a_memory_moved_out_of_this_chat(service: EngramService) -> None:
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("Dana's rent is late again", "space:qq:group:g1"))
+    assert "rent is late" in await inject(service, "is the rent late?", "u1", "g1")
+    assert "rent is late" in await mem(service, "mem why", "mod", group="g1")
+    assert (await mem(service, f"mem scope {mid} owner")).startswith(f"m{mid} is now scope owner")
+    said = await mem(service, "mem why", "mod", group="g1")
+    assert "rent is late" not in said and f"m{mid}" not in said, said
+    assert "rent is late" not in await inject(service, "is the rent late?", "u1", "g1")  # as recall
