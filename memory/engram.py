@@ -232,6 +232,10 @@ class Engram:
         """The memories among ``ids`` that exist, by id, in one read."""
         return await self.store.get_memories(list(ids))
 
+    async def episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
+        """The episodes among ``ids`` that exist, by id, in one read."""
+        return await self.store.get_episodes(list(ids))
+
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes([episode_id])
         if episode_id not in found:

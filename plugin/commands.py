@@ -328,7 +328,7 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         # only from the owner's private chat
         vis = visibility(ctx.audience)
         plan = await mem.forget([m.id], with_sources=True, dry_run=True)
-        lines = await mem.store.get_episodes(plan.episodes)
+        lines = await mem.episodes(plan.episodes)
         if any(not vis.sees_episode(e.space) for e in lines.values()):
             raise UnknownIdError(f"m{m.id} came from lines of other chats; forget it with its lines in the "
                                  f"owner's private chat (here: /mem forget m{m.id} without --with-sources)")

@@ -160,7 +160,7 @@ async def test_a_related_memory_names_its_people_as_this_place_knows_them(engram
                                                                          fake_openai: FakeOpenAI) -> None:
     """The prompt of one place never carries a name someone went by only in another chat."""
     await engram.record_many([ep(GROUP, "hello all", "qq:20", "Kim", minutes=0),
-                              ep(DM, "call me Kimberly Vantablack", "qq:20", "Kimberly Vantablack", minutes=1),
+                              ep(DM, "call me Kim V", "qq:20", "Kimberly Vantablack", minutes=1),
                               ep(DM, "I am Zed Moonshadow", "qq:21", "Zed Moonshadow", minutes=2)])
     await engram.add_memory(Memory(text="Kim plays chess on Sundays", scope=f"space:{GROUP}",
                                    subjects=("qq:20",)))
