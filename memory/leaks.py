@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from .model import SELF, Episode
 from .person_names import chinese_names, english_names, lowercase_words, mentions, written_in
-from .text import STOP_EN
 
 _NUMBER = re.compile(r"\d{3,}")
 _WORD = re.compile(r"[a-z0-9']+")
@@ -62,7 +61,7 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
     out = PrivateDetails()
     private: set[str] = set()
     public: list[str] = [known]
-    ordinary = set(STOP_EN) - {"will"}  # "Will" is a name as often as not
+    ordinary: set[str] = set()
     for e in episodes:
         ordinary |= lowercase_words(e.content)
         if e.actor != SELF:

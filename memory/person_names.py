@@ -9,9 +9,9 @@ it is shaped like a name (two or three characters after a common surname, or 小
 rare in jieba's counts (a frequent one is an ordinary word or a famous person, not a private one);
 a word jieba's model found outside its dictionary (小美, 王磊) counts as it is.
 
-An English name that is an ordinary word too (written in lower case elsewhere, or a function word:
-"Will", "One" of a title) counts only where it is capitalised in the middle of a sentence, so a
-shared text may still begin a sentence with "One" or say "I will".
+An English name that is an ordinary word too (written in lower case elsewhere: "Will", the "One" of
+a title) counts only where it is capitalised in the middle of a sentence, so a shared text may
+still begin a sentence with "One" or say "I will".
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .text import STOP_EN
+
 MENTION = re.compile(r"@([^\s@,，.。:：;；!！?？()（）\[\]【】]+)")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+")
 _CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)*")
@@ -28,7 +30,8 @@ _SENTENCE_END = set(".!?。！？…:：;；\n")
 _OPENING = "\"'“‘«([{（【「『-–—*_ \t\r"
 _ANY_CJK = re.compile("[\u4e00-\u9fff]")
 
-# Capitalised mid-sentence yet no one's name: weekdays, months, titles, family words, greetings.
+# Capitalised mid-sentence yet no one's name: weekdays, months, titles, family words, greetings
+# (and the function words of text.STOP_EN, as in a book's title; but "Will" is a name as often as not).
 COMMON_CAPITALISED = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri
     sat sun january february march april may june july august september october november december
@@ -69,7 +72,7 @@ def english_names(text: str) -> set[str]:
             continue
         low = word.lower()
         if (low not in COMMON_CAPITALISED and low.removesuffix("s") not in COMMON_CAPITALISED
-                and not _LANGUAGE.search(low)):
+                and not _LANGUAGE.search(low) and (low not in STOP_EN or low == "will")):
             out.add(word)
     return out
 
