@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -71,11 +72,12 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
         episodes = await engram.store.get_episodes(list(last.sources))
         people = {e.actor for e in episodes.values() if e.actor != SELF}
         aliases = {a: await engram.store.aliases(a) for a in people}
+        persona = IdentityFolder(folder).core().text
+        details = await asyncio.to_thread(private_details, list(episodes.values()), aliases,
+                                          settings.is_public, known=persona)
         try:
             await update_inner_state(chat_model, last.text, last.day.isoformat(), folder=folder,
-                                     persona=IdentityFolder(folder).core().text,
-                                     details=private_details(episodes.values(), aliases, settings.is_public),
-                                     now=now)
+                                     persona=persona, details=details, now=now)
             report.inner_state = True
         except (ChatError, WrongShape) as e:
             report.failed["inner_state"] += 1

@@ -207,7 +207,7 @@ class Engram:
 
     async def merge(self, merged: Memory, originals: Sequence[int]) -> int | None:
         """``merged`` in place of ``originals`` (kept as its superseded versions); None when one of
-        them is no longer active (nothing changed)."""
+        them is no longer active, or was moved out of ``merged``'s scope (nothing changed)."""
         mid = await self.store.merge_memories(checked_memory(merged), list(originals))
         self.indexer.kick()
         return mid
@@ -231,6 +231,10 @@ class Engram:
     async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         """The memories among ``ids`` that exist, by id, in one read."""
         return await self.store.get_memories(list(ids))
+
+    async def episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
+        """The episodes among ``ids`` that exist, by id, in one read."""
+        return await self.store.get_episodes(list(ids))
 
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes(possible_ids([episode_id]))

@@ -1,8 +1,11 @@
 """Whether a text meant for every chat (the self-image, the inner state) carries someone's private details.
 
 Checked in code, not trusted to the model: a text leaks when it holds the name of anyone the bot
-talked with (in any place), or a fact from a private place — a number of three digits or more, five
-words in a row, or six Chinese characters in a row, as they were said there.
+talked with (in any place) or anyone named in a private place (``person_names.py``: ``@``-mentions,
+English names, Chinese names), or a fact from a private place — a number of three digits or more,
+five words in a row, or six Chinese characters in a row, as they were said there. A name said in a
+private place is not private when a public place's lines or the ``known`` text (the core identity,
+written by the owner) hold it too: the bot's own name, someone famous talked about in public.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .model import SELF, Episode
+from .person_names import chinese_names, english_names, lowercase_words, mentions, written_in
 
 _NUMBER = re.compile(r"\d{3,}")
 _WORD = re.compile(r"[a-z0-9']+")
@@ -21,12 +25,18 @@ EN_RUN, ZH_RUN = 5, 6
 
 @dataclass
 class PrivateDetails:
-    """Names and private facts a shared text must not contain."""
+    """Names and private facts a shared text must not contain.
+
+    ``names`` (people who spoke, their aliases, ``@``-mentions) match in any case; ``mentioned``
+    (names written in private lines) match as written, so "I will" is no "Will"; ``mentioned_words``
+    (those that are ordinary words too) only capitalised in the middle of a sentence."""
 
     names: set[str] = field(default_factory=set)
     numbers: set[str] = field(default_factory=set)
     word_runs: set[tuple[str, ...]] = field(default_factory=set)
     cjk_runs: set[str] = field(default_factory=set)
+    mentioned: set[str] = field(default_factory=set)
+    mentioned_words: set[str] = field(default_factory=set)
 
     def add_name(self, name: str) -> None:
         name = " ".join(name.split()).lower()
@@ -43,16 +53,37 @@ class PrivateDetails:
 
 
 def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
-                    is_public: Callable[[str], bool]) -> PrivateDetails:
-    """The names of everyone in ``episodes`` (and their ``aliases``), and the facts said in private places."""
+                    is_public: Callable[[str], bool], *, known: str = "") -> PrivateDetails:
+    """The names of everyone in ``episodes`` (and their ``aliases``), and the names and facts said in
+    private places; a name also in a public place's lines or in ``known`` is not private.
+
+    It runs jieba's tagger on the private lines (about a millisecond a line): call it off the event loop."""
     out = PrivateDetails()
+    private: set[str] = set()
+    public: list[str] = [known]
+    ordinary: set[str] = set()
     for e in episodes:
+        ordinary |= lowercase_words(e.content)
         if e.actor != SELF:
             out.add_name(e.actor_name)
             for alias in aliases.get(e.actor, ()):
                 out.add_name(alias)
-        if not is_public(e.space):
-            out.add_private_text(e.content)
+        if is_public(e.space):
+            public.append(e.content)
+            continue
+        out.add_private_text(e.content)
+        private.add(e.content)
+        for m in e.meta.get("mentions", ()) if isinstance(e.meta, dict) else ():
+            if isinstance(m, dict) and m.get("id") not in (SELF, "all") and isinstance(m.get("name"), str):
+                out.add_name(m["name"])
+    for text in private:
+        for name in mentions(text):
+            out.add_name(name)
+        out.mentioned.update(english_names(text) | chinese_names(text))
+    said_in_public = "\n".join(public)
+    out.mentioned = {n for n in out.mentioned if not written_in(said_in_public, n)}
+    out.mentioned_words = {n for n in out.mentioned if n.lower() in ordinary}
+    out.mentioned -= out.mentioned_words
     return out
 
 
@@ -60,6 +91,10 @@ def leaks(text: str, details: PrivateDetails) -> list[str]:
     """What of ``details`` the text contains (empty: nothing private)."""
     low = text.lower()
     found = [f"name {n!r}" for n in sorted(details.names) if _has_name(low, n)]
+    mid_sentence = english_names(text) if details.mentioned_words else set()
+    found += [f"name {n!r}" for n in sorted(details.mentioned | details.mentioned_words)
+              if n.lower() not in details.names
+              and (n in mid_sentence if n in details.mentioned_words else written_in(text, n))]
     found += [f"number {n!r}" for n in sorted(details.numbers) if n in _NUMBER.findall(low)]
     words = _WORD.findall(low)
     runs = {tuple(words[i:i + EN_RUN]) for i in range(len(words) - EN_RUN + 1)}

@@ -9,6 +9,7 @@ one of them takes the self-image along the provenance chain, like the diary itse
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,7 +75,7 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     prompt = [{"role": "system", "content": system}, {"role": "user", "content": filled}]
     reply = await chat_model.complete(prompt, json=True, timeout=TIMEOUT)
     text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
-    found = leaks(text, await _details(engram, recent, is_public))
+    found = leaks(text, await _details(engram, recent, is_public, ids.core().text))
     if found:
         log.warning("Engram: a new self-image was refused, it carried private details: %s", "; ".join(found))
         return SelfImageResult("refused", text, leaked=found)
@@ -90,10 +91,11 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     return SelfImageResult("written", text, mid, kept)
 
 
-async def _details(engram: Engram, diaries: list[Memory],
-                   is_public: Callable[[str], bool]) -> PrivateDetails:
-    """The names and private facts of the diaries' days."""
+async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[str], bool],
+                   persona: str) -> PrivateDetails:
+    """The names and private facts of the diaries' days (a name in the core identity is not private)."""
     episodes = await engram.store.get_episodes(sorted({s for d in diaries for s in d.sources}))
     people = {e.actor for e in episodes.values() if e.actor != SELF}
     aliases = {a: await engram.store.aliases(a) for a in people}
-    return private_details(episodes.values(), aliases, is_public)
+    return await asyncio.to_thread(private_details, list(episodes.values()), aliases, is_public,
+                                   known=persona)

@@ -234,8 +234,15 @@ async def _why(ctx: CommandContext, args: str) -> str:
     head = f"Last injection here {when(inj.at, now_utc(), ctx.service.tz)} for {quoted(short(inj.query))}:"
     if not inj.injected:
         return head + "\nno memories (nothing recalled fit)."
+    # as this chat may see them now: a memory moved out of its sight since (/mem scope) is not shown
+    vis = visibility(ctx.audience)
+    now = await (await ctx.service.memory()).memories([h.id for h in inj.injected if h.kind == "memory"])
+    shown = [h for h in inj.injected if h.kind == "episode" or (
+        h.id in now and (ctx.audience.owner_private or vis.sees_memory(now[h.id].scope)))]
     left = len(inj.hits) - len(inj.injected)
-    return "\n".join([head, *(hit_line(h, ctx) for h in inj.injected)]
+    gone = len(inj.injected) - len(shown)
+    return "\n".join([head, *(hit_line(h, ctx) for h in shown)]
+                     + ([f"({gone} no longer to be seen here)"] if gone else [])
                      + ([f"({left} more recalled but over the budget)"] if left else []))
 
 
@@ -253,6 +260,11 @@ async def _remember(ctx: CommandContext, args: str) -> str:
                 "split it into several memories.")
     if scope == OWNER and not ctx.service.settings.owner_ids:
         return "Not remembered: " + NO_OWNER
+    if not (ctx.audience.owner_private or visibility(ctx.audience).sees_memory(scope)):
+        # a scope this chat does not see does not exist here: no write into it, and no "already
+        # remembered" telling what it holds
+        raise UnknownIdError(f"no scope {scope} here (name a scope this chat does not see only in the "
+                             "owner's private chat)")
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
     if how == "kept":
         return f"Already remembered as m{mid} (scope {scope})."
@@ -314,8 +326,18 @@ async def _forget(ctx: CommandContext, args: str) -> str:
                 f"{gone.summary()} erased.")
     m = await reachable(ctx, key)
     assert m.id is not None
+    mem = await ctx.service.memory()
+    if with_sources and not ctx.audience.owner_private:
+        # a forget here reaches no other chat: lines said elsewhere (and what was drawn from them) go
+        # only from the owner's private chat
+        vis = visibility(ctx.audience)
+        plan = await mem.forget([m.id], with_sources=True, dry_run=True)
+        lines = await mem.episodes(plan.episodes)
+        if any(not vis.sees_episode(e.space) for e in lines.values()):
+            raise UnknownIdError(f"m{m.id} came from lines of other chats; forget it with its lines in the "
+                                 f"owner's private chat (here: /mem forget m{m.id} without --with-sources)")
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
-        done = await (await ctx.service.memory()).forget([m.id], with_sources=with_sources)
+        done = await mem.forget([m.id], with_sources=with_sources)
     n, k = len(done.memories), len(done.proposals)
     if not with_sources:
         drawn = f"; and {k} identity proposal{'s' if k != 1 else ''} drawn from it" if k else ""

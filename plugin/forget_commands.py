@@ -4,20 +4,30 @@ import). ``/mem forget <id>`` is in ``commands.py``."""
 
 from __future__ import annotations
 
-from ..memory import Engram, UnknownIdError
+from ..memory import Audience, Engram, UnknownIdError
 from .commands import COMMANDS, CommandContext, UsageError
 from .confirm import ConfirmError, chat_of
 
 FORGET_PERSON, FORGET_PLACE = "forget-person", "forget-place"
 
 
-async def _person(mem: Engram, who: str) -> str:
-    """The person id ``who`` names: an id as given, or the one person who went by that name."""
-    if ":" in who:
-        return who
-    people = await mem.people_named(who)
+async def _person(mem: Engram, who: str, audience: Audience) -> str:
+    """The person id ``who`` names: an id as given, or the one person who went by that name.
+
+    Outside the owner's private chat only someone who spoke in this place is found (by the name they
+    went by here): a group learns no name, id or count of a person it has not seen.
+    """
+    if audience.owner_private:
+        people = [who] if ":" in who else await mem.people_named(who)
+    elif ":" in who:
+        seen = await mem.last_time_with(who, space=audience.space) is not None
+        people = [who] if seen else []
+    else:
+        people = await mem.people_named_in(audience.space, who)
     if not people:
-        raise UnknownIdError(f"no one called {who!r} is remembered; nothing was forgotten")
+        where = "" if audience.owner_private else (
+            " here (a person seen only elsewhere is named in the owner's private chat)")
+        raise UnknownIdError(f"no one called {who!r} is remembered{where}; nothing was forgotten")
     if len(people) > 1:
         raise UnknownIdError(f"{who!r} names several people ({', '.join(people)}); give the id")
     return people[0]
@@ -37,7 +47,7 @@ async def _forget_person(ctx: CommandContext, args: str) -> str:
     if not args.strip():
         raise UsageError("")
     mem = await ctx.service.memory()
-    person = await _person(mem, args.strip())
+    person = await _person(mem, args.strip(), ctx.audience)
     plan = await mem.forget_person(person, dry_run=True)
     return _ask(ctx, FORGET_PERSON, person, f"everything by or about {person}: {plan.summary()}")
 

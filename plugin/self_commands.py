@@ -9,6 +9,7 @@ import re
 from datetime import date
 from typing import Any
 
+from ..memory import visibility
 from ..memory.clock import day_of
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
@@ -42,8 +43,16 @@ async def _proposals(ctx: CommandContext, args: str) -> str:
     waiting = ctx.service.selfhood.proposals.pending()
     if not waiting:
         return "No identity proposal waits for you."
+    # a proposal and its reason tell of the chat it was made in: elsewhere only the owner's private
+    # chat shows it, like that chat's lines
+    vis = visibility(ctx.audience)
+    shown = [p for p in waiting if ctx.audience.owner_private or vis.sees_episode(p.place)]
     lines = [f"#{p.id} ({p.at[:10]}, from {p.place}): {quoted(short(p.change))}"
-             + (f" — because {quoted(short(p.reason))}" if p.reason else "") for p in waiting]
+             + (f" — because {quoted(short(p.reason))}" if p.reason else "") for p in shown]
+    if len(shown) < len(waiting):
+        n = len(waiting) - len(shown)
+        lines.append(f"({n} more wait{'s' if n == 1 else ''}, made in other chats: "
+                     "/mem proposals in your private chat with the bot shows them)")
     head = "Proposed changes to identity/self.md (/mem approve <id> or /mem reject <id>):"
     return "\n".join([head, *lines])
 

@@ -291,6 +291,30 @@ def test_diary_and_self_image_through_the_cli(  # type: ignore[no-untyped-def]
     assert (db_path.parent / "identity" / "self-image.md").read_text("utf-8").startswith("I find joy")
 
 
+def test_a_self_image_naming_someone_talked_about_in_private_is_refused_through_the_cli(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
+    for space, text, at in [("qq:private:2", "my sister Mei was diagnosed with cancer last week", "20:00"),
+                            ("qq:private:2", "我妹妹小美上周确诊了", "20:05"),
+                            ("qq:group:9", "Taylor Swift sang our song", "21:00"),
+                            ("qq:private:2", "we listened to Taylor Swift all evening", "21:30")]:
+        cli("record", text, "--space", space, "--actor", "qq:2", "--name", "Alice",
+            "--time", f"2026-11-30T{at}:00+08:00")
+    chat = ["--chat-base-url", fake_openai.base_url, "--chat-model", "tiny", "--timezone", "Asia/Shanghai"]
+    fake_openai.replies.append(json.dumps({"entry": "Alice told me about her sister; we listened to music."}))
+    assert cli("diary", "--date", "2026-11-30", *chat)[0] == 0
+    image = db_path.parent / "identity" / "self-image.md"
+    # a name said in a public place too is no private detail
+    fake_openai.replies.append(json.dumps({"self_image": "I love Taylor Swift's songs."}))
+    code, out, err = cli("self-image", "--public-space", "qq:group:9", *chat)
+    assert code == 0 and "self-image written" in out, err
+    for leaky, name in [("I have been worried about Mei lately.", "Mei"), ("我最近一直挂念小美。", "小美")]:
+        fake_openai.replies.append(json.dumps({"self_image": leaky}))
+        code, _, err = cli("self-image", "--public-space", "qq:group:9", *chat)
+        assert code == 2 and f"name {name!r}" in err
+        assert image.read_text("utf-8").strip() == "I love Taylor Swift's songs."  # the previous one stays
+    assert len(list((db_path.parent / "identity" / "history").glob("self-image.*"))) == 0
+
+
 def test_diary_with_a_bad_date_or_a_wrong_answer(  # type: ignore[no-untyped-def]
         cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
     with pytest.raises(SystemExit):

@@ -156,6 +156,26 @@ async def test_related_memories_come_only_from_what_the_place_may_see(engram: En
     assert "secret vet visit" not in sent and "owner note" not in sent
 
 
+async def test_a_related_memory_names_its_people_as_this_place_knows_them(engram: Engram,
+                                                                         fake_openai: FakeOpenAI) -> None:
+    """The prompt of one place never carries a name someone went by only in another chat."""
+    await engram.record_many([ep(GROUP, "hello all", "qq:20", "Kim", minutes=0),
+                              ep(DM, "call me Kim V", "qq:20", "Kimberly Vantablack", minutes=1),
+                              ep(DM, "I am Zed Moonshadow", "qq:21", "Zed Moonshadow", minutes=2)])
+    await engram.add_memory(Memory(text="Kim plays chess on Sundays", scope=f"space:{GROUP}",
+                                   subjects=("qq:20",)))
+    await engram.add_memory(Memory(text="the new member plays chess badly", scope=f"space:{GROUP}",
+                                   subjects=("qq:21",)))
+    await engram.store.set_cursor(f"consolidate:{DM}", 10**6)  # only the group is consolidated
+    await engram.record_many([ep(GROUP, "who plays chess here?", minutes=5)])
+    fake_openai.replies.append(actions({"op": "none"}))
+    await run(engram, fake_openai).run(places=[GROUP], force=True)
+    sent = fake_openai.seen_text()
+    assert "Kim plays chess" in sent and "plays chess badly" in sent  # both were shown as related
+    assert "Vantablack" not in sent and "Moonshadow" not in sent
+    assert "Kim (qq:20)" in sent
+
+
 async def test_a_chinese_conversation_gets_the_chinese_prompt(engram: Engram,
                                                               fake_openai: FakeOpenAI) -> None:
     await engram.record_many([ep(GROUP, "我下周五生日，想去吃火锅", "qq:9", "王磊")])

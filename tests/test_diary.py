@@ -196,6 +196,55 @@ async def test_a_self_image_carrying_a_private_detail_is_refused(engram: Engram,
     assert await engram.store.memory_ids_of_kind("reflection") == []
 
 
+WORRY = "my sister Mei was diagnosed with cancer last week"
+
+
+async def _a_private_worry(e: Engram, folder: Path, *, public: str = "") -> None:
+    """Alice tells the bot in private about her sister Mei, and 小美; a public group may talk too."""
+    await e.record_many([
+        Episode("qq:private:2", WORRY, "qq:2", "Alice", time=at(20)),
+        Episode("qq:private:2", "我妹妹小美上周确诊了", "qq:2", "Alice", time=at(20, 5)),
+        *([Episode("qq:group:7", public, "qq:1", "Bob", time=at(21))] if public else []),
+    ])
+    await write_diary(e, ScriptedChat(entry("Alice told me about her sister. I listened.")), DAY, tz=SH,
+                      folder=folder)
+
+
+@pytest.mark.parametrize("leaky, name", [("I have been worried about Mei lately.", "Mei"),
+                                         ("最近一直挂念小美，希望她好起来。", "小美")])
+async def test_a_self_image_naming_someone_talked_about_in_private_is_refused(
+        engram: Engram, tmp_path: Path, leaky: str, name: str) -> None:
+    await _a_private_worry(engram, tmp_path)
+    ids = IdentityFolder(tmp_path)
+    ids.replace(ids.image_path, "I am steady.")
+    r = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": leaky})), folder=tmp_path)
+    assert r.status == "refused" and r.leaked == [f"name {name!r}"]
+    assert ids.image_path.read_text("utf-8") == "I am steady.\n" and ids.history("self-image") == []
+    assert await engram.store.memory_ids_of_kind("reflection") == []
+
+
+async def test_a_name_said_in_a_public_group_too_may_be_in_the_self_image(engram: Engram,
+                                                                          tmp_path: Path) -> None:
+    await _a_private_worry(engram, tmp_path, public="Mei from the choir sang so well")
+    chat = ScriptedChat(json.dumps({"self_image": "I loved hearing Mei sing."}))
+    r = await write_self_image(engram, chat, folder=tmp_path, is_public=lambda space: space == "qq:group:7")
+    assert r.status == "written"
+    assert IdentityFolder(tmp_path).image_path.read_text("utf-8").startswith("I loved")
+    refused = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": "I loved hearing Mei."})),
+                                     folder=tmp_path)  # the group not public: as private as the chat
+    assert refused.status == "refused" and refused.leaked == ["name 'Mei'"]
+
+
+async def test_a_name_from_the_core_identity_may_be_in_the_self_image(engram: Engram, tmp_path: Path) -> None:
+    await _a_private_worry(engram, tmp_path)
+    await engram.record(Episode("qq:private:2", "good night Aria", "qq:2", "Alice", time=at(22)))
+    ids = IdentityFolder(tmp_path)
+    ids.replace(ids.self_path, "You are Aria, a gentle companion.")
+    r = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": "I am Aria, a listener."})),
+                               folder=tmp_path)
+    assert r.status == "written"
+
+
 async def test_the_self_image_wants_diaries(engram: Engram, tmp_path: Path) -> None:
     assert (await write_self_image(engram, ScriptedChat(), folder=tmp_path)).status == "no_diaries"
 
@@ -230,6 +279,19 @@ async def test_a_mood_naming_someone_is_refused(engram: Engram, tmp_path: Path) 
     now = at(5, 0, DAY + timedelta(days=1))
     report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
     assert report.failed["inner_state"] == 1 and not state_path(tmp_path).exists()
+
+
+@pytest.mark.parametrize("mood, kept", [("worried about Mei", False), ("挂念小美", False),
+                                        ("worried about a friend", True)])
+async def test_a_mood_naming_someone_talked_about_in_private_is_refused(engram: Engram, tmp_path: Path,
+                                                                       mood: str, kept: bool) -> None:
+    await engram.record_many([
+        Episode("qq:private:2", WORRY, "qq:2", "Alice", time=at(20)),
+        Episode("qq:private:2", "我妹妹小美上周确诊了", "qq:2", "Alice", time=at(20, 5))])
+    chat = ScriptedChat(entry("a heavy day"), json.dumps({"mood": mood, "valence": -0.3, "energy": 0.4}))
+    report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path,
+                            now=at(5, 0, DAY + timedelta(days=1)))
+    assert report.inner_state is kept and state_path(tmp_path).exists() is kept
 
 
 @pytest.mark.parametrize("answer", ['{"self_image": ""}', '{"image": "x"}', "I see myself as kind.",

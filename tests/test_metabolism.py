@@ -162,6 +162,27 @@ async def test_memories_of_different_scopes_are_never_merged(engram: Engram) -> 
         assert (await engram.get(m.id)).scope == space_scope(space)
 
 
+async def test_a_memory_moved_to_another_scope_while_the_model_decides_is_not_merged_back(
+        engram: Engram) -> None:
+    """The owner moves one of two twins to ``owner`` while the merge job waits for the model: the
+    merged text, which holds both, must not land in the group's scope."""
+    a, b = await twins(engram)
+
+    class MovedMeanwhile(Scripted):
+        async def complete(self, messages: list[dict[str, str]], *, json: bool = False,
+                           timeout: float = 60.0) -> ChatResult:
+            await engram.set_scope(b, "owner")
+            return await super().complete(messages, json=json, timeout=timeout)
+
+    report = await engram.merge_duplicates(MovedMeanwhile(SAME), LOOSE)
+    assert report.merged == 0
+    assert [(await engram.get(i)).status for i in (a, b)] == ["active", "active"]
+    assert (await engram.get(b)).scope == "owner"
+    await engram.embed_pending()
+    seen = [h.text for h in await engram.recall("Mia Oslo hospitals", Audience(SPACE), k=10)]
+    assert seen and not [t for t in seen if "hospitals" in t]
+
+
 @pytest.mark.parametrize("answer", [
     "not json at all", json.dumps(["same"]), json.dumps({"same": "yes"}), json.dumps({"same": True}),
     json.dumps({"same": True, "text": "  "}),

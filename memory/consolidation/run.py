@@ -167,7 +167,7 @@ class Consolidator:
             return False
         audience = self.audience_for(place.space)
         related = await self._related(batch, audience)
-        names = await self._names(related)
+        names = await self._names(place.space, related)
         now = datetime.fromtimestamp(self.clock(), timezone.utc)
         try:
             report.calls += 1
@@ -220,13 +220,11 @@ class Consolidator:
         hits = await self.engram.recall(query, audience, k=min(200, 4 * k)) if k else []
         return [h.item for h in hits if isinstance(h.item, Memory)][:k]
 
-    async def _names(self, related: Sequence[Memory]) -> dict[str, str]:
-        out = {}
-        for person in {s for m in related for s in m.subjects if s != SELF}:
-            aliases = await self.engram.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
+    async def _names(self, space: str, related: Sequence[Memory]) -> dict[str, str]:
+        """The names the related memories' people went by in ``space`` (a name heard only in another
+        chat stays out of this place's prompt; such a person shows as their id)."""
+        people = sorted({s for m in related for s in m.subjects if s != SELF})
+        return await self.engram.names_in_space(space, people)
 
     async def _failed(self, place: _Place, batch: Sequence[Episode], report: Report, kind: str,
                       why: str, transient: bool) -> None:

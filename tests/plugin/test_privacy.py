@@ -4,8 +4,10 @@ injection. Each test failed before its fix."""
 from __future__ import annotations
 
 import logging
+import re
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
 from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
@@ -148,3 +150,90 @@ async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: En
     assert here.subjects == ("qq:u7",)
     assert elsewhere.subjects == () and elsewhere.scope == "space:qq:group:g2"  # no invented id
     assert elsewhere.text == "Bob plays the tuba"
+
+
+# ---- identity proposals: each tells where it was made and why -------------------------------------
+async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: EngramService) -> None:
+    await self_commands.identity_propose(service, event("x", "alice"), "I worry about my friends' health.",
+                                         "Alice told me about her surgery on Monday")
+    await self_commands.identity_propose(service, event("x", "bob", "g1"), "I like jokes.", "g1 jokes a lot")
+    in_group = await mem(service, "mem proposals", group="g1")
+    assert "I like jokes." in in_group and "#2" in in_group
+    assert "surgery" not in in_group and "health" not in in_group and "qq:private:alice" not in in_group
+    assert "1 more waits" in in_group and "private chat" in in_group
+    in_private = await mem(service, "mem proposals")
+    assert "surgery" in in_private and "I like jokes." in in_private
+
+
+# ---- /mem remember --scope: no way into (or a look at) a scope this chat does not see -------------
+async def test_remember_in_a_group_cannot_probe_or_write_a_scope_the_group_does_not_see(
+        service: EngramService) -> None:
+    engram = await service.memory()
+    secret = await engram.add_memory(Memory("Alice's door code is 4417", "owner"))
+    other = await engram.add_memory(Memory("g2 plans a strike on Monday", "space:qq:group:g2"))
+    for text, scope in (("Alice's door code is 4417", "owner"),  # the same words: "already remembered"
+                        ("Alice's door code is 4417 now", "owner"),  # fuller: "a new version"
+                        ("g2 plans a strike on Monday", "space:qq:group:g2")):
+        said = await mem(service, f"mem remember {text} --scope {scope}", "mod", group="g1")
+        assert f"m{secret}" not in said and f"m{other}" not in said and "Already" not in said, said
+        assert said.startswith("Engram: ") and "owner's private chat" in said, said
+    assert (await engram.get(secret)).status == "active" and (await engram.get(other)).status == "active"
+    assert (await engram.counts())["memories"] == 2  # nothing was written either
+    # what the group sees stays writable from it; the owner's private chat may name any scope
+    assert (await mem(service, "mem remember the sky is blue --scope public", "mod", group="g1")).endswith(
+        "(scope public).")
+    assert "new version" in await mem(service, "mem remember Alice's door code is 4417 now "
+                                                "--scope owner")
+
+
+# ---- /mem forget-person: a group learns no one it has not seen -----------------------------------
+async def test_forget_person_in_a_group_finds_only_people_seen_there(service: EngramService) -> None:
+    service.record_message(event("my divorce papers came", "u5", "g2", name="Bob"))
+    service.record_message(event("I am Bob too", "u6", name="Bob"))  # a private chat
+    service.record_message(event("hi all", "u7", "g1", name="Carol"))
+    await service.flush()
+    for line in ("mem forget-person Bob", "mem forget-person qq:u5", "mem forget-person qq:u6"):
+        said = await mem(service, line, "mod", group="g1")
+        asked = line.split()[-1]
+        assert not [i for i in ("qq:u5", "qq:u6") if i in said and i != asked], said  # no other id
+        assert "everything" not in said and "line" not in said and "/mem confirm" not in said, said
+        assert "is remembered here" in said and "private chat" in said, said
+    assert "everything by or about qq:u7: 1 line" in await mem(service, "mem forget-person Carol", "mod",
+                                                               group="g1")
+    assert "qq:u7: 1 line" in await mem(service, "mem forget-person qq:u7", "mod", group="g1")
+    # the owner's private chat reaches everyone
+    assert "names several people (qq:u5, qq:u6)" in await mem(service, "mem forget-person Bob")
+    assert "everything by or about qq:u5: " in await mem(service, "mem forget-person qq:u5")
+
+
+# ---- /mem forget --with-sources: a group's forget does not reach another chat's lines -------------
+async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines(
+        service: EngramService) -> None:
+    service.record_message(event("the club moved to room 5, tell everyone", "alice"))  # alice's private chat
+    service.record_message(event("and I moved to Oslo", "alice"))
+    await service.flush()
+    engram = await service.memory()
+    # the owner made what Alice told the bot public; a memory of her own chat came from the same line
+    shared = await engram.add_memory(Memory("The club meets in room 5", "public", sources=(1,)))
+    hers = await engram.add_memory(Memory("Alice told the bot first about room 5", "space:qq:private:alice",
+                                          sources=(1,)))
+    said = await mem(service, f"mem forget {shared} --with-sources", "mod", group="g1")
+    assert said.startswith("Engram: ") and "other chats" in said and "owner's private chat" in said, said
+    assert not re.search(r"\d+ (line|memor)", said), said  # no count of what is elsewhere
+    assert len(await engram.store.get_episodes([1, 2])) == 2  # nothing was erased
+    assert (await engram.get(hers)).status == "active" and (await engram.get(shared)).status == "active"
+    # the memory alone may go from the group (the group sees it); with its lines, from the owner's chat
+    assert "Forgot" in await mem(service, f"mem forget {shared} --with-sources")
+    assert list(await engram.store.get_episodes([1, 2])) == [2]
+
+
+# ---- /mem why: the last injection, as this chat may see it now -----------------------------------
+async def test_why_no_longer_shows_a_memory_moved_out_of_this_chat(service: EngramService) -> None:
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("Dana's rent is late again", "space:qq:group:g1"))
+    assert "rent is late" in await inject(service, "is the rent late?", "u1", "g1")
+    assert "rent is late" in await mem(service, "mem why", "mod", group="g1")
+    assert (await mem(service, f"mem scope {mid} owner")).startswith(f"m{mid} is now scope owner")
+    said = await mem(service, "mem why", "mod", group="g1")
+    assert "rent is late" not in said and f"m{mid}" not in said, said
+    assert "rent is late" not in await inject(service, "is the rent late?", "u1", "g1")  # as recall

@@ -325,12 +325,13 @@ class SQLiteWrites:
         await self._writer.executemany("INSERT OR IGNORE INTO kept_apart VALUES (?, ?)", pairs)
 
     async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
-        """One memory in place of ``originals`` (all still active, else nothing happens: None); they
-        are kept, superseded, as versions of it (one root), and it cites all their sources."""
+        """One memory in place of ``originals`` (all still active and still of the merged memory's
+        scope, else nothing happens: None; one moved meanwhile must not come back in its old scope);
+        they are kept, superseded, as versions of it (one root), and it cites all their sources."""
         db = self._writer
         sql, vals = in_list(originals)
         rows = await fetch_rows(db, f"SELECT id, root, scope FROM memories WHERE id IN {sql}"
-                                " AND status = 'active'", vals)
+                                " AND status = 'active' AND scope = ?", [*vals, merged.scope])
         if len(rows) != len(set(originals)):
             return None
         root = min(r[1] for r in rows)
