@@ -55,12 +55,7 @@ class Indexer:
 
     async def start(self, background: bool) -> None:
         """Load the stored vectors of the embedder; ``background``: then embed new items as they come."""
-        try:
-            await self._load_index()
-        except ValueError as e:  # a damaged row (a blob of the wrong size): the store opens all the same
-            log.error("the stored vectors of %s cannot be read (%s); recall uses keywords only until "
-                      "they are rebuilt (engram reindex)", self.embedder.name, e)
-            self.indexes.vectors = self.indexes.second = None
+        await self._load_index()
         self._background = background
         if background and self.index is not None:
             self._start_task()
@@ -95,6 +90,15 @@ class Indexer:
         return vec
 
     async def _load_index(self) -> None:
+        """The stored vectors into the index; damaged ones leave recall on keywords, the store usable."""
+        try:
+            await self._read_index()
+        except ValueError as e:  # a blob of the wrong size: at open, or when the plugin switches models
+            log.error("the stored vectors of %s cannot be read (%s); recall uses keywords only until "
+                      "they are rebuilt (engram reindex)", self.embedder.name, e)
+            self.indexes.vectors = self.indexes.second = None
+
+    async def _read_index(self) -> None:
         index = self.index
         if index is None:
             return

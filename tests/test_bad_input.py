@@ -24,7 +24,7 @@ from astrbot_plugin_engram.memory import (
 from astrbot_plugin_engram.memory.indexing import EMBED_BATCH
 from astrbot_plugin_engram.memory.text import MAX_TEXT
 
-from .conftest import EngramOpener
+from .conftest import EngramOpener, HashEmbedder
 from .fake_openai import FakeOpenAI
 
 SPACE = "qq:group:1"
@@ -218,6 +218,20 @@ async def test_a_damaged_vector_leaves_recall_on_keywords_and_reindex_rebuilds_i
     await e.record(Episode(space=SPACE, content="still recording"))
     assert await e.reindex(e.embedder) == 7
     assert "vec" in _routes((await e.recall("kitten Miso", Audience(SPACE)))[0])
+
+
+async def test_switching_to_a_model_whose_vectors_are_damaged_keeps_the_store_usable(
+        db_path: Path, open_engram: EngramOpener) -> None:
+    """The plugin switches models when the embedding provider changes: the same load, the same damage."""
+    e = await open_engram(HashEmbedder(16, "hash-16"))
+    await record_chat(e)
+    await e.embed_pending()
+    await e.close()
+    with sqlite3.connect(db_path) as con:
+        con.execute("UPDATE vectors SET vec = x'0001' WHERE item = 1 AND model = 'hash-16'")
+    e = await open_engram()  # another model: its vectors load fine
+    await e.use_embedder(HashEmbedder(16, "hash-16"))
+    assert (await e.recall("dentist Monday", Audience(SPACE)))[0].text == "the dentist is on Monday"
 
 
 async def test_a_folder_or_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
