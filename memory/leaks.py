@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .model import SELF, Episode
-from .person_names import chinese_names, english_names, lowercase_words, mentions, written_in
+from .person_names import chinese_names_apart, english_names, lowercase_words, mentions, written_in
 
 _NUMBER = re.compile(r"\d{3,}")
 _WORD = re.compile(r"[a-z0-9']+")
@@ -57,7 +57,8 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
     """The names of everyone in ``episodes`` (and their ``aliases``), and the names and facts said in
     private places; a name also in a public place's lines or in ``known`` is not private.
 
-    It runs jieba's tagger on the private lines (about a millisecond a line): call it off the event loop."""
+    It runs jieba's tagger on the private lines in a child process (about a second to start, and a
+    millisecond a line): call it off the event loop."""
     out = PrivateDetails()
     private: set[str] = set()
     public: list[str] = [known]
@@ -76,10 +77,11 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
         for m in e.meta.get("mentions", ()) if isinstance(e.meta, dict) else ():
             if isinstance(m, dict) and m.get("id") not in (SELF, "all") and isinstance(m.get("name"), str):
                 out.add_name(m["name"])
-    for text in private:
+    texts = sorted(private)
+    for text, chinese in zip(texts, chinese_names_apart(texts)):
         for name in mentions(text):
             out.add_name(name)
-        out.mentioned.update(english_names(text) | chinese_names(text))
+        out.mentioned.update(english_names(text) | chinese)
     said_in_public = "\n".join(public)
     out.mentioned = {n for n in out.mentioned if not written_in(said_in_public, n)}
     out.mentioned_words = {n for n in out.mentioned if n.lower() in ordinary}

@@ -3,11 +3,8 @@
 Three sources, each tuned to catch names rather than miss them (a false name costs at most an
 unchanged self-image): ``@``-mentions; English words written capitalised in the middle of a
 sentence, except a few capitalised common words (days, months, titles, ...); and Chinese person
-names as jieba's part-of-speech tagger finds them (``nr``, ``nrfg``, ``nrt``), filtered, because its
-dictionary tags many ordinary words as names (谢谢, 明白, 安静): a dictionary word counts only when
-it is shaped like a name (two or three characters after a common surname, or 小/阿/老) and is
-rare in jieba's counts (a frequent one is an ordinary word or a famous person, not a private one);
-a word jieba's model found outside its dictionary (小美, 王磊) counts as it is.
+names as jieba's part-of-speech tagger finds them (``chinese_names.py``), run in a child process
+(``chinese_names_apart``) so that the tagger's tables do not stay in the bot's memory.
 
 An English name that is an ordinary word too (written in lower case elsewhere: "Will", the "One" of
 a title) counts only where it is capitalised in the middle of a sentence, so a shared text may
@@ -16,12 +13,20 @@ still begin a sentence with "One" or say "I will".
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
-from functools import lru_cache
-from typing import Any
+import subprocess
+import sys
+from collections.abc import Sequence
 
+from . import chinese_names as _zh
 from .text import STOP_EN
+
+log = logging.getLogger("engram.leaks")
+
+TAGGER_SECONDS = 300  # the child process's time for a day's private lines (about a millisecond a line)
 
 MENTION = re.compile(r"@([^\s@,，.。:：;；!！?？()（）\[\]【】]+)")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+")
@@ -41,22 +46,6 @@ COMMON_CAPITALISED = frozenset(
     german indian russian canadian australian mexican european african asian western eastern thai greek
     dutch arabic latin""".split())
 _LANGUAGE = re.compile(r"(?:ese|ish)$")  # Chinese, Japanese, English, Spanish: a language, not a person
-
-# The surnames a Chinese name starts with (the common ones), and the forms of address 小/阿/老.
-SURNAMES = frozenset(
-    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
-    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
-    "戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
-    "柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古"
-    "吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师仇栾隋商刁沙荣巫寇"
-    "桑郎甄丛仲虞敖巩明佘池查麻苑迟邝")
-ADDRESS = frozenset("小阿老")
-COMPOUND_SURNAMES = ("欧阳", "司马", "上官", "诸葛", "东方", "皇甫", "尉迟", "公孙", "慕容", "令狐", "司徒")
-COMMON_IN_JIEBA = 300  # a dictionary "name" counted this often is an ordinary word or someone famous
-_NAME_FLAGS = ("nr", "nrfg", "nrt")
-_GLUED_BEFORE = set("和跟与同给对叫找问被把让请陪带见等")  # the model sometimes joins these to a name
-_GLUED_AFTER = set("说的了和是在给也都就又还把被跟对让叫问去来要会很呢吗啊呀吧")
-
 
 def mentions(text: str) -> set[str]:
     """The ``@``-mentioned names in ``text``."""
@@ -82,24 +71,27 @@ def lowercase_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text) if w[0].islower()}
 
 
-def chinese_names(text: str) -> set[str]:
-    """The person names jieba finds in ``text`` (see the module's docstring for the filter)."""
-    if not _ANY_CJK.search(text):
-        return set()
-    out: set[str] = set()
-    prev = ""
-    for word, flag in _tagger()(text):
-        if flag in _NAME_FLAGS:
-            out.update(v for v in _variants(word) if _name_like(v))
-        if prev in ADDRESS and len(word) == 1 and (flag in _NAME_FLAGS or flag == "j" or word in SURNAMES):
-            out.add(prev + word)  # 小 + 美, 小 + 李: cut apart, a name together
-        prev = word
-    return out
-
-
-def names_in(text: str) -> set[str]:
-    """Every name ``text`` mentions: ``@``-mentions, English and Chinese names."""
-    return mentions(text) | english_names(text) | chinese_names(text)
+def chinese_names_apart(texts: Sequence[str]) -> list[set[str]]:
+    """Each text's Chinese person names (``chinese_names.chinese_names``), found in a child process
+    that ends with the check; where no child can run (no interpreter to start, a crash, a timeout)
+    they are found here instead, and the log says why once a run."""
+    texts = list(texts)
+    if not any(_ANY_CJK.search(t) for t in texts):
+        return [set() for _ in texts]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONIOENCODING": "utf-8"}
+    try:
+        done = subprocess.run([sys.executable, _zh.__file__], input=json.dumps(texts, ensure_ascii=False),
+                              capture_output=True, text=True, encoding="utf-8", env=env,
+                              timeout=TAGGER_SECONDS, check=True)
+        found = json.loads(done.stdout)
+        if not (isinstance(found, list) and len(found) == len(texts)):
+            raise ValueError(f"{len(texts)} texts, an answer of another shape")
+        return [set(names) for names in found]
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        said = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
+        why = said.strip().splitlines()[-1:] if said else e
+        log.warning("Chinese names: no child process (%s); looked for in this process", why)
+        return [set(names) for names in _zh.names_of_texts(texts)]
 
 
 def written_in(text: str, name: str) -> bool:
@@ -118,46 +110,3 @@ def _attached(text: str, start: int, end: int) -> bool:
     """Part of a longer token (``iPhone``, ``x.Com``, ``#Tag``): not a word of its own."""
     return (start > 0 and (text[start - 1].isalnum() and not _ANY_CJK.match(text[start - 1])
                            or text[start - 1] in "#@/.\\_")) or (end < len(text) and text[end].isdigit())
-
-
-def _variants(word: str) -> set[str]:
-    """``word`` and what is left without a character the model glued to it (和小美, 林晓说, 张伟明天)."""
-    out = {word}
-    if len(word) >= 3 and word[0] in _GLUED_BEFORE:
-        out.add(word[1:])
-    for v in list(out):
-        if len(v) >= 3 and v[-1] in _GLUED_AFTER:
-            out.add(v[:-1])
-        if len(v) == 3 and v[0] in SURNAMES:
-            out.add(v[:2])  # 张伟明 may be 张伟 + 明天
-    return out
-
-
-def _name_like(word: str) -> bool:
-    compound = word[:2] in COMPOUND_SURNAMES
-    if not (2 <= len(word) <= 3 or (compound and len(word) == 4)) or not all(_ANY_CJK.match(c) for c in word):
-        return False
-    freq = _counts().get(word)
-    if not freq:  # outside jieba's dictionary: the tagger's model found it in context
-        return True
-    starts = word[0] in SURNAMES or word[0] in ADDRESS or compound or (len(word) == 2 and word[0] == word[1])
-    return starts and freq < COMMON_IN_JIEBA
-
-
-@lru_cache(maxsize=1)
-def _tagger() -> Any:
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(logging.WARNING)  # its "Building prefix dict" lines are not ours to log
-    return jieba.posseg.lcut
-
-
-@lru_cache(maxsize=1)
-def _counts() -> dict[str, int]:
-    import jieba
-
-    _tagger()
-    jieba.dt.check_initialized()
-    freq: dict[str, int] = jieba.dt.FREQ
-    return freq

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from astrbot_plugin_engram.memory import SELF, Episode
+from astrbot_plugin_engram.memory import SELF, Episode, person_names
+from astrbot_plugin_engram.memory.chinese_names import chinese_names
 from astrbot_plugin_engram.memory.leaks import leaks, private_details
-from astrbot_plugin_engram.memory.person_names import chinese_names, english_names
+from astrbot_plugin_engram.memory.person_names import english_names
 
 PRIVATE, GROUP, PUBLIC = "qq:private:2", "qq:group:7", "qq:group:9"
 
@@ -90,3 +96,43 @@ def test_the_speakers_and_facts_are_still_refused() -> None:
     said = (PRIVATE, "my door code is 4417, water the plants please")
     assert refused("I am the friend Alice trusts.", said) == ["name 'alice'"]
     assert refused("I keep the code 4417.", said) == ["number '4417'"]
+
+
+def test_the_tagger_runs_apart_and_leaves_no_tables_in_the_bot(tmp_path: Path) -> None:
+    # a fresh interpreter, as the bot is: the check finds the name, and jieba's tagger (~50 MB once
+    # imported, ~150 MB loaded) was never imported here
+    code = ("import sys\n"
+            "from astrbot_plugin_engram.memory import Episode\n"
+            "from astrbot_plugin_engram.memory.leaks import leaks, private_details\n"
+            "d = private_details([Episode('qq:private:2', '我妹妹小美上周确诊了', 'qq:2', 'Alice')], {},"
+            " lambda s: False)\n"
+            "print(leaks('最近一直挂念小美', d), 'jieba.posseg' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=tmp_path)
+    assert done.stdout.split("\n")[-2] == "[\"name '小美'\"] False"
+
+
+@pytest.mark.parametrize("child", ["missing", "crashes", "garbles"])
+def test_without_a_child_process_the_names_are_found_here(child: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    script = tmp_path / "tagger.py"
+    if child == "missing":
+        monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    else:
+        script.write_text("import sys; sys.exit(3)" if child == "crashes" else "print('[1, 2, 3]')")
+        monkeypatch.setattr(person_names._zh, "__file__", str(script))
+    with caplog.at_level(logging.WARNING, "engram.leaks"):
+        found = person_names.chinese_names_apart(["我昨天和小美吃饭", "hello"])
+    assert found == [chinese_names("我昨天和小美吃饭"), set()] and "小美" in found[0]
+    assert "looked for in this process" in caplog.text
+
+
+def test_the_child_process_finds_what_this_process_would() -> None:
+    lines = ["我妹妹小美上周确诊了", "王磊明天来找我", "林晓说她要搬家", "谢谢你，我明白了", "no Chinese", ""]
+    assert person_names.chinese_names_apart(lines) == [chinese_names(line) for line in lines]
+
+
+def test_no_child_process_starts_for_text_without_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subprocess, "run", None)  # would raise TypeError if called
+    assert person_names.chinese_names_apart(["I think of Mei", ""]) == [set(), set()]
