@@ -16,6 +16,7 @@ import pytest
 from astrbot_plugin_engram.memory import Audience, Engram, Memory
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator, Report
+from astrbot_plugin_engram.memory.consolidation import run as consolidation_run
 from astrbot_plugin_engram.memory.consolidation.actions import MalformedReply, parse_reply
 from astrbot_plugin_engram.memory.replies import WrongShape, json_object
 
@@ -178,3 +179,23 @@ def test_a_long_answer_full_of_brackets_is_refused_quickly(reply: str) -> None:
     with pytest.raises(WrongShape):
         json_object(reply, ("entry",))
     assert time.perf_counter() - started < 2.0  # about 0.05 s; 6-10 s before
+
+
+async def test_an_action_that_trips_an_unforeseen_error_is_refused_alone(
+        engram: Engram, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # a stand-in for a defect no check knows of yet (the kind the audits kept finding: OverflowError,
+    # RecursionError, a date off the calendar): it must cost one action, not the batch or every run
+    real = consolidation_run._people
+
+    def people(about: Any, names: dict[str, str]) -> tuple[str, ...]:
+        if "boom" in about:
+            raise OverflowError("a defect")
+        return real(about, names)
+
+    monkeypatch.setattr(consolidation_run, "_people", people)
+    report = await consolidate_once(engram, fake_openai, actions(add("x", ["e1"], about=["boom"]), GOOD))
+    assert report.refused == {"unforeseen": 1} and report.added == 1 and not report.failed
+    assert [m.text for m in await memories(engram)] == ["Alice has a kitten called Miso"]
+    assert await cursor(engram) == 1
+    assert "OverflowError: a defect" in caplog.text

@@ -40,6 +40,7 @@ class Refused(EngramError, ValueError):
 # refusal reasons, each counted in the job's stats
 BAD_FIELD, UNKNOWN_OP, INVENTED_ID = "bad_field", "unknown_op", "invented_id"
 FOREIGN_SOURCE, UNSEEN_MEMORY, WIDER_SCOPE = "foreign_source", "other_scope", "wider_scope"
+UNFORESEEN = "unforeseen"  # an action that raised where no check expected it (a defect, logged whole)
 
 
 @dataclass(frozen=True)

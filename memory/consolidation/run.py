@@ -25,6 +25,7 @@ from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, place_listed, visibility
 from .actions import (
     INVENTED_ID,
+    UNFORESEEN,
     UNSEEN_MEMORY,
     WIDER_SCOPE,
     Add,
@@ -259,14 +260,16 @@ class Consolidator:
         for item in raw:
             try:
                 action = check_action(item, ids)
+                if isinstance(action, Add):
+                    plan.append(self._added(action, space, by_id, names, audience, now, report))
+                elif isinstance(action, Update):
+                    plan.append((action, None if action.about is None else _people(action.about, names)))
             except Refused as r:
                 report.refused[r.reason] += 1
                 log.info("consolidation of %s refused an action: %s", space, r)
-                continue
-            if isinstance(action, Add):
-                plan.append(self._added(action, space, by_id, names, audience, now, report))
-            elif isinstance(action, Update):
-                plan.append((action, None if action.about is None else _people(action.about, names)))
+            except Exception:  # no check foresaw it: refused alone (not the batch, not the run), logged whole
+                report.refused[UNFORESEEN] += 1
+                log.exception("consolidation of %s refused an action no check foresaw: %.300r", space, item)
         return plan
 
     def _added(self, a: Add, space: str, by_id: dict[int | None, Episode], names: dict[str, str],
