@@ -12,7 +12,17 @@ import pytest
 
 from astrbot_plugin_engram.memory import Embedder, Engram, NoEmbedder
 
+from . import _network_guard
 from .fake_openai import FakeOpenAI, hash_vector
+
+
+@pytest.fixture(autouse=True)
+def only_loopback() -> Iterator[None]:
+    """Fails a test that reached for anything but 127.0.0.1 (``_network_guard``)."""
+    before = len(_network_guard.attempts)
+    yield
+    tried = _network_guard.ours(_network_guard.attempts[before:])
+    assert not tried, f"this test reached beyond 127.0.0.1: {tried}"
 
 
 class HashEmbedder:

@@ -27,6 +27,9 @@ USER = "astrbot"  # the dashboard's default user name (core/config/default.py)
 PASSWORD = "EngramE2e1"  # set via ASTRBOT_DASHBOARD_INITIAL_PASSWORD at `astrbot init`
 START_TIMEOUT = 150.0  # importing astrbot alone can take 25 s on a busy 2-core machine
 REPLY_TIMEOUT = 60.0
+# port 9 (discard) on 127.0.0.1 is closed: a fetch from the internet fails at once, locally
+PROXIES = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+           "no_proxy": "127.0.0.1,localhost"}
 
 
 class LiveAstrBot:
@@ -42,7 +45,11 @@ class LiveAstrBot:
         self.token = ""
         self.env = dict(os.environ, ASTRBOT_ROOT=str(root), DASHBOARD_HOST="127.0.0.1",
                         DASHBOARD_PORT=str(self.port), ASTRBOT_DASHBOARD_INITIAL_PASSWORD=PASSWORD,
-                        ASTRBOT_DISABLE_METRICS="1", PYTHONUNBUFFERED="1")
+                        ASTRBOT_DISABLE_METRICS="1", PYTHONUNBUFFERED="1",
+                        # what it would fetch from the internet (models' metadata at start) goes to a
+                        # closed port here instead: tests talk only to 127.0.0.1
+                        **{k: v for name in ("http_proxy", "https_proxy", "no_proxy")
+                           for k, v in ((name, PROXIES[name]), (name.upper(), PROXIES[name]))})
 
     def setup(self) -> None:
         """``astrbot init -y``, then point it at the fake server and copy the plugin in."""
