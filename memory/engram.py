@@ -20,7 +20,15 @@ import numpy as np
 from .chat import ChatModel
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, UnknownIdError
-from .forgetting import Forgetting, episodes_plan, execute, memories_plan, person_plan, place_plan
+from .forgetting import (
+    Forgetting,
+    episodes_plan,
+    execute,
+    finish_pending,
+    memories_plan,
+    person_plan,
+    place_plan,
+)
 from .heap import release_free_heap
 from .index import Indexes
 from .index.vectors import VectorIndex
@@ -77,6 +85,8 @@ class Engram:
             self._path = Path(path)
             await self.indexes.load(store)
             await self.indexer.start(background and not read_only)
+            if not read_only:
+                await finish_pending(self)  # a forget killed between its erase and its files
         except BaseException:
             await store.close()
             raise

@@ -19,16 +19,18 @@ never decided on the new text, and the model can propose again. An approved one'
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .diary_files import data_folder, diary_day, diary_path
 from .errors import InvalidInputError, UnknownIdError
-from .identity import IMAGE_FILE, IdentityFolder
+from .identity import IMAGE_FILE, IdentityFolder, atomic_write
 from .inner_state import load_state, state_path
 from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
@@ -43,6 +45,8 @@ DIARY, SELF_IMAGE = "diary", "reflection"
 MIN_NAME = 2  # shorter display names are not searched for in the text (too many false hits)
 CONVERSATION = timedelta(days=1)  # a proposal drew on the lines of its place said this long before it
 CHUNK = 500  # episodes read at a time when looking for a proposal's words in them
+PENDING_FILE = ".forget-pending.json"  # beside the store: the files a forget under way still erases
+WITNESSES = 64  # erased ids kept in that note: all gone means the erase went through (it is one transaction)
 
 
 @dataclass
@@ -237,12 +241,56 @@ def _names_in(text: str, names: list[str]) -> bool:
     return False
 
 
+def _pending_path(engram: Engram) -> Path:
+    return data_folder(engram) / PENDING_FILE
+
+
+def _note_pending(engram: Engram, plan: Forgetting) -> bool:
+    """Before the erase: what ``_erase_files`` is to do (days, flags, proposal ids, and a few of the
+    erased ids, which tell a later open whether the erase went through; no text), so that a kill
+    between the erase and the files leaves a note the next open finishes; False if nothing to do."""
+    if not (plan.diary_days or plan.self_image or plan.proposals):
+        return False
+    atomic_write(_pending_path(engram), json.dumps({
+        "episodes": plan.episodes[:WITNESSES], "memories": plan.memories[:WITNESSES],
+        "diary_days": [d.isoformat() for d in plan.diary_days], "self_image": plan.self_image,
+        "proposals": plan.proposals}))
+    return True
+
+
+async def finish_pending(engram: Engram) -> None:
+    """At open: a forget killed after its erase, before the files beside the store, is finished
+    (its diary files, self-image and proposals erased); one killed before the erase left the store
+    as it was, and its note is dropped. A note that cannot be acted on stays for the next open."""
+    path = _pending_path(engram)
+    if not path.exists():
+        return
+    try:
+        note = json.loads(path.read_text("utf-8"))
+        eps, mems = [int(i) for i in note["episodes"]], [int(i) for i in note["memories"]]
+        store = engram.store
+        if not await store.existing("episodes", eps) and not await store.existing("memories", mems):
+            plan = Forgetting(diary_days=[date.fromisoformat(d) for d in note["diary_days"]],
+                              self_image=bool(note["self_image"]),
+                              proposals=[int(i) for i in note["proposals"]])
+            _erase_files(engram, plan)
+            log.warning("Engram: a forget was stopped after its erase; the files beside the store it "
+                        "reached (%d diary days, %d proposals%s) are erased now", len(plan.diary_days),
+                        len(plan.proposals), ", the self-image" if plan.self_image else "")
+        path.unlink()
+    except Exception:  # never a reason not to open; tried again at the next open
+        log.exception("Engram: finishing an interrupted forget (%s) failed", path)
+
+
 async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
+    noted = _note_pending(engram, plan)
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
     _erase_files(engram, plan)
+    if noted:
+        _pending_path(engram).unlink(missing_ok=True)
     for listener in list(engram.after_forget):
         try:
             await listener(plan)

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, space_scope
+from astrbot_plugin_engram.memory.diary_files import diary_day, diary_path
+from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.proposals import Proposals
+from astrbot_plugin_engram.memory.scopes import OWNER
 
 from .conftest import EngramOpener
 from .marker import MARK, traces
@@ -59,3 +64,44 @@ async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(
     assert (hits > 0) == (said > 0)
     if not said:
         assert traces(tmp_path) == []  # reopening finished the job: no copy left in the log
+
+
+@pytest.mark.parametrize("where", ["inside", "committed"])
+async def test_a_kill_after_the_erase_still_erases_the_files_beside_the_store(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener, where: str) -> None:
+    """Killed after the erase committed, before the files beside the store: the day's diary file and
+    an identity proposal drawn from the forgotten lines still held the forgotten text, and nothing
+    ever removed it. The next open finishes the forget's files; a kill before the commit leaves
+    them, as it leaves the store."""
+    await seed(open_engram)
+    e = await open_engram(NoEmbedder())
+    day_start = datetime(2026, 5, 1, 10, tzinfo=timezone.utc)
+    await e.add_memory(Memory(text=f"Ming told me his code {MARK} today.", scope=OWNER, kind="diary",
+                              sources=(1,), valid_from=day_start))
+    folder = db_path.parent
+    diary = diary_path(folder, diary_day(folder, day_start))
+    diary.parent.mkdir(parents=True)
+    diary.write_text(f"# day\n\nMing told me his code {MARK} today.\n", "utf-8")
+    proposals = Proposals(IdentityFolder(folder))
+    proposals.propose(f"I keep Ming's code {MARK} safe.", "he trusted me", SPACE)
+    kept = proposals.propose("I like quiet mornings.", "", "qq:group:2")
+    await e.close()
+    child = subprocess.Popen(  # noqa: ASYNC220  (the parent only waits for one line, then kills)
+        [sys.executable, "-m", "tests._forget_child", str(db_path), PERSON, where],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().decode().strip() == where
+    finally:
+        child.kill()
+        child.wait()
+    said, memories, _, problems = await state(open_engram)
+    assert problems == []
+    if where == "committed":
+        assert (said, memories) == (0, 0)
+        assert traces(tmp_path) == []  # neither the diary file nor the proposal holds the forgotten text
+        assert [p.id for p in proposals.all()] == [kept.id]  # what the forget did not reach stays
+    else:  # nothing was forgotten: the files stay as they were too
+        assert (said, memories) == (LINES, 2)
+        assert MARK in diary.read_text("utf-8") and len(proposals.all()) == 2
+    assert not (tmp_path / ".forget-pending.json").exists()
