@@ -19,7 +19,7 @@ import numpy as np
 
 from .chat import ChatModel
 from .embedders import Embedder, LocalE5
-from .errors import ErasedMeanwhile, InvalidInputError, UnknownIdError
+from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
 from .forgetting import (
     Forgetting,
     episodes_plan,
@@ -148,16 +148,22 @@ class Engram:
         return mid
 
     async def commit_memories(self, memories: Sequence[tuple[Memory, int | None]],
-                              cursors: dict[str, int], read: Sequence[int] = ()) -> list[int]:
+                              cursors: dict[str, int], read: Sequence[int] = (),
+                              expect: dict[str, int] | None = None) -> list[int]:
         """New memories and new versions (``(memory, superseded id or None)``) and cursors, committed
         together or not at all (consolidation: a place's cursor moves with what its batch produced).
         ``read``: the episodes they were drawn from; if one was forgotten meanwhile, nothing is
-        written (``ErasedMeanwhile``): the text must not come back."""
+        written (``ErasedMeanwhile``): the text must not come back. ``expect``: the cursors as they
+        were read before the work; if another writer moved one meanwhile, nothing is written
+        (``MovedMeanwhile``): that writer applied the same work."""
         checked = [(checked_memory(m), old) for m, old in memories]
         cited = sorted({*read, *(e for m, _ in checked for e in m.sources)})
         async with self.store.transaction() as tx:
             if len(await tx.existing("episodes", cited)) < len(cited):
                 raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile")
+            for name, value in (expect or {}).items():
+                if await tx.cursor(name) != value:
+                    raise MovedMeanwhile(f"{name} moved meanwhile: another writer applied this work")
             ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
             for name, value in cursors.items():
                 await tx.set_cursor(name, value)

@@ -28,6 +28,11 @@ class ErasedMeanwhile(EngramError):
     """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
 
 
+class MovedMeanwhile(EngramError):
+    """Another writer (the command line beside the bot) moved a cursor this write started from: it
+    applied the same work meanwhile; nothing was written."""
+
+
 class EmbeddingError(EngramError):
     """An embedder failed or answered with the wrong shape."""
 

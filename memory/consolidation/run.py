@@ -20,7 +20,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from ..chat import ChatModel
-from ..errors import ChatError, ChatTimeout, ErasedMeanwhile
+from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware
 from ..scopes import learned_scope, may_write, place_listed, visibility
 from .actions import (
@@ -191,9 +191,12 @@ class Consolidator:
         try:
             ids = await self.engram.commit_memories(
                 plan, {CURSOR + place.space: last, FAILURES + place.space: 0, RETRY_AT + place.space: 0},
-                read=[e.id for e in batch if e.id is not None])
+                read=[e.id for e in batch if e.id is not None], expect={CURSOR + place.space: place.cursor})
         except ErasedMeanwhile:  # a line of the batch was forgotten while the model read it
             log.info("consolidating %s: lines were forgotten meanwhile; read again", place.space)
+            return False
+        except MovedMeanwhile:  # another process (the command line, the bot) applied this batch
+            log.info("consolidating %s: another writer consolidated these lines meanwhile", place.space)
             return False
         place.cursor, place.failures, place.retry_at = last, 0, 0
         report.episodes += len(batch)
@@ -238,8 +241,12 @@ class Consolidator:
             assert last is not None
             log.error("consolidation skipped e%s-e%s in %s after %d failed tries (last: %s)",
                       first, last, space, place.failures, why)
-            await self.engram.commit_memories([], {CURSOR + space: last, FAILURES + space: 0,
-                                                   RETRY_AT + space: 0})
+            try:
+                await self.engram.commit_memories(
+                    [], {CURSOR + space: last, FAILURES + space: 0, RETRY_AT + space: 0},
+                    expect={CURSOR + space: place.cursor})
+            except MovedMeanwhile:  # another writer got past this batch meanwhile: not skipped here
+                return
             report.skipped_batches += 1
             return
         wait = min(s.max_backoff, s.backoff_seconds * 2 ** (place.failures - 1))

@@ -164,6 +164,10 @@ class Transactions(Connections):
         async with self.transaction() as tx:
             return await tx.merge_memories(merged, originals)
 
+    async def cursor(self, name: str) -> int:
+        async with self.transaction() as tx:
+            return await tx.cursor(name)
+
     async def set_cursor(self, name: str, value: int) -> None:
         async with self.transaction() as tx:
             await tx.set_cursor(name, value)

@@ -378,6 +378,11 @@ class SQLiteWrites:
     async def drop_vectors(self, model: str) -> None:
         await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
 
+    async def cursor(self, name: str) -> int:
+        """The cursor ``name`` as this transaction sees it (0 when unset)."""
+        rows = await fetch_rows(self._writer, "SELECT value FROM cursors WHERE name = ?", (name,))
+        return int(rows[0][0]) if rows else 0
+
     async def set_cursor(self, name: str, value: int) -> None:
         await self._writer.execute(
             "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
