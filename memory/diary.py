@@ -10,7 +10,7 @@ that touched the day's episodes calls). A failed call or an answer of the wrong 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
 from .consolidation.prompt import episode_line, language, templates
 from .diary_files import data_folder, day_rule, diary_path
 from .engram import Engram
+from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
 from .model import Episode, Memory, aware, now_utc
 from .replies import json_object, text_field
@@ -31,6 +32,7 @@ MAX_LINES = 300  # of them shown to the model (evenly spread over the day when t
 MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long messages shows fewer of them
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
+VERSION = "diary.version:"  # a cursor per day, moved by each entry written of it
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
 
 
@@ -111,6 +113,8 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
     given = (tz, boundary_hour)
     tz, boundary_hour = day_rule(folder, tz, boundary_hour)
     path = diary_path(folder, date)
+    written = VERSION + date.isoformat()  # read before the entry: a write after it moves it
+    version = (await engram.store.cursors(written)).get(written, 0)
     old = await diary_of(engram, date, tz, boundary_hour)
     if old is not None and not force:
         on_file = path.read_text("utf-8", "replace") if path.exists() else ""
@@ -127,14 +131,21 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
     entry = text_field(json_object(reply.text, ("entry",)), "entry", MAX_ENTRY)
     sources = tuple(e.id for e in episodes if e.id is not None)
     if old is not None and old.id is not None:
-        # the rewrite tells of the same day: valid from its start too (update's default is now)
-        mid = await engram.update(old.id, entry, sources=sources, valid_from=start)
+        # the rewrite tells of the same day: valid from its start too (as ``Engram.update`` writes it)
+        new = replace(old, text=entry, sources=sources, valid_from=start, valid_to=None, id=None,
+                      supersedes=old.id, created_at=now_utc(), status="active")
         status = "rewritten"
     else:
-        mid = await engram.add_memory(Memory(text=entry, scope=OWNER, kind="diary", sources=sources,
-                                             importance=0.6, created_at=aware(now or now_utc()),
-                                             valid_from=start))
+        new = Memory(text=entry, scope=OWNER, kind="diary", sources=sources, importance=0.6,
+                     created_at=aware(now or now_utc()), valid_from=start)
         status = "written"
+    try:  # only if no other writer (the command line beside the bot) wrote this day meanwhile
+        [mid] = await engram.commit_memories([(new, old.id if old is not None else None)],
+                                             {written: version + 1}, expect={written: version})
+    except MovedMeanwhile:  # theirs stands: one entry a day (the file follows it)
+        log.info("Engram: the diary of %s was written by another writer meanwhile; kept", date)
+        return await write_diary(engram, chat_model, date, tz=tz, boundary_hour=boundary_hour,
+                                 folder=folder, persona=persona, now=now)
     _write_file(path, date, entry)
     day_rule(folder, *given, remember=True)
     log.info("Engram: diary of %s %s (m%d, from %d lines)", date, status, mid, len(sources))
