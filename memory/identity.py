@@ -31,12 +31,18 @@ class Document:
     problem: str = ""
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file: readers see the old or the new file, whole."""
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write ``text`` to ``path`` through a temporary file: readers see the old or the new file, whole
+    (also after a kill in the middle of the write)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, "utf-8")
+    tmp = temporary(path)
+    tmp.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
     os.replace(tmp, path)
+
+
+def temporary(path: Path) -> Path:
+    """Where ``atomic_write`` writes ``path`` first (a kill mid-write leaves it, never ``path``)."""
+    return path.with_name(f".{path.name}.tmp")
 
 
 def read_document(path: Path, limit: int = MAX_BYTES) -> Document:
@@ -86,7 +92,7 @@ class IdentityFolder:
         if self.self_path.exists() or not old.is_file():
             return False
         self.root.mkdir(parents=True, exist_ok=True)
-        self.self_path.write_bytes(old.read_bytes())
+        atomic_write(self.self_path, old.read_bytes())  # a cut copy would never be copied again
         log.info("Engram: %s copied to %s (the core identity lives there now; %s is no longer read)",
                  old, self.self_path, old.name)
         return True
@@ -106,7 +112,7 @@ class IdentityFolder:
             stamp = (now or now_utc()).strftime("%Y%m%dT%H%M%S%fZ")
             self.history_dir.mkdir(parents=True, exist_ok=True)
             kept = self.history_dir / f"{path.stem}.{stamp}{path.suffix}"
-            kept.write_bytes(path.read_bytes())
+            atomic_write(kept, path.read_bytes())  # never a cut version in the history
         atomic_write(path, text.rstrip() + "\n")
         return kept
 
