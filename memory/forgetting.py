@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from .diary_files import data_folder, diary_day, diary_path
 from .errors import InvalidInputError, UnknownIdError
-from .identity import IMAGE_FILE, IdentityFolder, atomic_write
+from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporary
 from .inner_state import load_state, state_path
 from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
@@ -206,20 +206,27 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
     went (it is the baseline again until the next diary); the identity proposals drawn from it."""
     folder = data_folder(engram)
     for day in plan.diary_days:
-        diary_path(folder, day).unlink(missing_ok=True)
+        _unlink(diary_path(folder, day))
     if plan.self_image:
-        ids = IdentityFolder(folder)
-        for path in [ids.image_path, *ids.history(IMAGE_FILE.removesuffix(".md"))]:
-            path.unlink(missing_ok=True)
+        ids, name = IdentityFolder(folder), IMAGE_FILE.removesuffix(".md")
+        cut = ids.history_dir.glob(f".{name}.*.md.tmp")  # a version being kept when a kill came
+        for path in [ids.image_path, *ids.history(name), *cut]:
+            _unlink(path)
     if plan.diary_days and state_path(folder).exists():
         state = load_state(folder)
         if state is None or state.day in {"", *(d.isoformat() for d in plan.diary_days)}:
-            state_path(folder).unlink(missing_ok=True)
+            _unlink(state_path(folder))
     if plan.proposals:
         for p in Proposals(IdentityFolder(folder)).drop(plan.proposals):
             if p.status == APPROVED:
                 log.warning("Engram: a forget dropped identity proposal #%d; it was approved, so its words "
                             "are in identity/self.md, the owner's file, which a forget does not change", p.id)
+
+
+def _unlink(path: Path) -> None:
+    """``path`` and what a write of it killed midway left beside it (``identity.temporary``)."""
+    path.unlink(missing_ok=True)
+    temporary(path).unlink(missing_ok=True)
 
 
 def _day(engram: Engram, t: datetime | None) -> date | None:

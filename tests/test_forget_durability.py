@@ -3,6 +3,7 @@ the erased text once the store is opened again)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -105,3 +106,38 @@ async def test_a_kill_after_the_erase_still_erases_the_files_beside_the_store(
         assert (said, memories) == (LINES, 2)
         assert MARK in diary.read_text("utf-8") and len(proposals.all()) == 2
     assert not (tmp_path / ".forget-pending.json").exists()
+
+
+DIARY_CHILD = """
+import resource, signal, sys
+from datetime import date
+from pathlib import Path
+from astrbot_plugin_engram.memory.diary import _write_file
+path, text = Path(sys.argv[1]), sys.argv[2]
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
+resource.setrlimit(resource.RLIMIT_FSIZE, (len(text) // 2, len(text) // 2))
+_write_file(path, date(2026, 5, 1), text)
+print("finished")
+"""
+
+
+async def test_a_diary_file_cut_by_a_kill_is_erased_by_a_forget_of_its_day(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener) -> None:
+    """Killed while writing a day's diary file, the writer leaves its temporary file beside it (the
+    diary file itself stays whole); a later forget of the day erased the diary file and left the
+    temporary one holding the forgotten text."""
+    await seed(open_engram)
+    e = await open_engram(NoEmbedder())
+    day_start = datetime(2026, 5, 1, 10, tzinfo=timezone.utc)
+    text = "".join(f"Ming told me his code {MARK}, and more, line {i}.\n" for i in range(200))
+    await e.add_memory(Memory(text=text, scope=OWNER, kind="diary", sources=(1,), valid_from=day_start))
+    await e.close()
+    diary = diary_path(tmp_path, diary_day(tmp_path, day_start))
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", DIARY_CHILD, str(diary), text],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode < 0 and "finished" not in done.stdout, done.stderr  # killed mid-write
+    assert traces(tmp_path / "diary")  # the cut write is there
+    e = await open_engram(NoEmbedder())
+    await e.forget_person(PERSON)
+    await e.close()
+    assert traces(tmp_path) == []
