@@ -12,9 +12,12 @@ import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder, OpenAIChat
+import pytest
+
+from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder, OpenAIChat, StoreError
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.diary import write_diary
+from astrbot_plugin_engram.memory.store.sqlite import transactions
 
 from .fake_openai import FakeOpenAI
 
@@ -100,5 +103,62 @@ async def test_a_day_written_by_the_cli_while_the_bot_writes_it_has_one_diary(
         entries = await bot.memories(await bot.store.memory_ids_of_kind("diary"))
         assert [m.text for m in entries.values()] == ["The bot's entry."]
         assert (tmp_path / "diary" / "2026-05-01.md").read_text("utf-8").endswith("The bot's entry.\n")
+    finally:
+        await bot.close()
+
+
+LOCKER = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+db.execute("COMMIT")
+"""
+
+
+async def test_messages_recorded_while_another_process_holds_the_file_longer_than_the_busy_timeout(
+        tmp_path: Path) -> None:
+    """Another process writing for longer than SQLite's busy timeout (5 s: a forget of a big place
+    from the command line, a reindex): the bot's messages of that moment failed with "database is
+    locked" and were dropped. They wait for the file now, and are all written."""
+    path = tmp_path / "engram.db"
+    bot = await Engram.open(path, NoEmbedder(), background=False)
+    try:
+        await bot.record(Episode(SPACE, "before"))
+        locker = subprocess.Popen(  # noqa: ASYNC220  (waited for in a thread below)
+            [sys.executable, "-c", LOCKER, str(path), "7"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert locker.stdout is not None
+            assert (await asyncio.to_thread(locker.stdout.readline)).strip() == "locked"
+            ids = await asyncio.gather(*(bot.record(Episode(SPACE, f"said while locked {i}"))
+                                         for i in range(3)))
+            assert await asyncio.to_thread(locker.wait, 30) == 0
+        finally:
+            locker.kill()
+            locker.wait()
+        found = await bot.store.get_episodes(list(ids))
+        assert sorted(e.content for e in found.values()) == [f"said while locked {i}" for i in range(3)]
+    finally:
+        await bot.close()
+
+
+async def test_a_file_locked_for_too_long_is_a_clear_error_not_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transactions, "BUSY_WAIT", 1.0)
+    path = tmp_path / "engram.db"
+    bot = await Engram.open(path, NoEmbedder(), background=False)
+    try:
+        locker = subprocess.Popen(  # noqa: ASYNC220  (waited for in a thread below)
+            [sys.executable, "-c", LOCKER, str(path), "60"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert locker.stdout is not None
+            assert (await asyncio.to_thread(locker.stdout.readline)).strip() == "locked"
+            with pytest.raises(StoreError, match="locked by another writer"):
+                await asyncio.wait_for(bot.record(Episode(SPACE, "said while locked")), 30)
+        finally:
+            locker.kill()
+            locker.wait()
+        assert await bot.record(Episode(SPACE, "said after")) > 0  # the file is usable again
     finally:
         await bot.close()

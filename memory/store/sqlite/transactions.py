@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from .postings_cache import STAMP, STAMP_SQL
 from .writes import Deferred, SQLiteWrites, WriterView
 
 log = logging.getLogger("engram.store")
+BUSY_WAIT = 60.0  # seconds a write waits for another process holding the file (SQLite's own wait is 5 s)
 
 
 class Transactions(Connections):
@@ -179,13 +181,33 @@ class Transactions(Connections):
 
 async def _begin(db: aiosqlite.Connection, then: str) -> None:
     """BEGIN IMMEDIATE and the statement ``then``, in one trip to the writer's thread (nothing is
-    left open if ``then`` fails)."""
-    try:
-        await db.executescript(f"BEGIN IMMEDIATE; {then}")
-    except BaseException:
-        if db.in_transaction:
-            await db.execute("ROLLBACK")
-        raise
+    left open if ``then`` fails). Another process writing the file for longer than the busy timeout
+    (the command line forgetting a big place) is waited for up to ``BUSY_WAIT`` seconds, then a clear
+    error: a batch of messages must not be dropped because a writer took six seconds."""
+    start = time.monotonic()
+    while True:
+        try:
+            await db.executescript(f"BEGIN IMMEDIATE; {then}")
+            return
+        except sqlite3.OperationalError as e:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            if not _busy(e):
+                raise
+            waited = time.monotonic() - start
+            if waited >= BUSY_WAIT:
+                raise StoreError(f"the memory file stayed locked by another writer for {waited:.0f} s "
+                                 "(another process writing it?); nothing was written") from e
+            log.warning("the memory file is locked by another writer (%.0f s so far); waiting", waited)
+        except BaseException:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            raise
+
+
+def _busy(e: sqlite3.OperationalError) -> bool:
+    """Whether ``e`` is SQLite's "another connection holds the lock" (SQLITE_BUSY)."""
+    return getattr(e, "sqlite_errorcode", None) == 5 or "database is locked" in str(e)
 
 
 async def _commit(db: aiosqlite.Connection, deferred: Deferred) -> int:
