@@ -13,15 +13,15 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, finished_days
-from .diary import DiaryResult, write_diary
+from .clock import DEFAULT_BOUNDARY_HOUR, day_of, finished_days
+from .diary import DiaryResult, recent_diaries, write_diary
 from .diary_files import data_folder
 from .engram import Engram
 from .errors import ChatError
 from .identity import IdentityFolder
-from .inner_state import update_inner_state
+from .inner_state import load_state, update_inner_state
 from .leaks import private_details
-from .model import SELF, now_utc
+from .model import SELF, aware, now_utc
 from .replies import WrongShape
 
 log = logging.getLogger("engram.days")
@@ -67,8 +67,10 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
             continue
         if r.status in ("written", "rewritten"):
             report.written.append(r)
-    if report.written and settings.inner_state:
-        last = report.written[-1]
+    last = report.written[-1] if report.written else None
+    if last is None and settings.inner_state:  # a run killed (or failed) between the diary and the state
+        last = await _unreflected(engram, folder, settings)
+    if last is not None and settings.inner_state:
         episodes = await engram.store.get_episodes(list(last.sources))
         people = {e.actor for e in episodes.values() if e.actor != SELF}
         aliases = {a: await engram.store.aliases(a) for a in people}
@@ -83,3 +85,17 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
             report.failed["inner_state"] += 1
             log.warning("Engram: the inner state was not updated: %s", e)
     return report
+
+
+async def _unreflected(engram: Engram, folder: Path, settings: DaySettings) -> DiaryResult | None:
+    """The latest diary when the inner state has not moved from it yet (its run was killed between
+    the two, or the state's call failed): the state moves from it on this run instead."""
+    latest = await recent_diaries(engram, 1)
+    if not latest:
+        return None
+    m = latest[0]
+    day = day_of(aware(m.valid_from or m.created_at), settings.tz, settings.boundary_hour)
+    state = load_state(folder)
+    if state is not None and state.day >= day.isoformat():
+        return None
+    return DiaryResult(day, "exists", m.id, m.text, len(m.sources), None, m.sources)

@@ -203,7 +203,8 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
     """The files beside the store that hold what went: each diary file of a day whose diary went
     (a rewrite from what is left writes it again); the self-image and its history when the
     self-image went (every version of it left the store); the inner state when a diary it came from
-    went (it is the baseline again until the next diary); the identity proposals drawn from it."""
+    went (the baseline again until the diary job moves it from the diaries left); the identity
+    proposals drawn from it."""
     folder = data_folder(engram)
     for day in plan.diary_days:
         _unlink(diary_path(folder, day))

@@ -1,0 +1,70 @@
+"""The diary job killed between a day's diary and the inner state it moves: the next run moves the
+state from that diary (it used to move only from a diary written in the same run, so the state
+stayed where it was until the next day's diary)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder
+from astrbot_plugin_engram.memory.days import DaySettings, end_days
+from astrbot_plugin_engram.memory.inner_state import load_state
+
+from .scripted_chat import ScriptedChat
+from .test_diary import DAY, SH, at
+
+ROOT = Path(__file__).resolve().parents[1]
+NOW = at(5, 0, DAY + timedelta(days=1))
+CHILD = """
+import asyncio, os, signal, sys
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+from astrbot_plugin_engram.memory import Engram, NoEmbedder
+from astrbot_plugin_engram.memory.days import DaySettings, end_days
+from astrbot_plugin_engram.memory.chat import ChatResult
+
+class KilledAtTheState:
+    name = "killed"
+    async def complete(self, messages, *, json=False, timeout=60.0):
+        if '"mood"' in messages[0]["content"]:  # the inner state's call
+            print("diary written", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return ChatResult('{"entry": "Ann said hello; a good day."}')
+
+async def main(path, now):
+    e = await Engram.open(path, NoEmbedder(), background=False)
+    await end_days(e, KilledAtTheState(), DaySettings(tz=ZoneInfo("Asia/Shanghai")), now=now)
+    print("finished", flush=True)
+
+asyncio.run(main(sys.argv[1], datetime.fromisoformat(sys.argv[2])))
+"""
+
+
+async def test_a_kill_between_the_diary_and_the_inner_state_moves_it_on_the_next_run(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, NoEmbedder(), background=False)
+    await e.record(Episode("web", "hello", "web:1", "Ann", time=at(12)))
+    await e.close()
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", CHILD, str(path), NOW.isoformat()],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode < 0 and done.stdout.split() == ["diary", "written"], done.stderr
+    assert load_state(tmp_path) is None
+    e = await Engram.open(path, NoEmbedder(), background=False)
+    try:
+        mood = {"mood": "cheerful", "valence": 0.7, "energy": 0.8, "on_mind": "the garden"}
+        chat = ScriptedChat(json.dumps(mood))  # no diary call: the day's diary is there
+        report = await end_days(e, chat, DaySettings(tz=SH), folder=tmp_path, now=NOW + timedelta(hours=1))
+        assert not report.written and report.inner_state and "a good day" in chat.asked()
+        state = load_state(tmp_path)
+        assert state is not None and (state.mood, state.day) == ("cheerful", DAY.isoformat())
+        again = await end_days(e, ScriptedChat(), DaySettings(tz=SH), folder=tmp_path,
+                               now=NOW + timedelta(hours=2))
+        assert not again.inner_state  # moved once from that diary: no call on the next runs
+    finally:
+        await e.close()
