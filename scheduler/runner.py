@@ -21,6 +21,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from .registry import Job, JobRegistry
 
 log = logging.getLogger("engram.scheduler")
+INTERRUPTED = "interrupted"  # a run the process was killed in (its record still said "running")
 # The live scheduler of each bot. AstrBot re-imports a plugin's modules on reload, so a class
 # attribute would start empty again; a logger is a process-wide object that outlives the re-import.
 LIVE: dict[str, Scheduler] = logging.getLogger("engram.scheduler.live").__dict__.setdefault("schedulers", {})
@@ -88,10 +89,12 @@ class Scheduler:
             return
         now = self.clock()
         for job in self.registry:
-            last = self._status.get(job.name, {}).get("last_started")
-            if job.every is not None and job.catch_up and (last is None or
-                                                           now - last >= job.every.total_seconds()):
-                log.info("Engram: job %s missed its run while stopped; running it once now", job.name)
+            record = self._status.get(job.name, {})
+            last = record.get("last_started")
+            if job.every is not None and job.catch_up and (last is None or record.get("status") == INTERRUPTED
+                                                           or now - last >= job.every.total_seconds()):
+                log.info("Engram: job %s missed its run while stopped (or was stopped in it); running it "
+                         "once now", job.name)
                 self.trigger(job.name)
 
     async def shutdown(self) -> None:
@@ -170,6 +173,9 @@ class Scheduler:
             except Exception:
                 log.exception("Engram: reading the last job runs failed")
                 return False
+            for record in stored.values():  # "running" in the store: the process stopped in that run
+                if record.get("status") == "running":
+                    record["status"] = INTERRUPTED
             self._status = {**stored, **self._status}
             self._loaded = True
         return True

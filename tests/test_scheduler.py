@@ -178,3 +178,19 @@ def test_the_scheduler_imports_only_the_core() -> None:
                 assert (node.module or "").split(".")[0] == "memory", path
             names = [a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom) else []
             assert not [n for n in names if n.startswith(("astrbot", "plugin"))], path
+
+
+async def test_a_run_the_process_was_killed_in_runs_again_at_start(keyword_engram: Engram) -> None:
+    """A kill leaves the run's record "running": it used to show so in /mem stats for good, and a
+    daily or weekly job killed mid-run was not run again until its whole interval had passed."""
+    weekly = Calls()
+    records = keyword_engram.job_records()
+    await records.save_job_run("merge", {"last_started": time.time() - 60, "status": "running", "runs": 3})
+    s = scheduler(keyword_engram, Job("merge", weekly, timedelta(days=7)))
+    assert (await s.status())["merge"]["status"] == "interrupted"  # nothing runs it now
+    await s.start()
+    await s.idle()
+    await s.shutdown()
+    assert weekly.runs == 1
+    record = (await s.status())["merge"]
+    assert record["status"] == "ok" and record["runs"] == 4
