@@ -81,7 +81,10 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
 
 
 def _token_ok(given: str | None, token: str) -> bool:
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())  # type: ignore[union-attr]
+    # surrogatepass: a header's bytes that are not UTF-8 arrive as surrogates; they are a wrong token
+    return bool(given) and hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), token.encode()  # type: ignore[union-attr]
+    )
 
 
 @web.middleware

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from pathlib import Path
 
@@ -46,6 +48,25 @@ async def test_every_route_answers_with_the_token(dash, path):
     r = await client.get(path, headers=AUTH)
     assert r.status == 200, await r.text()
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+async def raw_get(client: TestClient, head: bytes) -> bytes:
+    """A GET sent byte for byte (no client would send these headers), its whole answer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + head + b"\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("head", [b"Authorization: Bearer \xff\xfe", b"Cookie: engram_dashboard=\xffx",
+                                  b"Authorization: Bearer " + TOKEN.encode() + b"\xe9"])
+async def test_a_token_that_is_not_utf8_is_refused_not_a_server_error(dash, head, caplog):
+    client, _, _ = dash
+    with caplog.at_level(logging.ERROR):
+        answer = await raw_get(client, head)
+    assert answer.startswith(b"HTTP/1.1 401 ") and answer.endswith(b"\r\n\r\n401: Unauthorized")
+    assert "Error handling request" not in caplog.text  # no traceback in the log for anyone's bytes
 
 
 async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
