@@ -19,6 +19,7 @@ from ..memory import Engram, Store
 from . import data, html
 from .i18n import pick_lang
 from .params import BadParam, flag, memory_filter, memory_id, paging, text
+from .server import MIN_TOKEN
 from .settings import DashboardSettings, EngramSource
 
 log = logging.getLogger("engram.dashboard")
@@ -42,8 +43,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def make_app(engram: EngramSource, settings: DashboardSettings) -> web.Application:
     """The dashboard over ``engram`` (or an awaitable getter of it, for a memory opened later)."""
-    if not settings.token:
-        raise ValueError("the dashboard needs a token")
+    if len(settings.token) < MIN_TOKEN:
+        raise ValueError(f"the dashboard needs a token of at least {MIN_TOKEN} characters")
     app = web.Application(middlewares=[_headers, _auth, _errors])
     app[SETTINGS] = settings
     app[SOURCE] = engram
