@@ -95,7 +95,7 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not _token_ok(request.query["token"], token):
             raise web.HTTPUnauthorized(text="401: Unauthorized")
         rest = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
-        response = web.HTTPSeeOther(location=str(rest))
+        response = web.HTTPSeeOther(location="/" + str(rest).lstrip("/"))  # "//host" would leave
         response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
         raise response
     auth = request.headers.get("Authorization", "")

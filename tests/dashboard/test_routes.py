@@ -50,10 +50,11 @@ async def test_every_route_answers_with_the_token(dash, path):
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
 
 
-async def raw_get(client: TestClient, head: bytes) -> bytes:
+async def raw_get(client: TestClient, head: bytes = b"", target: bytes = b"/") -> bytes:
     """A GET sent byte for byte (no client would send these headers), its whole answer."""
     reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
-    writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + head + b"\r\n\r\n")
+    lines = [b"GET " + target + b" HTTP/1.1", b"Host: 127.0.0.1", b"Connection: close", head]
+    writer.write(b"\r\n".join(line for line in lines if line) + b"\r\n\r\n")
     answer = await asyncio.wait_for(reader.read(), 30)
     writer.close()
     return answer
@@ -80,6 +81,13 @@ async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
     assert r.status == 200
     r = await client.get("/?token=wrong", allow_redirects=False)
     assert r.status == 401
+
+
+async def test_the_token_links_redirect_stays_on_this_server(dash):
+    client, _, _ = dash
+    answer = await raw_get(client, target=b"//evil.example/x?token=" + TOKEN.encode())
+    (location,) = [h for h in answer.split(b"\r\n") if h.lower().startswith(b"location:")]
+    assert location == b"Location: /evil.example/x"  # "//evil.example/x" would leave for that host
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
