@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,26 @@ async def test_every_other_method_is_refused_and_changes_nothing(dash, method):
         assert r.status == 405, (method, path)
     assert await engram.stats() == before
     assert (await engram.get(ids["second"])).text.startswith("王磊喜欢浅烘的埃塞俄比亚")
+
+
+def dump(path: Path) -> list[str]:
+    db = sqlite3.connect(path)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+async def test_reading_every_page_changes_nothing_in_a_store_the_bot_writes(dash, seeded):
+    """The plugin's memory is writable (unlike the command line's): no GET may touch it, not even the
+    strength or last-recalled time a recall for a reply would change."""
+    client, engram, ids = dash
+    before = dump(seeded[0])
+    for path in [*PAGES, *APIS, f"/memories/{ids['second']}", f"/api/memories/{ids['xss']}",
+                 f"/recall?q=电动磨豆机&space={OWNER_DM}", f"/api/recall?q=咖啡&space={OWNER_DM}&owner=1"]:
+        assert (await client.get(path, headers=AUTH)).status == 200, path
+    await engram.toucher.flush()  # a touch waits a moment before it is written
+    assert dump(seeded[0]) == before
 
 
 async def test_overview_counts_places_people_and_models(dash):
