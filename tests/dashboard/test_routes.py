@@ -384,6 +384,7 @@ async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
         f"/place?space={XSS_SPACE}",
         f"/recall?q=pwned script&space={XSS_SPACE}",
         "/memories?q=<script>",
+        '/memories?q="><b>666</b>&person="><b>666</b>',  # echoed in value="..."
         "/identity",
     ]
     for path in pages:
