@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
 from .app import make_app
-from .server import DEFAULT_HOST, DEFAULT_PORT, DashboardServer, is_loopback, new_token
+from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings
 
 TOKEN_ENV = "ENGRAM_DASHBOARD_TOKEN"
@@ -56,6 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"engram dashboard: error: refusing to listen on {args.host} without a token; "
             f"set ${TOKEN_ENV} (or listen on 127.0.0.1)",
+            file=sys.stderr,
+        )
+        return 2
+    if token and len(token) < MIN_TOKEN:
+        print(
+            f"engram dashboard: error: ${TOKEN_ENV} is {len(token)} characters; a token needs at least "
+            f"{MIN_TOKEN} (unset it to have one generated)",
             file=sys.stderr,
         )
         return 2

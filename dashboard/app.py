@@ -19,6 +19,7 @@ from ..memory import Engram, Store
 from . import data, html
 from .i18n import pick_lang
 from .params import BadParam, flag, memory_filter, memory_id, paging, text
+from .server import MIN_TOKEN
 from .settings import DashboardSettings, EngramSource
 
 log = logging.getLogger("engram.dashboard")
@@ -42,8 +43,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def make_app(engram: EngramSource, settings: DashboardSettings) -> web.Application:
     """The dashboard over ``engram`` (or an awaitable getter of it, for a memory opened later)."""
-    if not settings.token:
-        raise ValueError("the dashboard needs a token")
+    if len(settings.token) < MIN_TOKEN:
+        raise ValueError(f"the dashboard needs a token of at least {MIN_TOKEN} characters")
     app = web.Application(middlewares=[_headers, _auth, _errors])
     app[SETTINGS] = settings
     app[SOURCE] = engram
@@ -81,7 +82,10 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
 
 
 def _token_ok(given: str | None, token: str) -> bool:
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())  # type: ignore[union-attr]
+    # surrogatepass: a header's bytes that are not UTF-8 arrive as surrogates; they are a wrong token
+    return bool(given) and hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), token.encode()  # type: ignore[union-attr]
+    )
 
 
 @web.middleware
@@ -91,7 +95,7 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not _token_ok(request.query["token"], token):
             raise web.HTTPUnauthorized(text="401: Unauthorized")
         rest = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
-        response = web.HTTPSeeOther(location=str(rest))
+        response = web.HTTPSeeOther(location="/" + str(rest).lstrip("/"))  # "//host" would leave
         response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
         raise response
     auth = request.headers.get("Authorization", "")

@@ -14,6 +14,7 @@ log = logging.getLogger("engram.dashboard")
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
 TOKEN_FILE = "dashboard_token"
+MIN_TOKEN = 16  # characters: shorter could be guessed over the network (401s are not rate-limited)
 
 
 def new_token() -> str:
@@ -25,7 +26,7 @@ def stored_token(folder: Path) -> str:
     path = Path(folder) / TOKEN_FILE
     try:
         token = path.read_text("utf-8").strip()
-        if len(token) >= 16:
+        if len(token) >= MIN_TOKEN:
             return token
     except FileNotFoundError:
         pass

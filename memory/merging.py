@@ -9,7 +9,6 @@ A failed or malformed answer changes nothing (the group is asked again next time
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from .chat import ChatModel
 from .errors import ChatError
 from .index.vectors import normalise
 from .model import Memory, now_utc
+from .replies import WrongShape, json_object
 from .text import MAX_TEXT
 
 if TYPE_CHECKING:
@@ -145,10 +145,10 @@ def _messages(mems: Sequence[Memory]) -> list[dict[str, str]]:
 def _answer(raw: str, mems: Sequence[Memory]) -> str | None:
     """The merged text, or None when the model keeps them apart; ``Malformed`` for anything else."""
     try:
-        data = json.loads(raw.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
-    except (ValueError, RecursionError) as e:
-        raise Malformed(f"the answer is not JSON: {raw[:80]!r}") from e
-    if not isinstance(data, dict) or not isinstance(data.get("same"), bool):
+        data = json_object(raw, ("same",))
+    except WrongShape as e:
+        raise Malformed(f"the answer holds no JSON object with 'same': {raw[:80]!r}") from e
+    if not isinstance(data.get("same"), bool):
         raise Malformed(f"the answer has no true/false 'same': {raw[:80]!r}")
     if not data["same"]:
         return None

@@ -4,32 +4,41 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
 from .errors import EngramError
 
-MAX_STARTS = 200  # braces tried as the start of the object: trying every one of a long answer takes seconds
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+MAX_STARTS = 200  # brackets tried as the start of JSON (``json_values``)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 
 
 class WrongShape(EngramError, ValueError):
     """The model's answer is not the JSON object asked for; nothing was changed."""
 
 
+def json_values(text: str, brackets: str = "{") -> Iterator[Any]:
+    """Every JSON value that starts at one of ``brackets`` in ``text`` or in one of its code fences,
+    in order: plain JSON, fenced, or inside prose. Only the first ``MAX_STARTS`` brackets of each are
+    tried: each try may read to the end, and every bracket of a long answer would take seconds."""
+    decoder = json.JSONDecoder()
+    starts = re.compile(f"[{re.escape(brackets)}]")
+    for candidate in (text, *_FENCE.findall(text)):
+        for m in islice(starts.finditer(candidate), MAX_STARTS):
+            try:
+                yield decoder.raw_decode(candidate, m.start())[0]
+            except (ValueError, RecursionError):  # not JSON from here, or nested deeper than json reads
+                continue
+
+
 def json_object(text: str, required: tuple[str, ...]) -> dict[str, Any]:
     """The first JSON object in ``text`` (plain, fenced or in prose) holding every key of ``required``."""
     if not text or not text.strip():
         raise WrongShape("the answer is empty")
-    decoder = json.JSONDecoder()
-    for candidate in (text, *_FENCE.findall(text)):
-        for m in islice(re.finditer(r"\{", candidate), MAX_STARTS):  # each try may read to the end
-            try:
-                obj, _ = decoder.raw_decode(candidate, m.start())
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, dict) and all(k in obj for k in required):
-                return obj
+    for obj in json_values(text):
+        if isinstance(obj, dict) and all(k in obj for k in required):
+            return obj
     raise WrongShape(f"no JSON object with {', '.join(required)} in the answer ({len(text)} characters)")
 
 

@@ -87,6 +87,7 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "strength_half_life_days": (1, 3650),
                                       "diary_boundary_hour": (0, 23)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
+TEXT_LIMITS: dict[str, int] = {"baseline_mood": 40}  # a mood word, not a paragraph (it goes into every reply)
 
 
 def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
@@ -104,7 +105,11 @@ def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
             errors.append(f"config key {f.name!r}: {e}; using the default {getattr(default, f.name)!r}")
     for msg in errors:
         log.error("Engram %s", msg)
-    return Settings(**values), errors
+    settings = Settings(**values)
+    if not settings.consolidate_every_minutes and not settings.consolidate_after_episodes:
+        log.warning("Engram: consolidate_every_minutes and consolidate_after_episodes are both 0, so "
+                    "consolidation runs only when the owner sends /mem consolidate")
+    return settings, errors
 
 
 def _convert(key: str, value: Any, default: Any) -> Any:
@@ -126,6 +131,8 @@ def _convert(key: str, value: Any, default: Any) -> Any:
     value = value.strip()
     if key in CHOICES and value not in CHOICES[key]:
         raise ValueError(f"expected one of {', '.join(CHOICES[key])}, got {value!r}")
+    if key in TEXT_LIMITS and not 0 < len(value) <= TEXT_LIMITS[key]:
+        raise ValueError(f"expected 1 to {TEXT_LIMITS[key]} characters, got {len(value)}")
     return value
 
 

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..memory import Engram, Episode
+from ..memory.outage import Outage
 
 log = logging.getLogger("engram.plugin")
 
@@ -32,6 +33,8 @@ class RecordingQueue:
         self._queue: asyncio.Queue[Item] | None = None
         self._writer: asyncio.Task[None] | None = None
         self._writes: set[asyncio.Task[Any]] = set()
+        self._outage = Outage(log, "Engram: messages are not being recorded: %s",
+                              "Engram: messages are recorded again", level=logging.ERROR, trace=True)
 
     @property
     def running(self) -> bool:
@@ -57,8 +60,9 @@ class RecordingQueue:
                     self._writes.add(task)
                     task.add_done_callback(self._write_done)
                     task.add_done_callback(partial(self._recorded, space=ep.space))
-            except Exception:  # one bad message must not stop the recorder
-                log.exception("Engram: recording a message failed")
+                self._outage.recovered()
+            except Exception as e:  # one bad message must not stop the recorder
+                self._outage.failed(e)  # a store that cannot open fails every message: said once, in full
             finally:
                 queue.task_done()
 

@@ -121,6 +121,8 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
         who = text_arg("about", about, 200, required=False)
     except ToolArgError as e:
         return str(e)
+    if not who.lstrip("@").strip():  # "@" alone names no one
+        who = ""
     audience = service.audience(event)
     if service.settings.is_blacklisted(audience.space):
         return "Not remembered: " + OPTED_OUT

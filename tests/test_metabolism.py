@@ -183,6 +183,15 @@ async def test_a_memory_moved_to_another_scope_while_the_model_decides_is_not_me
     assert seen and not [t for t in seen if "hospitals" in t]
 
 
+@pytest.mark.parametrize("answer", [f"```json\n{SAME}\n```", f"```JSON\n{SAME}\n```",
+                                    f"They say the same thing. {SAME} Hope this helps."],
+                         ids=["fenced", "fenced-upper", "in-prose"])
+async def test_a_merge_answer_in_a_fence_or_prose_is_read_as_consolidations_are(engram: Engram,
+                                                                              answer: str) -> None:
+    await twins(engram)
+    assert (await engram.merge_duplicates(Scripted(answer), LOOSE)).merged == 1
+
+
 @pytest.mark.parametrize("answer", [
     "not json at all", json.dumps(["same"]), json.dumps({"same": "yes"}), json.dumps({"same": True}),
     json.dumps({"same": True, "text": "  "}),

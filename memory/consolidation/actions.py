@@ -8,20 +8,17 @@ that breaks the contract is refused and counted, the others still apply.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import islice
 from typing import Any
 
 from ..errors import EngramError
+from ..replies import json_values
 
 ADD_KINDS = ("fact", "preference", "event", "relation", "plan")
 MAX_MEMORY_TEXT = 1000
-MAX_STARTS = 200  # brackets tried as the start of JSON inside prose
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one cannot even be looked up
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _KEY = re.compile(r"\s*([em])(\d{1,18})\s*", re.I)
 
 
@@ -66,29 +63,11 @@ def parse_reply(text: str) -> list[Any]:
     """The raw ``actions`` of an answer: plain JSON, JSON in a code fence, or JSON inside prose."""
     if not text or not text.strip():
         raise MalformedReply("the answer is empty")
-    for candidate in (text, *_FENCE.findall(text)):
-        found = _actions_in(candidate.strip())
-        if found is not None:
-            return found
-    decoder = json.JSONDecoder()
-    # JSON inside prose: the first object that decodes, from one of the first few brackets (each try
-    # may read to the end: every bracket of a long answer would take seconds)
-    for m in islice(re.finditer(r"[{\[]", text), MAX_STARTS):
-        try:
-            obj, _ = decoder.raw_decode(text, m.start())
-        except (ValueError, RecursionError):
-            continue
+    for obj in json_values(text, "{["):
         found = _actions_of(obj)
         if found is not None:
             return found
     raise MalformedReply(f"no JSON object with an actions list in the answer ({len(text)} characters)")
-
-
-def _actions_in(text: str) -> list[Any] | None:
-    try:
-        return _actions_of(json.loads(text))
-    except (ValueError, RecursionError):
-        return None
 
 
 def _actions_of(obj: Any) -> list[Any] | None:

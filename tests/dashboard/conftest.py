@@ -22,7 +22,7 @@ from ..conftest import HashEmbedder
 TOKEN = "test-token-0123456789abcdef"
 XSS_TEXT = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
 XSS_NAME = '<img src=x onerror="window.pwned=3">Mallory'
-XSS_SPACE = "qq:group:<b>666</b>"
+XSS_SPACE = 'qq:group:"\'><b>666</b>'  # quotes: an id that breaks out of an attribute
 OWNER_DM = "qq:private:10001"
 GROUP = "qq:group:5150"
 JOBS = ("consolidate", "diary", "fading")  # what the host schedules; "fading" never ran

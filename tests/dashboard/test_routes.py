@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,26 @@ async def test_every_route_answers_with_the_token(dash, path):
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
 
 
+async def raw_get(client: TestClient, head: bytes = b"", target: bytes = b"/") -> bytes:
+    """A GET sent byte for byte (no client would send these headers), its whole answer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    lines = [b"GET " + target + b" HTTP/1.1", b"Host: 127.0.0.1", b"Connection: close", head]
+    writer.write(b"\r\n".join(line for line in lines if line) + b"\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("head", [b"Authorization: Bearer \xff\xfe", b"Cookie: engram_dashboard=\xffx",
+                                  b"Authorization: Bearer " + TOKEN.encode() + b"\xe9"])
+async def test_a_token_that_is_not_utf8_is_refused_not_a_server_error(dash, head, caplog):
+    client, _, _ = dash
+    with caplog.at_level(logging.ERROR):
+        answer = await raw_get(client, head)
+    assert answer.startswith(b"HTTP/1.1 401 ") and answer.endswith(b"\r\n\r\n401: Unauthorized")
+    assert "Error handling request" not in caplog.text  # no traceback in the log for anyone's bytes
+
+
 async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
     client, _, _ = dash
     r = await client.get(f"/memories?kind=fact&token={TOKEN}", allow_redirects=False)
@@ -59,6 +82,13 @@ async def test_token_in_the_url_sets_a_cookie_and_redirects_without_it(dash):
     assert r.status == 200
     r = await client.get("/?token=wrong", allow_redirects=False)
     assert r.status == 401
+
+
+async def test_the_token_links_redirect_stays_on_this_server(dash):
+    client, _, _ = dash
+    answer = await raw_get(client, target=b"//evil.example/x?token=" + TOKEN.encode())
+    (location,) = [h for h in answer.split(b"\r\n") if h.lower().startswith(b"location:")]
+    assert location == b"Location: /evil.example/x"  # "//evil.example/x" would leave for that host
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
@@ -83,6 +113,26 @@ async def test_every_other_method_is_refused_and_changes_nothing(dash, method):
         assert r.status == 405, (method, path)
     assert await engram.stats() == before
     assert (await engram.get(ids["second"])).text.startswith("王磊喜欢浅烘的埃塞俄比亚")
+
+
+def dump(path: Path) -> list[str]:
+    db = sqlite3.connect(path)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+async def test_reading_every_page_changes_nothing_in_a_store_the_bot_writes(dash, seeded):
+    """The plugin's memory is writable (unlike the command line's): no GET may touch it, not even the
+    strength or last-recalled time a recall for a reply would change."""
+    client, engram, ids = dash
+    before = dump(seeded[0])
+    for path in [*PAGES, *APIS, f"/memories/{ids['second']}", f"/api/memories/{ids['xss']}",
+                 f"/recall?q=电动磨豆机&space={OWNER_DM}", f"/api/recall?q=咖啡&space={OWNER_DM}&owner=1"]:
+        assert (await client.get(path, headers=AUTH)).status == 200, path
+    await engram.toucher.flush()  # a touch waits a moment before it is written
+    assert dump(seeded[0]) == before
 
 
 async def test_overview_counts_places_people_and_models(dash):
@@ -334,6 +384,7 @@ async def test_script_and_img_onerror_in_text_and_names_are_shown_as_text(dash):
         f"/place?space={XSS_SPACE}",
         f"/recall?q=pwned script&space={XSS_SPACE}",
         "/memories?q=<script>",
+        '/memories?q="><b>666</b>&person="><b>666</b>',  # echoed in value="..."
         "/identity",
     ]
     for path in pages:

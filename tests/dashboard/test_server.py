@@ -64,9 +64,10 @@ async def test_a_port_in_use_is_logged_and_start_returns_false(seeded, caplog):
     await engram.close()
 
 
-def test_an_app_without_a_token_is_refused():
+@pytest.mark.parametrize("token", ["", "x" * 15])
+def test_an_app_without_a_long_enough_token_is_refused(token):
     with pytest.raises(ValueError, match="token"):
-        make_app(lambda: None, DashboardSettings(token=""))  # type: ignore[arg-type,return-value]
+        make_app(lambda: None, DashboardSettings(token=token))  # type: ignore[arg-type,return-value]
 
 
 def test_the_token_is_made_once_and_kept_private(tmp_path: Path):
@@ -130,6 +131,13 @@ def test_cli_refuses_a_public_address_without_a_token(seeded):
     r = run_cli("--db", str(path), "--host", "0.0.0.0", env=env)
     assert r.returncode == 2
     assert "refusing to listen on 0.0.0.0 without a token" in r.stderr
+
+
+def test_cli_refuses_a_short_token_that_could_be_guessed(seeded):
+    path, _ = seeded
+    r = run_cli("--db", str(path), "--host", "0.0.0.0", env={"ENGRAM_DASHBOARD_TOKEN": "secret"})
+    assert r.returncode == 2
+    assert "$ENGRAM_DASHBOARD_TOKEN is 6 characters; a token needs at least 16" in r.stderr
 
 
 def test_cli_refuses_a_missing_store(tmp_path):

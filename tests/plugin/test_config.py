@@ -36,6 +36,8 @@ def test_good_values_are_typed() -> None:
     ("dashboard_enabled", "false"), ("blacklist_spaces", None),
     # the schema's hint said '(or just the id)'; a bare id was kept and silently never matched
     ("owner_private_spaces", ["qq:private:7", "777"]),
+    # a mood is a word or two: a paragraph would drop out of every reply's block unsaid
+    ("baseline_mood", "calm " * 20), ("baseline_mood", "  "),
 ])
 def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: object,
                                                            caplog: pytest.LogCaptureFixture) -> None:
@@ -45,6 +47,14 @@ def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: obje
     assert len(errors) == 1 and repr(key) in errors[0]
     assert repr(key) in caplog.text
     assert s.public_spaces == ("g1",)  # the good key next to it still counts
+
+
+def test_consolidation_left_to_the_owner_alone_is_said_at_start(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "engram.plugin"):
+        parse_settings({"consolidate_every_minutes": 0, "consolidate_after_episodes": 30})
+        assert "runs only when" not in caplog.text
+        s, errors = parse_settings({"consolidate_every_minutes": 0, "consolidate_after_episodes": 0})
+    assert errors == [] and "consolidation runs only when the owner sends /mem consolidate" in caplog.text
 
 
 def test_missing_config_gives_defaults() -> None:

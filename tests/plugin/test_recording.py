@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sqlite3
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import pytest
 
 from astrbot_plugin_engram.memory import SELF, EmbeddingError
 from astrbot_plugin_engram.plugin.config import Settings
@@ -258,3 +260,21 @@ async def test_finished_writes_are_not_kept_without_a_flush(service) -> None:
         if not rec._writes and rec._queue is not None and rec._queue.empty():
             break
     assert rec._writes == set()
+
+
+async def test_a_store_that_cannot_open_is_said_once_in_full_then_its_recovery(
+        make_service: MakeService, caplog: pytest.LogCaptureFixture) -> None:
+    svc = make_service()
+    svc.path.parent.mkdir(parents=True, exist_ok=True)
+    svc.path.write_bytes(b"not a database, " * 512)  # a file that is not SQLite: every open fails
+    with caplog.at_level(logging.DEBUG, "engram"):
+        for n in range(3):
+            svc.record_message(event(f"lost line {n}", "u1"))
+        await svc.flush()
+        loud = [r for r in caplog.records if r.levelno >= logging.WARNING and "record" in r.getMessage()]
+        assert len(loud) == 1 and loud[0].exc_info is not None  # once, with its traceback, not 3 times
+        assert "messages are not being recorded" in loud[0].getMessage()
+        svc.path.unlink()  # the owner moves the broken file away
+        svc.record_message(event("kept line", "u1"))
+        assert [e.content for e in await episodes(svc)] == ["kept line"]
+    assert "messages are recorded again (3 failed meanwhile)" in caplog.text

@@ -59,6 +59,15 @@ async def test_only_a_public_place_makes_a_memory_about_no_one_public(make_servi
         "public", "space:qq:group:g1", "space:qq:group:g2"]
 
 
+@pytest.mark.parametrize("about", ["@", " @ ", "@@"])
+async def test_an_about_of_a_bare_at_sign_names_no_one(make_service: MakeService, about: str) -> None:
+    svc = make_service(Settings(public_spaces=("g1",)))
+    reply = await memory_remember(svc, event("x", "alice", "g1"), "The club meets on Mondays", about)
+    m = await (await svc.memory()).get(1)
+    assert reply == "Remembered (m1); it will come up anywhere."
+    assert (m.text, m.scope, m.subjects) == ("The club meets on Mondays", "public", ())
+
+
 @pytest.mark.parametrize("text, about, error", [
     (["a"], "", "error: text must be a string, not list"),
     ("  ", "", "error: text must not be empty"),
