@@ -82,10 +82,13 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
                            "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY",
                            f"wal_autocheckpoint={SAFETY_NET}"):  # copied in the background (``log_copier``)
-                await writer.execute(f"PRAGMA {pragma}")
+                # fetched to the end: a statement left mid-way (journal_mode and wal_checkpoint answer a
+                # row) stays "in progress" while aiosqlite's thread holds its last result, and an
+                # unfinished wal_checkpoint makes COMMIT fail (after a busy BEGIN it is held for good)
+                await writer.execute_fetchall(f"PRAGMA {pragma}")
             await migrate(writer)
             # a forget killed after its commit left the erased text in the log's older frames
-            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
             reader, quick = await _readers(path)
         except BaseException:
             await writer.close()
