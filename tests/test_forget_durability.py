@@ -45,12 +45,8 @@ async def state(open_engram: EngramOpener) -> tuple[int, int, int, list[str]]:
     return said, s["memories"], len(hits), problems
 
 
-@pytest.mark.parametrize("where, expected", [("inside", (LINES, 1)), ("committed", (0, 0))])
-async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(
-        tmp_path: Path, db_path: Path, open_engram: EngramOpener, where: str,
-        expected: tuple[int, int]) -> None:
-    path = db_path  # in tmp_path, whose every file the marker search reads
-    await seed(open_engram)
+def kill_forget_at(path: Path, where: str) -> None:
+    """A child process forgets PERSON in ``path`` and is killed (SIGKILL) when it reaches ``where``."""
     child = subprocess.Popen(  # noqa: ASYNC220  (the parent only waits for one line, then kills)
         [sys.executable, "-m", "tests._forget_child", str(path), PERSON, where],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -60,6 +56,15 @@ async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(
     finally:  # killed also when the test fails here
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize("where, expected", [("inside", (LINES, 1)), ("committed", (0, 0))])
+async def test_a_kill_during_a_forget_leaves_all_of_it_or_none(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener, where: str,
+        expected: tuple[int, int]) -> None:
+    path = db_path  # in tmp_path, whose every file the marker search reads
+    await seed(open_engram)
+    kill_forget_at(path, where)
     said, memories, hits, problems = await state(open_engram)
     assert (said, memories) == expected and problems == []
     assert (hits > 0) == (said > 0)
@@ -87,15 +92,7 @@ async def test_a_kill_after_the_erase_still_erases_the_files_beside_the_store(
     proposals.propose(f"I keep Ming's code {MARK} safe.", "he trusted me", SPACE)
     kept = proposals.propose("I like quiet mornings.", "", "qq:group:2")
     await e.close()
-    child = subprocess.Popen(  # noqa: ASYNC220  (the parent only waits for one line, then kills)
-        [sys.executable, "-m", "tests._forget_child", str(db_path), PERSON, where],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().decode().strip() == where
-    finally:
-        child.kill()
-        child.wait()
+    kill_forget_at(db_path, where)
     said, memories, _, problems = await state(open_engram)
     assert problems == []
     if where == "committed":

@@ -9,8 +9,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -23,6 +25,7 @@ from .fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACE = "qq:group:1"
+T = TypeVar("T")
 
 
 def cli(path: Path, *argv: str) -> subprocess.Popen[str]:
@@ -39,6 +42,24 @@ async def wait_for_chat_requests(server: FakeOpenAI, n: int, child: subprocess.P
         await asyncio.sleep(0.05)
 
 
+
+async def while_the_cli_waits(child: subprocess.Popen[str], server: FakeOpenAI,
+                              work: Callable[[OpenAIChat], Awaitable[T]]) -> tuple[T, str, str]:
+    """``work`` by the bot while ``child`` (the command line) waits for the model's answer; then the
+    child's output once it ends (killed also when the test fails here)."""
+    try:
+        await wait_for_chat_requests(server, 1, child)  # the CLI waits for its answer now
+        chat = OpenAIChat("m", server.base_url)
+        try:
+            done = await work(chat)
+        finally:
+            await chat.close()
+        out, err = await asyncio.to_thread(child.communicate, timeout=60)
+        return done, out, err
+    finally:
+        child.kill()
+        child.wait()
+
 async def test_a_batch_consolidated_by_the_cli_while_the_bot_does_it_is_applied_once(
         tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     """Both read the place's cursor, both ask the model; the second to commit used to apply the same
@@ -52,17 +73,8 @@ async def test_a_batch_consolidated_by_the_cli_while_the_bot_does_it_is_applied_
                                           "sources": ["e1"], "scope": None}]})
         fake_openai.replies += [{"delay": 4, "content": answer}, answer]  # the CLI's answer comes last
         child = cli(path, "consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
-        try:
-            await wait_for_chat_requests(fake_openai, 1, child)  # the CLI waits for its answer now
-            chat = OpenAIChat("m", fake_openai.base_url)
-            try:
-                report = await Consolidator(bot, chat, ConsolidationSettings()).run(force=True)
-            finally:
-                await chat.close()
-            out, err = await asyncio.to_thread(child.communicate, timeout=60)
-        finally:
-            child.kill()
-            child.wait()
+        report, out, err = await while_the_cli_waits(
+            child, fake_openai, lambda chat: Consolidator(bot, chat, ConsolidationSettings()).run(force=True))
         assert report.added == 1 and child.returncode == 0, err
         assert "0 added" in out, out  # the CLI saw the batch taken meanwhile and applied nothing
         found = await bot.memories(await bot.store.memory_ids_of_kind("fact"))
@@ -87,17 +99,8 @@ async def test_a_day_written_by_the_cli_while_the_bot_writes_it_has_one_diary(
                                 json.dumps({"entry": "The bot's entry."})]
         child = cli(path, "diary", "--date", day.isoformat(), "--timezone", "UTC",
                     "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
-        try:
-            await wait_for_chat_requests(fake_openai, 1, child)
-            chat = OpenAIChat("m", fake_openai.base_url)
-            try:
-                mine = await write_diary(bot, chat, day, tz=timezone.utc)
-            finally:
-                await chat.close()
-            out, err = await asyncio.to_thread(child.communicate, timeout=60)
-        finally:
-            child.kill()
-            child.wait()
+        mine, out, err = await while_the_cli_waits(
+            child, fake_openai, lambda chat: write_diary(bot, chat, day, tz=timezone.utc))
         assert mine.status == "written" and child.returncode == 0, err
         assert "diary exists" in out, out  # the CLI found the bot's entry when it came to write
         entries = await bot.memories(await bot.store.memory_ids_of_kind("diary"))
