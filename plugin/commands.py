@@ -65,6 +65,15 @@ class CommandContext:
         except Exception:
             log.exception("Engram: sending a line before the answer failed")
 
+    def sees_episode(self, space: str) -> bool:
+        """Whether a line of ``space`` may be shown here: said in a place this chat sees, or this is
+        the owner's private chat (which sees everything)."""
+        return self.audience.owner_private or visibility(self.audience).sees_episode(space)
+
+    def sees_memory(self, scope: str) -> bool:
+        """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
+        return self.audience.owner_private or visibility(self.audience).sees_memory(scope)
+
     def forget_turn(self) -> AbstractAsyncContextManager[None]:
         """A forget's turn with the diary and self-image jobs; told at once when it must wait."""
         return self.service.days_lock.forget_turn(self.say_now)
@@ -158,7 +167,7 @@ async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
         ep = await mem.get_episode(episode_id)
     except UnknownIdError:
         ep = None
-    if ep is None or not (ctx.audience.owner_private or visibility(ctx.audience).sees_episode(ep.space)):
+    if ep is None or not ctx.sees_episode(ep.space):
         raise UnknownIdError(f"no episode e{episode_id} here")
     return ep
 
@@ -175,8 +184,7 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
         versions = await mem.history(memory_id)
     except UnknownIdError:
         m, versions = None, []
-    vis = visibility(ctx.audience)
-    if m is None or not (ctx.audience.owner_private or all(vis.sees_memory(v.scope) for v in versions)):
+    if m is None or not all(ctx.sees_memory(v.scope) for v in versions):
         raise UnknownIdError(f"no memory m{memory_id} here")
     return m
 
@@ -235,10 +243,9 @@ async def _why(ctx: CommandContext, args: str) -> str:
     if not inj.injected:
         return head + "\nno memories (nothing recalled fit)."
     # as this chat may see them now: a memory moved out of its sight since (/mem scope) is not shown
-    vis = visibility(ctx.audience)
     now = await (await ctx.service.memory()).memories([h.id for h in inj.injected if h.kind == "memory"])
-    shown = [h for h in inj.injected if h.kind == "episode" or (
-        h.id in now and (ctx.audience.owner_private or vis.sees_memory(now[h.id].scope)))]
+    shown = [h for h in inj.injected
+             if h.kind == "episode" or (h.id in now and ctx.sees_memory(now[h.id].scope))]
     left = len(inj.hits) - len(inj.injected)
     gone = len(inj.injected) - len(shown)
     return "\n".join([head, *(hit_line(h, ctx) for h in shown)]
@@ -260,7 +267,7 @@ async def _remember(ctx: CommandContext, args: str) -> str:
                 "split it into several memories.")
     if scope == OWNER and not ctx.service.settings.owner_ids:
         return "Not remembered: " + NO_OWNER
-    if not (ctx.audience.owner_private or visibility(ctx.audience).sees_memory(scope)):
+    if not ctx.sees_memory(scope):
         # a scope this chat does not see does not exist here: no write into it, and no "already
         # remembered" telling what it holds
         raise UnknownIdError(f"no scope {scope} here (name a scope this chat does not see only in the "
@@ -289,9 +296,8 @@ async def _show(ctx: CommandContext, args: str) -> str:
     versions = await mem.history(m.id)
     if len(versions) > 1:
         lines.append("versions: " + " -> ".join(f"m{v.id} ({v.status})" for v in versions))
-    vis = visibility(ctx.audience)
     sources = await mem.sources(m.id)
-    shown = [e for e in sources if ctx.audience.owner_private or vis.sees_episode(e.space)]
+    shown = [e for e in sources if ctx.sees_episode(e.space)]
     for e in shown:
         lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {e.actor_name or e.actor}: "
                      f"{quoted(short(e.content))}")
@@ -330,10 +336,9 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     if with_sources and not ctx.audience.owner_private:
         # a forget here reaches no other chat: lines said elsewhere (and what was drawn from them) go
         # only from the owner's private chat
-        vis = visibility(ctx.audience)
         plan = await mem.forget([m.id], with_sources=True, dry_run=True)
         lines = await mem.episodes(plan.episodes)
-        if any(not vis.sees_episode(e.space) for e in lines.values()):
+        if any(not ctx.sees_episode(e.space) for e in lines.values()):
             raise UnknownIdError(f"m{m.id} came from lines of other chats; forget it with its lines in the "
                                  f"owner's private chat (here: /mem forget m{m.id} without --with-sources)")
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..memory import visibility
 from ..memory.render import quoted
 from .commands import COMMANDS, CommandContext, short
 
@@ -23,9 +22,8 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
                 f"(this place is {ctx.audience.space}).")
     report = await jobs.consolidate_now(places)
     lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
-    vis = visibility(ctx.audience)
     found = await mem.memories(report.new_ids[-50:])
-    shown = [m for m in found.values() if ctx.audience.owner_private or vis.sees_memory(m.scope)]
+    shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
     if len(found) > len(shown):
         lines.append(f"({len(found) - len(shown)} new memories of other places not shown here)")

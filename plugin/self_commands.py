@@ -9,7 +9,6 @@ import re
 from datetime import date
 from typing import Any
 
-from ..memory import visibility
 from ..memory.clock import day_of
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
@@ -45,8 +44,7 @@ async def _proposals(ctx: CommandContext, args: str) -> str:
         return "No identity proposal waits for you."
     # a proposal and its reason tell of the chat it was made in: elsewhere only the owner's private
     # chat shows it, like that chat's lines
-    vis = visibility(ctx.audience)
-    shown = [p for p in waiting if ctx.audience.owner_private or vis.sees_episode(p.place)]
+    shown = [p for p in waiting if ctx.sees_episode(p.place)]
     lines = [f"#{p.id} ({p.at[:10]}, from {p.place}): {quoted(short(p.change))}"
              + (f" — because {quoted(short(p.reason))}" if p.reason else "") for p in shown]
     if len(shown) < len(waiting):
