@@ -10,7 +10,7 @@ that touched the day's episodes calls). A failed call or an answer of the wrong 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from .diary_files import data_folder, day_rule, diary_path
 from .engram import Engram
 from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
-from .model import Episode, Memory, aware, now_utc
+from .model import Episode, Memory, aware, next_version, now_utc
 from .replies import json_object, text_field
 from .scopes import OWNER
 
@@ -132,8 +132,7 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
     sources = tuple(e.id for e in episodes if e.id is not None)
     if old is not None and old.id is not None:
         # the rewrite tells of the same day: valid from its start too (as ``Engram.update`` writes it)
-        new = replace(old, text=entry, sources=sources, valid_from=start, valid_to=None, id=None,
-                      supersedes=old.id, created_at=now_utc(), status="active")
+        new = next_version(old, now_utc(), text=entry, sources=sources, valid_from=start, valid_to=None)
         status = "rewritten"
     else:
         new = Memory(text=entry, scope=OWNER, kind="diary", sources=sources, importance=0.6,

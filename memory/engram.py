@@ -10,7 +10,6 @@ that take an ``Engram``, not methods added here.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from .index.vectors import VectorIndex
 from .indexing import Indexer
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
-from .model import Audience, Episode, Hit, Memory, now_utc, possible_ids
+from .model import Audience, Episode, Hit, Memory, next_version, now_utc, possible_ids
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
@@ -141,8 +140,7 @@ class Engram:
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
         changes.setdefault("valid_to", None)
-        new = replace(old, text=old.text if text is None else text, id=None, supersedes=memory_id,
-                      created_at=now, status="active", **changes)
+        new = next_version(old, now, text=old.text if text is None else text, **changes)
         mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
         self.indexer.kick()
         return mid

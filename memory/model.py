@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -119,3 +119,8 @@ class Hit:
         if isinstance(self.item, Episode):
             return self.item.time
         return self.item.valid_from or self.item.created_at
+
+
+def next_version(old: Memory, now: datetime, **changes: Any) -> Memory:
+    """A new version of ``old`` with ``changes``: active, superseding it, made ``now`` (not yet stored)."""
+    return replace(old, id=None, supersedes=old.id, created_at=now, status="active", **changes)

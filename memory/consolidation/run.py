@@ -15,13 +15,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
-from ..model import SELF, Audience, Episode, Memory, aware
+from ..model import SELF, Audience, Episode, Memory, aware, next_version
 from ..scopes import learned_scope, may_write, place_listed, visibility
 from .actions import (
     INVENTED_ID,
@@ -318,9 +318,9 @@ class Consolidator:
                 report.refused[UNSEEN_MEMORY] += 1
                 continue
             done.add(update.memory_id)
-            out.append((replace(old, text=update.text, subjects=subjects, id=None, status="active",
-                                sources=tuple(dict.fromkeys((*old.sources, *update.sources))),
-                                supersedes=update.memory_id, created_at=now), update.memory_id))
+            out.append((next_version(old, now, text=update.text, subjects=subjects,
+                                     sources=tuple(dict.fromkeys((*old.sources, *update.sources)))),
+                        update.memory_id))
         return out
 
 
