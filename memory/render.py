@@ -8,12 +8,15 @@ and the dashboard all render through here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
+from .display import flat
+from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
 from .text import approx_tokens
 
@@ -36,9 +39,18 @@ def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
     return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
+_TAG = re.compile(r"<(\s*/?\s*engram-memory[^<>]*)>", re.IGNORECASE)
+
+
 def quoted(text: str) -> str:
-    """Text on one line in quotes, so a note cannot pose as part of the block around it."""
-    return '"' + " ".join(text.replace('"', "'").split()) + '"'
+    """Text on one line in quotes, so a note cannot pose as part of the block around it: no line
+    break, no control character, and the block's own tags shown as ``‹/engram-memory›``."""
+    return '"' + _TAG.sub(r"‹\1›", flat(text.replace('"', "'"))) + '"'
+
+
+def shown_name(name: str) -> str:
+    """A person's name as a note shows it (``display.person``; the block's tags as in ``quoted``)."""
+    return _TAG.sub(r"‹\1›", display_name(name))
 
 
 def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> str:
@@ -46,16 +58,18 @@ def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -
     date = when(hit.time, now, tz)
     item = hit.item
     if isinstance(item, Episode):
-        who = "you" if item.actor == SELF else (item.actor_name or names.get(item.actor) or "someone")
+        who = "you" if item.actor == SELF else (
+            shown_name(item.actor_name) or shown_name(names.get(item.actor, "")) or "someone")
         said = ":" if item.kind == "image" else " said:"
         return f"- {date} — {who}{said} {quoted(item.content)}"
-    about = ", ".join(names.get(s, s.rsplit(':', 1)[-1]) for s in item.subjects)
+    about = ", ".join(shown_name(names.get(s, s.rsplit(':', 1)[-1])) or "someone" for s in item.subjects)
     return f"- {date} — {'about ' + about if about else 'a note'}: {quoted(item.text)}"
 
 
 def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
               last_person: datetime | None = None, person: str = "") -> str:
     """The sense of time: now (date, time, part of day), since the last exchange here and with this person."""
+    person = shown_name(person) if person else ""
     local = now.astimezone(tz)
     out = f"Now: {local:%Y-%m-%d %H:%M %A} ({local.tzname()}), {part_of_day(now, tz)}."
     if last_here is None:

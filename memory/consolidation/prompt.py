@@ -10,6 +10,7 @@ from pathlib import Path
 from string import Template
 
 from ..chat import Message
+from ..display import flat, person
 from ..model import SELF, Episode, Memory
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -41,18 +42,26 @@ def _stamp(t: datetime | None, tz: tzinfo | None) -> str:
 
 
 def one_line(text: str, limit: int = LINE_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """``text`` on one line without control characters (``display.flat``), cut at ``limit``."""
+    shown = flat(text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def speaker(ep: Episode, lang: str) -> str:
+    """Who said ``ep``: the bot, or the speaker's name on one line (one posing as the bot, the owner
+    or the system shown as someone so named, ``display.person``), else their id."""
+    if ep.actor == SELF:
+        return BOT_NAME[lang]
+    return person(ep.actor_name, lang) or flat(ep.actor) or "?"
 
 
 def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
-    who = BOT_NAME[lang] if ep.actor == SELF else (ep.actor_name or ep.actor or "?")
-    return f"e{ep.id} [{_stamp(ep.time, tz)}] {who}: {one_line(ep.content)}"
+    return f"e{ep.id} [{_stamp(ep.time, tz)}] {speaker(ep, lang)}: {one_line(ep.content)}"
 
 
-def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None) -> str:
+def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None, lang: str = "en") -> str:
     t = m.valid_from or m.created_at
-    about = ", ".join(f"{names.get(s, s)} ({s})" for s in m.subjects)
+    about = ", ".join(f"{person(names.get(s, s), lang) or '?'} ({flat(s)})" for s in m.subjects)
     head = f"m{m.id} [{m.kind}, {t.astimezone(tz):%Y-%m-%d}" if t else f"m{m.id} [{m.kind}"
     return f"{head}{'; about ' + about if about else ''}] {one_line(m.text)}"
 
@@ -63,11 +72,12 @@ def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], na
     lang = language([e.content for e in batch])
     system, user = templates("consolidate", lang)
     people = {SELF: BOT_NAME[lang]}
-    people.update((e.actor, e.actor_name or names.get(e.actor, e.actor)) for e in batch if e.actor != SELF)
-    people.update((s, names.get(s, s)) for m in related for s in m.subjects if s not in people)
+    people.update((e.actor, speaker(e, lang) if e.actor_name else person(names.get(e.actor, e.actor), lang))
+                  for e in batch if e.actor != SELF)
+    people.update((s, person(names.get(s, s), lang)) for m in related for s in m.subjects if s not in people)
     filled = user.safe_substitute(
-        place=place, today=f"{now.astimezone(tz):%Y-%m-%d}",
-        people="\n".join(f"{p} = {n}" for p, n in people.items() if p),
-        memories="\n".join(memory_line(m, names, tz) for m in related) or NOTHING[lang],
+        place=flat(place), today=f"{now.astimezone(tz):%Y-%m-%d}",
+        people="\n".join(f"{flat(p)} = {n or '?'}" for p, n in people.items() if flat(p)),
+        memories="\n".join(memory_line(m, names, tz, lang) for m in related) or NOTHING[lang],
         lines="\n".join(episode_line(e, lang, tz) for e in batch))
     return [{"role": "system", "content": system}, {"role": "user", "content": filled}]
