@@ -4,6 +4,8 @@ sources, updates keep history, code decides scope, and a failed call changes not
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -140,6 +142,25 @@ async def test_the_owners_chat_keeps_to_the_owner_and_the_bots_own_thoughts_stay
     await run(engram, fake_openai).run(force=True)
     got = {m.text: m.scope for m in await memories(engram)}
     assert got == {"Lin plans a surprise for Bob": "owner", "Bob seemed tired": "owner"}
+
+
+async def test_with_no_owner_a_memory_scoped_owner_stays_where_its_lines_were_said(
+        engram: Engram, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """With no owner configured an ``owner`` memory would show in no chat at all: it stays in the
+    place its lines were recorded in, and the log says why."""
+    [g, t] = await engram.record_many([ep(GROUP, "my birthday is on June 3rd"),
+                                       ep(GROUP, "Bob seemed tired today", SELF, "", 1, "observation")])
+    fake_openai.replies.append(actions(
+        add("Alice's birthday is on June 3rd", [f"e{g}"], ["qq:7"], scope="owner"),
+        add("Bob seemed tired", [f"e{t}"], [])))
+    con = run(engram, fake_openai, replace(FAST, owner_known=False), owner_spaces=())
+    with caplog.at_level(logging.INFO, "engram.consolidate"):
+        report = await con.run(force=True)
+    got = {m.text: m.scope for m in await memories(engram)}
+    assert got == {"Alice's birthday is on June 3rd": f"space:{GROUP}", "Bob seemed tired": f"space:{GROUP}"}
+    assert caplog.text.count("no owner is configured") == 2 and not report.refused
+    hits = await engram.recall("birthday June", Audience(GROUP), k=5)
+    assert "Alice's birthday is on June 3rd" in [h.text for h in hits]
 
 
 async def test_related_memories_come_only_from_what_the_place_may_see(engram: Engram,

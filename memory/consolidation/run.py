@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
-from ..scopes import learned_scope, may_write, place_listed, visibility
+from ..scopes import OWNER, learned_scope, may_write, place_listed, space_scope, visibility
 from .actions import (
     INVENTED_ID,
     UNFORESEEN,
@@ -63,6 +63,7 @@ class ConsolidationSettings:
     max_backoff: float = 3600.0
     timeout: float = 90.0
     public_spaces: tuple[str, ...] = ("web",)
+    owner_known: bool = True  # False: no chat is the owner's, so an ``owner`` memory would show nowhere
 
     def is_public(self, space: str) -> bool:
         """``space`` is listed in full (``qq:group:123``), or a group by its bare id (``123``): never a
@@ -287,11 +288,17 @@ class Consolidator:
         decision = learned_scope(a.scope_hint, space, about_people=any(p != SELF for p in about),
                                  owner_private=audience.owner_private,
                                  public_place=self.settings.is_public(space), own_thoughts=own)
+        scope = decision.scope
         if decision.widened:
             report.refused[WIDER_SCOPE] += 1
-            log.info("consolidation of %s: scope %r refused, kept %s", space, a.scope_hint, decision.scope)
+            log.info("consolidation of %s: scope %r refused, kept %s", space, a.scope_hint, scope)
+        if scope == OWNER and not self.settings.owner_known:  # the narrowest scope its lines allow
+            scope = space_scope(space)
+            log.info("consolidation of %s: no owner is configured, so a memory scoped owner (%s) would show "
+                     "nowhere; kept in %s, where its lines were said", space,
+                     "the bot's own thoughts" if own else f"asked for {a.scope_hint!r}", scope)
         when = aware(a.when) if a.when else min(aware(e.time) for e in sources)
-        return Memory(text=a.text, scope=decision.scope, kind=a.kind, subjects=about, sources=a.sources,
+        return Memory(text=a.text, scope=scope, kind=a.kind, subjects=about, sources=a.sources,
                       importance=a.importance, created_at=now, valid_from=when)
 
     async def _resolve(self, plan: list[Memory | tuple[Update, tuple[str, ...] | None]], audience: Audience,
