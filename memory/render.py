@@ -18,7 +18,7 @@ from .clock import ago, part_of_day
 from .display import flat
 from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
-from .text import approx_tokens
+from .text import budget_tokens
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -88,12 +88,12 @@ def fit_identity(identity: str, budget: int) -> str:
     """The identity document within ``IDENTITY_SHARE`` of the budget: whole, or its beginning cut at a
     line or sentence end and marked with "…" (it is the bot's identity: it always goes in)."""
     room = max(1, int(budget * IDENTITY_SHARE))
-    if approx_tokens(identity) <= room:
+    if budget_tokens(identity) <= room:
         return identity
     lo, hi = 0, len(identity)
     while lo < hi:  # the longest beginning that fits
         mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if approx_tokens(identity[:mid]) + 1 <= room else (lo, mid - 1)
+        lo, hi = (mid, hi) if budget_tokens(identity[:mid]) + 1 <= room else (lo, mid - 1)
     cut = identity[:lo]
     end = max(cut.rfind("\n"), *(cut.rfind(p) + len(p) - 1 for p in (". ", "。", "! ", "? ")))
     return (cut[: end + 1] if end > len(cut) // 2 else cut).rstrip() + "…"
@@ -112,13 +112,13 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
         head += [IDENTITY_HEAD, identity]
     room = budget - int(budget * NOTES_SHARE)
     for extra in extras:
-        if approx_tokens("\n".join([*head, extra, CLOSE])) <= room:
+        if budget_tokens("\n".join([*head, extra, CLOSE])) <= room:
             head.append(extra)
     lines = [*head, NOTES_HEAD]
-    used = approx_tokens("\n".join([*lines, CLOSE]))
+    used = budget_tokens("\n".join([*lines, CLOSE]))
     taken: list[int] = []
     for i, line in enumerate(notes):
-        cost = approx_tokens(line) + 1
+        cost = budget_tokens(line) + 1
         if used + cost <= budget:  # a note too long for what is left is skipped whole
             lines.append(line)
             used += cost
@@ -137,7 +137,7 @@ class Block:
 
     @property
     def tokens(self) -> int:
-        return approx_tokens(self.text)
+        return budget_tokens(self.text)
 
 
 async def hit_names(engram: Engram, space: str, hits: Sequence[Hit]) -> dict[str, str]:
