@@ -37,8 +37,9 @@ def main() -> None:
         eps = [Episode(space="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1", actor_name="小明",
                        time=NOW - timedelta(days=i)) for i in range(60)]
         notes = [note(Hit("episode", 1, e.content, 1.0, {}, e), {}, NOW, timezone.utc) for e in eps]
+        time = time_line(NOW, NOW - timedelta(hours=2), timezone.utc)
         for budget in (200, 600, 2000):
-            text, taken = build_block(notes, time_line(NOW, NOW - timedelta(hours=2), timezone.utc), "", budget)
+            text, taken = build_block(notes, time, "", budget)
             print(f"{lang:<6} {budget:>6} {len(taken):>5} {budget_tokens(text):>8} {approx_tokens(text):>6} "
                   f"{len(qwen.encode(text)):>5}")
 
