@@ -11,9 +11,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.memory.text import approx_tokens
+from astrbot_plugin_engram.memory.text import approx_tokens, budget_tokens
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import INJECTED_EXTRA, EngramService
+from astrbot_plugin_engram.plugin.tools import TOOL_TOKENS, memory_recall
 
 from .conftest import OWNER, MakeService, event, request
 from .test_commands import mem
@@ -205,3 +206,17 @@ async def test_mem_show_keeps_a_hostile_name_on_its_line(service: EngramService)
     assert head.startswith("e1 (message_in) in qq:group:g1") and head.endswith("(qq:mallory):")
     assert (said, tail) == ('"see [2Jthis"', "(/mem forget e1 erases it)")
     assert not [c for c in reply if c in "\x1b\x07\u202e"]
+
+
+async def test_the_recall_tool_answers_within_a_bound_however_long_the_lines(service: EngramService) -> None:
+    """Pasted articles (a line keeps up to 16,000 characters) must not flood the model's context
+    through ``memory_recall``: a long note is cut and marked, and the answer has a size limit."""
+    for n in range(20):
+        long = f"cosmic article {n}: " + "lorem ipsum dolor sit amet " * 600
+        service.record_message(event(long, "alice", "g1"))
+    await service.flush()
+    answer = await memory_recall(service, event("x", "alice", "g1"), "cosmic article", 20)
+    notes = [line for line in answer.split("\n") if line.startswith("- ")]
+    assert len(notes) >= 5 and all(n.endswith('…" (cut)') for n in notes)
+    assert budget_tokens(answer) <= TOOL_TOKENS + 20
+    assert answer.endswith("more not shown here; ask with other words to find them)") or len(notes) == 20
