@@ -45,12 +45,18 @@ _TAG = re.compile(r"<(\s*/?\s*engram-memory[^<>]*)>", re.IGNORECASE)
 def quoted(text: str) -> str:
     """Text on one line in quotes, so a note cannot pose as part of the block around it: no line
     break, no control character, and the block's own tags shown as ``‹/engram-memory›``."""
-    return '"' + _TAG.sub(r"‹\1›", flat(text.replace('"', "'"))) + '"'
+    return '"' + untagged(flat(text.replace('"', "'"))) + '"'
+
+
+def untagged(text: str) -> str:
+    """``text`` with the block's own tags shown as ``‹/engram-memory›`` (the self-image and the mood
+    are written by a model from what users said; a tag in them must not end the block)."""
+    return _TAG.sub(r"‹\1›", text)
 
 
 def shown_name(name: str) -> str:
     """A person's name as a note shows it (``display.person``; the block's tags as in ``quoted``)."""
-    return _TAG.sub(r"‹\1›", display_name(name))
+    return untagged(display_name(name))
 
 
 def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> str:
@@ -109,9 +115,9 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
     """
     head = [OPEN, PREAMBLE, time] if time else [OPEN, PREAMBLE]
     if identity:
-        head += [IDENTITY_HEAD, identity]
+        head += [IDENTITY_HEAD, untagged(identity)]
     room = budget - int(budget * NOTES_SHARE)
-    for extra in extras:
+    for extra in map(untagged, extras):
         if budget_tokens("\n".join([*head, extra, CLOSE])) <= room:
             head.append(extra)
     lines = [*head, NOTES_HEAD]
