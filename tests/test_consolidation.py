@@ -290,3 +290,13 @@ async def test_a_place_is_due_after_enough_lines_or_a_pause(engram: Engram, fake
     assert (await con.run()).calls == 0  # two hours old, but the conversation goes on
     now[0] += 600
     assert (await con.run()).calls == 1  # paused, and old enough: both lines in one call
+
+
+async def test_a_speaker_named_you_is_not_taken_for_the_bot(engram: Engram, fake_openai: FakeOpenAI) -> None:
+    """In a public place, a memory about a person named "You" (the model naming them, not giving
+    their id) was filed as about the bot, about no person, so it could become public."""
+    [i] = await engram.record_many([ep("web", "I live at 5 Main Street", "web:u1", "You")])
+    fake_openai.replies.append(actions(add("You lives at 5 Main Street", [f"e{i}"], ["You"], scope="public")))
+    await run(engram, fake_openai).run(force=True)
+    [m] = await memories(engram)
+    assert (m.subjects, m.scope) == (("web:u1",), "space:web")

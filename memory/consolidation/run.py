@@ -332,11 +332,12 @@ class Consolidator:
 
 
 def _people(about: Sequence[str], names: dict[str, str]) -> tuple[str, ...]:
-    """Person ids: a name the batch's speakers go by becomes their id; ``self`` stays the bot."""
+    """Person ids: a name the batch's speakers go by becomes their id (a speaker named "You" too: a
+    memory about a person never passes for one about the bot); ``self``, ``bot``, ``you``: the bot."""
     out = []
     for a in about:
         low = a.strip().lower()
-        out.append(SELF if low in ("self", "bot", "you") else names.get(low, a.strip()))
+        out.append(names.get(low) or (SELF if low in ("self", "bot", "you") else a.strip()))
     return tuple(dict.fromkeys(out))
 
 
