@@ -52,7 +52,12 @@ def speaker(ep: Episode, lang: str) -> str:
     or the system shown as someone so named, ``display.person``), else their id."""
     if ep.actor == SELF:
         return BOT_NAME[lang]
-    return person(ep.actor_name, lang) or flat(ep.actor) or "?"
+    return name_or_id(ep.actor_name, ep.actor, lang) or "?"
+
+
+def name_or_id(name: str | None, pid: str, lang: str) -> str:
+    """A person's name as shown (``display.person``), else their id on one line."""
+    return (person(name, lang) if name else "") or flat(pid)
 
 
 def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
@@ -61,7 +66,7 @@ def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
 
 def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None, lang: str = "en") -> str:
     t = m.valid_from or m.created_at
-    about = ", ".join(f"{person(names.get(s, s), lang) or '?'} ({flat(s)})" for s in m.subjects)
+    about = ", ".join(f"{name_or_id(names.get(s), s, lang)} ({flat(s)})" for s in m.subjects)
     head = f"m{m.id} [{m.kind}, {t.astimezone(tz):%Y-%m-%d}" if t else f"m{m.id} [{m.kind}"
     return f"{head}{'; about ' + about if about else ''}] {one_line(m.text)}"
 
@@ -72,9 +77,10 @@ def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], na
     lang = language([e.content for e in batch])
     system, user = templates("consolidate", lang)
     people = {SELF: BOT_NAME[lang]}
-    people.update((e.actor, speaker(e, lang) if e.actor_name else person(names.get(e.actor, e.actor), lang))
+    people.update((e.actor, name_or_id(e.actor_name or names.get(e.actor), e.actor, lang))
                   for e in batch if e.actor != SELF)
-    people.update((s, person(names.get(s, s), lang)) for m in related for s in m.subjects if s not in people)
+    people.update((s, name_or_id(names.get(s), s, lang))
+                  for m in related for s in m.subjects if s not in people)
     filled = user.safe_substitute(
         place=flat(place), today=f"{now.astimezone(tz):%Y-%m-%d}",
         people="\n".join(f"{flat(p)} = {n or '?'}" for p, n in people.items() if flat(p)),
