@@ -39,7 +39,7 @@ def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
     return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
-_TAG = re.compile(r"<(\s*/?\s*engram-memory[^<>]*)>", re.IGNORECASE)
+_TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too
 
 
 def quoted(text: str) -> str:
