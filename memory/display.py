@@ -50,9 +50,44 @@ def person(name: str, lang: str = "en") -> str:
     """A person's display name for a line: flat, at most ``NAME_CHARS``; one that poses as the bot,
     the owner or the system, or holds what frames a line, is shown as ``someone named "..."`` (empty
     when nothing visible is left)."""
-    shown = flat(name)
-    if len(shown) > NAME_CHARS:
-        shown = shown[: NAME_CHARS - 1] + "…"
+    shown = cut(flat(name), NAME_CHARS)
     if shown and (poses(shown) or _FRAMING.search(name)):
         return NAMED[lang].format(shown.translate(_QUOTES))
     return shown
+
+
+def _joined(c: str) -> bool:
+    """``c`` belongs to the character before it: a combining mark, a joiner, a variation selector,
+    a skin tone, an emoji tag."""
+    o = ord(c)
+    return (unicodedata.combining(c) != 0 or unicodedata.category(c) in ("Mn", "Me") or o == 0x200D
+            or 0xFE00 <= o <= 0xFE0F or 0x1F3FB <= o <= 0x1F3FF or 0xE0020 <= o <= 0xE007F)
+
+
+def _flag(c: str) -> bool:
+    return 0x1F1E6 <= ord(c) <= 0x1F1FF
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` itself, or its beginning and "…" in at most ``limit`` characters, never ending inside
+    an emoji sequence, a flag or a letter with its accents (a cut "👩‍👩‍👧" showed other people)."""
+    if len(text) <= limit:
+        return text
+    end = limit - 1
+    for _ in range(32):  # a pathological run of marks is cut anyway
+        if end > 0 and (_joined(text[end]) or text[end - 1] == "\u200d" or _split_flag(text, end)):
+            end -= 1
+        else:
+            break
+    return text[:end] + "…"
+
+
+def _split_flag(text: str, end: int) -> bool:
+    """A cut at ``end`` falls between the two letters of a flag (an odd run of them before it)."""
+    if not (_flag(text[end]) and _flag(text[end - 1])):
+        return False
+    n = 0
+    while end - n > 0 and _flag(text[end - n - 1]):
+        n += 1
+    return n % 2 == 1
+

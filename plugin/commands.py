@@ -29,7 +29,7 @@ from ..memory import (
     visibility,
 )
 from ..memory.dedup import remember
-from ..memory.display import flat
+from ..memory.display import cut, flat
 from ..memory.model import MEMORY_KINDS, now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
@@ -191,8 +191,7 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
 
 
 def short(text: str) -> str:
-    shown = flat(text)
-    return shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 1] + "…"
+    return cut(flat(text), SHOWN_CHARS)
 
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.dedup import remember
+from ..memory.display import cut
 from ..memory.model import now_utc
 from ..memory.render import note
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
@@ -105,7 +106,7 @@ def bounded(notes: list[str]) -> list[str]:
     used = budget_tokens(TOOL_HEAD)
     for i, line in enumerate(notes):
         if len(line) > NOTE_CHARS:  # a note ends with its quoted text
-            line = line[: NOTE_CHARS - 8].rstrip() + '…" (cut)'
+            line = cut(line, NOTE_CHARS - 7) + '" (cut)'
         cost = budget_tokens(line) + 1
         if used + cost > TOOL_TOKENS - 20:  # room for the line saying so
             return [*out, f"({len(notes) - i} more not shown here; ask with other words to find them)"]

@@ -149,3 +149,17 @@ def test_a_person_with_no_name_shows_as_their_id_in_the_consolidation_prompt() -
     prompt = prompt_of(said("hello", name=""), related=(about,))
     assert section(prompt, "People (id = name):")[1:] == ["qq:66 = qq:66", "qq:9 = qq:9"]
     assert "about qq:9 (qq:9)] likes tea" in prompt and "someone named" not in prompt
+
+
+@pytest.mark.parametrize("tail", ["👩\u200d👩\u200d👧", "cafe\u0301\u0301", "❤\ufe0f", "🇫🇷"])
+def test_a_cut_line_never_splits_an_emoji_sequence_or_an_accent(tail: str) -> None:
+    from astrbot_plugin_engram.memory.consolidation.prompt import LINE_CHARS, one_line
+    from astrbot_plugin_engram.plugin.commands import SHOWN_CHARS, short
+    for cut, limit in ((one_line, LINE_CHARS), (short, SHOWN_CHARS)):
+        for pad in range(len(tail) + 1):
+            text = "x" * (limit - pad - 1) + tail + " and more"
+            shown = cut(text)
+            assert shown.endswith("…") and len(shown) <= limit
+            kept = shown[:-1].lstrip("x")
+            accent = tail == "cafe\u0301\u0301" and kept in ("c", "ca", "caf")
+            assert kept in ("", tail) or accent, repr(kept)

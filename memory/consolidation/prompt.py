@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 
 from ..chat import Message
-from ..display import flat, person
+from ..display import cut, flat, person
 from ..model import SELF, Episode, Memory
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -43,8 +43,7 @@ def _stamp(t: datetime | None, tz: tzinfo | None) -> str:
 
 def one_line(text: str, limit: int = LINE_CHARS) -> str:
     """``text`` on one line without control characters (``display.flat``), cut at ``limit``."""
-    shown = flat(text)
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+    return cut(flat(text), limit)
 
 
 def speaker(ep: Episode, lang: str) -> str:
