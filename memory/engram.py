@@ -363,6 +363,12 @@ class Engram:
         counts["indexed"] = len(self.index) if self.index else 0
         return counts
 
+    async def place_stats(self, audience: Audience) -> dict[str, Any]:
+        """What one chat may count: the lines of its own place and the memories it may see."""
+        _, seen = await self.store.list_memories(visibility(audience), limit=1)
+        return {"episodes": await self.store.count_space_episodes(audience.space), "memories": seen,
+                "embedder": self.embedder.name}
+
     async def counts(self) -> dict[str, int]:
         """How many episodes, memories (active, archived, superseded), spaces, people and vectors."""
         return await self.store.counts()
