@@ -366,6 +366,9 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     scope = parse_scope(parts[1])
     if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
         return f"Not moved: m{m.id} stays scope {m.scope}; " + NO_OWNER
+    if scope != OWNER and not ctx.sees_memory(scope):  # into another chat: only the owner decides that
+        raise UnknownIdError(f"no scope {scope} here (move a memory into another chat only from the "
+                             "owner's private chat)")
     await (await ctx.service.memory()).set_scope(m.id, scope)
     return f"m{m.id} is now scope {scope} (was {m.scope})."
 

@@ -186,6 +186,21 @@ async def test_remember_in_a_group_cannot_probe_or_write_a_scope_the_group_does_
                                                 "--scope owner")
 
 
+async def test_scope_in_a_group_cannot_move_a_memory_into_another_chat(service: EngramService) -> None:
+    """A group's admin could push the group's memory into any other chat (`space:<another group>`),
+    where the next reply there would bring it up."""
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("Bob is moving to Oslo", "space:qq:group:g1"))
+    said = await mem(service, f"mem scope {mid} space:qq:group:g2", "mod", group="g1")
+    assert said.startswith("Engram: no scope space:qq:group:g2 here") and "owner's private chat" in said
+    assert (await engram.get(mid)).scope == "space:qq:group:g1"
+    # handing it to the owner narrows it: allowed here; the owner's private chat may move it anywhere
+    assert (await mem(service, f"mem scope {mid} owner", "mod", group="g1")).startswith(
+        f"m{mid} is now scope owner")
+    assert (await mem(service, f"mem scope {mid} space:qq:group:g2")).startswith(
+        f"m{mid} is now scope space:qq:group:g2")
+
+
 # ---- /mem forget-person: a group learns no one it has not seen -----------------------------------
 async def test_forget_person_in_a_group_finds_only_people_seen_there(service: EngramService) -> None:
     service.record_message(event("my divorce papers came", "u5", "g2", name="Bob"))
