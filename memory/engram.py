@@ -282,6 +282,10 @@ class Engram:
         """Who went by ``name`` (case ignored) in ``space``, the latest first."""
         return await self.store.people_named_in(space, name)
 
+    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+        """The people seen in ``space`` whose name there ``text`` holds."""
+        return await self.store.people_mentioned_in(space, text)
+
     async def has_space(self, space: str) -> bool:
         """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
         return await self.store.has_space(space)
