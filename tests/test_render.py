@@ -75,3 +75,14 @@ def test_the_block_holds_its_budget_in_a_real_tokenizer(qwen: Any, lang: str, bu
     text, taken = build_block(notes, time_line(NOW, NOW - timedelta(hours=2), timezone.utc), "", budget)
     assert len(qwen.encode(text)) <= budget
     assert len(taken) >= budget // 100 - 1  # and it still holds notes (the head takes ~100 tokens)
+
+
+def test_one_huge_note_does_not_starve_the_others() -> None:
+    """The best hit is a pasted article (16,000 characters): it is left out whole and the notes after
+    it still fill the block."""
+    huge = Episode(space="s", content="tea " * 4000, actor="qq:1", actor_name="Ann", time=NOW)
+    small = [Episode(space="s", content=f"green tea fact {i}", actor="qq:1", actor_name="Ann", time=NOW)
+             for i in range(5)]
+    notes = [note(hit(e), {}, NOW, timezone.utc) for e in [huge, *small]]
+    text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 600)
+    assert taken == [1, 2, 3, 4, 5] and budget_tokens(text) <= 600
