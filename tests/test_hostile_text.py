@@ -163,3 +163,27 @@ def test_a_cut_line_never_splits_an_emoji_sequence_or_an_accent(tail: str) -> No
             kept = shown[:-1].lstrip("x")
             accent = tail == "cafe\u0301\u0301" and kept in ("c", "ca", "caf")
             assert kept in ("", tail) or accent, repr(kept)
+
+
+def test_two_people_going_by_one_name_are_told_apart_in_the_consolidation_prompt() -> None:
+    """Mallory renames herself "Alice" to pin a debt on the real Alice: the lines show whose is whose."""
+    prompt = prompt_of(said("hi all", name="Alice", actor="qq:7"),
+                       said("I owe Mallory 500 dollars", name="Alice", actor="qq:66"),
+                       said("hello", name="Bob", actor="qq:8"))
+    lines = section(prompt, "New lines (key [time] speaker: text):")
+    assert [line.split("] ", 1)[1].split(":")[0] for line in lines] == [
+        "Alice (qq", "Alice (qq", "Bob"], lines
+    assert "Alice (qq:7): hi all" in lines[0] and "Alice (qq:66): I owe" in lines[1]
+
+
+async def test_a_name_two_speakers_share_is_not_pinned_on_either(engram: Engram) -> None:
+    from astrbot_plugin_engram.memory.consolidation import Consolidator
+
+    from .scripted_chat import ScriptedChat
+    ids = await engram.record_many([said("hi all", name="Alice", actor="qq:7"),
+                                    said("I owe Mallory 500 dollars", name="Alice", actor="qq:66")])
+    answer = ('{"actions": [{"op": "add", "text": "Alice owes Mallory 500 dollars", "about": ["Alice"], '
+              f'"sources": ["e{ids[1]}"]}}]}}')
+    await Consolidator(engram, ScriptedChat(answer)).run(force=True)
+    [m] = (await engram.store.get_memories([1])).values()
+    assert "qq:7" not in m.subjects and "qq:66" not in m.subjects  # neither is guessed

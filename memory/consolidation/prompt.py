@@ -46,12 +46,27 @@ def one_line(text: str, limit: int = LINE_CHARS) -> str:
     return cut(flat(text), limit)
 
 
-def speaker(ep: Episode, lang: str) -> str:
+def speaker(ep: Episode, lang: str, shared: frozenset[str] = frozenset()) -> str:
     """Who said ``ep``: the bot, or the speaker's name on one line (one posing as the bot, the owner
-    or the system shown as someone so named, ``display.person``), else their id."""
+    or the system shown as someone so named, ``display.person``), else their id; a name in
+    ``shared`` (two speakers go by it) with the id after it."""
     if ep.actor == SELF:
         return BOT_NAME[lang]
-    return name_or_id(ep.actor_name, ep.actor, lang) or "?"
+    shown = name_or_id(ep.actor_name, ep.actor, lang) or "?"
+    return f"{shown} ({flat(ep.actor)})" if ep.actor_name and shared_key(ep.actor_name) in shared else shown
+
+
+def shared_key(name: str) -> str:
+    return flat(name).casefold()
+
+
+def shared_names(batch: Sequence[Episode]) -> frozenset[str]:
+    """The names two or more speakers of ``batch`` go by (someone renamed to pass for another)."""
+    who: dict[str, set[str]] = {}
+    for e in batch:
+        if e.actor != SELF and e.actor_name:
+            who.setdefault(shared_key(e.actor_name), set()).add(e.actor)
+    return frozenset(k for k, ids in who.items() if len(ids) > 1)
 
 
 def name_or_id(name: str | None, pid: str, lang: str) -> str:
@@ -59,8 +74,8 @@ def name_or_id(name: str | None, pid: str, lang: str) -> str:
     return (person(name, lang) if name else "") or flat(pid)
 
 
-def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
-    return f"e{ep.id} [{_stamp(ep.time, tz)}] {speaker(ep, lang)}: {one_line(ep.content)}"
+def episode_line(ep: Episode, lang: str, tz: tzinfo | None, shared: frozenset[str] = frozenset()) -> str:
+    return f"e{ep.id} [{_stamp(ep.time, tz)}] {speaker(ep, lang, shared)}: {one_line(ep.content)}"
 
 
 def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None, lang: str = "en") -> str:
@@ -76,6 +91,7 @@ def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], na
     lang = language([e.content for e in batch])
     system, user = templates("consolidate", lang)
     people = {SELF: BOT_NAME[lang]}
+    shared = shared_names(batch)
     people.update((e.actor, name_or_id(e.actor_name or names.get(e.actor), e.actor, lang))
                   for e in batch if e.actor != SELF)
     people.update((s, name_or_id(names.get(s), s, lang))
@@ -84,5 +100,5 @@ def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], na
         place=flat(place), today=f"{now.astimezone(tz):%Y-%m-%d}",
         people="\n".join(f"{flat(p)} = {n or '?'}" for p, n in people.items() if flat(p)),
         memories="\n".join(memory_line(m, names, tz, lang) for m in related) or NOTHING[lang],
-        lines="\n".join(episode_line(e, lang, tz) for e in batch))
+        lines="\n".join(episode_line(e, lang, tz, shared) for e in batch))
     return [{"role": "system", "content": system}, {"role": "user", "content": filled}]

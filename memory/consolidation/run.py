@@ -35,7 +35,7 @@ from .actions import (
     check_action,
     parse_reply,
 )
-from .prompt import messages
+from .prompt import messages, shared_key, shared_names
 
 if TYPE_CHECKING:  # only for annotations: the diary and the inner state, which a forget in Engram
     from ..engram import Engram  # uses, import this package's prompt
@@ -263,7 +263,10 @@ class Consolidator:
         """Each valid action: a new memory, or an update with its people; refusals are counted."""
         ids = frozenset(e.id for e in batch if e.id is not None)
         by_id = {e.id: e for e in batch}
+        # a name two speakers go by maps to neither (the prompt shows their ids: the model can say which)
         names = {e.actor_name.strip().lower(): e.actor for e in batch if e.actor_name and e.actor != SELF}
+        for key in shared_names(batch):
+            names = {n: a for n, a in names.items() if shared_key(n) != key}
         plan: list[Memory | tuple[Update, tuple[str, ...] | None]] = []
         for item in raw:
             try:
