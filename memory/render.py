@@ -9,7 +9,7 @@ and the dashboard all render through here.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
@@ -59,17 +59,49 @@ def shown_name(name: str) -> str:
     return untagged(display_name(name))
 
 
-def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> str:
-    """One line: date, who it is about or who said it, and the quoted text."""
+def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None,
+         shared: Collection[str] = ()) -> str:
+    """One line: date, who it is about or who said it, and the quoted text (a name in ``shared``,
+    which two people in the block go by, with the plain form of the person's id after it)."""
     date = when(hit.time, now, tz)
     item = hit.item
     if isinstance(item, Episode):
-        who = "you" if item.actor == SELF else (
-            shown_name(item.actor_name) or shown_name(names.get(item.actor, "")) or "someone")
+        who = "you" if item.actor == SELF else _told_apart(_speaker(item, names), item.actor, shared)
         said = ":" if item.kind == "image" else " said:"
         return f"- {date} — {who}{said} {quoted(item.content)}"
-    about = ", ".join(shown_name(names.get(s, s.rsplit(':', 1)[-1])) or "someone" for s in item.subjects)
+    about = ", ".join(_told_apart(_subject(s, names), s, shared) for s in item.subjects)
     return f"- {date} — {'about ' + about if about else 'a note'}: {quoted(item.text)}"
+
+
+def notes(hits: Sequence[Hit], names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> list[str]:
+    """The notes of ``hits``; two people going by one name (someone renamed to pass for another) are
+    told apart by their ids."""
+    who: dict[str, set[str]] = {}
+    for h in hits:
+        item = h.item
+        if isinstance(item, Episode) and item.actor != SELF:
+            who.setdefault(_speaker(item, names), set()).add(item.actor)
+        elif isinstance(item, Memory):
+            for s in item.subjects:
+                who.setdefault(_subject(s, names), set()).add(s)
+    shared = {name for name, ids in who.items() if len(ids) > 1 and name != "someone"}
+    return [note(h, names, now, tz, shared) for h in hits]
+
+
+def _speaker(item: Episode, names: Mapping[str, str]) -> str:
+    return shown_name(item.actor_name) or shown_name(names.get(item.actor, "")) or "someone"
+
+
+def _subject(person: str, names: Mapping[str, str]) -> str:
+    return shown_name(names.get(person, _plain(person))) or "someone"
+
+
+def _plain(person: str) -> str:
+    return person.rsplit(":", 1)[-1]
+
+
+def _told_apart(name: str, person: str, shared: Collection[str]) -> str:
+    return f"{name} ({shown_name(_plain(person))})" if name in shared and name != _plain(person) else name
 
 
 def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
@@ -162,7 +194,7 @@ async def memory_block(engram: Engram, space: str, hits: Sequence[Hit], now: dat
     replied to); the dashboard's recall explained shows exactly this."""
     names = await hit_names(engram, space, hits)
     last = await engram.last_episode_time(space, before=before or now)
-    notes = [note(h, names, now, tz) for h in hits]
+    lines = notes(hits, names, now, tz)
     fitted = fit_identity(identity, budget) if identity else ""
-    text, taken = build_block(notes, time_line(now, last, tz), fitted, budget)
+    text, taken = build_block(lines, time_line(now, last, tz), fitted, budget)
     return Block(text, taken)

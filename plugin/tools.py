@@ -14,7 +14,7 @@ from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.dedup import remember
 from ..memory.display import cut
 from ..memory.model import now_utc
-from ..memory.render import note
+from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
 from ..memory.text import budget_tokens
 from .echo import TOOL_HEAD
@@ -96,7 +96,7 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         return f"No memories found for {q!r}."
     service.handed(event, [h.text for h in hits])
     now = now_utc()
-    return TOOL_HEAD + "\n" + "\n".join(bounded([note(h, names, now, service.tz) for h in hits]))
+    return TOOL_HEAD + "\n" + "\n".join(bounded(notes(hits, names, now, service.tz)))
 
 
 def bounded(notes: list[str]) -> list[str]:
