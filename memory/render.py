@@ -1,9 +1,12 @@
 """Notes as the model reads them: quoted, dated lines ("9 days ago"), the sense of time, and a block
 that stays within a token budget.
 
-Notes are quoted, one per line, and introduced as notes, never as instructions. The block never
-cuts a note in half: a note that does not fit is left out whole. The plugin's injection, the CLI
-and the dashboard all render through here.
+Notes are quoted, one per line, and introduced as notes, never as instructions. What users wrote
+cannot pose as the block's frame: no line break or control character, the block's tags shown as
+``‹/engram-memory›``, names that read as the bot or hold a line's framing shown as ``someone named
+"..."`` (``display.py``). The block never cuts a note in half: a note that does not fit is left out
+whole, counted in ``text.budget_tokens``. The plugin's injection, its recall tool and the dashboard
+all render through here.
 """
 
 from __future__ import annotations
