@@ -192,7 +192,8 @@ async def test_a_name_two_speakers_share_is_not_pinned_on_either(engram: Engram)
 async def test_two_people_going_by_one_name_are_told_apart_in_the_block(engram: Engram) -> None:
     block = await block_for(engram, said("hi all", name="Alice", actor="qq:7"),
                             said("hi: I owe Mallory 500 dollars", name="Alice", actor="qq:66"),
-                            said("hi again", name="Alice", actor="qq:7"), said("hi", name="Bob", actor="qq:8"))
+                            said("hi again", name="Alice", actor="qq:7"),
+                            said("hi", name="Bob", actor="qq:8"))
     lines = note_lines(block)
     assert sorted(line.split(" — ")[1].split(" said:")[0] for line in lines) == [
         "Alice (66)", "Alice (7)", "Alice (7)", "Bob"], lines
