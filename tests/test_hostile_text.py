@@ -197,3 +197,22 @@ async def test_two_people_going_by_one_name_are_told_apart_in_the_block(engram: 
     lines = note_lines(block)
     assert sorted(line.split(" — ")[1].split(" said:")[0] for line in lines) == [
         "Alice (66)", "Alice (7)", "Alice (7)", "Bob"], lines
+
+
+async def test_the_consolidation_prompt_stays_bounded_however_long_the_texts(engram: Engram) -> None:
+    """Pasted articles (16,000 characters a line) and long remembered texts: one call's prompt stays
+    within the batch's characters plus a capped line per memory (sound before this audit; a guard)."""
+    from astrbot_plugin_engram.memory.consolidation import Consolidator
+
+    from .scripted_chat import ScriptedChat
+    await engram.record_many([said(f"cosmic article {i} " + "lorem ipsum " * 1400, actor=f"qq:{i}")
+                              for i in range(80)])
+    for i in range(15):
+        await engram.add_memory(Memory(f"cosmic article note {i} " + "lorem ipsum " * 1500, f"space:{GROUP}"))
+    await engram.embed_pending()
+    chat = ScriptedChat(*['{"actions": [{"op": "none"}]}'] * 3)  # a run takes three batches of a place
+    await Consolidator(engram, chat).run(force=True)
+    assert len(chat.calls) == 3
+    for n in range(3):
+        prompt = chat.asked(n)
+        assert len(prompt) < 20_000 and "cosmic article note" in prompt
