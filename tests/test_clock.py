@@ -162,3 +162,23 @@ def test_a_query_naming_a_year_names_its_own_dates() -> None:
     assert query_window("What did Maria do last weekend before April 10, 2023?", NOW, SH) is None
     assert query_window("what happened in August 2023", NOW, SH) is None
     assert query_window("2022年三月份的事", NOW, SH) is None
+
+
+@pytest.mark.parametrize("query, first, last", [  # NOW is Wednesday 2023-05-03
+    ("上上周我们聊了什么", "2023-04-17", "2023-04-23"),  # the week before last, not last week
+    ("上上个星期", "2023-04-17", "2023-04-23"),
+    ("the week before last", "2023-04-17", "2023-04-23"),
+    ("上上周末", "2023-04-22", "2023-04-23"),
+    ("the weekend before last", "2023-04-22", "2023-04-23"),  # not the coming weekend
+    ("上上周三", "2023-04-19", "2023-04-19"),
+    ("上上个月", "2023-03-01", "2023-03-31"),
+    ("the month before last", "2023-03-01", "2023-03-31"),
+    ("前年", "2021-01-01", "2021-12-31"),
+    ("the year before last", "2021-01-01", "2021-12-31"),
+])
+def test_the_one_before_last_is_not_the_last(query: str, first: str, last: str) -> None:
+    """"上上周" and "the weekend before last" name the one before the last, not the last (nor this) one."""
+    w = query_window(query, NOW, SH)
+    assert w is not None
+    assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
