@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from .errors import InvalidInputError, UnknownIdError
@@ -47,8 +47,9 @@ class Proposal:
 class Proposals:
     """The proposals file of one identity folder."""
 
-    def __init__(self, folder: IdentityFolder, max_pending: int = MAX_PENDING):
+    def __init__(self, folder: IdentityFolder, max_pending: int = MAX_PENDING, tz: tzinfo | None = None):
         self.folder = folder
+        self.tz = tz or timezone.utc  # the zone an approved change's section is dated in
         self.path = folder.root / PROPOSALS_FILE
         self.max_pending = max_pending
 
@@ -106,7 +107,8 @@ class Proposals:
         if core.problem:  # never overwrite a file that could not be read whole
             raise InvalidInputError(f"not approved: {core.problem}")
         if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill after
-            day = aware(now or now_utc()).date().isoformat()  # the file was written, before the mark
+            # the file was written, before the mark; dated in the bot's zone
+            day = aware(now or now_utc()).astimezone(self.tz).date().isoformat()
             text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
             self.folder.replace(self.folder.self_path, text, now)
         self._save(next_id, items)

@@ -1,5 +1,6 @@
 """The time window a query names: "yesterday", "last weekend", "three days ago", "in March",
-"昨天", "上周末", "三天前", "三月份", "上上周" (the week before last) — worked out against ``now`` in the bot's timezone.
+"昨天", "上周末", "三天前", "三月份", "上上周" (the week before last) — worked out against ``now`` in the
+bot's timezone.
 
 Recall prefers items whose event time falls inside it (the ``in_window`` feature). Days are the bot's
 days, as the diary counts them (``clock.day_of``: a day ends at the boundary hour, 4 am by default):
@@ -142,7 +143,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
     (r"(?:周|星期|礼拜)([一二三四五六日天])", "zh_wd"), (rf"\bon ({_WD})", "en_wd"),
     (r"上上(?:个)?月|the month before last", "month2"),
     (r"上(?:个)?月|last month", "month1"), (r"(?:这|本)(?:个)?月|this month", "month0"),
-    (r"(?<![以之从目提])前年(?!轻)|the year before last", "year2"), (r"去年|last year", "year1"), (r"今年|this year", "year0"),
+    (r"(?<![以之从目提])前年(?!轻)|the year before last", "year2"),  # not 以前年轻 (when young)
+    (r"去年|last year", "year1"), (r"今年|this year", "year0"),
     (rf"(?:(\d{{4}})\s*年\s*)?({_ZN})\s*月\s*({_ZN})\s*[日号]", "zh_date"),
     (rf"(?:(\d{{4}})\s*年\s*)?({_ZN})\s*月(?:份)?", "zh_month"),
     (rf"\b(?:in|during|back in|since|early|late|mid)\s+({_MON})\b(?:,?\s+(\d{{4}}))?", "en_month"),

@@ -64,7 +64,7 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._warned_platforms: set[tuple[str, ...]] = set()
-        self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
