@@ -1,5 +1,6 @@
 """Runs the registry's jobs: on their interval (APScheduler's ``AsyncIOScheduler``), on a trigger, or
-by hand; records every run in the store; catches up once at start on what was missed while down.
+by hand; records every run in the store; catches up once at start on what was missed while down
+(or whose last run is dated in the future: the clock was set back since).
 
 Two runs of one job never overlap: a trigger that arrives while the job runs asks for one more run
 after it. A job that raises is logged, counted and recorded as failed; the others go on.
@@ -22,6 +23,7 @@ from .registry import Job, JobRegistry
 
 log = logging.getLogger("engram.scheduler")
 INTERRUPTED = "interrupted"  # a run the process was killed in (its record still said "running")
+FUTURE_SLACK = 300.0  # seconds a last start may lie ahead of the clock before it counts as missed
 # The live scheduler of each bot. AstrBot re-imports a plugin's modules on reload, so a class
 # attribute would start empty again; a logger is a process-wide object that outlives the re-import.
 LIVE: dict[str, Scheduler] = logging.getLogger("engram.scheduler.live").__dict__.setdefault("schedulers", {})
@@ -91,8 +93,10 @@ class Scheduler:
         for job in self.registry:
             record = self._status.get(job.name, {})
             last = record.get("last_started")
+            # a last start dated in the future: the clock was set back since; when it ran is unknown
             if job.every is not None and job.catch_up and (last is None or record.get("status") == INTERRUPTED
-                                                           or now - last >= job.every.total_seconds()):
+                                                           or now - last >= job.every.total_seconds()
+                                                           or last - now > FUTURE_SLACK):
                 log.info("Engram: job %s missed its run while stopped (or was stopped in it); running it "
                          "once now", job.name)
                 self.trigger(job.name)

@@ -194,3 +194,20 @@ async def test_a_run_the_process_was_killed_in_runs_again_at_start(keyword_engra
     assert weekly.runs == 1
     record = (await s.status())["merge"]
     assert record["status"] == "ok" and record["runs"] == 4
+
+
+async def test_a_last_run_dated_in_the_future_counts_as_missed(keyword_engram: Engram) -> None:
+    """The clock was a month ahead when the jobs last ran (a container's bad clock, since fixed): the
+    daily and weekly jobs used to wait at every restart until that future date had passed too."""
+    daily, weekly, hourly = Calls(), Calls(), Calls()
+    now = time.time()
+    records = keyword_engram.job_records()
+    await records.save_job_run("fade", {"last_started": now + 30 * 86400, "status": "ok"})
+    await records.save_job_run("merge", {"last_started": now + 30 * 86400, "status": "ok"})
+    await records.save_job_run("hourly", {"last_started": now + 1, "status": "ok"})  # a second's slip: ran
+    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1)), Job("merge", weekly, timedelta(days=7)),
+                  Job("hourly", hourly, timedelta(hours=1)))
+    await s.start()
+    await s.idle()
+    await s.shutdown()
+    assert (daily.runs, weekly.runs, hourly.runs) == (1, 1, 0)
