@@ -13,7 +13,7 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_of, resolve_timezone
+from .clock import DEFAULT_BOUNDARY_HOUR, day_of, resolve_timezone, timezone_name
 from .identity import atomic_write
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None =
         tz = resolve_timezone(saved["tz"])
     if boundary_hour is None:
         boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
-    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
-                                        and str(tz) == "UTC" else None)
-    rule = {"tz": name, "boundary_hour": boundary_hour}
+    rule = {"tz": timezone_name(tz), "boundary_hour": boundary_hour}
     if remember and given and rule != saved:
         try:
             atomic_write(path, json.dumps(rule))

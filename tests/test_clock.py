@@ -182,3 +182,22 @@ def test_the_one_before_last_is_not_the_last(query: str, first: str, last: str) 
     assert w is not None
     assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
     assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
+
+
+@pytest.mark.parametrize("name, hours", [("UTC+8", 8), ("GMT+8", 8), ("utc+08:00", 8), ("+08:00", 8),
+                                         ("UTC-5", -5), ("UTC+5:30", 5.5), ("GMT +0545", 5.75),
+                                         ("UTC", 0), ("Etc/GMT-8", 8)])
+def test_a_utc_offset_names_a_zone_too(name: str, hours: float) -> None:
+    """"UTC+8" is what many owners type: it used to be an unknown name, so a server in UTC counted the
+    bot's days (and "yesterday") eight hours off, with only a warning in the log."""
+    zone = resolve_timezone(name)
+    assert zone.utcoffset(datetime(2026, 7, 1)) == timedelta(hours=hours)
+    assert day_of(datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc), zone, 0) == \
+        (datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc) + timedelta(hours=hours)).date()
+
+
+@pytest.mark.parametrize("name", ["UTC+25", "UTC+8:75", "+", "8"])
+def test_an_offset_off_the_clock_is_unknown(name: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "engram.clock"):
+        assert resolve_timezone(name) == host_timezone()
+    assert "unknown timezone" in caplog.text

@@ -331,3 +331,15 @@ async def test_a_forget_rewriting_a_day_without_knowing_the_zone_supersedes_the_
     again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
     assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
     assert again.episodes == first.episodes  # the same Shanghai day, late line included
+
+
+async def test_a_forget_finds_the_same_day_when_the_zone_is_an_offset(engram: Engram, tmp_path: Path) -> None:
+    """A zone given as an offset ("UTC+8") used to be remembered as none beside the diaries, so the
+    rewrite after a forget counted the day in the host's zone and wrote a second diary of another day."""
+    await live_a_day(engram)
+    first = await write_diary(engram, ScriptedChat(entry("first")), DAY, tz=timezone(timedelta(hours=8)),
+                              boundary_hour=4, folder=tmp_path)
+    chat = ScriptedChat(entry("after the forget"))
+    again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
+    assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
+    assert again.episodes == first.episodes

@@ -205,8 +205,8 @@ async def test_a_last_run_dated_in_the_future_counts_as_missed(keyword_engram: E
     await records.save_job_run("fade", {"last_started": now + 30 * 86400, "status": "ok"})
     await records.save_job_run("merge", {"last_started": now + 30 * 86400, "status": "ok"})
     await records.save_job_run("hourly", {"last_started": now + 1, "status": "ok"})  # a second's slip: ran
-    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1)), Job("merge", weekly, timedelta(days=7)),
-                  Job("hourly", hourly, timedelta(hours=1)))
+    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1)),
+                  Job("merge", weekly, timedelta(days=7)), Job("hourly", hourly, timedelta(hours=1)))
     await s.start()
     await s.idle()
     await s.shutdown()

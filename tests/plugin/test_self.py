@@ -158,6 +158,15 @@ def test_no_or_an_unknown_timezone_falls_back_to_the_hosts(caplog: pytest.LogCap
     assert str(timezone_of(Settings(timezone="Europe/Paris"), tokyo)) == "Europe/Paris"
 
 
+def test_an_unknown_engram_timezone_falls_back_to_astrbots_before_the_hosts(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A typo in Engram's own key used to drop AstrBot's zone too (Asia/Shanghai by default) for the
+    host's: on a server in UTC the bot's days then ended at noon in Shanghai."""
+    shanghai = FakeContext(config={"timezone": "Asia/Shanghai"})
+    with caplog.at_level(logging.WARNING):
+        assert str(timezone_of(Settings(timezone="Beijing"), shanghai)) == "Asia/Shanghai"
+    assert "unknown timezone 'Beijing'" in caplog.text and "AstrBot's (Asia/Shanghai)" in caplog.text
+
 async def test_in_a_group_the_time_since_a_person_counts_only_that_group(service: EngramService) -> None:
     now = int(datetime.now().timestamp())
     service.record_message(event("psst, private", "bob", timestamp=now - 3600))
