@@ -7,7 +7,9 @@ day before. Ages never come out negative, even when the clock jumps backward.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time as _time
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -19,10 +21,40 @@ DEFAULT_BOUNDARY_HOUR = 4
 
 
 def host_timezone() -> tzinfo:
-    """The host's own zone (what ``datetime.now().astimezone()`` uses)."""
-    zone = datetime.now().astimezone().tzinfo
-    assert zone is not None
-    return zone
+    """The host's own zone: by its name (``TZ``, ``/etc/localtime``, ``/etc/timezone``) so that it
+    keeps its daylight saving, when that name agrees with the host's clock; else the host's offset now."""
+    fixed = datetime.now().astimezone().tzinfo
+    assert fixed is not None
+    for name in _host_zone_names():
+        try:
+            zone = ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            continue
+        if _agrees(zone):
+            return zone
+    return fixed
+
+
+def _host_zone_names() -> list[str]:
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.path.realpath("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+        with open("/etc/timezone", encoding="utf-8") as f:
+            names.append(f.read().strip())
+    except (OSError, ValueError):
+        pass
+    return [n for n in names if n]
+
+
+def _agrees(zone: tzinfo) -> bool:
+    """Whether ``zone`` gives the host's own offsets (now, in January and in July)."""
+    year = datetime.now().year
+    for t in (_time.time(), datetime(year, 1, 15).timestamp(), datetime(year, 7, 15).timestamp()):
+        offset = datetime.fromtimestamp(t, timezone.utc).astimezone(zone).utcoffset()
+        if offset is None or offset.total_seconds() != _time.localtime(t).tm_gmtoff:
+            return False
+    return True
 
 
 _OFFSET = re.compile(r"(?:UTC|GMT)?\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?", re.I)

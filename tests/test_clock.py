@@ -201,3 +201,28 @@ def test_an_offset_off_the_clock_is_unknown(name: str, caplog: pytest.LogCapture
     with caplog.at_level(logging.WARNING, "engram.clock"):
         assert resolve_timezone(name) == host_timezone()
     assert "unknown timezone" in caplog.text
+
+
+@pytest.fixture
+def host_zone(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Set the host's zone (TZ) for one test and put it back after."""
+    import time
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_hosts_zone_keeps_its_daylight_saving(host_zone) -> None:  # type: ignore[no-untyped-def]
+    """No zone configured on a laptop in Berlin: the host's zone used to be the offset of the moment
+    the bot started, so after the clocks changed its days and its "Now: 14:05" were an hour off."""
+    host_zone("Europe/Berlin")
+    zone = host_timezone()
+    assert zone.utcoffset(datetime(2026, 1, 15, 12)) == timedelta(hours=1)
+    assert zone.utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=2)
+    host_zone("CST-8")  # a POSIX rule with no zone name behind it: its fixed offset
+    assert host_timezone().utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=8)
