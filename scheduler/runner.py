@@ -1,6 +1,7 @@
 """Runs the registry's jobs: on their interval (APScheduler's ``AsyncIOScheduler``), on a trigger, or
 by hand; records every run in the store; catches up once at start on what was missed while down
-(or whose last run is dated in the future: the clock was set back since).
+(or whose last run is dated in the future: the clock was set back since); a clock set back never
+holds a timer back more than one interval.
 
 Two runs of one job never overlap: a trigger that arrives while the job runs asks for one more run
 after it. A job that raises is logged, counted and recorded as failed; the others go on.
@@ -14,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -27,6 +29,22 @@ FUTURE_SLACK = 300.0  # seconds a last start may lie ahead of the clock before i
 # The live scheduler of each bot. AstrBot re-imports a plugin's modules on reload, so a class
 # attribute would start empty again; a logger is a process-wide object that outlives the re-import.
 LIVE: dict[str, Scheduler] = logging.getLogger("engram.scheduler.live").__dict__.setdefault("schedulers", {})
+
+
+class _Timers(AsyncIOScheduler):
+    """APScheduler plans on the wall clock: set back (an NTP fix), a job planned before waited the
+    whole jump more. A job planned further off than its interval is planned one interval from now."""
+
+    def _process_jobs(self) -> float | None:
+        now = datetime.now(self.timezone)
+        for job in self.get_jobs():
+            every = getattr(job.trigger, "interval", None)
+            planned = job.next_run_time
+            if isinstance(every, timedelta) and planned is not None and planned - now > every:
+                log.warning("Engram: the clock was set back; job %s planned again, in %s", job.id, every)
+                job.modify(next_run_time=now + every)
+        wait: float | None = super()._process_jobs()
+        return wait
 
 
 class JobRecords(Protocol):
@@ -72,7 +90,7 @@ class Scheduler:
             log.warning("a scheduler for %s was still running; stopping it first", self.key)
             await old.shutdown()
         LIVE[self.key] = self
-        self._aps = AsyncIOScheduler(event_loop=asyncio.get_running_loop())
+        self._aps = _Timers(event_loop=asyncio.get_running_loop())
         for job in self.registry:
             if job.every is not None:
                 self._aps.add_job(self._tick, IntervalTrigger(seconds=job.every.total_seconds()),

@@ -211,3 +211,22 @@ async def test_a_last_run_dated_in_the_future_counts_as_missed(keyword_engram: E
     await s.idle()
     await s.shutdown()
     assert (daily.runs, weekly.runs, hourly.runs) == (1, 1, 0)
+
+
+async def test_a_clock_set_back_does_not_hold_the_timers_back(keyword_engram: Engram) -> None:
+    """The hourly job was planned for 10:00; the clock then went back a day (an NTP fix). APScheduler
+    plans on the wall clock, so the job used to wait a whole day more; now it runs within its interval."""
+    from datetime import datetime
+
+    s = scheduler(keyword_engram, Job("hourly", Calls(), timedelta(hours=1), catch_up=False))
+    await s.start()
+    try:
+        assert s._aps is not None
+        now = datetime.now(s._aps.timezone)
+        s._aps.modify_job("hourly", next_run_time=now + timedelta(days=1, hours=1))  # planned before the jump
+        s._aps.wakeup()
+        await asyncio.sleep(0.05)
+        planned = s._aps.get_job("hourly").next_run_time
+        assert planned <= datetime.now(s._aps.timezone) + timedelta(hours=1)
+    finally:
+        await s.shutdown()
