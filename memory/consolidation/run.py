@@ -268,7 +268,7 @@ class Consolidator:
         plan: list[Memory | tuple[Update, tuple[str, ...] | None]] = []
         for item in raw:
             try:
-                action = check_action(item, ids)
+                action = check_action(item, ids, self.tz)
                 if isinstance(action, Add):
                     plan.append(self._added(action, space, by_id, names, audience, now, report))
                 elif isinstance(action, Update):
