@@ -343,3 +343,25 @@ async def test_a_forget_finds_the_same_day_when_the_zone_is_an_offset(engram: En
     again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
     assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
     assert again.episodes == first.episodes
+
+
+@pytest.mark.parametrize("before, after", [
+    (DaySettings(tz=ZoneInfo("UTC"), inner_state=False), DaySettings(tz=SH, inner_state=False)),
+    (DaySettings(tz=SH, inner_state=False), DaySettings(tz=SH, boundary_hour=6, inner_state=False)),
+    (DaySettings(tz=SH, inner_state=False), DaySettings(tz=ZoneInfo("Europe/Berlin"), inner_state=False)),
+])
+async def test_a_changed_timezone_or_boundary_hour_writes_no_second_diary_of_a_day(
+        engram: Engram, tmp_path: Path, before: DaySettings, after: DaySettings) -> None:
+    """The owner set the timezone (or the hour a day ends) after a few days: the diaries of the days
+    already written are found under the new rule too; they used to be written again, one model call
+    each for the last 7 days, two entries for each date."""
+    for n in range(3):
+        await engram.record(Episode("web", f"hello on day {n}", "web:1", "Ann",
+                                    time=at(12, 0, DAY + timedelta(n))))
+    now = at(13, 0, DAY + timedelta(days=3))
+    first = await end_days(engram, ScriptedChat(*(entry(f"day {n}") for n in range(3))), before,
+                           folder=tmp_path, now=now)
+    assert [r.day for r in first.written] == [DAY + timedelta(n) for n in range(3)]
+    again = await end_days(engram, ScriptedChat(), after, folder=tmp_path, now=now + timedelta(hours=1))
+    assert not again.written and not again.failed
+    assert len(await engram.store.memory_ids_of_kind("diary")) == 3
