@@ -213,7 +213,7 @@ async def graph(request: web.Request) -> web.Response:
 async def diary(request: web.Request) -> web.Response:
     page, size = paging(request.query, 20)
     engram, browser = await _open(request)
-    d = await data.diary(engram, browser, page, size)
+    d = await data.diary(engram, browser, page, size, request.app[SETTINGS].data_dir)
     return _answer(request, d, lambda: html.diary(_lang(request), d))
 
 

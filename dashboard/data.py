@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
+from ..memory.diary_files import diary_day
 from ..memory.model import now_utc
 from . import selfhood
 from .params import BadParam, MemoryFilter
@@ -285,8 +286,16 @@ async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     return {"nodes": nodes, "links": links, "shown": shown}
 
 
-async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:
-    return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+async def diary(engram: Engram, browser: Store, page: int, size: int,
+                folder: Path | None = None) -> dict[str, Any]:
+    """The diary entries, each with the ``day`` it tells of (counted as the diaries count days: its
+    start's UTC date is the day before in a zone east of UTC)."""
+    d = await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+    folder = folder or Path(browser.path).parent
+    for m in d["items"]:
+        start = m["valid_from"]
+        m["day"] = diary_day(folder, datetime.fromisoformat(start)).isoformat() if start else None
+    return d
 
 
 async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any]:

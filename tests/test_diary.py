@@ -389,3 +389,32 @@ async def test_a_changed_timezone_or_boundary_hour_writes_no_second_diary_of_a_d
     again = await end_days(engram, ScriptedChat(), after, folder=tmp_path, now=now + timedelta(hours=1))
     assert not again.written and not again.failed
     assert len(await engram.store.memory_ids_of_kind("diary")) == 3
+
+
+async def test_a_diary_is_headed_by_its_own_day_on_the_dashboard_and_for_the_self_image(
+        engram: Engram, tmp_path: Path) -> None:
+    """Nov 30 in Shanghai starts at 04:00 there, 20:00 on Nov 29 in UTC: the entry was kept with that
+    UTC time, so the dashboard's diary page headed it 2026-11-29 and the self-image's prompt too."""
+    from astrbot_plugin_engram.dashboard import data, html
+
+    await live_a_day(engram)
+    await write_diary(engram, ScriptedChat(entry("a good day")), DAY, tz=SH, folder=tmp_path)
+    page = await data.diary(engram, await engram.browser(), 1, 10, tmp_path)
+    assert "<h3>2026-11-30</h3>" in html.diary("en", page)
+    chat = ScriptedChat(json.dumps({"self_image": "I like my days."}))
+    await write_self_image(engram, chat, folder=tmp_path)
+    assert "[2026-11-30]\na good day" in chat.asked()
+
+
+async def test_a_diary_kept_in_utc_before_is_headed_by_its_day_for_the_self_image(
+        engram: Engram, tmp_path: Path) -> None:
+    from astrbot_plugin_engram.memory import Memory
+    from astrbot_plugin_engram.memory.clock import day_bounds
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+
+    day_rule(tmp_path, SH, 4, remember=True)  # as the diary job remembered it
+    await engram.add_memory(Memory(text="an old entry", scope="owner", kind="diary",
+                                   valid_from=day_bounds(DAY, SH)[0]))  # 2026-11-29T20:00+00:00
+    chat = ScriptedChat(json.dumps({"self_image": "I like my days."}))
+    await write_self_image(engram, chat, folder=tmp_path)
+    assert "[2026-11-30]\nan old entry" in chat.asked()
