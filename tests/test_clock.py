@@ -226,3 +226,25 @@ def test_the_hosts_zone_keeps_its_daylight_saving(host_zone) -> None:  # type: i
     assert zone.utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=2)
     host_zone("CST-8")  # a POSIX rule with no zone name behind it: its fixed offset
     assert host_timezone().utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=8)
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+@pytest.mark.parametrize("boundary_hour", [0, 1, 2, 3, 4])
+def test_every_moment_lies_in_its_day_across_daylight_saving(zone: str, boundary_hour: int) -> None:
+    """Around both changes of the clocks (a boundary hour that falls in the skipped or the repeated
+    hour included), the day a moment belongs to starts before it and ends after it."""
+    tz = ZoneInfo(zone)
+    for month in (3, 4, 10, 11):
+        t = datetime(2026, month, 1, tzinfo=timezone.utc)
+        while t.month == month:
+            start, end = day_bounds(day_of(t, tz, boundary_hour), tz, boundary_hour)
+            assert start <= t < end, (t, start, end)
+            t += timedelta(minutes=20)
+
+
+def test_last_week_across_the_spring_change_is_seven_days_less_an_hour() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    w = query_window("last week", datetime(2026, 4, 1, 12, tzinfo=berlin), berlin)  # clocks went on Mar 29
+    assert w is not None and w.end - w.start == timedelta(days=7, hours=-1)
+    assert w.start == datetime(2026, 3, 23, 4, tzinfo=berlin)
+    assert w.end == datetime(2026, 3, 30, 4, tzinfo=berlin)
