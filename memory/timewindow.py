@@ -142,6 +142,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
     (r"(?:这|本)(?:个)?(?:周|星期|礼拜)|this week", "week0"),
     (r"(?:周|星期|礼拜)([一二三四五六日天])", "zh_wd"), (rf"\bon ({_WD})", "en_wd"),
     (r"上上(?:个)?月|the month before last", "month2"),
+    (rf"({_ZN})\s*个\s*月前", "zh_months"), (rf"\b({_EN_N}) months? ago", "en_months"),
     (r"上(?:个)?月|last month", "month1"), (r"(?:这|本)(?:个)?月|this month", "month0"),
     (r"(?<![以之从目提])前年(?!轻)|the year before last", "year2"),  # not 以前年轻 (when young)
     (r"去年|last year", "year1"), (r"今年|this year", "year0"),
@@ -184,6 +185,9 @@ def _window(kind: str, m: re.Match[str], d: _Days) -> Window | None:
     if kind in ("zh_weeks", "en_weeks"):
         n = zh_number(m.group(1)) if kind == "zh_weeks" else _en_number(m.group(1))
         return d.ago(7 * n, said, spread=3) if n is not None and 0 < n < 60 else None
+    if kind in ("zh_months", "en_months"):
+        n = zh_number(m.group(1)) if kind == "zh_months" else _en_number(m.group(1))
+        return d.months_back(n, said) if n is not None and 0 < n < 120 else None
     if kind.startswith("weekend"):
         return d.weekend(int(kind[-1]), said)
     if kind in ("zh_last2_wd", "zh_last_wd", "zh_wd"):

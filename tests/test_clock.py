@@ -248,3 +248,18 @@ def test_last_week_across_the_spring_change_is_seven_days_less_an_hour() -> None
     assert w is not None and w.end - w.start == timedelta(days=7, hours=-1)
     assert w.start == datetime(2026, 3, 23, 4, tzinfo=berlin)
     assert w.end == datetime(2026, 3, 30, 4, tzinfo=berlin)
+
+
+@pytest.mark.parametrize("query, first, last", [  # NOW is Wednesday 2023-05-03
+    ("what did we do a month ago", "2023-04-01", "2023-04-30"),
+    ("two months ago", "2023-03-01", "2023-03-31"),
+    ("一个月前说的", "2023-04-01", "2023-04-30"),
+    ("两个月前", "2023-03-01", "2023-03-31"),
+    ("5个月前", "2022-12-01", "2022-12-31"),
+])
+def test_months_ago_is_that_calendar_month(query: str, first: str, last: str) -> None:
+    """"两个月前" / "two months ago" named no window; "3月" in "三个月前" is not March."""
+    w = query_window(query, NOW, SH)
+    assert w is not None
+    assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
