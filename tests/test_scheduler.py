@@ -230,3 +230,50 @@ async def test_a_clock_set_back_does_not_hold_the_timers_back(keyword_engram: En
         assert planned <= datetime.now(s._aps.timezone) + timedelta(hours=1)
     finally:
         await s.shutdown()
+
+
+class _WallClock:
+    """APScheduler's wall clock moved by hand (the event loop's monotonic clock is left alone)."""
+
+    ahead = timedelta(0)
+
+    @classmethod
+    def patch(cls, monkeypatch: pytest.MonkeyPatch) -> None:
+        from datetime import datetime
+
+        from apscheduler.schedulers import base
+
+        from astrbot_plugin_engram.scheduler import runner
+
+        class Shifted(datetime):
+            @classmethod
+            def now(cls_, tz: Any = None) -> Any:  # noqa: N805
+                return datetime.now(tz) + cls.ahead
+
+        monkeypatch.setattr(base, "datetime", Shifted)
+        monkeypatch.setattr(runner, "datetime", Shifted)
+
+
+async def test_a_daily_job_runs_soon_after_a_laptop_wakes(keyword_engram: Engram,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A laptop slept two days: the event loop's clock (monotonic) stood still, so a timer set for
+    one day still had most of a day to go, counted in time awake; the daily fading and the weekly
+    merging ran days late (weeks, for a laptop awake a few hours a day). The timers look at the
+    wall clock again every few minutes (here: 50 ms)."""
+    _WallClock.patch(monkeypatch)
+    daily = Calls()
+    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1), catch_up=False))
+    s.recheck_seconds = 0.05
+    await s.start()
+    try:
+        await asyncio.sleep(0.2)
+        assert daily.runs == 0
+        _WallClock.ahead = timedelta(days=2)  # woken up
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            if daily.runs:
+                break
+        assert daily.runs == 1
+    finally:
+        _WallClock.ahead = timedelta(0)
+        await s.shutdown()
