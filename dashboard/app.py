@@ -139,6 +139,7 @@ async def _engram(request: web.Request) -> Engram:
 
 
 async def _open(request: web.Request) -> tuple[Engram, Store]:
+    data.ZONE.set(request.app[SETTINGS].tz)  # this request's task: its times in the bot's zone
     engram = await _engram(request)
     return engram, await engram.browser()
 

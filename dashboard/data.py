@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from contextvars import ContextVar
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,18 @@ class NotFound(LookupError):
     """An id or a place that does not exist (404)."""
 
 
+# the bot's zone, set for each request (``app._open``): times are given in it, so that the pages, which
+# show an ISO time's date and minute, show the bot's own
+ZONE: ContextVar[tzinfo | None] = ContextVar("engram_dashboard_zone", default=None)
+
+
 def iso(t: datetime | float | None) -> str | None:
     if t is None:
         return None
     if isinstance(t, int | float):
         t = datetime.fromtimestamp(t, timezone.utc)
-    return t.isoformat(timespec="seconds")
+    zone = ZONE.get()
+    return (t.astimezone(zone) if zone is not None else t).isoformat(timespec="seconds")
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
