@@ -515,3 +515,14 @@ async def test_times_are_shown_in_the_bots_timezone(seeded) -> None:  # type: ig
     finally:
         await client.close()
         await engram.close()
+
+
+def test_the_command_lines_dashboard_shows_times_in_the_diaries_zone(tmp_path: Path) -> None:
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.dashboard.__main__ import command_line_settings
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+
+    assert command_line_settings(tmp_path / "engram.db", TOKEN).tz is None  # no diary yet: UTC
+    day_rule(tmp_path, ZoneInfo("Asia/Shanghai"), 4, remember=True)  # as the bot's diary job keeps it
+    assert str(command_line_settings(tmp_path / "engram.db", TOKEN).tz) == "Asia/Shanghai"
