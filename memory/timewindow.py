@@ -206,13 +206,15 @@ def _window(kind: str, m: re.Match[str], d: _Days) -> Window | None:
         year, mon, day = m.group(1), zh_number(m.group(2)), zh_number(m.group(3))
         if mon is None or day is None or not 1 <= mon <= 12:
             return None
-        try:
-            y = int(year) if year else (d.today.year if (mon, day) <= (d.today.month, d.today.day)
-                                        else d.today.year - 1)
-            one = date(y, mon, day)
-        except ValueError:
-            return None
-        return d.days(one, one, said)
+        y = int(year) if year else (d.today.year if (mon, day) <= (d.today.month, d.today.day)
+                                    else d.today.year - 1)
+        for back in range(1 if year else 8):  # Feb 29 with no year: the latest year that had one
+            try:
+                one = date(y - back, mon, day)
+            except ValueError:
+                continue
+            return d.days(one, one, said)
+        return None
     if kind == "zh_month":
         mon = zh_number(m.group(2))
         return d.month(mon, int(m.group(1)) if m.group(1) else None, said) if mon and 1 <= mon <= 12 else None

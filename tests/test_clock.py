@@ -263,3 +263,11 @@ def test_months_ago_is_that_calendar_month(query: str, first: str, last: str) ->
     assert w is not None
     assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
     assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
+
+
+def test_february_29_with_no_year_is_the_latest_one() -> None:
+    """Asked in 2023 (no Feb 29), "2月29日" named no day; it is 2020's."""
+    w = query_window("2月29日那天聊了什么", NOW, SH)
+    assert w is not None and w.start == datetime(2020, 2, 29, 4, tzinfo=SH)
+    no_day = query_window("2月30日", NOW, SH)  # no such day in any year: the month it names
+    assert no_day is not None and no_day.said == "2月"
