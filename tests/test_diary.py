@@ -418,3 +418,19 @@ async def test_a_diary_kept_in_utc_before_is_headed_by_its_day_for_the_self_imag
     chat = ScriptedChat(json.dumps({"self_image": "I like my days."}))
     await write_self_image(engram, chat, folder=tmp_path)
     assert "[2026-11-30]\nan old entry" in chat.asked()
+
+
+async def test_a_mood_from_a_day_long_past_is_not_felt_as_fresh(engram: Engram, tmp_path: Path) -> None:
+    """The bot was down three days; at start the diary of its last day moved the inner state, dated
+    now: the mood of three days ago was felt as this morning's. It is dated when that day ended, so it
+    has drifted back toward the baseline as it would have had the bot been running."""
+    await engram.record(Episode("web", "we won the match!", "web:1", "Ann", time=at(12)))
+    mood = {"mood": "elated", "valence": 0.9, "energy": 0.9, "on_mind": "the match"}
+    chat = ScriptedChat(entry("we won"), json.dumps(mood))
+    now = at(9, 0, DAY + timedelta(days=4))  # Nov 30 ended on Dec 1 at 4 am; it is Dec 4 now
+    report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
+    assert report.inner_state
+    felt = current(load_state(tmp_path), Baseline(), now)
+    assert felt.mood == "calm" and felt.on_mind == ""
+    on_time = current(load_state(tmp_path), Baseline(), at(5, 0, DAY + timedelta(days=1)))
+    assert on_time.mood == "elated"  # just after the day ended it was still felt
