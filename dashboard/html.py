@@ -386,7 +386,7 @@ def diary(lang: str, d: Mapping[str, Any]) -> str:
         body = f'<p class="empty">{esc(label(lang, "diary_none"))}</p>'
     else:
         body = "".join(
-            f'<article class="diary"><h3>{esc((m["valid_from"] or m["created_at"] or "")[:10])}</h3>'
+            f'<article class="diary"><h3>{esc(m.get("day") or (m["created_at"] or "")[:10])}</h3>'
             f'<p class="text">{esc(m["text"])}</p></article>'
             for m in d["items"]
         )

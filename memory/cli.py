@@ -15,11 +15,14 @@ import re
 import sys
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from . import cli_self
+from .clock import resolve_timezone
+from .diary_files import data_folder, day_rule
 from .display import flat, visible
 from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from .engram import Engram
@@ -97,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("-k", type=int, default=10, help="how many hits (1-200)")
     q.add_argument("--archived", action="store_true", help="include archived memories")
     q.add_argument("--json", action="store_true", help="print the hits as JSON")
+    q.add_argument("--timezone", default="", help="count 'yesterday', 'last week'... in this zone "
+                   "(e.g. Asia/Shanghai; default: the zone the bot's diaries were written in, else UTC)")
 
     sub.add_parser("stats", help="counts of episodes, memories, spaces, people and vectors")
     x = sub.add_parser("reindex", help="rebuild every vector for --embedder, with progress")
@@ -189,6 +194,10 @@ async def cmd_remember(e: Engram, args: argparse.Namespace) -> None:
 
 async def cmd_recall(e: Engram, args: argparse.Namespace) -> None:
     audience = audience_of(args)
+    # the bot's days: given, else as its diaries count them (``diary/.days.json``), else UTC's
+    tz, boundary_hour = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
+    if tz is not None:
+        e.settings = replace(e.settings, tz=tz, boundary_hour=boundary_hour)
     await _index_quietly(e)
     hits = await e.recall(args.query, audience, k=args.k, include_archived=args.archived)
     if args.json:

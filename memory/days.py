@@ -13,7 +13,7 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_of, finished_days
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
 from .diary import DiaryResult, recent_diaries, write_diary
 from .diary_files import data_folder
 from .engram import Engram
@@ -84,9 +84,11 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
         persona = IdentityFolder(folder).core().text
         details = await asyncio.to_thread(private_details, list(episodes.values()), aliases,
                                           settings.is_public, known=persona)
+        # felt from when that day ended (a day written late, after the bot was down, has faded since)
+        ended = day_bounds(last.day, settings.tz, settings.boundary_hour)[1]
         try:
             await update_inner_state(chat_model, last.text, last.day.isoformat(), folder=folder,
-                                     persona=persona, details=details, now=now)
+                                     persona=persona, details=details, now=min(aware(now), ended))
             report.inner_state = True
         except (ChatError, WrongShape) as e:
             report.failed["inner_state"] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._warned_platforms: set[tuple[str, ...]] = set()
-        self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
@@ -189,7 +190,7 @@ class EngramService:
             umo = str(getattr(event, "unified_msg_origin", "") or "") or None
             self.recording.put(asyncio.create_task(self._captioned(event, parsed, umo)))
         else:
-            self.recording.put(incoming_episodes(event, parsed))
+            self.recording.put(self._in_zone(incoming_episodes(event, parsed)))
 
     def record_reply(self, event: Any, text: str) -> None:
         """Queue what the bot said in the event's place (not the notes it was handed or only read
@@ -202,7 +203,7 @@ class EngramService:
                       len(text or ""), len(said))
         ep = reply_episode(event, said, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
         if ep is not None:
-            self.recording.put([ep])
+            self.recording.put(self._in_zone([ep]))
 
     async def _captioned(self, event: Any, parsed: Any, umo: str | None) -> list[Episode]:
         captions = {}
@@ -210,7 +211,12 @@ class EngramService:
             caption = await self.providers.caption(ref, umo)
             if caption:
                 captions[ref] = caption
-        return incoming_episodes(event, parsed, captions)
+        return self._in_zone(incoming_episodes(event, parsed, captions))
+
+    def _in_zone(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes' times in the bot's zone (the same instants): their month and year, which a
+        question naming a month is matched against, are the bot's, not UTC's."""
+        return [replace(e, time=e.time.astimezone(self.tz)) if self.tz and e.time else e for e in episodes]
 
     async def flush(self, timeout: float = FLUSH_TIMEOUT) -> None:
         """Wait until everything queued so far is committed, for at most ``timeout`` seconds."""

@@ -338,3 +338,24 @@ def test_what_chat_users_wrote_sends_no_control_sequence_to_the_terminal(cli) ->
         assert not [c for c in out if c in "\x1b\x07\u202e\x9b"], out
         assert "there" in out and "olleh" in out
     assert "Eve" in outs[0]
+
+
+def test_recall_counts_days_in_the_bots_zone(cli, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """"yesterday" from the command line was counted in UTC days (noon to noon in Shanghai), so
+    recall there did not show what the bot recalls; now in --timezone, else the diaries' zone."""
+    from datetime import datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+    from astrbot_plugin_engram.memory.timewindow import query_window
+
+    sh, now = ZoneInfo("Asia/Shanghai"), datetime.now(timezone.utc)
+    in_sh, in_utc = query_window("yesterday", now, sh), query_window("yesterday", now, timezone.utc)
+    assert in_sh is not None and in_utc is not None
+    t = next(in_sh.start + timedelta(hours=h, minutes=30) for h in range(24)
+             if not in_utc.holds(in_sh.start + timedelta(hours=h, minutes=30)))
+    cli("record", "we baked bread", "--space", "web", "--time", t.isoformat())
+    asked = ("recall", "what did we bake yesterday?", "--space", "web", "--json")
+    assert json.loads(cli(*asked, "--timezone", "UTC+8")[1])[0]["features"]["in_window"] == 1
+    day_rule(db_path.parent, sh, 4, remember=True)  # as the bot's diary job keeps it
+    assert json.loads(cli(*asked)[1])[0]["features"]["in_window"] == 1

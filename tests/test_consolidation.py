@@ -252,6 +252,20 @@ async def test_after_a_failure_the_place_waits_with_backoff(engram: Engram, fake
     assert (await con.run()).added > 0
 
 
+async def test_a_clock_set_back_after_a_failure_does_not_stretch_the_wait(engram: Engram,
+                                                                          fake_openai: FakeOpenAI) -> None:
+    """The retry time is on the wall clock: set back a day (an NTP fix) right after a failure, the
+    place used to wait that whole day more before its lines became memories."""
+    await engram.record_many([ep(GROUP, f"line {i}", minutes=i) for i in range(30)])
+    now = [T0.timestamp() + 2 * 86400]
+    con = run(engram, fake_openai, ConsolidationSettings(backoff_seconds=60.0), clock=lambda: now[0])
+    fake_openai.replies += ["not json at all", contract_answer]
+    assert (await con.run()).failed["malformed"] == 1
+    assert (await con.run()).calls == 0  # waiting: the first backoff is 60 s
+    now[0] -= 86400  # the clock goes back a day: a retry time further off than any backoff is due
+    assert (await con.run()).added > 0
+
+
 async def test_a_batch_that_keeps_failing_is_skipped_logged_and_counted(
         engram: Engram, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     ids = await engram.record_many([ep(GROUP, f"poison {i}", minutes=i) for i in range(3)])

@@ -157,7 +157,9 @@ class Consolidator:
             p = _Place(space, state.get(CURSOR + space, 0), state.get(FAILURES + space, 0),
                        state.get(RETRY_AT + space, 0))
             quiet = now - last_time >= s.idle_seconds and now - first_time >= s.max_wait_seconds
-            if force or (p.retry_at <= now and (n >= s.min_new or quiet)):
+            # a retry time further off than the longest backoff: the clock was set back since; due
+            waited = p.retry_at <= now or p.retry_at > now + s.max_backoff
+            if force or (waited and (n >= s.min_new or quiet)):
                 out.append(p)
         return sorted(out, key=lambda p: p.cursor)
 
@@ -270,7 +272,7 @@ class Consolidator:
         plan: list[Memory | tuple[Update, tuple[str, ...] | None]] = []
         for item in raw:
             try:
-                action = check_action(item, ids)
+                action = check_action(item, ids, self.tz)
                 if isinstance(action, Add):
                     plan.append(self._added(action, space, by_id, names, audience, now, report))
                 elif isinstance(action, Update):
