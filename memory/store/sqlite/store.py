@@ -21,6 +21,7 @@ from ...errors import StoreError
 from .. import Listener
 from . import summaries
 from .browse import BrowseReads
+from .damage import check_intact, check_log
 from .days import DayReads
 from .forgetting import ForgettingReads
 from .items import ItemReads
@@ -69,6 +70,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         """
         path = Path(path)
         check_header(path)
+        check_log(path)
         if read_only:
             return await cls._open_read_only(path)
         try:
@@ -76,6 +78,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         except sqlite3.Error as e:
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
+            await check_intact(writer, path)  # before anything is written to it
             await check_known_schema(writer, path)
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
