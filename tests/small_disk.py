@@ -45,3 +45,8 @@ def fill(folder: Path, leave: int = 0) -> Path:
         with filler.open("r+b") as f:
             f.truncate(max(0, filler.stat().st_size - leave))
     return filler
+
+
+def remount(folder: Path, mode: str) -> None:
+    """The tmpfs at ``folder`` made ``ro`` (read-only) or ``rw`` again (nothing may be open for writing)."""
+    subprocess.run(["mount", "-o", f"remount,{mode}", str(folder)], check=True)

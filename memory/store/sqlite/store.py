@@ -17,7 +17,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from ...errors import StoreError
+from ...errors import StoreError, StoreUnwritable
 from .. import Listener
 from . import summaries
 from .browse import BrowseReads
@@ -33,7 +33,7 @@ from .names import NameReads
 from .opening import check_header, check_known_schema, check_migrated
 from .postings_cache import PostingsCache
 from .progress import ProgressReads
-from .transactions import Transactions
+from .transactions import Transactions, cannot_write
 from .vectors import VectorReads
 from .writes import WriterView
 
@@ -93,8 +93,12 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             # a forget killed after its commit left the erased text in the log's older frames
             await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
             reader, quick = await _readers(path)
-        except BaseException:
+        except BaseException as e:
             await writer.close()
+            if isinstance(e, sqlite3.Error) and cannot_write(e):  # a read-only folder, a full disk
+                raise StoreUnwritable(
+                    f"cannot open {path} for writing ({e}): is the folder {path.parent} read-only or its "
+                    "disk full? Nothing was changed; it is opened again at the next message") from e
             raise
         return cls(path, writer, reader, quick)
 
