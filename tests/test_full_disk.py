@@ -5,6 +5,7 @@ is room (the plugin keeps the messages meanwhile: ``tests/plugin/test_recording.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,3 +52,31 @@ async def test_a_read_only_data_folder_is_said_clearly_and_it_opens_once_writabl
         await e.record(Episode("qq:group:1", "after"))
         assert (await e.stats())["episodes"] == 2
         await e.close()
+
+
+async def test_a_migration_on_a_full_disk_stays_pending_and_runs_once_there_is_room(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A migration that needs more room than the disk has (here one added for the test that writes
+    ~2 MB): SQLite rolls the failed transaction back itself, and the migration's own ROLLBACK then
+    failed ("no transaction is active") and hid the real reason behind that message."""
+    from astrbot_plugin_engram.memory.store.sqlite import migrations
+
+    async def m999_big(db: Any) -> None:
+        await db.execute("CREATE TABLE big (x BLOB)")
+        for _ in range(64):
+            await db.execute("INSERT INTO big VALUES (randomblob(32768))")
+
+    with small_disk(tmp_path / "disk", 8192) as disk:
+        e = await Engram.open(disk / "engram.db", NoEmbedder(), background=False)
+        await e.record(Episode("qq:group:1", "before"))
+        await e.close()
+        filler = fill(disk, leave=512 * 1024)
+        monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, ("m999_big", m999_big)])
+        with pytest.raises(StoreUnwritable, match="full"):
+            await Engram.open(disk / "engram.db", NoEmbedder(), background=False)
+        filler.unlink()
+        e = await Engram.open(disk / "engram.db", NoEmbedder(), background=False)
+        try:
+            assert (await e.stats())["episodes"] == 1 and await e.store.integrity() == []
+        finally:
+            await e.close()
