@@ -325,3 +325,32 @@ async def test_kept_messages_are_written_when_room_returns_without_a_new_message
         if not service.recording.held:
             break
     assert [e.content.split(" words")[0] for e in await episodes(service)] == ["before", "while full"]
+
+
+async def test_messages_said_while_the_data_folder_is_read_only_are_kept_until_it_opens(
+        make_service: MakeService, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The data folder read-only when the bot starts (a real read-only tmpfs): the store could not
+    be opened and every message was dropped."""
+    from ..small_disk import remount, small_disk
+
+    with small_disk(tmp_path / "disk", 8192) as disk:
+        first = make_service(data_dir=disk / "data")
+        first.record_message(event("before", "u1"))
+        await first.flush()
+        await first.close()
+        remount(disk, "ro")
+        try:
+            svc = make_service(data_dir=disk / "data")
+            with caplog.at_level(logging.DEBUG, "engram"):
+                for n in range(3):
+                    svc.record_message(event(f"while read-only {n}", "u1"))
+                await svc.flush()
+            loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
+                    and "not being recorded" in r.getMessage()]
+            assert len(loud) == 1 and "read-only" in loud[0] and "kept" in loud[0], loud
+        finally:
+            remount(disk, "rw")
+        svc.record_message(event("after", "u1"))
+        said = [e.content for e in await episodes(svc)]
+        await svc.close()
+    assert said == ["before", "while read-only 0", "while read-only 1", "while read-only 2", "after"]
