@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,23 @@ async def test_a_log_lost_beside_its_index_is_said_clearly(tmp_path: Path, db_pa
         await c.close()
     said = " ".join(r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR)
     assert f"{db_path.name}-wal" in said and "lost" in said, said
+
+
+def garbled_index(path: Path) -> None:
+    """A -shm whose first header copy says 100 frames are not yet copied, its second copy disagreeing:
+    an index SQLite itself does not trust (it rebuilds it from the log), so nothing to say."""
+    head = bytearray(32768)
+    head[0:4] = (3007000).to_bytes(4, sys.byteorder)
+    head[12], head[16:20] = 1, (100).to_bytes(4, sys.byteorder)
+    Path(f"{path}-shm").write_bytes(bytes(head))
+
+
+async def test_a_garbled_index_beside_the_store_is_no_false_alarm(db_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    await a_store(db_path, 10)
+    garbled_index(db_path)
+    with caplog.at_level(logging.ERROR, "engram.store"):
+        e = await Engram.open(db_path, NoEmbedder(), background=False)
+        assert (await e.stats())["episodes"] == 10
+        await e.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

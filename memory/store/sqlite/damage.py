@@ -20,6 +20,7 @@ log = logging.getLogger("engram.store")
 
 DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 SHOWN = 4  # damaged places named in the message
+WAL_INDEX_VERSION = 3007000  # the first field of a -shm file's header (its two copies must agree)
 
 
 def is_damage(e: sqlite3.DatabaseError) -> bool:
@@ -85,8 +86,9 @@ def check_log(path: Path) -> None:
         head = shm.read_bytes()[:100] if shm.is_file() else b""
     except OSError:
         return
-    if len(head) < 100 or not head[12]:  # no index, or one never filled
-        return
+    version = int.from_bytes(head[0:4], sys.byteorder) if len(head) >= 100 else 0
+    if version != WAL_INDEX_VERSION or not head[12] or head[0:48] != head[48:96]:
+        return  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
     frames = int.from_bytes(head[16:20], sys.byteorder)
     copied = int.from_bytes(head[96:100], sys.byteorder)
     size = int.from_bytes(head[14:16], sys.byteorder)
