@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cli_self
+from .display import flat, visible
 from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
@@ -38,8 +39,9 @@ def width(s: str) -> int:
 
 
 def clip(s: str, cols: int) -> str:
-    """``s`` on one line, cut to ``cols`` columns (with an ellipsis when cut)."""
-    s = " ".join(s.split())
+    """``s`` on one line without control characters (``display.flat``), cut to ``cols`` columns (with an
+    ellipsis when cut)."""
+    s = flat(s)
     if width(s) <= cols:
         return s
     out, used = "", 0
@@ -244,12 +246,14 @@ async def cmd_show(e: Engram, args: argparse.Namespace) -> None:
         raise InvalidInputError(f"not a key: {args.key!r} (use m12 for a memory, e3 for an episode)")
     if kind == "e":
         ep = await e.get_episode(int(num))
-        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {ep.space}  {ep.actor_name or ep.actor}: {ep.content}")
+        # what chat users wrote reaches the terminal as text: no escape sequence, no bidi override
+        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {flat(ep.space)}  {flat(ep.actor_name or ep.actor)}: "
+              f"{visible(ep.content)}")
         return
     for v in await e.history(int(num)):
-        print(f"m{v.id}  {v.status:<10} [{v.scope}] {v.kind}: {v.text}")
+        print(f"m{v.id}  {v.status:<10} [{flat(v.scope)}] {v.kind}: {visible(v.text)}")
     for ep in await e.sources(int(num)):
-        print(f"   source e{ep.id}  {ep.space}  {ep.actor_name}: {clip(ep.content, 70)}")
+        print(f"   source e{ep.id}  {flat(ep.space)}  {flat(ep.actor_name)}: {clip(ep.content, 70)}")
 
 
 async def cmd_update(e: Engram, args: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
-from ..memory.render import build_block, fit_identity, hit_names, note, time_line
+from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
 from .config import WEBCHAT, Settings, sole_platform
 from .confirm import Confirmations
 from .days_lock import DaysLock
@@ -302,7 +302,7 @@ class EngramService:
         """
         mem = await self.memory()
         names = await self.names(space, hits)
-        notes = [note(h, names, now, self.tz) for h in hits]
+        lines = notes(hits, names, now, self.tz)
         budget = self.settings.inject_budget_tokens
         identity = self.identity()
         fitted = fit_identity(identity, budget) if identity else ""
@@ -314,7 +314,7 @@ class EngramService:
                         "only its beginning is injected (%d characters)", len(identity), budget,
                         len(fitted) - 1)
         extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
-        return build_block(notes, await self._time_line(mem, space, now, before or now, audience, person),
+        return build_block(lines, await self._time_line(mem, space, now, before or now, audience, person),
                            fitted, budget, extras)
 
     async def _time_line(self, mem: Engram, space: str, now: datetime, before: datetime,

@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Engram, Episode, Memory
 
 from ..conftest import HashEmbedder
 from .conftest import AUTH, GROUP, OWNER_DM, SELF_IMAGE, TOKEN, XSS_NAME, XSS_SPACE, XSS_TEXT
@@ -489,3 +489,18 @@ async def test_identity_before_the_self_jobs_ran_says_so_and_copies_nothing(tmp_
     assert ident["self_image"] is None and ident["history"] == [] and ident["proposals"] == []
     assert "No self-image yet" in page and "No proposal waits for the owner." in page
     assert not (tmp_path / "identity").exists()  # the dashboard never moves identity.md itself
+
+
+async def test_a_right_to_left_override_or_an_escape_in_a_name_does_not_turn_the_page_around(dash):
+    """A name written "\\u202eecilA" showed as "Alice" (the override reverses what follows it)."""
+    client, engram, _ = dash
+    await engram.record_many([Episode(space=GROUP, content="cosmic \u202emsg\x1b[2J\x07 tail", actor="qq:77",
+                                      actor_name="\u202eecilA")])
+    mid = await engram.add_memory(Memory(text="cosmic \u202eecilA\x00 likes tea", scope=f"space:{GROUP}",
+                                         subjects=("qq:77",)))
+    for path in ["/memories", f"/memories/{mid}", "/graph", f"/place?space={GROUP}",
+                 f"/recall?q=cosmic&space={GROUP}"]:  # the pages; /api/ answers the data as stored
+        r = await client.get(path, headers=AUTH)
+        body = await r.text()
+        assert r.status == 200 and not [c for c in body if c in "\u202e\x1b\x07\x00"], path
+    assert "ecilA" in await (await client.get(f"/memories/{mid}", headers=AUTH)).text()
