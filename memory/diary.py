@@ -17,7 +17,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
 from .consolidation.prompt import episode_line, language, templates
-from .diary_files import data_folder, day_rule, diary_path
+from .diary_files import data_folder, day_rule, diary_path, rewritten
 from .engram import Engram
 from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
@@ -101,6 +101,14 @@ def _write_file(path: Path, day: date, text: str) -> None:
         log.exception("Engram: writing %s failed", path)
 
 
+def _rewritten(folder: Path, day: date) -> None:
+    """A forget's pending rewrite of ``day`` is done (``diary_files.rewrite_later``)."""
+    try:
+        rewritten(folder, day)
+    except OSError:  # the note stays; the day is written once more (then "exists") next time
+        log.exception("Engram: updating the diaries to rewrite after a forget failed")
+
+
 async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, force: bool = False,
                       tz: tzinfo | None = None, boundary_hour: int | None = None,
                       folder: Path | None = None, persona: str | None = None,
@@ -121,10 +129,12 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
         on_file = path.read_text("utf-8", "replace") if path.exists() else ""
         if on_file.strip().split("\n", 2)[-1].strip() != old.text:
             _write_file(path, date, old.text)  # the file follows the memory
+        _rewritten(folder, date)
         return DiaryResult(date, "exists", old.id, old.text, len(old.sources), path, old.sources)
     start, end = day_bounds(date, tz, boundary_hour)
     episodes = await engram.store.episodes_between(start, end, MAX_EPISODES)
     if not episodes:
+        _rewritten(folder, date)
         return DiaryResult(date, "empty", old.id if old else None, old.text if old else "")
     if persona is None:
         persona = IdentityFolder(folder).core().text
@@ -147,6 +157,7 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
         return await write_diary(engram, chat_model, date, tz=tz, boundary_hour=boundary_hour,
                                  folder=folder, persona=persona, now=now)
     _write_file(path, date, entry)
+    _rewritten(folder, date)
     day_rule(folder, *given, remember=True)
     log.info("Engram: diary of %s %s (m%d, from %d lines)", date, status, mid, len(sources))
     return DiaryResult(date, status, mid, entry, len(sources), path, sources)

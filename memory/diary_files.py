@@ -24,6 +24,7 @@ log = logging.getLogger("engram.diary")
 
 DIARY_FOLDER = "diary"
 DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
+REWRITE_FILE = ".rewrite-pending.json"  # the days whose diary a forget erased, to be written again
 
 
 def data_folder(engram: Engram) -> Path:
@@ -66,3 +67,42 @@ def diary_day(folder: Path, t: datetime) -> date:
     tz, boundary_hour = day_rule(folder)
     d = day_of(t, tz, boundary_hour)
     return min((d, d + timedelta(days=1)), key=lambda x: abs(day_bounds(x, tz, boundary_hour)[0] - aware(t)))
+
+
+def _rewrite_path(folder: Path) -> Path:
+    return folder / DIARY_FOLDER / REWRITE_FILE
+
+
+def rewrites_pending(folder: Path) -> list[date]:
+    """The days whose diary a forget erased and that are not written again yet (any age)."""
+    path = _rewrite_path(folder)
+    try:
+        return sorted({date.fromisoformat(d) for d in json.loads(path.read_text("utf-8"))["days"]})
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log.error("Engram: %s cannot be read (%s); the diaries a forget erased are not rewritten "
+                  "until it is fixed or removed", path, e)
+        return []
+
+
+def rewrite_later(folder: Path, days: list[date]) -> None:
+    """After a forget's erase: ``days``' diaries are to be written again (by the diary job, whatever
+    their age, until each is written: ``rewritten``)."""
+    if days:
+        _write_rewrites(folder, set(rewrites_pending(folder)) | set(days))
+
+
+def rewritten(folder: Path, day: date) -> None:
+    """``day``'s diary is written again (or its day has nothing left to tell)."""
+    pending = rewrites_pending(folder)
+    if day in pending:
+        _write_rewrites(folder, set(pending) - {day})
+
+
+def _write_rewrites(folder: Path, days: set[date]) -> None:
+    path = _rewrite_path(folder)
+    if days:
+        atomic_write(path, json.dumps({"days": sorted(d.isoformat() for d in days)}))
+    else:
+        path.unlink(missing_ok=True)
