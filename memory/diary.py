@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
@@ -33,6 +33,7 @@ MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long message
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
 VERSION = "diary.version:"  # a cursor per day, moved by each entry written of it
+SAME_DAY = timedelta(hours=12)  # a diary starting this near a day's start is that day's (a rule changed)
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
 
 
@@ -51,13 +52,13 @@ class DiaryResult:
 
 async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
                    boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Memory | None:
-    """The active diary memory of ``day`` (its ``valid_from`` is the day's start), or None."""
+    """The active diary memory of ``day``: its ``valid_from`` is the day's start, or (the zone or the
+    boundary hour changed since it was written) the nearest to it within 12 hours; None if none."""
     start, _ = day_bounds(day, tz, boundary_hour)
     found = await engram.store.get_memories(await engram.store.memory_ids_of_kind("diary"))
-    for m in found.values():
-        if m.valid_from is not None and aware(m.valid_from) == start:
-            return m
-    return None
+    near = [(abs(aware(m.valid_from) - start), m.id or 0, m) for m in found.values()
+            if m.valid_from is not None and abs(aware(m.valid_from) - start) < SAME_DAY]
+    return min(near, key=lambda x: x[:2])[2] if near else None
 
 
 async def recent_diaries(engram: Engram, n: int) -> list[Memory]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_of, resolve_timezone
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
 from .identity import atomic_write
+from .model import aware
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -49,9 +50,7 @@ def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None =
         tz = resolve_timezone(saved["tz"])
     if boundary_hour is None:
         boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
-    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
-                                        and str(tz) == "UTC" else None)
-    rule = {"tz": name, "boundary_hour": boundary_hour}
+    rule = {"tz": timezone_name(tz), "boundary_hour": boundary_hour}
     if remember and given and rule != saved:
         try:
             atomic_write(path, json.dumps(rule))
@@ -61,6 +60,9 @@ def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None =
 
 
 def diary_day(folder: Path, t: datetime) -> date:
-    """The day a diary dated ``t`` tells of, counted as the diaries count days (``day_rule``)."""
+    """The day a diary starting at ``t`` tells of: the day whose start, counted as the diaries count
+    days (``day_rule``), is nearest ``t`` (written before the zone or boundary hour changed, a diary's
+    start may fall late in the day before)."""
     tz, boundary_hour = day_rule(folder)
-    return day_of(t, tz, boundary_hour)
+    d = day_of(t, tz, boundary_hour)
+    return min((d, d + timedelta(days=1)), key=lambda x: abs(day_bounds(x, tz, boundary_hour)[0] - aware(t)))

@@ -19,7 +19,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .consolidation.prompt import language, templates
 from .diary import TIMEOUT, recent_diaries
-from .diary_files import data_folder
+from .diary_files import data_folder, diary_day
 from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, leaks, private_details
@@ -71,7 +71,7 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     system, user = templates("self_image", lang)
     filled = user.safe_substitute(
         persona=ids.core().text or NOTHING[lang], previous=ids.self_image().text or NOTHING[lang],
-        diaries="\n\n".join(f"[{aware(d.valid_from or d.created_at):%Y-%m-%d}]\n{d.text}" for d in recent))
+        diaries="\n\n".join(f"[{_day(folder, d)}]\n{d.text}" for d in recent))
     prompt = [{"role": "system", "content": system}, {"role": "user", "content": filled}]
     reply = await chat_model.complete(prompt, json=True, timeout=TIMEOUT)
     text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
@@ -89,6 +89,12 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
                                              sources=sources, importance=0.5,
                                              created_at=aware(now or now_utc())))
     return SelfImageResult("written", text, mid, kept)
+
+
+def _day(folder: Path, diary: Memory) -> str:
+    """The day a diary tells of (its start, counted as the diaries count days; not its UTC date)."""
+    day = diary_day(folder, diary.valid_from) if diary.valid_from else aware(diary.created_at).date()
+    return day.isoformat()
 
 
 async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[str], bool],

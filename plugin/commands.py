@@ -29,6 +29,7 @@ from ..memory import (
     visibility,
 )
 from ..memory.dedup import remember
+from ..memory.display import cut, flat
 from ..memory.model import MEMORY_KINDS, now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
@@ -190,8 +191,7 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
 
 
 def short(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
+    return cut(flat(text), SHOWN_CHARS)
 
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:
@@ -206,15 +206,21 @@ async def _help(ctx: CommandContext, args: str) -> str:
     return COMMANDS.help()
 
 
-@COMMANDS.command("stats", "stats", "how much is remembered")
+@COMMANDS.command("stats", "stats", "how much is remembered (elsewhere than the owner's private chat: here)")
 async def _stats(ctx: CommandContext, args: str) -> str:
-    s = await (await ctx.service.memory()).stats()
+    mem = await ctx.service.memory()
+    jobs = "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else []))
+    if not ctx.audience.owner_private:  # counts of other places are theirs too: this place's only
+        s = await mem.place_stats(ctx.audience)
+        return (f"Engram here ({ctx.audience.space}): {s['episodes']} lines recorded in this place, "
+                f"{s['memories']} memories this chat may see; embeddings {s['embedder']}. Totals over "
+                f"every place: /mem stats in the owner's private chat." + jobs)
+    s = await mem.stats()
     return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
             f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "
             f"{s.get('spaces', 0)} places, {s.get('people', 0)} people; embeddings {s.get('embedder')} "
-            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space}"
-            + (" (the owner's private chat)" if ctx.audience.owner_private else "")
-            + "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else [])))
+            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space} (the owner's private chat)"
+            + jobs)
 
 
 @COMMANDS.command("recall", "recall [--archived] <query>",
@@ -299,7 +305,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
     sources = await mem.sources(m.id)
     shown = [e for e in sources if ctx.sees_episode(e.space)]
     for e in shown:
-        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {e.actor_name or e.actor}: "
+        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {flat(e.actor_name or e.actor)}: "
                      f"{quoted(short(e.content))}")
     if len(shown) < len(sources):
         lines.append(f"({len(sources) - len(shown)} sources from other places not shown here)")
@@ -308,7 +314,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
 
 async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
-    who = "the bot" if ep.kind == "message_out" else f"{ep.actor_name or ep.actor} ({ep.actor})"
+    who = "the bot" if ep.kind == "message_out" else f"{flat(ep.actor_name or ep.actor)} ({flat(ep.actor)})"
     return (f"e{ep.id} ({ep.kind}) in {ep.space}, {when(ep.time, now_utc(), ctx.service.tz)}, {who}:\n"
             f"{quoted(ep.content)}\n(/mem forget e{ep.id} erases it)")
 
@@ -360,6 +366,9 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     scope = parse_scope(parts[1])
     if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
         return f"Not moved: m{m.id} stays scope {m.scope}; " + NO_OWNER
+    if scope != OWNER and not ctx.sees_memory(scope):  # into another chat: only the owner decides that
+        raise UnknownIdError(f"no scope {scope} here (move a memory into another chat only from the "
+                             "owner's private chat)")
     await (await ctx.service.memory()).set_scope(m.id, scope)
     return f"m{m.id} is now scope {scope} (was {m.scope})."
 
