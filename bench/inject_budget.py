@@ -10,7 +10,9 @@ notes that fit, the block's tokens by the budget estimate (``text.budget_tokens`
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from dashscope.tokenizers.tokenizer import get_tokenizer
 
@@ -19,15 +21,7 @@ from astrbot_plugin_engram.memory.render import build_block, note, time_line
 from astrbot_plugin_engram.memory.text import approx_tokens, budget_tokens
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
-TEXTS = {
-    "en": ["Alice adopted a grey kitten called Miso last week, she is very loud at night",
-           "Bob is flying to Lisbon on Friday 12/05 for a conference about databases"],
-    "zh": ["我下周三去上海出差，猫先寄养在朋友家。", "小明说他周五要飞去成都参加一个数据库会议！"],
-    "emoji": ["😂😂😂😂😂😂 哈哈哈 🎉🎉🎉", "👍👍👍👍 ok ok 🙏🙏🙏 👩‍👩‍👧"],
-    "ko": ["다음 주 수요일에 서울로 출장을 갑니다. 고양이는 친구 집에 맡깁니다."],
-    "ja": ["来週の水曜日に東京へ出張します。猫は友達の家に預けます。"],
-    "ru": ["На следующей неделе я еду в командировку в Москву, кошка останется у друга."],
-}
+TEXTS = json.loads((Path(__file__).parent / "data" / "six-languages.json").read_text("utf-8"))
 
 
 def main() -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
 import secrets
-import tempfile
 from pathlib import Path
 
 from aiohttp import web
+
+from ..memory.identity import atomic_write
 
 log = logging.getLogger("engram.dashboard")
 
@@ -32,18 +32,7 @@ def stored_token(folder: Path) -> str:
     except FileNotFoundError:
         pass
     token = new_token()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # a whole file or none: written beside it (private from the start), then renamed over it
-    fd, tmp = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", dir=path.parent)  # mode 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(token + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, token + "\n")  # whole or not at all; private from the start (mkstemp: 0600)
     return token
 
 

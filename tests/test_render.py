@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,15 +47,9 @@ def test_the_block_keeps_its_budget_and_never_cuts_a_note() -> None:
     assert taken and all(notes[i] in text for i in taken) and notes[taken[-1] + 1] not in text
 
 
-QWEN_TEXTS = {
-    "en": ["Alice adopted a grey kitten called Miso last week, she is very loud at night",
-           "Bob is flying to Lisbon on Friday 12/05 for a conference about databases"],
-    "zh": ["我下周三去上海出差，猫先寄养在朋友家。", "小明说他周五要飞去成都参加一个数据库会议！"],
-    "emoji": ["😂😂😂😂😂😂 哈哈哈 🎉🎉🎉", "👍👍👍👍 ok ok 🙏🙏🙏 👩‍👩‍👧"],
-    "ko": ["다음 주 수요일에 서울로 출장을 갑니다. 고양이는 친구 집에 맡깁니다."],
-    "ja": ["来週の水曜日に東京へ出張します。猫は友達の家に預けます。"],
-    "ru": ["На следующей неделе я еду в командировку в Москву, кошка останется у друга."],
-}
+# sample lines in six languages, shared with bench/inject_budget.py
+SAMPLES = Path(__file__).parents[1] / "bench" / "data" / "six-languages.json"
+QWEN_TEXTS = json.loads(SAMPLES.read_text("utf-8"))
 
 
 @pytest.fixture(scope="module")
