@@ -1,8 +1,9 @@
 """Child process of test_durability: records episodes as fast as it can, printing each acknowledged id.
 
-Run as ``python -m tests._record_child PATH ROUND DURABLE`` from the repository root. Each line on
-stdout is ``<episode id>\\t<token>``, written only after ``record()`` (or ``record_many()``) returned
-the id; the parent kills this process with SIGKILL at a random moment.
+Run as ``python -m tests._record_child PATH ROUND DURABLE [SECONDS]`` from the repository root (after
+SECONDS of recording, if given, it stops recording and waits to be killed, the indexer still working).
+Each line on stdout is ``<episode id>\\t<token>``, written only after ``record()`` (or
+``record_many()``) returned the id; the parent kills this process with SIGKILL at a random moment.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import zlib
 
 import numpy as np
@@ -52,8 +54,10 @@ def episode(token: str, p: int) -> Episode:
                    actor_name=f"Tester {p}")
 
 
-async def produce(eng: Engram, rnd: str, p: int) -> None:
+async def produce(eng: Engram, rnd: str, p: int, until: float) -> None:
     for n in range(10**9):
+        if time.monotonic() > until:  # then quiet: the background indexer catches up until the kill
+            await asyncio.sleep(3600)
         if p == 0 and n % 10 == 0:  # one producer also writes whole batches
             tokens = [f"r{rnd}p{p}n{n}b{j}" for j in range(20)]
             ack(list(zip(await eng.record_many([episode(t, p) for t in tokens]), tokens)))
@@ -62,10 +66,12 @@ async def produce(eng: Engram, rnd: str, p: int) -> None:
             ack([(await eng.record(episode(token, p)), token)])
 
 
-async def main(path: str, rnd: str, durable: bool) -> None:
+async def main(path: str, rnd: str, durable: bool, seconds: float) -> None:
     eng = await Engram.open(path, TinyEmbedder(), durable=durable)
-    await asyncio.gather(*(produce(eng, rnd, p) for p in range(PRODUCERS)))
+    until = time.monotonic() + seconds
+    await asyncio.gather(*(produce(eng, rnd, p, until) for p in range(PRODUCERS)))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] == "1"))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4]) if len(sys.argv) > 4
+                     else float("inf")))

@@ -33,9 +33,11 @@ ROUNDS = 5
 
 def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dict[int, str]:
     """Start a recording child, SIGKILL it at a random moment; the acks it printed, id -> token."""
+    last = rnd == ROUNDS - 1  # recording stops after 1 s, and the kill lands once the indexer has
+    # written second vectors too: on a loaded machine, killed amid a flood, it reached none in all rounds
     child = subprocess.Popen([sys.executable, "-m", "tests._record_child", str(path), str(rnd),
-                              "1" if durable else "0"], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                              "1" if durable else "0", "1" if last else "inf"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines: list[bytes] = []
     first = threading.Event()
 
@@ -51,7 +53,7 @@ def run_and_kill(path: Path, rnd: int, durable: bool, rng: random.Random) -> dic
         if rnd == 0:  # the first kill may land anywhere, even while the store is being created
             time.sleep(rng.uniform(0.0, 1.5))
         elif first.wait(30):
-            if rnd == ROUNDS - 1:  # the last kill lands once the indexer writes second vectors too
+            if last:
                 wait_for_second_vectors(path)
             time.sleep(rng.uniform(0.0, 0.5))
     finally:  # killed also when the test fails here: no child goes on writing
