@@ -118,6 +118,7 @@ class Registry:
         if not event.is_admin():
             return REFUSAL
         name, args = split_command(text)
+        args = OPTION_DASHES.sub("--", args)
         if not name:
             return self.help()
         sub = self._subs.get(name)
@@ -138,9 +139,14 @@ class Registry:
 COMMANDS = Registry()
 
 
+# "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
+# full-width keyboard ("－－scope") writes it; only before an option's name, so a dash in a text stays
+OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)(?=(?:scope|page|kind|archived|with-sources|force)\b)")
+
+
 def split_command(text: str) -> tuple[str, str]:
     """``"/mem recall tea"`` -> ``("recall", "tea")``."""
-    words = str(text or "").strip().lstrip("/").split(None, 1)
+    words = str(text or "").strip().lstrip("/／").split(None, 1)
     if words and words[0] == COMMAND:
         words = words[1].split(None, 1) if len(words) > 1 else []
     return (words[0].lower(), words[1].strip() if len(words) > 1 else "") if words else ("", "")
