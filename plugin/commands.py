@@ -74,6 +74,21 @@ class CommandContext:
         """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
         return self.audience.owner_private or visibility(self.audience).sees_memory(scope)
 
+    def owner_hint(self) -> str:
+        """For a refusal of the owner's commands in a private chat that is not the owner's: how to make
+        it the owner's ("" elsewhere: a group is never the owner's private chat)."""
+        space = self.audience.space.split(":")
+        if self.audience.owner_private or len(space) < 3 or space[1] != "private":
+            return ""
+        settings, me = self.service.settings, f"{platform_of(self.event)}:{space[2]}"
+        if not settings.owner_ids and not settings.owner_private_spaces:
+            return (f" No owner is configured yet: to make this chat the owner's, add {me} to owner_ids "
+                    "in Engram's configuration (AstrBot WebUI: Plugins -> Engram).")
+        if space[2] in settings.owner_ids:
+            return (f" owner_ids holds {space[2]} without its platform, which counts only while the bot "
+                    f"has one chat platform; write {me}.")
+        return ""
+
     def forget_turn(self) -> AbstractAsyncContextManager[None]:
         """A forget's turn with the diary and self-image jobs; told at once when it must wait."""
         return self.service.days_lock.forget_turn(self.say_now)

@@ -54,3 +54,12 @@ async def test_a_full_width_slash_is_the_command_not_a_message_to_the_model(bot)
     assert not reply.requests  # the model was not asked
     await bot.settle()
     assert not [e for e in episodes(bot.data)[before:] if "mem stats" in e["content"]]
+
+
+@pytest.mark.parametrize("command", ["/mem dashboard", "/mem diary"])
+async def test_owner_only_commands_tell_an_admin_without_owner_ids_how_to_become_the_owner(
+        bot, command: str) -> None:
+    said = (await bot.send(command, ADMIN)).text
+    assert "owner_ids" in said and "e2e:owner1" in said, said
+    in_group = (await bot.send(command, ADMIN, "g-owner-hint")).text
+    assert "e2e:owner1" not in in_group  # in a group, no id to copy
