@@ -36,6 +36,7 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
+    "Server": "Engram",  # not aiohttp's name and version
 }
 STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css"}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

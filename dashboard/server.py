@@ -6,6 +6,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from aiohttp import web
@@ -32,9 +33,17 @@ def stored_token(folder: Path) -> str:
         pass
     token = new_token()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(token + "\n")
+    # a whole file or none: written beside it (private from the start), then renamed over it
+    fd, tmp = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(token + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return token
 
 

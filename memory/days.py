@@ -26,6 +26,12 @@ from .replies import WrongShape
 
 log = logging.getLogger("engram.days")
 
+# answers refused for a diary's inner state (a mood naming someone, a wrong shape), as a cursor: the
+# diary day's ordinal * 100 + how many. After MAX_REFUSED the state waits for the next day's diary,
+# instead of asking again every hour; a model that cannot be reached is not counted (tried again).
+REFUSED = "inner_state_refused"
+MAX_REFUSED = 3
+
 
 @dataclass(frozen=True)
 class DaySettings:
@@ -70,7 +76,8 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
     last = report.written[-1] if report.written else None
     if last is None and settings.inner_state:  # a run killed (or failed) between the diary and the state
         last = await _unreflected(engram, folder, settings)
-    if last is not None and settings.inner_state:
+    refused = await _refused(engram, last.day) if last is not None else 0
+    if last is not None and settings.inner_state and refused < MAX_REFUSED:
         episodes = await engram.store.get_episodes(list(last.sources))
         people = {e.actor for e in episodes.values() if e.actor != SELF}
         aliases = {a: await engram.store.aliases(a) for a in people}
@@ -83,8 +90,18 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
             report.inner_state = True
         except (ChatError, WrongShape) as e:
             report.failed["inner_state"] += 1
-            log.warning("Engram: the inner state was not updated: %s", e)
+            if isinstance(e, WrongShape):
+                await engram.store.set_cursor(REFUSED, last.day.toordinal() * 100 + refused + 1)
+            again = ("tried again later" if isinstance(e, ChatError) or refused + 1 < MAX_REFUSED
+                     else "not asked again before the next diary")
+            log.warning("Engram: the inner state was not updated (%s): %s", again, e)
     return report
+
+
+async def _refused(engram: Engram, day: date) -> int:
+    """How many inner-state answers were refused for the diary of ``day``."""
+    value = await engram.store.cursor(REFUSED)
+    return value % 100 if value // 100 == day.toordinal() else 0
 
 
 async def _unreflected(engram: Engram, folder: Path, settings: DaySettings) -> DiaryResult | None:

@@ -282,6 +282,10 @@ class Engram:
         """Who went by ``name`` (case ignored) in ``space``, the latest first."""
         return await self.store.people_named_in(space, name)
 
+    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+        """The people seen in ``space`` whose name there ``text`` holds."""
+        return await self.store.people_mentioned_in(space, text)
+
     async def has_space(self, space: str) -> bool:
         """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
         return await self.store.has_space(space)
@@ -362,6 +366,12 @@ class Engram:
         counts["embedder"] = self.embedder.name
         counts["indexed"] = len(self.index) if self.index else 0
         return counts
+
+    async def place_stats(self, audience: Audience) -> dict[str, Any]:
+        """What one chat may count: the lines of its own place and the memories it may see."""
+        _, seen = await self.store.list_memories(visibility(audience), limit=1)
+        return {"episodes": await self.store.count_space_episodes(audience.space), "memories": seen,
+                "embedder": self.embedder.name}
 
     async def counts(self) -> dict[str, int]:
         """How many episodes, memories (active, archived, superseded), spaces, people and vectors."""

@@ -223,3 +223,11 @@ def prepare_episode(ep: Episode) -> tuple[str, int]:
     """What the store keeps beside an episode: its index words and its text shape."""
     content_words = words(ep.content)
     return episode_words(ep, content_words), text_shape(ep.content, content_words)
+
+
+def holds_name(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` (both lower-cased), a Latin name only as a whole word ("al" is
+    not in "also"); Chinese has no spaces to ask, so there any occurrence counts."""
+    edge = (r"(?<![a-z0-9])" if name[:1].isascii() and name[:1].isalnum() else "",
+            r"(?![a-z0-9])" if name[-1:].isascii() and name[-1:].isalnum() else "")
+    return bool(name) and re.search(edge[0] + re.escape(name) + edge[1], text) is not None

@@ -227,15 +227,21 @@ async def _help(ctx: CommandContext, args: str) -> str:
     return COMMANDS.help()
 
 
-@COMMANDS.command("stats", "stats", "how much is remembered")
+@COMMANDS.command("stats", "stats", "how much is remembered (elsewhere than the owner's private chat: here)")
 async def _stats(ctx: CommandContext, args: str) -> str:
-    s = await (await ctx.service.memory()).stats()
+    mem = await ctx.service.memory()
+    jobs = "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else []))
+    if not ctx.audience.owner_private:  # counts of other places are theirs too: this place's only
+        s = await mem.place_stats(ctx.audience)
+        return (f"Engram here ({ctx.audience.space}): {s['episodes']} lines recorded in this place, "
+                f"{s['memories']} memories this chat may see; embeddings {s['embedder']}. Totals over "
+                f"every place: /mem stats in the owner's private chat." + jobs)
+    s = await mem.stats()
     return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
             f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "
             f"{s.get('spaces', 0)} places, {s.get('people', 0)} people; embeddings {s.get('embedder')} "
-            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space}"
-            + (" (the owner's private chat)" if ctx.audience.owner_private else "")
-            + "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else [])))
+            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space} (the owner's private chat)"
+            + jobs)
 
 
 @COMMANDS.command("recall", "recall [--archived] <query>",
@@ -381,6 +387,9 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     scope = parse_scope(parts[1])
     if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
         return f"Not moved: m{m.id} stays scope {m.scope}; " + NO_OWNER
+    if scope != OWNER and not ctx.sees_memory(scope):  # into another chat: only the owner decides that
+        raise UnknownIdError(f"no scope {scope} here (move a memory into another chat only from the "
+                             "owner's private chat)")
     await (await ctx.service.memory()).set_scope(m.id, scope)
     return f"m{m.id} is now scope {scope} (was {m.scope})."
 

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 
 from ..dashboard import DEFAULT_HOST, DashboardServer, DashboardSettings, make_app, stored_token
+from ..dashboard.app import SETTINGS
 from .commands import COMMANDS, CommandContext
 from .jobs import place_audience
 from .service import EngramService
@@ -83,7 +84,7 @@ async def _dashboard(ctx: CommandContext, args: str) -> str:
             else "not running (see the log: the port may be in use)"
         )
         return f"Engram: the dashboard is {why}."
-    token = stored_token(ctx.service.data_dir)
+    token = server.app[SETTINGS].token  # the one it checks (the file may have changed since it started)
     return (
         f"Engram dashboard (this machine only): {server.url}?token={token}\n"
         "Open it in a browser on the bot's machine; the link sets a cookie and then drops the token"

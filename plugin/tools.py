@@ -136,6 +136,13 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
         t = f"{t} (about {who})"  # a name kept as text: it still says whom the note is about
     people = tuple(s for s in subjects if s != SELF) or ((who,) if found is None else ())
     public = service.settings.is_public_space(audience.space)
+    if public and not people:  # the model's "about no one" is not trusted where that makes a fact public
+        try:
+            named = await (await service.memory()).people_mentioned_in(audience.space, t)
+        except Exception:
+            log.exception("Engram: memory_remember failed")
+            return "error: memory is unavailable right now; nothing was stored"
+        subjects = people = tuple(named)
     proposed = PUBLIC_SCOPE if public else space_scope(audience.space)
     scope = narrow_scope(proposed, audience.space, people)  # about someone: it stays where it was learned
     try:

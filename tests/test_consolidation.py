@@ -124,6 +124,22 @@ async def test_only_a_fact_about_no_one_learned_in_a_public_place_becomes_public
     assert report.refused["wider_scope"] == 1
 
 
+async def test_in_a_public_place_a_memory_naming_someone_seen_there_stays_there(
+        engram: Engram, fake_openai: FakeOpenAI) -> None:
+    """The model's `about: []` was trusted: a note about a member of a public place, its `about` left
+    out, became public and came up in every chat."""
+    a, b = await engram.record_many([ep("web", "Bob failed his exam, poor guy", "qq:8", "Bob"),
+                                     ep("web", "The library opens at nine", minutes=1)])
+    fake_openai.replies.append(actions(add("Bob failed his exam", [f"e{a}"], [], scope="public"),
+                                       add("The library opens at nine", [f"e{b}"], [], scope="public")))
+    report = await run(engram, fake_openai).run(force=True)
+    got = {m.text: (m.scope, m.subjects) for m in await memories(engram)}
+    assert got == {"Bob failed his exam": ("space:web", ("qq:8",)),
+                   "The library opens at nine": ("public", ())}
+    assert report.refused["wider_scope"] == 1
+    assert not [h for h in await engram.recall("Bob exam", Audience(GROUP)) if h.kind == "memory"]
+
+
 def test_a_public_group_listed_by_its_bare_id_never_makes_a_private_chat_public() -> None:
     """``777`` in public_spaces is group 777, not the private chat of a user numbered 777 (issue 9)."""
     settings = ConsolidationSettings(public_spaces=("777", "web"))

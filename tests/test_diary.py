@@ -281,6 +281,30 @@ async def test_a_mood_naming_someone_is_refused(engram: Engram, tmp_path: Path) 
     assert report.failed["inner_state"] == 1 and not state_path(tmp_path).exists()
 
 
+async def test_a_refused_mood_is_asked_again_at_most_three_times_a_diary(engram: Engram,
+                                                                        tmp_path: Path) -> None:
+    """The hourly job asked again from the unused diary every hour: a model that kept naming someone
+    cost about 23 calls a day (and a name search each time)."""
+    await live_a_day(engram)
+    naming = json.dumps({"mood": "missing Alice", "valence": 0.1, "energy": 0.5})
+    now = at(5, 0, DAY + timedelta(days=1))
+    first = ScriptedChat(entry("a day"), naming)
+    await end_days(engram, first, DaySettings(tz=SH), folder=tmp_path, now=now)
+    calls = []
+    for hour in range(1, 6):
+        chat = ScriptedChat(naming)
+        await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now + timedelta(hours=hour))
+        calls.append(len(chat.calls))
+    assert calls == [1, 1, 0, 0, 0] and not state_path(tmp_path).exists()
+    # the next day's diary is asked for its mood again
+    nxt = ScriptedChat(entry("another day"), json.dumps({"mood": "calm", "valence": 0.2, "energy": 0.5}))
+    await engram.record(Episode("web", "a quiet evening", "web:1", "Ann",
+                                time=at(20, 0, DAY + timedelta(days=1))))
+    report = await end_days(engram, nxt, DaySettings(tz=SH), folder=tmp_path, now=now + timedelta(days=1))
+    state = load_state(tmp_path)
+    assert report.inner_state and state is not None and state.mood == "calm"
+
+
 @pytest.mark.parametrize("mood, kept", [("worried about Mei", False), ("挂念小美", False),
                                         ("worried about a friend", True)])
 async def test_a_mood_naming_someone_talked_about_in_private_is_refused(engram: Engram, tmp_path: Path,

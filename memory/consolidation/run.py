@@ -15,14 +15,14 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
-from ..scopes import learned_scope, may_write, place_listed, visibility
+from ..scopes import PUBLIC, learned_scope, may_write, place_listed, space_scope, visibility
 from .actions import (
     INVENTED_ID,
     UNFORESEEN,
@@ -307,6 +307,12 @@ class Consolidator:
         out: list[tuple[Memory, int | None]] = []
         for item in plan:
             if isinstance(item, Memory):
+                if item.scope == PUBLIC:  # "about no one" in a public place: checked, not trusted
+                    named = await self.engram.people_mentioned_in(space, item.text)
+                    if named:
+                        report.refused[WIDER_SCOPE] += 1
+                        log.info("consolidation of %s: a memory naming someone seen there kept in it", space)
+                        item = replace(item, scope=space_scope(space), subjects=(*item.subjects, *named))
                 out.append((item, None))
                 continue
             update, about = item

@@ -51,6 +51,16 @@ async def test_every_route_answers_with_the_token(dash, path):
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
 
 
+@pytest.mark.parametrize("path, auth, status", [("/", AUTH, 200), ("/api/overview", {}, 401),
+                                                ("/nowhere", AUTH, 404)])
+async def test_no_answer_names_the_server_software(dash, path, auth, status):
+    client, _, _ = dash
+    r = await client.get(path, headers=auth, allow_redirects=False)
+    assert r.status == status
+    assert r.headers["Server"] == "Engram"  # not "Python/3.12 aiohttp/3.x": no version to look up
+    assert not any("aiohttp" in v.lower() for v in r.headers.values())
+
+
 async def raw_get(client: TestClient, head: bytes = b"", target: bytes = b"/") -> bytes:
     """A GET sent byte for byte (no client would send these headers), its whole answer."""
     reader, writer = await asyncio.open_connection("127.0.0.1", client.port)

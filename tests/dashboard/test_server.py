@@ -74,6 +74,13 @@ def test_the_token_is_made_once_and_kept_private(tmp_path: Path):
     token = stored_token(tmp_path)
     assert len(token) >= 24 and stored_token(tmp_path) == token
     assert (tmp_path / "dashboard_token").stat().st_mode & 0o077 == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["dashboard_token"]  # no temp file left beside it
+
+
+def test_a_token_file_too_short_or_empty_is_replaced_whole(tmp_path: Path):
+    (tmp_path / "dashboard_token").write_text("")  # a write cut short, or a hand edit
+    token = stored_token(tmp_path)
+    assert len(token) >= 24 and (tmp_path / "dashboard_token").read_text() == token + "\n"
 
 
 async def test_the_dashboards_connection_cannot_write(seeded):

@@ -140,6 +140,24 @@ async def test_stats_counts_what_is_remembered(service: EngramService) -> None:
     assert (await mem(service, "mem stats")).startswith("Engram: 1 episodes, 0 memories")
 
 
+async def test_stats_in_a_group_count_only_what_the_group_may_see(service: EngramService) -> None:
+    """The totals counted every place: a group's admin learned how many lines, memories, places and
+    people the bot had from private chats and other groups."""
+    for text, sender, group in [("hi all", "bob", "g1"), ("my secret", "carol", None),
+                                ("other group", "dan", "g2"), ("and more", "dan", "g2")]:
+        service.record_message(event(text, sender, group))
+    await service.flush()
+    await add(service, "group fact", "space:qq:group:g1")
+    await add(service, "public fact", "public")
+    await add(service, "carol's secret", "space:qq:private:carol")
+    await add(service, "owner fact", "owner")
+    here = await mem(service, "mem stats", group="g1")
+    assert here.startswith("Engram here (qq:group:g1): 1 lines recorded in this place, "
+                           "2 memories this chat may see;"), here
+    assert "places" not in here and "people" not in here
+    assert (await mem(service, "mem stats")).startswith("Engram: 4 episodes, 4 memories")  # the owner's DM
+
+
 async def test_a_failing_subcommand_answers_a_line_not_a_traceback(service: EngramService) -> None:
     reg = Registry()
 

@@ -46,6 +46,21 @@ async def test_the_link_is_given_only_in_the_owners_private_chat(make_service: M
     assert svc.dashboard is None
 
 
+async def test_the_link_holds_the_running_servers_token_when_the_file_is_gone(
+        make_service: MakeService) -> None:
+    svc = make_service(settings(free_port()))
+    server = await start_dashboard(svc)
+    try:
+        assert server is not None
+        (svc.data_dir / "dashboard_token").unlink()  # deleted by hand, or by a cleanup, while it runs
+        link = (await mem(svc, "mem dashboard")).split(": ", 1)[1].split()[0]
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            r = await http.get(link)
+            assert r.status == 200 and "Engram" in await r.text()  # was 401: a new file's new token
+    finally:
+        await stop_dashboard(svc)
+
+
 async def test_the_token_survives_a_restart(make_service: MakeService, tmp_path) -> None:
     port = free_port()
     first = make_service(settings(port), data_dir=tmp_path / "d")

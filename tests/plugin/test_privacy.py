@@ -104,13 +104,13 @@ async def test_an_owner_private_place_must_be_named_in_full(make_service: MakeSe
 # ---- 4. a chat whose type cannot be read is a group -----------------------------------------------
 async def test_an_unreadable_chat_type_gets_no_owner_rights(service: EngramService) -> None:
     await (await service.memory()).add_memory(Memory("the owner's bank is Northwind", "owner"))
-    ev = event("which bank?", OWNER)
+    ev = event("which bank?", OWNER, admin=True)  # the owner, who is an admin: /mem answers
 
     def unreadable() -> bool:
         raise AttributeError("message type missing")
     ev.is_private_chat = unreadable  # type: ignore[method-assign]
     assert "Northwind" not in await inject(service, "which bank?", OWNER, ev=ev)
-    assert "owner's private chat" not in await COMMANDS.dispatch(service, ev, "mem stats")
+    assert (await COMMANDS.dispatch(service, ev, "mem stats")).startswith("Engram here")  # not the totals
     assert "Northwind" in await inject(service, "which bank?", OWNER)
 
 
@@ -184,6 +184,21 @@ async def test_remember_in_a_group_cannot_probe_or_write_a_scope_the_group_does_
         "(scope public).")
     assert "new version" in await mem(service, "mem remember Alice's door code is 4417 now "
                                                 "--scope owner")
+
+
+async def test_scope_in_a_group_cannot_move_a_memory_into_another_chat(service: EngramService) -> None:
+    """A group's admin could push the group's memory into any other chat (`space:<another group>`),
+    where the next reply there would bring it up."""
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("Bob is moving to Oslo", "space:qq:group:g1"))
+    said = await mem(service, f"mem scope {mid} space:qq:group:g2", "mod", group="g1")
+    assert said.startswith("Engram: no scope space:qq:group:g2 here") and "owner's private chat" in said
+    assert (await engram.get(mid)).scope == "space:qq:group:g1"
+    # handing it to the owner narrows it: allowed here; the owner's private chat may move it anywhere
+    assert (await mem(service, f"mem scope {mid} owner", "mod", group="g1")).startswith(
+        f"m{mid} is now scope owner")
+    assert (await mem(service, f"mem scope {mid} space:qq:group:g2")).startswith(
+        f"m{mid} is now scope space:qq:group:g2")
 
 
 # ---- /mem forget-person: a group learns no one it has not seen -----------------------------------

@@ -59,6 +59,25 @@ async def test_only_a_public_place_makes_a_memory_about_no_one_public(make_servi
         "public", "space:qq:group:g1", "space:qq:group:g2"]
 
 
+async def test_in_a_public_place_a_memory_naming_someone_seen_there_is_not_made_public(
+        make_service: MakeService) -> None:
+    """In a public place the model's "about no one" was trusted: a note about a member, the `about`
+    left out, became public and came up in every chat."""
+    svc = make_service(Settings(public_spaces=("g1",)))
+    for text, sender, name in [("hi", "bob", "Bob"), ("hello", "al", "Al"), ("嗨", "li", "李雷")]:
+        svc.record_message(event(text, sender, "g1", name=name))
+    await svc.flush()
+    engram = await svc.memory()
+    for text in ("Bob failed his exam", "听说李雷要搬家了", "Also the club meets on Mondays"):
+        await memory_remember(svc, event("x", "alice", "g1"), text, "")
+    m1, m2, m3 = [await engram.get(i) for i in (1, 2, 3)]
+    assert (m1.scope, m1.subjects) == ("space:qq:group:g1", ("qq:bob",))
+    assert (m2.scope, m2.subjects) == ("space:qq:group:g1", ("qq:li",))
+    assert (m3.scope, m3.subjects) == ("public", ())  # "Al" is not in "Also": a word, not a name
+    said_elsewhere = await memory_recall(svc, event("x", "carol", "g2"), "exam", 5)
+    assert "Bob" not in said_elsewhere
+
+
 @pytest.mark.parametrize("about", ["@", " @ ", "@@"])
 async def test_an_about_of_a_bare_at_sign_names_no_one(make_service: MakeService, about: str) -> None:
     svc = make_service(Settings(public_spaces=("g1",)))

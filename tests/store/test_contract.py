@@ -89,6 +89,8 @@ async def test_each_place_knows_the_name_a_person_last_went_by_there(store: Stor
     assert await store.people_named_in(B, " annie ") == ["qq:1"]
     assert await store.people_named_in(A, "Annie") == []  # a name from another place
     assert await store.people_named("Annie") == ["qq:1"]  # ... which people_named still knows
+    assert sorted(await store.people_mentioned_in(A, "I saw bo and ANN (AWAY) today")) == ["qq:1", "qq:2"]
+    assert await store.people_mentioned_in(A, "Annie was there, and a bonbon") == []  # B's name; not a word
 
 
 async def test_a_second_store_on_the_same_file_never_shares_a_place_in_a_space(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...text import holds_name
 from .base import Connections
 from .codec import in_list
 
@@ -27,6 +28,14 @@ class NameReads(Connections):
         rows = self._read("SELECT person FROM place_names WHERE space = ? AND lower(name) = lower(?)"
                           " ORDER BY last_seen DESC", (space, name.strip()))
         return [r[0] for r in rows]
+
+    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+        """Who went by a name (two characters or more) in ``space`` that ``text`` holds; a Latin name
+        only as a whole word ("Al" is not in "Also")."""
+        rows = self._read("SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2"
+                          " AND instr(lower(?), lower(name)) > 0", (space, text))
+        low = text.lower()
+        return list(dict.fromkeys(person for person, name in rows if holds_name(low, name.lower())))
 
     async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
         """The display name each of ``people`` last went by in ``space``, for those who spoke there: a
