@@ -6,6 +6,7 @@ the same port and opens the same file), and one scheduler runs."""
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 import threading
@@ -58,7 +59,8 @@ def said(bot: Any, prefix: str) -> list[str]:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts file handles through /proc")
-async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_port: int) -> None:
+async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_port: int, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="engram")
     await life_bot.send("reload line start", "u1")
     await life_bot.settle()
     gc.collect()
@@ -79,6 +81,9 @@ async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_p
         ["reload line start"] + [f"reload line {n}" for n in range(3)]
         + [f"reload line after {n}" for n in range(3)])
     assert (await life_bot.send("/mem stats", ADMIN)).text.startswith("Engram here (e2e:private:owner1)")
+    engram = [r for r in caplog.records if r.name.startswith("engram")]
+    assert engram  # the plugin's lines were caught: none of them is an error or a lock
+    assert not [r.getMessage() for r in engram if r.levelno >= logging.ERROR or "locked" in r.getMessage()]
 
 
 async def test_disabled_records_nothing_serves_nothing_and_enabled_again_goes_on(
