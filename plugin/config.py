@@ -158,9 +158,9 @@ def _bounded_int(key: str, value: Any) -> int:
 def _opt_out_list(value: Any) -> tuple[tuple[str, ...], str]:
     """The places of an opt-out list however it is written, and what was wrong with it ("" if nothing)."""
     if isinstance(value, str):
-        places = (value.strip(),) if value.strip() else ()
-        return places, (f"expected a list of place ids, got the text {value!r}; "
-                        f"read as {'the one place ' + repr(places[0]) if places else 'no place'}")
+        one: tuple[str, ...] = (value.strip(),) if value.strip() else ()
+        return one, (f"expected a list of place ids, got the text {value!r}; "
+                     f"read as {'the one place ' + repr(one[0]) if one else 'no place'}")
     if not isinstance(value, list | tuple):
         return (), f"expected a list of place ids, got {type(value).__name__} {value!r}; no place is left out"
     ok = [isinstance(v, str | int) and not isinstance(v, bool) for v in value]
