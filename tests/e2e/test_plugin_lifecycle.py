@@ -54,6 +54,11 @@ def schedulers(runner: Any = None) -> list[Any]:
     return [s for s in runner.LIVE.values() if s.running]
 
 
+def threads() -> list[str]:
+    """This process's threads, but the event loop's worker pool (it grows on demand, up to its cap)."""
+    return sorted(t.name for t in threading.enumerate() if not t.name.startswith("asyncio_"))
+
+
 def said(bot: Any, prefix: str) -> list[str]:
     return [e["content"] for e in episodes(bot.data) if e["content"].startswith(prefix)]
 
@@ -64,7 +69,7 @@ async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_p
     await life_bot.send("reload line start", "u1")
     await life_bot.settle()
     gc.collect()
-    handles, threads = store_handles(), threading.active_count()
+    handles, before = store_handles(), len(threads())
     assert handles  # the store is open: the count below is of something
     for n in range(3):
         await life_bot.send(f"reload line {n}", "u1", "g-reload")
@@ -74,7 +79,7 @@ async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_p
         await life_bot.settle()
         gc.collect()
         assert store_handles() == handles, n
-        assert threading.active_count() == threads, [t.name for t in threading.enumerate()]
+        assert len(threads()) <= before, threads()  # fewer is fine: the last module's core winding down
         live = schedulers()
         assert len(live) == 1 and live[0].running
     assert sorted(said(life_bot, "reload line")) == sorted(

@@ -4,6 +4,8 @@ in the file once the shutdown returns, and the shutdown does not hang on the wai
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,16 @@ from ..fake_openai import FakeOpenAI
 from .harness import astrbot_root, episodes, free_port, write_plugin_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+
+def wait_writable(db: Path) -> None:
+    """Wait until nothing holds ``db``'s write lock (the next module's AstrBot migrates it at start)."""
+    con = sqlite3.connect(db, timeout=60)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        con.rollback()
+    finally:
+        con.close()
 
 
 async def test_lines_in_flight_at_shutdown_are_all_written(server: FakeOpenAI) -> None:
@@ -37,5 +49,7 @@ async def test_lines_in_flight_at_shutdown_are_all_written(server: FakeOpenAI) -
         for talk in talks:
             talk.cancel()
         await bot.stop()
+        # the failed replies' conversation writes may still hold AstrBot's own database
+        await asyncio.to_thread(wait_writable, bot.data / "data_v4.db")
     lines = [e["content"] for e in episodes(bot.data) if e["content"].startswith("in flight")]
     assert sorted(lines) == sorted(f"in flight {n}" for n in range(20))
