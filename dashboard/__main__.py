@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
+from ..memory.diary_files import day_rule
 from .app import make_app
 from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings
@@ -33,9 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def command_line_settings(db: Path, token: str) -> DashboardSettings:
+    """The settings of the dashboard served from the command line: times in the zone the bot's
+    diaries were written in (``diary/.days.json`` beside the store), else UTC."""
+    tz, _ = day_rule(Path(db).resolve().parent)
+    return DashboardSettings(token=token, chat_model="none (command line)", tz=tz)
+
+
 async def serve(args: argparse.Namespace, token: str) -> int:
     engram = await Engram.open(args.db, make_embedder(args.embedder), read_only=True)
-    settings = DashboardSettings(token=token, chat_model="none (command line)")
+    settings = command_line_settings(args.db, token)
     server = DashboardServer(make_app(engram, settings), args.host, args.port)
     try:
         if not await server.start():

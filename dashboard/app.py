@@ -139,6 +139,7 @@ async def _engram(request: web.Request) -> Engram:
 
 
 async def _open(request: web.Request) -> tuple[Engram, Store]:
+    data.ZONE.set(request.app[SETTINGS].tz)  # this request's task: its times in the bot's zone
     engram = await _engram(request)
     return engram, await engram.browser()
 
@@ -213,7 +214,7 @@ async def graph(request: web.Request) -> web.Response:
 async def diary(request: web.Request) -> web.Response:
     page, size = paging(request.query, 20)
     engram, browser = await _open(request)
-    d = await data.diary(engram, browser, page, size)
+    d = await data.diary(engram, browser, page, size, request.app[SETTINGS].data_dir)
     return _answer(request, d, lambda: html.diary(_lang(request), d))
 
 

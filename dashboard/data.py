@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from contextvars import ContextVar
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
+from ..memory.diary_files import diary_day
 from ..memory.model import now_utc
 from . import selfhood
 from .params import BadParam, MemoryFilter
@@ -28,12 +30,18 @@ class NotFound(LookupError):
     """An id or a place that does not exist (404)."""
 
 
+# the bot's zone, set for each request (``app._open``): times are given in it, so that the pages, which
+# show an ISO time's date and minute, show the bot's own
+ZONE: ContextVar[tzinfo | None] = ContextVar("engram_dashboard_zone", default=None)
+
+
 def iso(t: datetime | float | None) -> str | None:
     if t is None:
         return None
     if isinstance(t, int | float):
         t = datetime.fromtimestamp(t, timezone.utc)
-    return t.isoformat(timespec="seconds")
+    zone = ZONE.get()
+    return (t.astimezone(zone) if zone is not None else t).isoformat(timespec="seconds")
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
@@ -285,8 +293,16 @@ async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     return {"nodes": nodes, "links": links, "shown": shown}
 
 
-async def diary(engram: Engram, browser: Store, page: int, size: int) -> dict[str, Any]:
-    return await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+async def diary(engram: Engram, browser: Store, page: int, size: int,
+                folder: Path | None = None) -> dict[str, Any]:
+    """The diary entries, each with the ``day`` it tells of (counted as the diaries count days: its
+    start's UTC date is the day before in a zone east of UTC)."""
+    d = await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+    folder = folder or Path(browser.path).parent
+    for m in d["items"]:
+        start = m["valid_from"]
+        m["day"] = diary_day(folder, datetime.fromisoformat(start)).isoformat() if start else None
+    return d
 
 
 async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any]:

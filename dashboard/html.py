@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES
+from ..memory.display import visible
 from .i18n import label
 
 NAV = (
@@ -26,7 +27,9 @@ NAV = (
 
 
 def esc(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """``value`` as HTML text, without control characters or bidi overrides (``display.visible``: a
+    name written "\u202eecilA" showed as "Alice")."""
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def link(path: str, **params: Any) -> str:
@@ -35,7 +38,8 @@ def link(path: str, **params: Any) -> str:
 
 
 def data_script(element_id: str, data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    # json.dumps escapes C0 controls; the bidi overrides and C1 controls it leaves are never structural
+    text = visible(json.dumps(data, ensure_ascii=False)).replace("<", "\\u003c").replace(">", "\\u003e")
     return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'
 
 
@@ -382,7 +386,7 @@ def diary(lang: str, d: Mapping[str, Any]) -> str:
         body = f'<p class="empty">{esc(label(lang, "diary_none"))}</p>'
     else:
         body = "".join(
-            f'<article class="diary"><h3>{esc((m["valid_from"] or m["created_at"] or "")[:10])}</h3>'
+            f'<article class="diary"><h3>{esc(m.get("day") or (m["created_at"] or "")[:10])}</h3>'
             f'<p class="text">{esc(m["text"])}</p></article>'
             for m in d["items"]
         )

@@ -11,6 +11,7 @@ from .errors import (
     InvalidInputError,
     InvalidScopeError,
     StoreError,
+    StoreUnwritable,
     UnknownIdError,
 )
 from .forgetting import Forgetting
@@ -30,6 +31,6 @@ __all__ = [
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
-    "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store", "parse_scope", "space_scope",
-    "visibility",
+    "StoreUnwritable", "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store",
+    "parse_scope", "space_scope", "visibility",
 ]

@@ -15,11 +15,15 @@ import re
 import sys
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from . import cli_self
+from .clock import resolve_timezone
+from .diary_files import data_folder, day_rule
+from .display import flat, visible
 from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
@@ -38,8 +42,9 @@ def width(s: str) -> int:
 
 
 def clip(s: str, cols: int) -> str:
-    """``s`` on one line, cut to ``cols`` columns (with an ellipsis when cut)."""
-    s = " ".join(s.split())
+    """``s`` on one line without control characters (``display.flat``), cut to ``cols`` columns (with an
+    ellipsis when cut)."""
+    s = flat(s)
     if width(s) <= cols:
         return s
     out, used = "", 0
@@ -95,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("-k", type=int, default=10, help="how many hits (1-200)")
     q.add_argument("--archived", action="store_true", help="include archived memories")
     q.add_argument("--json", action="store_true", help="print the hits as JSON")
+    q.add_argument("--timezone", default="", help="count 'yesterday', 'last week'... in this zone "
+                   "(e.g. Asia/Shanghai; default: the zone the bot's diaries were written in, else UTC)")
 
     sub.add_parser("stats", help="counts of episodes, memories, spaces, people and vectors")
     x = sub.add_parser("reindex", help="rebuild every vector for --embedder, with progress")
@@ -187,6 +194,10 @@ async def cmd_remember(e: Engram, args: argparse.Namespace) -> None:
 
 async def cmd_recall(e: Engram, args: argparse.Namespace) -> None:
     audience = audience_of(args)
+    # the bot's days: given, else as its diaries count them (``diary/.days.json``), else UTC's
+    tz, boundary_hour = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
+    if tz is not None:
+        e.settings = replace(e.settings, tz=tz, boundary_hour=boundary_hour)
     await _index_quietly(e)
     hits = await e.recall(args.query, audience, k=args.k, include_archived=args.archived)
     if args.json:
@@ -244,12 +255,14 @@ async def cmd_show(e: Engram, args: argparse.Namespace) -> None:
         raise InvalidInputError(f"not a key: {args.key!r} (use m12 for a memory, e3 for an episode)")
     if kind == "e":
         ep = await e.get_episode(int(num))
-        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {ep.space}  {ep.actor_name or ep.actor}: {ep.content}")
+        # what chat users wrote reaches the terminal as text: no escape sequence, no bidi override
+        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {flat(ep.space)}  {flat(ep.actor_name or ep.actor)}: "
+              f"{visible(ep.content)}")
         return
     for v in await e.history(int(num)):
-        print(f"m{v.id}  {v.status:<10} [{v.scope}] {v.kind}: {v.text}")
+        print(f"m{v.id}  {v.status:<10} [{flat(v.scope)}] {v.kind}: {visible(v.text)}")
     for ep in await e.sources(int(num)):
-        print(f"   source e{ep.id}  {ep.space}  {ep.actor_name}: {clip(ep.content, 70)}")
+        print(f"   source e{ep.id}  {flat(ep.space)}  {flat(ep.actor_name)}: {clip(ep.content, 70)}")
 
 
 async def cmd_update(e: Engram, args: argparse.Namespace) -> None:

@@ -7,6 +7,9 @@ day before. Ages never come out negative, even when the clock jumps backward.
 from __future__ import annotations
 
 import logging
+import os
+import re
+import time as _time
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -18,25 +21,85 @@ DEFAULT_BOUNDARY_HOUR = 4
 
 
 def host_timezone() -> tzinfo:
-    """The host's own zone (what ``datetime.now().astimezone()`` uses)."""
-    zone = datetime.now().astimezone().tzinfo
-    assert zone is not None
-    return zone
+    """The host's own zone: by its name (``TZ``, ``/etc/localtime``, ``/etc/timezone``) so that it
+    keeps its daylight saving, when that name agrees with the host's clock; else the host's offset now."""
+    fixed = datetime.now().astimezone().tzinfo
+    assert fixed is not None
+    for name in _host_zone_names():
+        try:
+            zone = ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            continue
+        if _agrees(zone):
+            return zone
+    return fixed
+
+
+def _host_zone_names() -> list[str]:
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.path.realpath("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+        with open("/etc/timezone", encoding="utf-8") as f:
+            names.append(f.read().strip())
+    except (OSError, ValueError):
+        pass
+    return [n for n in names if n]
+
+
+def _agrees(zone: tzinfo) -> bool:
+    """Whether ``zone`` gives the host's own offsets (now, in January and in July)."""
+    year = datetime.now().year
+    for t in (_time.time(), datetime(year, 1, 15).timestamp(), datetime(year, 7, 15).timestamp()):
+        offset = datetime.fromtimestamp(t, timezone.utc).astimezone(zone).utcoffset()
+        if offset is None or offset.total_seconds() != _time.localtime(t).tm_gmtoff:
+            return False
+    return True
+
+
+_OFFSET = re.compile(r"(?:UTC|GMT)?\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?", re.I)
+
+
+def parse_timezone(name: str) -> tzinfo | None:
+    """The zone called ``name``: a name like ``Asia/Shanghai``, or an offset like ``UTC+8``,
+    ``GMT+08:00``, ``+05:30`` (a fixed offset: no daylight saving); None if it is neither."""
+    name = name.strip()
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        pass
+    m = _OFFSET.fullmatch(name)
+    if m is None or int(m.group(2)) > 14 or int(m.group(3) or 0) >= 60:
+        return None
+    minutes = int(m.group(2)) * 60 + int(m.group(3) or 0)
+    return timezone(timedelta(minutes=-minutes if m.group(1) == "-" else minutes))
+
+
+def timezone_name(tz: tzinfo | None) -> str | None:
+    """A name ``parse_timezone`` reads back as ``tz`` (``Asia/Shanghai``, ``UTC+08:00``), or None."""
+    key = getattr(tz, "key", None)
+    if key or tz is None:
+        return key
+    if isinstance(tz, timezone):
+        offset = tz.utcoffset(None)
+        sign, minutes = ("-" if offset < timedelta(0) else "+"), abs(offset) // timedelta(minutes=1)
+        return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return None
 
 
 def resolve_timezone(name: object) -> tzinfo:
-    """The zone called ``name`` (``Asia/Shanghai``); none or an unknown one is the host's, logged."""
+    """The zone called ``name`` (``Asia/Shanghai``, ``UTC+8``); none or an unknown one: the host's, logged."""
     if name is None or (isinstance(name, str) and not name.strip()):
         log.info("Engram: no timezone configured; using the host's (%s)", host_timezone())
         return host_timezone()
     if not isinstance(name, str):
         log.warning("Engram: timezone %r is not a name like Asia/Shanghai; using the host's", name)
         return host_timezone()
-    try:
-        return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError, OSError):
+    zone = parse_timezone(name)
+    if zone is None:
         log.warning("Engram: unknown timezone %r; using the host's (%s)", name, host_timezone())
         return host_timezone()
+    return zone
 
 
 def age(then: datetime, now: datetime) -> timedelta:

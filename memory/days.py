@@ -13,9 +13,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_of, finished_days
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
 from .diary import DiaryResult, recent_diaries, write_diary
-from .diary_files import data_folder
+from .diary_files import data_folder, rewrites_pending
 from .engram import Engram
 from .errors import ChatError
 from .identity import IdentityFolder
@@ -57,13 +57,16 @@ class DaysReport:
 async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings, *,
                    folder: Path | None = None, now: datetime | None = None,
                    days: list[date] | None = None) -> DaysReport:
-    """Write each finished day's missing diary, then move the inner state; failures are counted, not raised
-    (a day whose call failed is tried again on the next run)."""
+    """Write each finished day's missing diary (and each diary a forget erased: ``rewrites_pending``),
+    then move the inner state; failures are counted, not raised (a day whose call failed is tried
+    again on the next run)."""
     folder = folder or data_folder(engram)
     now = now or now_utc()
     report = DaysReport()
-    for day in days if days is not None else finished_days(now, settings.tz, settings.boundary_hour,
-                                                            settings.catch_up_days):
+    if days is None:  # and the days a forget erased the diary of, whatever their age
+        days = sorted(set(finished_days(now, settings.tz, settings.boundary_hour, settings.catch_up_days))
+                      | set(rewrites_pending(folder)))
+    for day in days:
         try:
             r = await write_diary(engram, chat_model, day, tz=settings.tz,
                                   boundary_hour=settings.boundary_hour, folder=folder, now=now)
@@ -84,9 +87,11 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
         persona = IdentityFolder(folder).core().text
         details = await asyncio.to_thread(private_details, list(episodes.values()), aliases,
                                           settings.is_public, known=persona)
+        # felt from when that day ended (a day written late, after the bot was down, has faded since)
+        ended = day_bounds(last.day, settings.tz, settings.boundary_hour)[1]
         try:
             await update_inner_state(chat_model, last.text, last.day.isoformat(), folder=folder,
-                                     persona=persona, details=details, now=now)
+                                     persona=persona, details=details, now=min(aware(now), ended))
             report.inner_state = True
         except (ChatError, WrongShape) as e:
             report.failed["inner_state"] += 1

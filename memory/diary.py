@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
 from .chat import ChatModel
 from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
 from .consolidation.prompt import episode_line, language, templates
-from .diary_files import data_folder, day_rule, diary_path
+from .diary_files import data_folder, day_rule, diary_path, rewritten
 from .engram import Engram
 from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
@@ -33,6 +33,7 @@ MAX_CHARS = 24_000  # of lines in one prompt (~8k tokens): a day of long message
 MAX_ENTRY = 6000  # characters of an entry
 TIMEOUT = 120.0
 VERSION = "diary.version:"  # a cursor per day, moved by each entry written of it
+SAME_DAY = timedelta(hours=12)  # a diary starting this near a day's start is that day's (a rule changed)
 NO_PERSONA = {"en": "(no identity written yet)", "zh": "（还没有写身份）"}
 
 
@@ -51,13 +52,13 @@ class DiaryResult:
 
 async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
                    boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Memory | None:
-    """The active diary memory of ``day`` (its ``valid_from`` is the day's start), or None."""
+    """The active diary memory of ``day``: its ``valid_from`` is the day's start, or (the zone or the
+    boundary hour changed since it was written) the nearest to it within 12 hours; None if none."""
     start, _ = day_bounds(day, tz, boundary_hour)
     found = await engram.store.get_memories(await engram.store.memory_ids_of_kind("diary"))
-    for m in found.values():
-        if m.valid_from is not None and aware(m.valid_from) == start:
-            return m
-    return None
+    near = [(abs(aware(m.valid_from) - start), m.id or 0, m) for m in found.values()
+            if m.valid_from is not None and abs(aware(m.valid_from) - start) < SAME_DAY]
+    return min(near, key=lambda x: x[:2])[2] if near else None
 
 
 async def recent_diaries(engram: Engram, n: int) -> list[Memory]:
@@ -100,6 +101,14 @@ def _write_file(path: Path, day: date, text: str) -> None:
         log.exception("Engram: writing %s failed", path)
 
 
+def _rewritten(folder: Path, day: date) -> None:
+    """A forget's pending rewrite of ``day`` is done (``diary_files.rewrite_later``)."""
+    try:
+        rewritten(folder, day)
+    except OSError:  # the note stays; the day is written once more (then "exists") next time
+        log.exception("Engram: updating the diaries to rewrite after a forget failed")
+
+
 async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, force: bool = False,
                       tz: tzinfo | None = None, boundary_hour: int | None = None,
                       folder: Path | None = None, persona: str | None = None,
@@ -120,10 +129,12 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
         on_file = path.read_text("utf-8", "replace") if path.exists() else ""
         if on_file.strip().split("\n", 2)[-1].strip() != old.text:
             _write_file(path, date, old.text)  # the file follows the memory
+        _rewritten(folder, date)
         return DiaryResult(date, "exists", old.id, old.text, len(old.sources), path, old.sources)
     start, end = day_bounds(date, tz, boundary_hour)
     episodes = await engram.store.episodes_between(start, end, MAX_EPISODES)
     if not episodes:
+        _rewritten(folder, date)
         return DiaryResult(date, "empty", old.id if old else None, old.text if old else "")
     if persona is None:
         persona = IdentityFolder(folder).core().text
@@ -146,6 +157,7 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
         return await write_diary(engram, chat_model, date, tz=tz, boundary_hour=boundary_hour,
                                  folder=folder, persona=persona, now=now)
     _write_file(path, date, entry)
+    _rewritten(folder, date)
     day_rule(folder, *given, remember=True)
     log.info("Engram: diary of %s %s (m%d, from %d lines)", date, status, mid, len(sources))
     return DiaryResult(date, status, mid, entry, len(sources), path, sources)

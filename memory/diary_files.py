@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_of, resolve_timezone
+from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
 from .identity import atomic_write
+from .model import aware
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -23,6 +24,7 @@ log = logging.getLogger("engram.diary")
 
 DIARY_FOLDER = "diary"
 DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last written with
+REWRITE_FILE = ".rewrite-pending.json"  # the days whose diary a forget erased, to be written again
 
 
 def data_folder(engram: Engram) -> Path:
@@ -49,9 +51,7 @@ def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None =
         tz = resolve_timezone(saved["tz"])
     if boundary_hour is None:
         boundary_hour = int(saved.get("boundary_hour", DEFAULT_BOUNDARY_HOUR))
-    name = getattr(tz, "key", None) or ("UTC" if tz is not None and tz.utcoffset(None) is not None
-                                        and str(tz) == "UTC" else None)
-    rule = {"tz": name, "boundary_hour": boundary_hour}
+    rule = {"tz": timezone_name(tz), "boundary_hour": boundary_hour}
     if remember and given and rule != saved:
         try:
             atomic_write(path, json.dumps(rule))
@@ -61,6 +61,48 @@ def day_rule(folder: Path, tz: tzinfo | None = None, boundary_hour: int | None =
 
 
 def diary_day(folder: Path, t: datetime) -> date:
-    """The day a diary dated ``t`` tells of, counted as the diaries count days (``day_rule``)."""
+    """The day a diary starting at ``t`` tells of: the day whose start, counted as the diaries count
+    days (``day_rule``), is nearest ``t`` (written before the zone or boundary hour changed, a diary's
+    start may fall late in the day before)."""
     tz, boundary_hour = day_rule(folder)
-    return day_of(t, tz, boundary_hour)
+    d = day_of(t, tz, boundary_hour)
+    return min((d, d + timedelta(days=1)), key=lambda x: abs(day_bounds(x, tz, boundary_hour)[0] - aware(t)))
+
+
+def _rewrite_path(folder: Path) -> Path:
+    return folder / DIARY_FOLDER / REWRITE_FILE
+
+
+def rewrites_pending(folder: Path) -> list[date]:
+    """The days whose diary a forget erased and that are not written again yet (any age)."""
+    path = _rewrite_path(folder)
+    try:
+        return sorted({date.fromisoformat(d) for d in json.loads(path.read_text("utf-8"))["days"]})
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log.error("Engram: %s cannot be read (%s); the diaries a forget erased are not rewritten "
+                  "until it is fixed or removed", path, e)
+        return []
+
+
+def rewrite_later(folder: Path, days: list[date]) -> None:
+    """After a forget's erase: ``days``' diaries are to be written again (by the diary job, whatever
+    their age, until each is written: ``rewritten``)."""
+    if days:
+        _write_rewrites(folder, set(rewrites_pending(folder)) | set(days))
+
+
+def rewritten(folder: Path, day: date) -> None:
+    """``day``'s diary is written again (or its day has nothing left to tell)."""
+    pending = rewrites_pending(folder)
+    if day in pending:
+        _write_rewrites(folder, set(pending) - {day})
+
+
+def _write_rewrites(folder: Path, days: set[date]) -> None:
+    path = _rewrite_path(folder)
+    if days:
+        atomic_write(path, json.dumps({"days": sorted(d.isoformat() for d in days)}))
+    else:
+        path.unlink(missing_ok=True)

@@ -40,6 +40,7 @@ from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
 from .recording import Recorder
 from .scopes import Visibility, parse_scope, visibility
+from .self_image_file import finish_self_image
 from .store import JobRuns, Store
 from .store.sqlite import open_store
 from .text import MAX_TEXT, _stem, word_set
@@ -86,6 +87,7 @@ class Engram:
             await self.indexer.start(background and not read_only)
             if not read_only:
                 await finish_pending(self)  # a forget killed between its erase and its files
+                await finish_self_image(self)  # a self-image killed between its memory and its file
         except BaseException:
             await store.close()
             raise

@@ -24,6 +24,11 @@ class StoreError(EngramError):
     """The store file cannot be used (not SQLite, newer schema, ...); it was left untouched."""
 
 
+class StoreUnwritable(StoreError):
+    """The store cannot be written now (a full disk, a read-only folder, a disk error); nothing of
+    the write was stored, and the same write may be tried again once it can be."""
+
+
 class ErasedMeanwhile(EngramError):
     """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
 

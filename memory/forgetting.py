@@ -28,9 +28,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .diary_files import data_folder, diary_day, diary_path
+from .diary_files import data_folder, diary_day, diary_path, rewrite_later
 from .errors import InvalidInputError, UnknownIdError
-from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporary
+from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
 from .inner_state import load_state, state_path
 from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
@@ -204,14 +204,15 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
     (a rewrite from what is left writes it again); the self-image and its history when the
     self-image went (every version of it left the store); the inner state when a diary it came from
     went (the baseline again until the diary job moves it from the diaries left); the identity
-    proposals drawn from it."""
+    proposals drawn from it. The erased days are noted for the diary job (``rewrite_later``)."""
     folder = data_folder(engram)
     for day in plan.diary_days:
         _unlink(diary_path(folder, day))
+    rewrite_later(folder, plan.diary_days)  # written again from what is left, even if that is stopped
     if plan.self_image:
         ids, name = IdentityFolder(folder), IMAGE_FILE.removesuffix(".md")
-        cut = ids.history_dir.glob(f".{name}.*.md.tmp")  # a version being kept when a kill came
-        for path in [ids.image_path, *ids.history(name), *cut]:
+        cut = ids.history_dir.glob(f".{name}.*.tmp") if ids.history_dir.is_dir() else []  # a version
+        for path in [ids.image_path, *ids.history(name), *cut]:  # being kept when a kill came
             _unlink(path)
     if plan.diary_days and state_path(folder).exists():
         state = load_state(folder)
@@ -225,9 +226,10 @@ def _erase_files(engram: Engram, plan: Forgetting) -> None:
 
 
 def _unlink(path: Path) -> None:
-    """``path`` and what a write of it killed midway left beside it (``identity.temporary``)."""
+    """``path`` and what writes of it killed midway left beside it (``identity.temporaries``)."""
     path.unlink(missing_ok=True)
-    temporary(path).unlink(missing_ok=True)
+    for cut in temporaries(path):
+        cut.unlink(missing_ok=True)
 
 
 def _day(engram: Engram, t: datetime | None) -> date | None:

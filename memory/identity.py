@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,17 +33,47 @@ class Document:
 
 
 def atomic_write(path: Path, text: str | bytes) -> None:
-    """Write ``text`` to ``path`` through a temporary file: readers see the old or the new file, whole
-    (also after a kill in the middle of the write)."""
+    """Write ``text`` to ``path`` through a temporary file of its own in the same folder, flushed to
+    disk before it is renamed over ``path`` (and the folder after): readers see the old or the new
+    file, whole, also after a kill or a power cut, and two processes writing ``path`` at once (the
+    bot and the command line) each replace it whole (the last rename wins)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary(path)
-    tmp.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
-    os.replace(tmp, path)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    _sync_folder(path.parent)
 
 
-def temporary(path: Path) -> Path:
-    """Where ``atomic_write`` writes ``path`` first (a kill mid-write leaves it, never ``path``)."""
-    return path.with_name(f".{path.name}.tmp")
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (a file system that cannot sync a folder is left as is)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temporaries(path: Path) -> list[Path]:
+    """What ``atomic_write`` calls killed midway left beside ``path`` (each write has a temporary
+    file of its own, ``.<name>.<random>.tmp``; before session 11 it was ``.<name>.tmp``)."""
+    if not path.parent.is_dir():
+        return []
+    prefix = f".{path.name}."
+    return [p for p in path.parent.iterdir()
+            if p.name.startswith(prefix) and p.name.endswith(".tmp")]
 
 
 def read_document(path: Path, limit: int = MAX_BYTES) -> Document:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .chat import ChatModel
+from .display import flat
 from .errors import ChatError
 from .index.vectors import normalise
 from .model import Memory, now_utc
@@ -137,7 +138,7 @@ def _messages(mems: Sequence[Memory]) -> list[dict[str, str]]:
     from .consolidation.prompt import language, templates  # not at import: consolidation imports Engram
 
     system, user = templates("merge", language([m.text for m in mems]))
-    lines = "\n".join(f"{n + 1}. {m.text}" for n, m in enumerate(mems))
+    lines = "\n".join(f"{n + 1}. {flat(m.text)}" for n, m in enumerate(mems))  # one line each
     return [{"role": "system", "content": system},
             {"role": "user", "content": user.substitute(memories=lines)}]
 

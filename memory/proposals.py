@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from .errors import InvalidInputError, UnknownIdError
@@ -38,7 +38,7 @@ class Proposal:
     change: str
     reason: str
     place: str
-    at: str  # ISO time it was proposed
+    at: str  # ISO time it was proposed, in the bot's zone
     status: str = PENDING
     decided_at: str = ""
     person: str = ""  # whom the bot was answering when it proposed (a person id; "" if unknown)
@@ -47,10 +47,15 @@ class Proposal:
 class Proposals:
     """The proposals file of one identity folder."""
 
-    def __init__(self, folder: IdentityFolder, max_pending: int = MAX_PENDING):
+    def __init__(self, folder: IdentityFolder, max_pending: int = MAX_PENDING, tz: tzinfo | None = None):
         self.folder = folder
+        self.tz = tz or timezone.utc  # the zone an approved change's section is dated in
         self.path = folder.root / PROPOSALS_FILE
         self.max_pending = max_pending
+
+    def _now(self, now: datetime | None) -> str:
+        """The time as ISO text in the bot's zone (its first ten characters: the bot's date)."""
+        return aware(now or now_utc()).astimezone(self.tz).isoformat()
 
     def _load(self) -> tuple[int, list[Proposal]]:
         if not self.path.exists():
@@ -85,7 +90,7 @@ class Proposals:
             log.warning("Engram: identity proposal refused: %d already wait for the owner", self.max_pending)
             raise ProposalFlood(f"{self.max_pending} proposals already wait for the owner; "
                                 "no new one is taken until they are decided")
-        p = Proposal(next_id, change, reason, place, aware(now or now_utc()).isoformat(), person=person)
+        p = Proposal(next_id, change, reason, place, self._now(now), person=person)
         self._save(next_id + 1, [*items, p])
         return p
 
@@ -95,7 +100,7 @@ class Proposals:
             if p.id == pid:
                 if p.status != PENDING:
                     raise InvalidInputError(f"proposal #{pid} was already {p.status}")
-                items[i] = replace(p, status=status, decided_at=aware(now or now_utc()).isoformat())
+                items[i] = replace(p, status=status, decided_at=self._now(now))
                 return items[i], next_id, items
         raise UnknownIdError(f"no proposal #{pid}")
 
@@ -106,7 +111,8 @@ class Proposals:
         if core.problem:  # never overwrite a file that could not be read whole
             raise InvalidInputError(f"not approved: {core.problem}")
         if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill after
-            day = aware(now or now_utc()).date().isoformat()  # the file was written, before the mark
+            # the file was written, before the mark; dated in the bot's zone
+            day = self._now(now)[:10]
             text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
             self.folder.replace(self.folder.self_path, text, now)
         self._save(next_id, items)

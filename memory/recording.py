@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 
+from .errors import StoreUnwritable
 from .model import Episode
 from .store import Store
 from .text import prepare_episode
@@ -60,7 +61,10 @@ class Recorder:
             try:
                 ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
-                log.exception("recording %d episodes failed", len(batch))
+                if isinstance(e, StoreUnwritable):  # each caller hears of it (the plugin logs it once)
+                    log.debug("recording %d episodes failed: %s", len(batch), e)
+                else:
+                    log.exception("recording %d episodes failed", len(batch))
                 for _, _, fut in batch:
                     if not fut.done():
                         fut.set_exception(e)

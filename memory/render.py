@@ -1,21 +1,27 @@
 """Notes as the model reads them: quoted, dated lines ("9 days ago"), the sense of time, and a block
 that stays within a token budget.
 
-Notes are quoted, one per line, and introduced as notes, never as instructions. The block never
-cuts a note in half: a note that does not fit is left out whole. The plugin's injection, the CLI
-and the dashboard all render through here.
+Notes are quoted, one per line, and introduced as notes, never as instructions. What users wrote
+cannot pose as the block's frame: no line break or control character, the block's tags shown as
+``‹/engram-memory›``, names that read as the bot or hold a line's framing shown as ``someone named
+"..."`` (``display.py``). The block never cuts a note in half: a note that does not fit is left out
+whole, counted in ``text.budget_tokens``. The plugin's injection, its recall tool and the dashboard
+all render through here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
+from .display import flat
+from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
-from .text import approx_tokens
+from .text import budget_tokens
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -36,26 +42,75 @@ def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
     return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
+_TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too
+
+
 def quoted(text: str) -> str:
-    """Text on one line in quotes, so a note cannot pose as part of the block around it."""
-    return '"' + " ".join(text.replace('"', "'").split()) + '"'
+    """Text on one line in quotes, so a note cannot pose as part of the block around it: no line
+    break, no control character, and the block's own tags shown as ``‹/engram-memory›``."""
+    return '"' + untagged(flat(text.replace('"', "'"))) + '"'
 
 
-def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> str:
-    """One line: date, who it is about or who said it, and the quoted text."""
+def untagged(text: str) -> str:
+    """``text`` with the block's own tags shown as ``‹/engram-memory›`` (the self-image and the mood
+    are written by a model from what users said; a tag in them must not end the block)."""
+    return _TAG.sub(r"‹\1›", text)
+
+
+def shown_name(name: str) -> str:
+    """A person's name as a note shows it (``display.person``; the block's tags as in ``quoted``)."""
+    return untagged(display_name(name))
+
+
+def note(hit: Hit, names: Mapping[str, str], now: datetime, tz: tzinfo | None,
+         shared: Collection[str] = ()) -> str:
+    """One line: date, who it is about or who said it, and the quoted text (a name in ``shared``,
+    which two people in the block go by, with the plain form of the person's id after it)."""
     date = when(hit.time, now, tz)
     item = hit.item
     if isinstance(item, Episode):
-        who = "you" if item.actor == SELF else (item.actor_name or names.get(item.actor) or "someone")
+        who = "you" if item.actor == SELF else _told_apart(_speaker(item, names), item.actor, shared)
         said = ":" if item.kind == "image" else " said:"
         return f"- {date} — {who}{said} {quoted(item.content)}"
-    about = ", ".join(names.get(s, s.rsplit(':', 1)[-1]) for s in item.subjects)
+    about = ", ".join(_told_apart(_subject(s, names), s, shared) for s in item.subjects)
     return f"- {date} — {'about ' + about if about else 'a note'}: {quoted(item.text)}"
+
+
+def notes(hits: Sequence[Hit], names: Mapping[str, str], now: datetime, tz: tzinfo | None) -> list[str]:
+    """The notes of ``hits``; two people going by one name (someone renamed to pass for another) are
+    told apart by their ids."""
+    who: dict[str, set[str]] = {}
+    for h in hits:
+        item = h.item
+        if isinstance(item, Episode) and item.actor != SELF:
+            who.setdefault(_speaker(item, names), set()).add(item.actor)
+        elif isinstance(item, Memory):
+            for s in item.subjects:
+                who.setdefault(_subject(s, names), set()).add(s)
+    shared = {name for name, ids in who.items() if len(ids) > 1 and name != "someone"}
+    return [note(h, names, now, tz, shared) for h in hits]
+
+
+def _speaker(item: Episode, names: Mapping[str, str]) -> str:
+    return shown_name(item.actor_name) or shown_name(names.get(item.actor, "")) or "someone"
+
+
+def _subject(person: str, names: Mapping[str, str]) -> str:
+    return shown_name(names.get(person, _plain(person))) or "someone"
+
+
+def _plain(person: str) -> str:
+    return person.rsplit(":", 1)[-1]
+
+
+def _told_apart(name: str, person: str, shared: Collection[str]) -> str:
+    return f"{name} ({shown_name(_plain(person))})" if name in shared and name != _plain(person) else name
 
 
 def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
               last_person: datetime | None = None, person: str = "") -> str:
     """The sense of time: now (date, time, part of day), since the last exchange here and with this person."""
+    person = shown_name(person) if person else ""
     local = now.astimezone(tz)
     out = f"Now: {local:%Y-%m-%d %H:%M %A} ({local.tzname()}), {part_of_day(now, tz)}."
     if last_here is None:
@@ -74,12 +129,12 @@ def fit_identity(identity: str, budget: int) -> str:
     """The identity document within ``IDENTITY_SHARE`` of the budget: whole, or its beginning cut at a
     line or sentence end and marked with "…" (it is the bot's identity: it always goes in)."""
     room = max(1, int(budget * IDENTITY_SHARE))
-    if approx_tokens(identity) <= room:
+    if budget_tokens(identity) <= room:
         return identity
     lo, hi = 0, len(identity)
     while lo < hi:  # the longest beginning that fits
         mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if approx_tokens(identity[:mid]) + 1 <= room else (lo, mid - 1)
+        lo, hi = (mid, hi) if budget_tokens(identity[:mid]) + 1 <= room else (lo, mid - 1)
     cut = identity[:lo]
     end = max(cut.rfind("\n"), *(cut.rfind(p) + len(p) - 1 for p in (". ", "。", "! ", "? ")))
     return (cut[: end + 1] if end > len(cut) // 2 else cut).rstrip() + "…"
@@ -95,16 +150,16 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
     """
     head = [OPEN, PREAMBLE, time] if time else [OPEN, PREAMBLE]
     if identity:
-        head += [IDENTITY_HEAD, identity]
+        head += [IDENTITY_HEAD, untagged(identity)]
     room = budget - int(budget * NOTES_SHARE)
-    for extra in extras:
-        if approx_tokens("\n".join([*head, extra, CLOSE])) <= room:
+    for extra in map(untagged, extras):
+        if budget_tokens("\n".join([*head, extra, CLOSE])) <= room:
             head.append(extra)
     lines = [*head, NOTES_HEAD]
-    used = approx_tokens("\n".join([*lines, CLOSE]))
+    used = budget_tokens("\n".join([*lines, CLOSE]))
     taken: list[int] = []
     for i, line in enumerate(notes):
-        cost = approx_tokens(line) + 1
+        cost = budget_tokens(line) + 1
         if used + cost <= budget:  # a note too long for what is left is skipped whole
             lines.append(line)
             used += cost
@@ -123,7 +178,7 @@ class Block:
 
     @property
     def tokens(self) -> int:
-        return approx_tokens(self.text)
+        return budget_tokens(self.text)
 
 
 async def hit_names(engram: Engram, space: str, hits: Sequence[Hit]) -> dict[str, str]:
@@ -142,7 +197,7 @@ async def memory_block(engram: Engram, space: str, hits: Sequence[Hit], now: dat
     replied to); the dashboard's recall explained shows exactly this."""
     names = await hit_names(engram, space, hits)
     last = await engram.last_episode_time(space, before=before or now)
-    notes = [note(h, names, now, tz) for h in hits]
+    lines = notes(hits, names, now, tz)
     fitted = fit_identity(identity, budget) if identity else ""
-    text, taken = build_block(notes, time_line(now, last, tz), fitted, budget)
+    text, taken = build_block(lines, time_line(now, last, tz), fitted, budget)
     return Block(text, taken)

@@ -2,8 +2,9 @@
 
 It may be read in any chat (scope ``self``), so code checks it carries no private details
 (``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
-The previous version goes to ``identity/history/``; the memory (kind ``reflection``, scope ``self``,
-about the bot) gets a new superseding version. Its sources are the diaries' episodes, so forgetting
+The memory (kind ``reflection``, scope ``self``, about the bot) gets a new superseding version
+first, then the file (its previous version to ``identity/history/``); a stop between the two is
+repaired at the next open (``self_image_file``). Its sources are the diaries' episodes, so forgetting
 one of them takes the self-image along the provenance chain, like the diary itself.
 """
 
@@ -19,13 +20,14 @@ from pathlib import Path
 from .chat import ChatModel
 from .consolidation.prompt import language, templates
 from .diary import TIMEOUT, recent_diaries
-from .diary_files import data_folder
+from .diary_files import data_folder, diary_day
 from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, leaks, private_details
 from .model import SELF, Memory, aware, now_utc
 from .replies import json_object, text_field
 from .scopes import SELF as SELF_SCOPE
+from .self_image_file import KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")
 
@@ -48,21 +50,12 @@ class SelfImageResult:
         return {"written": int(self.status == "written"), "refused": int(self.status == "refused")}
 
 
-KIND = "reflection"
-
-
-async def current_self_image(engram: Engram) -> Memory | None:
-    """The active self-image memory: the latest ``reflection`` scoped ``self`` about the bot alone."""
-    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind(KIND))
-    mine = [m for m in found.values() if m.scope == SELF_SCOPE and m.subjects == (SELF,)]
-    return max(mine, key=lambda m: m.id or 0) if mine else None
-
-
 async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
                            diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda space: False,
                            now: datetime | None = None) -> SelfImageResult:
     """Rewrite ``identity/self-image.md`` from the recent diaries (ChatError, WrongShape: no change)."""
     folder = folder or data_folder(engram)
+    await finish_self_image(engram, folder, now)  # the last one stopped before its file: it follows first
     ids = IdentityFolder(folder)
     recent = await recent_diaries(engram, diaries)
     if not recent:
@@ -71,7 +64,7 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     system, user = templates("self_image", lang)
     filled = user.safe_substitute(
         persona=ids.core().text or NOTHING[lang], previous=ids.self_image().text or NOTHING[lang],
-        diaries="\n\n".join(f"[{aware(d.valid_from or d.created_at):%Y-%m-%d}]\n{d.text}" for d in recent))
+        diaries="\n\n".join(f"[{_day(folder, d)}]\n{d.text}" for d in recent))
     prompt = [{"role": "system", "content": system}, {"role": "user", "content": filled}]
     reply = await chat_model.complete(prompt, json=True, timeout=TIMEOUT)
     text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
@@ -79,16 +72,24 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     if found:
         log.warning("Engram: a new self-image was refused, it carried private details: %s", "; ".join(found))
         return SelfImageResult("refused", text, leaked=found)
-    kept = ids.replace(ids.image_path, text, now)
     old = await current_self_image(engram)
     sources = tuple(sorted({s for d in recent for s in d.sources}))
+    note_pending(folder, old)  # the memory first, then the file (``self_image_file``)
     if old is not None and old.id is not None:
         mid = await engram.update(old.id, text, sources=sources)
     else:
         mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind=KIND, subjects=(SELF,),
                                              sources=sources, importance=0.5,
                                              created_at=aware(now or now_utc())))
+    kept = ids.replace(ids.image_path, text, now)
+    done(folder)
     return SelfImageResult("written", text, mid, kept)
+
+
+def _day(folder: Path, diary: Memory) -> str:
+    """The day a diary tells of (its start, counted as the diaries count days; not its UTC date)."""
+    day = diary_day(folder, diary.valid_from) if diary.valid_from else aware(diary.created_at).date()
+    return day.isoformat()
 
 
 async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[str], bool],

@@ -117,6 +117,23 @@ def approx_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + 3) // 4
 
 
+_ONE_EACH = re.compile("[0-9!-/:-@\\[-`{-~]")  # digits and ASCII punctuation
+_NARROW = re.compile("[\u0080-\u04ff]")  # accented Latin, Greek, Cyrillic: two or three a token
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # most emoji: two tokens or more each
+_WIDE = re.compile("[^\u0000-\u04ff\u3400-\u9fff]")  # kana, Hangul, CJK punctuation, full-width forms,
+# symbols, joiners, emoji (also counted in _ASTRAL): about a token each
+
+
+def budget_tokens(text: str) -> int:
+    """An upper estimate of the tokens ``text`` takes in a chat model's tokenizer, for the injection
+    budget (``approx_tokens`` undercounts what is not Latin letters or Chinese: Qwen's and Llama's
+    tokenizers cut a number into digits, a Korean syllable or an emoji is one to three tokens)."""
+    cjk, one = len(_CJK_CHAR.findall(text)), len(_ONE_EACH.findall(text))
+    narrow, wide, astral = (len(r.findall(text)) for r in (_NARROW, _WIDE, _ASTRAL))
+    rest = len(text) - cjk - one - narrow - wide
+    return cjk + one + wide + astral + (2 * narrow + 4) // 5 + (rest + 3) // 4
+
+
 _MONTH_RE = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in MONTHS)
 # Matched against case-folded text (``re.IGNORECASE`` was ~2x slower); the lookahead lets the regex
 # engine skip positions no alternative can start at.

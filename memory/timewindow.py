@@ -1,5 +1,6 @@
 """The time window a query names: "yesterday", "last weekend", "three days ago", "in March",
-"昨天", "上周末", "三天前", "三月份" — worked out against ``now`` in the bot's timezone.
+"昨天", "上周末", "三天前", "三月份", "上上周" (the week before last) — worked out against ``now`` in the
+bot's timezone.
 
 Recall prefers items whose event time falls inside it (the ``in_window`` feature). Days are the bot's
 days, as the diary counts them (``clock.day_of``: a day ends at the boundary hour, 4 am by default):
@@ -130,14 +131,20 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
     (rf"({_ZN})\s*[天日]前", "zh_days"), (r"几天前|前几天|a few days ago", "few"),
     (rf"\b({_EN_N}) days? ago", "en_days"),
     (rf"({_ZN})\s*(?:个)?(?:星期|礼拜|周)前", "zh_weeks"), (rf"\b({_EN_N}) weeks? ago", "en_weeks"),
+    (r"上上(?:个)?周末|the weekend before last", "weekend2"),
     (r"上(?:个)?周末|上(?:个)?星期六日|last weekend", "weekend1"),
     (r"(?:这|本)(?:个)?周末|this weekend|the weekend", "weekend0"),
+    (r"上上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last2_wd"),
     (r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last_wd"),
     (rf"\blast ({_WD})", "en_last_wd"),
+    (r"上上(?:个)?(?:周|星期|礼拜)|the week before last", "week2"),
     (r"上(?:个)?(?:周|星期|礼拜)|last week", "week1"),
     (r"(?:这|本)(?:个)?(?:周|星期|礼拜)|this week", "week0"),
     (r"(?:周|星期|礼拜)([一二三四五六日天])", "zh_wd"), (rf"\bon ({_WD})", "en_wd"),
+    (r"上上(?:个)?月|the month before last", "month2"),
+    (rf"({_ZN})\s*个\s*月前", "zh_months"), (rf"\b({_EN_N}) months? ago", "en_months"),
     (r"上(?:个)?月|last month", "month1"), (r"(?:这|本)(?:个)?月|this month", "month0"),
+    (r"(?<![以之从目提])前年(?!轻)|the year before last", "year2"),  # not 以前年轻 (when young)
     (r"去年|last year", "year1"), (r"今年|this year", "year0"),
     (rf"(?:(\d{{4}})\s*年\s*)?({_ZN})\s*月\s*({_ZN})\s*[日号]", "zh_date"),
     (rf"(?:(\d{{4}})\s*年\s*)?({_ZN})\s*月(?:份)?", "zh_month"),
@@ -178,11 +185,14 @@ def _window(kind: str, m: re.Match[str], d: _Days) -> Window | None:
     if kind in ("zh_weeks", "en_weeks"):
         n = zh_number(m.group(1)) if kind == "zh_weeks" else _en_number(m.group(1))
         return d.ago(7 * n, said, spread=3) if n is not None and 0 < n < 60 else None
+    if kind in ("zh_months", "en_months"):
+        n = zh_number(m.group(1)) if kind == "zh_months" else _en_number(m.group(1))
+        return d.months_back(n, said) if n is not None and 0 < n < 120 else None
     if kind.startswith("weekend"):
         return d.weekend(int(kind[-1]), said)
-    if kind in ("zh_last_wd", "zh_wd"):
+    if kind in ("zh_last2_wd", "zh_last_wd", "zh_wd"):
         wd = _ZH_WEEKDAY[m.group(1)]
-        return d.weekday(wd, 1 if kind == "zh_last_wd" else None, said)
+        return d.weekday(wd, {"zh_last2_wd": 2, "zh_last_wd": 1}.get(kind), said)
     if kind in ("en_last_wd", "en_wd"):
         wd = _WEEKDAYS.index(m.group(1).lower())
         return d.weekday(wd, None, said)
@@ -196,13 +206,15 @@ def _window(kind: str, m: re.Match[str], d: _Days) -> Window | None:
         year, mon, day = m.group(1), zh_number(m.group(2)), zh_number(m.group(3))
         if mon is None or day is None or not 1 <= mon <= 12:
             return None
-        try:
-            y = int(year) if year else (d.today.year if (mon, day) <= (d.today.month, d.today.day)
-                                        else d.today.year - 1)
-            one = date(y, mon, day)
-        except ValueError:
-            return None
-        return d.days(one, one, said)
+        y = int(year) if year else (d.today.year if (mon, day) <= (d.today.month, d.today.day)
+                                    else d.today.year - 1)
+        for back in range(1 if year else 8):  # Feb 29 with no year: the latest year that had one
+            try:
+                one = date(y - back, mon, day)
+            except ValueError:
+                continue
+            return d.days(one, one, said)
+        return None
     if kind == "zh_month":
         mon = zh_number(m.group(2))
         return d.month(mon, int(m.group(1)) if m.group(1) else None, said) if mon and 1 <= mon <= 12 else None

@@ -29,6 +29,7 @@ from ..memory import (
     visibility,
 )
 from ..memory.dedup import remember
+from ..memory.display import cut, flat
 from ..memory.model import MEMORY_KINDS, now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
@@ -211,8 +212,7 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
 
 
 def short(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SHOWN_CHARS else flat[: SHOWN_CHARS - 1] + "…"
+    return cut(flat(text), SHOWN_CHARS)
 
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:
@@ -326,7 +326,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
     sources = await mem.sources(m.id)
     shown = [e for e in sources if ctx.sees_episode(e.space)]
     for e in shown:
-        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {e.actor_name or e.actor}: "
+        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {flat(e.actor_name or e.actor)}: "
                      f"{quoted(short(e.content))}")
     if len(shown) < len(sources):
         lines.append(f"({len(sources) - len(shown)} sources from other places not shown here)")
@@ -335,7 +335,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
 
 async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
-    who = "the bot" if ep.kind == "message_out" else f"{ep.actor_name or ep.actor} ({ep.actor})"
+    who = "the bot" if ep.kind == "message_out" else f"{flat(ep.actor_name or ep.actor)} ({flat(ep.actor)})"
     return (f"e{ep.id} ({ep.kind}) in {ep.space}, {when(ep.time, now_utc(), ctx.service.tz)}, {who}:\n"
             f"{quoted(ep.content)}\n(/mem forget e{ep.id} erases it)")
 

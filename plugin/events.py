@@ -80,14 +80,16 @@ def actor_of(event: Any) -> str:
 
 
 def event_time(event: Any) -> datetime:
-    """When the message was sent (the platform's timestamp), else now."""
+    """When the message was sent (the platform's timestamp), else now; never after now (a platform
+    clock ahead of this server's would put the bot's reply before the message it answers)."""
+    now = datetime.now(timezone.utc)
     ts = getattr(getattr(event, "message_obj", None), "timestamp", None)
     try:
         if isinstance(ts, int | float) and ts > 0:
-            return datetime.fromtimestamp(ts, timezone.utc)
+            return min(now, datetime.fromtimestamp(ts, timezone.utc))
     except (OverflowError, OSError, ValueError):
         pass
-    return datetime.now(timezone.utc)
+    return now
 
 
 def is_command(event: Any) -> bool:

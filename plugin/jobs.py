@@ -57,7 +57,8 @@ class Jobs:
         self.catch_up_delay = catch_up_delay
         s = service.settings
         self.consolidation = consolidation or ConsolidationSettings(
-            public_spaces=s.public_spaces, min_new=s.consolidate_after_episodes or 20)
+            public_spaces=s.public_spaces, min_new=s.consolidate_after_episodes or 20,
+            owner_known=bool(s.owner_ids or s.owner_private_spaces))
         self.registry = JobRegistry()
         self.registry.add(consolidation_job(self.consolidator, s.consolidate_every_minutes))
         self.registry.add(fade_job(service.memory))

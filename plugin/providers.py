@@ -17,7 +17,7 @@ import numpy as np
 
 from ..memory import Embedder, EmbeddingError, LocalE5, NoEmbedder
 from ..memory.chat import ChatResult, Message, visible_text
-from ..memory.clock import resolve_timezone
+from ..memory.clock import parse_timezone, resolve_timezone
 from ..memory.errors import ChatError, ChatTimeout
 
 log = logging.getLogger("engram.plugin")
@@ -214,14 +214,17 @@ class Providers:
 
 
 def timezone_of(settings: Any, context: Any) -> tzinfo:
-    """The configured zone: Engram's ``timezone`` key, else AstrBot's, else the host's (logged)."""
+    """The configured zone: Engram's ``timezone`` key, else (unset or unknown) AstrBot's, else the
+    host's (logged)."""
+    try:
+        astrbot = str(context.get_config().get("timezone") or "")
+    except Exception:
+        astrbot = ""
     name = settings.timezone
-    if not name:
-        try:
-            name = context.get_config().get("timezone") or ""
-        except Exception:
-            name = ""
-    return resolve_timezone(name)
+    if name and parse_timezone(name) is None and astrbot and (zone := parse_timezone(astrbot)) is not None:
+        log.warning("Engram: unknown timezone %r; using AstrBot's (%s)", name, astrbot)
+        return zone
+    return resolve_timezone(name or astrbot)
 
 
 class AstrBotChat:

@@ -4,6 +4,11 @@ Recording never delays a message: the hook queues the message and returns; one w
 the order of the queue (an image waiting for its caption holds back later lines of the same run)
 and hands episodes to ``Engram.record``, which commits them in groups. ``stop()`` writes what is
 queued and waits for every write, so a reload loses and duplicates nothing.
+
+When the store cannot be written (a full disk, a read-only folder: ``StoreUnwritable``), the
+messages are kept in memory, in order (at most ``MAX_HELD``), and written before any newer one as
+soon as it can be: with the next message, or every ``RETRY`` seconds. The log says so once, and
+again when they are written.
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from ..memory import Engram, Episode
+from ..memory import Engram, Episode, StoreUnwritable
 from ..memory.outage import Outage
 
 log = logging.getLogger("engram.plugin")
+
+MAX_HELD = 10_000  # messages kept in memory while the store cannot be written (then the oldest go)
+RETRY = 10.0  # seconds between tries to write them when no new message comes
 
 # what the queue holds: episodes, episodes still being made (an image's caption), or the stop sign
 Item = list[Episode] | asyncio.Task[list[Episode]] | None
@@ -35,6 +43,13 @@ class RecordingQueue:
         self._writes: set[asyncio.Task[Any]] = set()
         self._outage = Outage(log, "Engram: messages are not being recorded: %s",
                               "Engram: messages are recorded again", level=logging.ERROR, trace=True)
+        self.held: list[Episode] = []  # not written: the store could not be written (oldest first)
+        self._dropped = 0  # held ones given up for newer ones (over ``MAX_HELD``)
+        self._unwritable = Outage(
+            log, f"Engram: messages are not being recorded: %s; they are kept in memory (up to {MAX_HELD:,}) "
+                 "and written as soon as the store can be written again",
+            "Engram: messages are recorded again", level=logging.ERROR)
+        self._retry: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
@@ -50,28 +65,82 @@ class RecordingQueue:
     async def _write_loop(self, queue: asyncio.Queue[Item]) -> None:
         while True:
             item = await queue.get()
+            episodes: list[Episode] = []
             try:
                 if item is None:
                     return
                 episodes = await item if isinstance(item, asyncio.Task) else item
                 mem = await self._memory()
+                if self.held:  # older ones first; while they cannot be written, these wait behind them
+                    await self._write_held(mem)
+                    if self.held:
+                        self._hold(episodes)
+                        continue
                 for ep in episodes:  # created in order, so Engram queues them in order
                     task = asyncio.create_task(mem.record(ep))
                     self._writes.add(task)
-                    task.add_done_callback(self._write_done)
+                    task.add_done_callback(partial(self._write_done, episode=ep))
                     task.add_done_callback(partial(self._recorded, space=ep.space))
                 self._outage.recovered()
+            except StoreUnwritable as e:  # cannot be opened for writing now: kept until it can be
+                self._unwritable.failed(e)
+                self._hold(episodes)
             except Exception as e:  # one bad message must not stop the recorder
                 self._outage.failed(e)  # a store that cannot open fails every message: said once, in full
             finally:
                 queue.task_done()
 
-    def _write_done(self, task: asyncio.Task[Any]) -> None:
+    def _write_done(self, task: asyncio.Task[Any], episode: Episode | None = None) -> None:
         # Keeps the set small on a bot that never flushes; a wait never depends on it having run (it
         # runs one loop turn after the task finished): ``_settle`` prunes finished tasks itself.
         self._writes.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("Engram: an episode was not recorded: %s", task.exception())
+        if task.cancelled() or (error := task.exception()) is None:
+            return
+        if isinstance(error, StoreUnwritable) and episode is not None:
+            self._unwritable.failed(error)
+            self._hold([episode])
+        else:
+            log.error("Engram: an episode was not recorded: %s", error)
+
+    def _hold(self, episodes: list[Episode]) -> None:
+        """Keep ``episodes`` until the store can be written (the oldest go past ``MAX_HELD``)."""
+        self.held.extend(episodes)
+        if len(self.held) > MAX_HELD:
+            over = len(self.held) - MAX_HELD
+            if not self._dropped:
+                log.error("Engram: more than %d messages are waiting for the store to be written; the "
+                          "oldest are given up from now on (counted until it can be written)", MAX_HELD)
+            del self.held[:over]
+            self._dropped += over
+        if self.held and (self._retry is None or self._retry.done()) and self._queue is not None:
+            self._retry = asyncio.create_task(self._retry_later(self._queue), name="engram-record-retry")
+
+    async def _retry_later(self, queue: asyncio.Queue[Item]) -> None:
+        """While messages are held and nothing new comes: a turn of the writer every ``RETRY`` s."""
+        while self.held:
+            await asyncio.sleep(RETRY)
+            if self.held and queue.empty():
+                queue.put_nowait([])
+
+    async def _write_held(self, mem: Engram) -> None:
+        """Write the held messages (one transaction); they stay held if the store still cannot be."""
+        batch = list(self.held)
+        try:
+            await mem.record_many(batch)
+        except StoreUnwritable as e:
+            self._unwritable.failed(e)
+            return
+        del self.held[:len(batch)]
+        self._unwritable.recovered()
+        log.info("Engram: %d kept messages written%s", len(batch),
+                 f" ({self._dropped} older ones were given up)" if self._dropped else "")
+        self._dropped = 0
+        for ep in batch:
+            for listener in self._listeners:
+                try:
+                    listener(ep.space)
+                except Exception:
+                    log.exception("Engram: an episode listener failed")
 
     def _recorded(self, task: asyncio.Task[Any], *, space: str) -> None:
         """Tell the listeners (the K-new-messages trigger) about an episode once it is committed."""
@@ -111,12 +180,17 @@ class RecordingQueue:
         await asyncio.sleep(0)  # the done-callbacks of writes that just finished (listeners) run first
         if left:
             log.error("Engram: flush gave up after %.0f s; %d episodes are not written yet", timeout, left)
-        return not left
+        if self.held:
+            log.warning("Engram: %d messages are kept in memory, not written yet (the store cannot be "
+                        "written)", len(self.held))
+        return not left and not self.held
 
     async def stop(self, timeout: float, deadline: float) -> None:
         """Write what is queued and stop the writer task, then wait for the writes, for at most
         ``timeout`` seconds (ending at ``deadline``); the log says what was not written."""
         if self._writer is not None and self._queue is not None:
+            if self.held:
+                self._queue.put_nowait([])  # a last try for the messages kept in memory
             self._queue.put_nowait(None)
             await asyncio.wait({self._writer}, timeout=timeout)
             if not self._writer.done():
@@ -127,6 +201,11 @@ class RecordingQueue:
                 await asyncio.wait({self._writer}, timeout=1)
             self._writer = None
         left = await self._settle(deadline)
+        if self._retry is not None:
+            self._retry.cancel()
+        if self.held:
+            log.error("Engram: closing with %d messages that could not be written (the store cannot be "
+                      "written); they are lost", len(self.held))
         if left:
             log.error("Engram: closing after %.0f s; %d episodes may not be written", timeout, left)
             for t in self._writes:

@@ -10,7 +10,7 @@ on the bot's mind is said only in the owner's private chat.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 from ..memory.identity import IdentityFolder
@@ -25,11 +25,12 @@ log = logging.getLogger("engram.plugin")
 class Selfhood:
     """The identity folder of one bot and the lines it adds to the injected block."""
 
-    def __init__(self, data_dir: Path, settings: Settings, abilities: Abilities | None = None):
+    def __init__(self, data_dir: Path, settings: Settings, abilities: Abilities | None = None,
+                 tz: tzinfo | None = None):
         self.folder = IdentityFolder(data_dir)
         self.settings = settings
         self.abilities = abilities
-        self.proposals = Proposals(self.folder)
+        self.proposals = Proposals(self.folder, tz=tz)  # an approved change is dated in the bot's zone
         self.baseline = Baseline(mood=settings.baseline_mood or "calm")
         self._reported: set[str] = set()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
-from ..memory.render import build_block, fit_identity, hit_names, note, time_line
+from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
 from .config import WEBCHAT, Settings, sole_platform
 from .confirm import Confirmations
 from .days_lock import DaysLock
@@ -64,7 +65,7 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._warned_platforms: set[tuple[str, ...]] = set()
-        self.selfhood = Selfhood(self.data_dir, settings, abilities)
+        self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
@@ -189,7 +190,7 @@ class EngramService:
             umo = str(getattr(event, "unified_msg_origin", "") or "") or None
             self.recording.put(asyncio.create_task(self._captioned(event, parsed, umo)))
         else:
-            self.recording.put(incoming_episodes(event, parsed))
+            self.recording.put(self._in_zone(incoming_episodes(event, parsed)))
 
     def record_reply(self, event: Any, text: str) -> None:
         """Queue what the bot said in the event's place (not the notes it was handed or only read
@@ -202,7 +203,7 @@ class EngramService:
                       len(text or ""), len(said))
         ep = reply_episode(event, said, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
         if ep is not None:
-            self.recording.put([ep])
+            self.recording.put(self._in_zone([ep]))
 
     async def _captioned(self, event: Any, parsed: Any, umo: str | None) -> list[Episode]:
         captions = {}
@@ -210,7 +211,12 @@ class EngramService:
             caption = await self.providers.caption(ref, umo)
             if caption:
                 captions[ref] = caption
-        return incoming_episodes(event, parsed, captions)
+        return self._in_zone(incoming_episodes(event, parsed, captions))
+
+    def _in_zone(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes' times in the bot's zone (the same instants): their month and year, which a
+        question naming a month is matched against, are the bot's, not UTC's."""
+        return [replace(e, time=e.time.astimezone(self.tz)) if self.tz and e.time else e for e in episodes]
 
     async def flush(self, timeout: float = FLUSH_TIMEOUT) -> None:
         """Wait until everything queued so far is committed, for at most ``timeout`` seconds."""
@@ -302,7 +308,7 @@ class EngramService:
         """
         mem = await self.memory()
         names = await self.names(space, hits)
-        notes = [note(h, names, now, self.tz) for h in hits]
+        lines = notes(hits, names, now, self.tz)
         budget = self.settings.inject_budget_tokens
         identity = self.identity()
         fitted = fit_identity(identity, budget) if identity else ""
@@ -314,7 +320,7 @@ class EngramService:
                         "only its beginning is injected (%d characters)", len(identity), budget,
                         len(fitted) - 1)
         extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
-        return build_block(notes, await self._time_line(mem, space, now, before or now, audience, person),
+        return build_block(lines, await self._time_line(mem, space, now, before or now, audience, person),
                            fitted, budget, extras)
 
     async def _time_line(self, mem: Engram, space: str, now: datetime, before: datetime,

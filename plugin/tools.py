@@ -12,9 +12,11 @@ from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, space_scope
 from ..memory.dedup import remember
+from ..memory.display import cut
 from ..memory.model import now_utc
-from ..memory.render import note
+from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
+from ..memory.text import budget_tokens
 from .echo import TOOL_HEAD
 from .events import actor_of, parse_message
 from .service import EngramService
@@ -24,6 +26,8 @@ log = logging.getLogger("engram.plugin")
 MAX_QUERY = 1000
 MAX_TEXT = 2000
 MAX_LIMIT = 20
+TOOL_TOKENS = 4000  # of one memory_recall answer (text.budget_tokens): long pasted texts cannot flood it
+NOTE_CHARS = 1500  # of one note in it; a longer one is cut and marked
 NOBODY = ("", "none", "nobody", "no one", "noone", "nothing", "null")
 OPTED_OUT = "this place has opted out of being remembered; memory is not available here."
 THE_USER = ("me", "user", "the user", "i", "myself", "them", "sender")
@@ -92,8 +96,23 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         return f"No memories found for {q!r}."
     service.handed(event, [h.text for h in hits])
     now = now_utc()
-    return TOOL_HEAD + "\n" + "\n".join(
-        note(h, names, now, service.tz) for h in hits)
+    return TOOL_HEAD + "\n" + "\n".join(bounded(notes(hits, names, now, service.tz)))
+
+
+def bounded(notes: list[str]) -> list[str]:
+    """The notes within ``TOOL_TOKENS``, best first, each cut at ``NOTE_CHARS`` (its quote closed and
+    marked), and how many more there were."""
+    out: list[str] = []
+    used = budget_tokens(TOOL_HEAD)
+    for i, line in enumerate(notes):
+        if len(line) > NOTE_CHARS:  # a note ends with its quoted text
+            line = cut(line, NOTE_CHARS - 7) + '" (cut)'
+        cost = budget_tokens(line) + 1
+        if used + cost > TOOL_TOKENS - 20:  # room for the line saying so
+            return [*out, f"({len(notes) - i} more not shown here; ask with other words to find them)"]
+        out.append(line)
+        used += cost
+    return out
 
 
 async def subjects_for(service: EngramService, event: Any, space: str, about: str) -> tuple[str, ...] | None:

@@ -1,5 +1,8 @@
 """Runs the registry's jobs: on their interval (APScheduler's ``AsyncIOScheduler``), on a trigger, or
-by hand; records every run in the store; catches up once at start on what was missed while down.
+by hand; records every run in the store; catches up once at start on what was missed while down
+(or whose last run is dated in the future: the clock was set back since); a clock set back never
+holds a timer back more than one interval, and what fell due while a laptop slept runs within
+``RECHECK_SECONDS`` of waking.
 
 Two runs of one job never overlap: a trigger that arrives while the job runs asks for one more run
 after it. A job that raises is logged, counted and recorded as failed; the others go on.
@@ -13,6 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -22,9 +26,36 @@ from .registry import Job, JobRegistry
 
 log = logging.getLogger("engram.scheduler")
 INTERRUPTED = "interrupted"  # a run the process was killed in (its record still said "running")
+RECHECK_SECONDS = 300.0  # the longest a timer waits before it looks at the wall clock again
+FUTURE_SLACK = 300.0  # seconds a last start may lie ahead of the clock before it counts as missed
 # The live scheduler of each bot. AstrBot re-imports a plugin's modules on reload, so a class
 # attribute would start empty again; a logger is a process-wide object that outlives the re-import.
 LIVE: dict[str, Scheduler] = logging.getLogger("engram.scheduler.live").__dict__.setdefault("schedulers", {})
+
+
+class _Timers(AsyncIOScheduler):
+    """APScheduler plans on the wall clock: set back (an NTP fix), a job planned before waited the
+    whole jump more. A job planned further off than its interval is planned one interval from now.
+    Its timer waits on the event loop's clock, which stands still while a laptop sleeps: it never
+    waits more than ``recheck_seconds`` before it looks at the wall clock again."""
+
+    def __init__(self, recheck_seconds: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.recheck_seconds = recheck_seconds
+
+    def _start_timer(self, wait_seconds: float | None) -> None:
+        super()._start_timer(None if wait_seconds is None else min(wait_seconds, self.recheck_seconds))
+
+    def _process_jobs(self) -> float | None:
+        now = datetime.now(self.timezone)
+        for job in self.get_jobs():
+            every = getattr(job.trigger, "interval", None)
+            planned = job.next_run_time
+            if isinstance(every, timedelta) and planned is not None and planned - now > every:
+                log.warning("Engram: the clock was set back; job %s planned again, in %s", job.id, every)
+                job.modify(next_run_time=now + every)
+        wait: float | None = super()._process_jobs()
+        return wait
 
 
 class JobRecords(Protocol):
@@ -52,6 +83,7 @@ class Scheduler:
         self._records = records
         self.key = key
         self.clock = clock
+        self.recheck_seconds = RECHECK_SECONDS
         self._aps: AsyncIOScheduler | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._again: set[str] = set()
@@ -70,7 +102,7 @@ class Scheduler:
             log.warning("a scheduler for %s was still running; stopping it first", self.key)
             await old.shutdown()
         LIVE[self.key] = self
-        self._aps = AsyncIOScheduler(event_loop=asyncio.get_running_loop())
+        self._aps = _Timers(self.recheck_seconds, event_loop=asyncio.get_running_loop())
         for job in self.registry:
             if job.every is not None:
                 self._aps.add_job(self._tick, IntervalTrigger(seconds=job.every.total_seconds()),
@@ -91,8 +123,10 @@ class Scheduler:
         for job in self.registry:
             record = self._status.get(job.name, {})
             last = record.get("last_started")
+            # a last start dated in the future: the clock was set back since; when it ran is unknown
             if job.every is not None and job.catch_up and (last is None or record.get("status") == INTERRUPTED
-                                                           or now - last >= job.every.total_seconds()):
+                                                           or now - last >= job.every.total_seconds()
+                                                           or last - now > FUTURE_SLACK):
                 log.info("Engram: job %s missed its run while stopped (or was stopped in it); running it "
                          "once now", job.name)
                 self.trigger(job.name)

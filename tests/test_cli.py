@@ -325,3 +325,37 @@ def test_diary_with_a_bad_date_or_a_wrong_answer(  # type: ignore[no-untyped-def
                        "--chat-model", "m", "--timezone", "UTC")
     assert code == 2 and "no JSON object with entry" in err
     assert not (db_path.parent / "diary").exists()
+
+
+def test_what_chat_users_wrote_sends_no_control_sequence_to_the_terminal(cli) -> None:  # type: ignore[no-untyped-def]
+    """A stored line with an escape sequence (OSC 52 writes the clipboard in some terminals, ESC [2J
+    clears the screen) or a right-to-left override reaches the owner's terminal only as its text."""
+    evil = "cosmic\x1b]52;c;cGF5bG9hZA==\x07 there\x1b[2J \u202eolleh\x9b31m"
+    cli("record", evil, "--space", "qq:group:1", "--actor", "qq:1", "--name", "Eve\x1b[8m")
+    cli("remember", evil, "--space", "qq:group:1")
+    outs = [cli("show", "e1")[1], cli("show", "m1")[1], cli("recall", "cosmic", "--space", "qq:group:1")[1]]
+    for out in outs:
+        assert not [c for c in out if c in "\x1b\x07\u202e\x9b"], out
+        assert "there" in out and "olleh" in out
+    assert "Eve" in outs[0]
+
+
+def test_recall_counts_days_in_the_bots_zone(cli, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """"yesterday" from the command line was counted in UTC days (noon to noon in Shanghai), so
+    recall there did not show what the bot recalls; now in --timezone, else the diaries' zone."""
+    from datetime import datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+    from astrbot_plugin_engram.memory.timewindow import query_window
+
+    sh, now = ZoneInfo("Asia/Shanghai"), datetime.now(timezone.utc)
+    in_sh, in_utc = query_window("yesterday", now, sh), query_window("yesterday", now, timezone.utc)
+    assert in_sh is not None and in_utc is not None
+    t = next(in_sh.start + timedelta(hours=h, minutes=30) for h in range(24)
+             if not in_utc.holds(in_sh.start + timedelta(hours=h, minutes=30)))
+    cli("record", "we baked bread", "--space", "web", "--time", t.isoformat())
+    asked = ("recall", "what did we bake yesterday?", "--space", "web", "--json")
+    assert json.loads(cli(*asked, "--timezone", "UTC+8")[1])[0]["features"]["in_window"] == 1
+    day_rule(db_path.parent, sh, 4, remember=True)  # as the bot's diary job keeps it
+    assert json.loads(cli(*asked)[1])[0]["features"]["in_window"] == 1

@@ -162,3 +162,112 @@ def test_a_query_naming_a_year_names_its_own_dates() -> None:
     assert query_window("What did Maria do last weekend before April 10, 2023?", NOW, SH) is None
     assert query_window("what happened in August 2023", NOW, SH) is None
     assert query_window("2022年三月份的事", NOW, SH) is None
+
+
+@pytest.mark.parametrize("query, first, last", [  # NOW is Wednesday 2023-05-03
+    ("上上周我们聊了什么", "2023-04-17", "2023-04-23"),  # the week before last, not last week
+    ("上上个星期", "2023-04-17", "2023-04-23"),
+    ("the week before last", "2023-04-17", "2023-04-23"),
+    ("上上周末", "2023-04-22", "2023-04-23"),
+    ("the weekend before last", "2023-04-22", "2023-04-23"),  # not the coming weekend
+    ("上上周三", "2023-04-19", "2023-04-19"),
+    ("上上个月", "2023-03-01", "2023-03-31"),
+    ("the month before last", "2023-03-01", "2023-03-31"),
+    ("前年", "2021-01-01", "2021-12-31"),
+    ("the year before last", "2021-01-01", "2021-12-31"),
+])
+def test_the_one_before_last_is_not_the_last(query: str, first: str, last: str) -> None:
+    """"上上周" and "the weekend before last" name the one before the last, not the last (nor this) one."""
+    w = query_window(query, NOW, SH)
+    assert w is not None
+    assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
+
+
+@pytest.mark.parametrize("name, hours", [("UTC+8", 8), ("GMT+8", 8), ("utc+08:00", 8), ("+08:00", 8),
+                                         ("UTC-5", -5), ("UTC+5:30", 5.5), ("GMT +0545", 5.75),
+                                         ("UTC", 0), ("Etc/GMT-8", 8)])
+def test_a_utc_offset_names_a_zone_too(name: str, hours: float) -> None:
+    """"UTC+8" is what many owners type: it used to be an unknown name, so a server in UTC counted the
+    bot's days (and "yesterday") eight hours off, with only a warning in the log."""
+    zone = resolve_timezone(name)
+    assert zone.utcoffset(datetime(2026, 7, 1)) == timedelta(hours=hours)
+    assert day_of(datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc), zone, 0) == \
+        (datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc) + timedelta(hours=hours)).date()
+
+
+@pytest.mark.parametrize("name", ["UTC+25", "UTC+8:75", "+", "8"])
+def test_an_offset_off_the_clock_is_unknown(name: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "engram.clock"):
+        assert resolve_timezone(name) == host_timezone()
+    assert "unknown timezone" in caplog.text
+
+
+@pytest.fixture
+def host_zone(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Set the host's zone (TZ) for one test and put it back after."""
+    import time
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_hosts_zone_keeps_its_daylight_saving(host_zone) -> None:  # type: ignore[no-untyped-def]
+    """No zone configured on a laptop in Berlin: the host's zone used to be the offset of the moment
+    the bot started, so after the clocks changed its days and its "Now: 14:05" were an hour off."""
+    host_zone("Europe/Berlin")
+    zone = host_timezone()
+    assert zone.utcoffset(datetime(2026, 1, 15, 12)) == timedelta(hours=1)
+    assert zone.utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=2)
+    host_zone("CST-8")  # a POSIX rule with no zone name behind it: its fixed offset
+    assert host_timezone().utcoffset(datetime(2026, 7, 15, 12)) == timedelta(hours=8)
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+@pytest.mark.parametrize("boundary_hour", [0, 1, 2, 3, 4])
+def test_every_moment_lies_in_its_day_across_daylight_saving(zone: str, boundary_hour: int) -> None:
+    """Around both changes of the clocks (a boundary hour that falls in the skipped or the repeated
+    hour included), the day a moment belongs to starts before it and ends after it."""
+    tz = ZoneInfo(zone)
+    for month in (3, 4, 10, 11):
+        t = datetime(2026, month, 1, tzinfo=timezone.utc)
+        while t.month == month:
+            start, end = day_bounds(day_of(t, tz, boundary_hour), tz, boundary_hour)
+            assert start <= t < end, (t, start, end)
+            t += timedelta(minutes=20)
+
+
+def test_last_week_across_the_spring_change_is_seven_days_less_an_hour() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    w = query_window("last week", datetime(2026, 4, 1, 12, tzinfo=berlin), berlin)  # clocks went on Mar 29
+    assert w is not None and w.end - w.start == timedelta(days=7, hours=-1)
+    assert w.start == datetime(2026, 3, 23, 4, tzinfo=berlin)
+    assert w.end == datetime(2026, 3, 30, 4, tzinfo=berlin)
+
+
+@pytest.mark.parametrize("query, first, last", [  # NOW is Wednesday 2023-05-03
+    ("what did we do a month ago", "2023-04-01", "2023-04-30"),
+    ("two months ago", "2023-03-01", "2023-03-31"),
+    ("一个月前说的", "2023-04-01", "2023-04-30"),
+    ("两个月前", "2023-03-01", "2023-03-31"),
+    ("5个月前", "2022-12-01", "2022-12-31"),
+])
+def test_months_ago_is_that_calendar_month(query: str, first: str, last: str) -> None:
+    """"两个月前" / "two months ago" named no window; "3月" in "三个月前" is not March."""
+    w = query_window(query, NOW, SH)
+    assert w is not None
+    assert w.start == datetime.fromisoformat(first).replace(hour=4, tzinfo=SH)
+    assert w.end == datetime.fromisoformat(last).replace(hour=4, tzinfo=SH) + timedelta(days=1)
+
+
+def test_february_29_with_no_year_is_the_latest_one() -> None:
+    """Asked in 2023 (no Feb 29), "2月29日" named no day; it is 2020's."""
+    w = query_window("2月29日那天聊了什么", NOW, SH)
+    assert w is not None and w.start == datetime(2020, 2, 29, 4, tzinfo=SH)
+    no_day = query_window("2月30日", NOW, SH)  # no such day in any year: the month it names
+    assert no_day is not None and no_day.said == "2月"

@@ -4,6 +4,8 @@ sources, updates keep history, code decides scope, and a failed call changes not
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -158,6 +160,25 @@ async def test_the_owners_chat_keeps_to_the_owner_and_the_bots_own_thoughts_stay
     assert got == {"Lin plans a surprise for Bob": "owner", "Bob seemed tired": "owner"}
 
 
+async def test_with_no_owner_a_memory_scoped_owner_stays_where_its_lines_were_said(
+        engram: Engram, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """With no owner configured an ``owner`` memory would show in no chat at all: it stays in the
+    place its lines were recorded in, and the log says why."""
+    [g, t] = await engram.record_many([ep(GROUP, "my birthday is on June 3rd"),
+                                       ep(GROUP, "Bob seemed tired today", SELF, "", 1, "observation")])
+    fake_openai.replies.append(actions(
+        add("Alice's birthday is on June 3rd", [f"e{g}"], ["qq:7"], scope="owner"),
+        add("Bob seemed tired", [f"e{t}"], [])))
+    con = run(engram, fake_openai, replace(FAST, owner_known=False), owner_spaces=())
+    with caplog.at_level(logging.INFO, "engram.consolidate"):
+        report = await con.run(force=True)
+    got = {m.text: m.scope for m in await memories(engram)}
+    assert got == {"Alice's birthday is on June 3rd": f"space:{GROUP}", "Bob seemed tired": f"space:{GROUP}"}
+    assert caplog.text.count("no owner is configured") == 2 and not report.refused
+    hits = await engram.recall("birthday June", Audience(GROUP), k=5)
+    assert "Alice's birthday is on June 3rd" in [h.text for h in hits]
+
+
 async def test_related_memories_come_only_from_what_the_place_may_see(engram: Engram,
                                                                       fake_openai: FakeOpenAI) -> None:
     for text, scope in (("Miso the kitten likes tuna (group)", f"space:{GROUP}"),
@@ -231,6 +252,20 @@ async def test_after_a_failure_the_place_waits_with_backoff(engram: Engram, fake
     assert (await con.run()).added > 0
 
 
+async def test_a_clock_set_back_after_a_failure_does_not_stretch_the_wait(engram: Engram,
+                                                                          fake_openai: FakeOpenAI) -> None:
+    """The retry time is on the wall clock: set back a day (an NTP fix) right after a failure, the
+    place used to wait that whole day more before its lines became memories."""
+    await engram.record_many([ep(GROUP, f"line {i}", minutes=i) for i in range(30)])
+    now = [T0.timestamp() + 2 * 86400]
+    con = run(engram, fake_openai, ConsolidationSettings(backoff_seconds=60.0), clock=lambda: now[0])
+    fake_openai.replies += ["not json at all", contract_answer]
+    assert (await con.run()).failed["malformed"] == 1
+    assert (await con.run()).calls == 0  # waiting: the first backoff is 60 s
+    now[0] -= 86400  # the clock goes back a day: a retry time further off than any backoff is due
+    assert (await con.run()).added > 0
+
+
 async def test_a_batch_that_keeps_failing_is_skipped_logged_and_counted(
         engram: Engram, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     ids = await engram.record_many([ep(GROUP, f"poison {i}", minutes=i) for i in range(3)])
@@ -285,3 +320,13 @@ async def test_a_place_is_due_after_enough_lines_or_a_pause(engram: Engram, fake
     assert (await con.run()).calls == 0  # two hours old, but the conversation goes on
     now[0] += 600
     assert (await con.run()).calls == 1  # paused, and old enough: both lines in one call
+
+
+async def test_a_speaker_named_you_is_not_taken_for_the_bot(engram: Engram, fake_openai: FakeOpenAI) -> None:
+    """In a public place, a memory about a person named "You" (the model naming them, not giving
+    their id) was filed as about the bot, about no person, so it could become public."""
+    [i] = await engram.record_many([ep("web", "I live at 5 Main Street", "web:u1", "You")])
+    fake_openai.replies.append(actions(add("You lives at 5 Main Street", [f"e{i}"], ["You"], scope="public")))
+    await run(engram, fake_openai).run(force=True)
+    [m] = await memories(engram)
+    assert (m.subjects, m.scope) == (("web:u1",), "space:web")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import date
 from typing import Any
 
 import pytest
@@ -199,3 +200,28 @@ async def test_an_action_that_trips_an_unforeseen_error_is_refused_alone(
     assert [m.text for m in await memories(engram)] == ["Alice has a kitten called Miso"]
     assert await cursor(engram) == 1
     assert "OverflowError: a defect" in caplog.text
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Europe/Berlin", "UTC", "Asia/Shanghai"])
+async def test_a_date_the_model_gives_is_that_day_in_the_bots_timezone(
+        engram: Engram, fake_openai: FakeOpenAI, zone: str) -> None:
+    """The model reads the lines in the bot's zone and answers "when": "2026-05-01". Taken as midnight
+    UTC, the memory was dated April 30 in New York, and in Berlin or UTC it fell before 4 am, in the
+    bot's April 30: "yesterday" and "on May 1" missed it by a day."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.clock import day_of
+
+    tz = ZoneInfo(zone)
+    await engram.record_many([ep(GROUP, "I have a kitten called Miso")])
+    fake_openai.replies.append(actions(dict(GOOD, when="2026-05-01")))
+    chat = OpenAIChat("m", fake_openai.base_url)
+    con = Consolidator(engram, chat, ConsolidationSettings(backoff_seconds=0.0, timeout=5.0),
+                       audience_for=lambda s: Audience(s), tz=tz)
+    try:
+        assert (await con.run(force=True)).added == 1
+    finally:
+        await chat.close()
+    [m] = await memories(engram)
+    assert m.valid_from is not None and day_of(m.valid_from, tz) == date(2026, 5, 1)
+    assert m.valid_from.astimezone(tz).date() == date(2026, 5, 1)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder
 from astrbot_plugin_engram.memory.days import DaySettings, end_days
+from astrbot_plugin_engram.memory.diary import diary_of, write_diary
 from astrbot_plugin_engram.memory.inner_state import load_state
 
 from .scripted_chat import ScriptedChat
@@ -66,5 +67,33 @@ async def test_a_kill_between_the_diary_and_the_inner_state_moves_it_on_the_next
         again = await end_days(e, ScriptedChat(), DaySettings(tz=SH), folder=tmp_path,
                                now=NOW + timedelta(hours=2))
         assert not again.inner_state  # moved once from that diary: no call on the next runs
+    finally:
+        await e.close()
+
+
+async def test_a_kill_after_a_forget_still_rewrites_a_diary_older_than_a_week(tmp_path: Path) -> None:
+    """A forget erases the diary of each day it reaches; the day is written again from what is left
+    right after (in the plugin). Killed in between (or forgotten from the command line, which has
+    no model), a day older than the diary job's week of catch-up never had a diary again."""
+    from .test_forget_durability import PERSON, kill_forget_at
+
+    path, old = tmp_path / "engram.db", DAY - timedelta(days=30)
+    e = await Engram.open(path, NoEmbedder(), background=False)
+    await e.record_many([Episode("qq:group:7", "my code is 4417", PERSON, "Ming", time=at(10, 0, old)),
+                         Episode("qq:group:7", "Bob says hello", "qq:bob", "Bob", time=at(11, 0, old))])
+    await write_diary(e, ScriptedChat(json.dumps({"entry": "A code was told; Bob said hello."})), old,
+                      tz=SH, folder=tmp_path)
+    await e.close()
+    await asyncio.to_thread(kill_forget_at, path, "committed")
+    e = await Engram.open(path, NoEmbedder(), background=False)
+    try:
+        settings = DaySettings(tz=SH, inner_state=False)
+        chat = ScriptedChat(json.dumps({"entry": "Bob said hello."}))
+        report = await end_days(e, chat, settings, folder=tmp_path, now=NOW)
+        diary = await diary_of(e, old, SH)
+        assert diary is not None and diary.text == "Bob said hello." and len(diary.sources) == 1
+        assert [r.day for r in report.written] == [old] and "4417" not in chat.asked()
+        again = await end_days(e, ScriptedChat(), settings, folder=tmp_path, now=NOW)  # done: no call
+        assert again.written == []
     finally:
         await e.close()

@@ -355,3 +355,82 @@ async def test_a_forget_rewriting_a_day_without_knowing_the_zone_supersedes_the_
     again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
     assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
     assert again.episodes == first.episodes  # the same Shanghai day, late line included
+
+
+async def test_a_forget_finds_the_same_day_when_the_zone_is_an_offset(engram: Engram, tmp_path: Path) -> None:
+    """A zone given as an offset ("UTC+8") used to be remembered as none beside the diaries, so the
+    rewrite after a forget counted the day in the host's zone and wrote a second diary of another day."""
+    await live_a_day(engram)
+    first = await write_diary(engram, ScriptedChat(entry("first")), DAY, tz=timezone(timedelta(hours=8)),
+                              boundary_hour=4, folder=tmp_path)
+    chat = ScriptedChat(entry("after the forget"))
+    again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
+    assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
+    assert again.episodes == first.episodes
+
+
+@pytest.mark.parametrize("before, after", [
+    (DaySettings(tz=ZoneInfo("UTC"), inner_state=False), DaySettings(tz=SH, inner_state=False)),
+    (DaySettings(tz=SH, inner_state=False), DaySettings(tz=SH, boundary_hour=6, inner_state=False)),
+    (DaySettings(tz=SH, inner_state=False), DaySettings(tz=ZoneInfo("Europe/Berlin"), inner_state=False)),
+])
+async def test_a_changed_timezone_or_boundary_hour_writes_no_second_diary_of_a_day(
+        engram: Engram, tmp_path: Path, before: DaySettings, after: DaySettings) -> None:
+    """The owner set the timezone (or the hour a day ends) after a few days: the diaries of the days
+    already written are found under the new rule too; they used to be written again, one model call
+    each for the last 7 days, two entries for each date."""
+    for n in range(3):
+        await engram.record(Episode("web", f"hello on day {n}", "web:1", "Ann",
+                                    time=at(12, 0, DAY + timedelta(n))))
+    now = at(13, 0, DAY + timedelta(days=3))
+    first = await end_days(engram, ScriptedChat(*(entry(f"day {n}") for n in range(3))), before,
+                           folder=tmp_path, now=now)
+    assert [r.day for r in first.written] == [DAY + timedelta(n) for n in range(3)]
+    again = await end_days(engram, ScriptedChat(), after, folder=tmp_path, now=now + timedelta(hours=1))
+    assert not again.written and not again.failed
+    assert len(await engram.store.memory_ids_of_kind("diary")) == 3
+
+
+async def test_a_diary_is_headed_by_its_own_day_on_the_dashboard_and_for_the_self_image(
+        engram: Engram, tmp_path: Path) -> None:
+    """Nov 30 in Shanghai starts at 04:00 there, 20:00 on Nov 29 in UTC: the entry was kept with that
+    UTC time, so the dashboard's diary page headed it 2026-11-29 and the self-image's prompt too."""
+    from astrbot_plugin_engram.dashboard import data, html
+
+    await live_a_day(engram)
+    await write_diary(engram, ScriptedChat(entry("a good day")), DAY, tz=SH, folder=tmp_path)
+    page = await data.diary(engram, await engram.browser(), 1, 10, tmp_path)
+    assert "<h3>2026-11-30</h3>" in html.diary("en", page)
+    chat = ScriptedChat(json.dumps({"self_image": "I like my days."}))
+    await write_self_image(engram, chat, folder=tmp_path)
+    assert "[2026-11-30]\na good day" in chat.asked()
+
+
+async def test_a_diary_kept_in_utc_before_is_headed_by_its_day_for_the_self_image(
+        engram: Engram, tmp_path: Path) -> None:
+    from astrbot_plugin_engram.memory import Memory
+    from astrbot_plugin_engram.memory.clock import day_bounds
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+
+    day_rule(tmp_path, SH, 4, remember=True)  # as the diary job remembered it
+    await engram.add_memory(Memory(text="an old entry", scope="owner", kind="diary",
+                                   valid_from=day_bounds(DAY, SH)[0]))  # 2026-11-29T20:00+00:00
+    chat = ScriptedChat(json.dumps({"self_image": "I like my days."}))
+    await write_self_image(engram, chat, folder=tmp_path)
+    assert "[2026-11-30]\nan old entry" in chat.asked()
+
+
+async def test_a_mood_from_a_day_long_past_is_not_felt_as_fresh(engram: Engram, tmp_path: Path) -> None:
+    """The bot was down three days; at start the diary of its last day moved the inner state, dated
+    now: the mood of three days ago was felt as this morning's. It is dated when that day ended, so it
+    has drifted back toward the baseline as it would have had the bot been running."""
+    await engram.record(Episode("web", "we won the match!", "web:1", "Ann", time=at(12)))
+    mood = {"mood": "elated", "valence": 0.9, "energy": 0.9, "on_mind": "the match"}
+    chat = ScriptedChat(entry("we won"), json.dumps(mood))
+    now = at(9, 0, DAY + timedelta(days=4))  # Nov 30 ended on Dec 1 at 4 am; it is Dec 4 now
+    report = await end_days(engram, chat, DaySettings(tz=SH), folder=tmp_path, now=now)
+    assert report.inner_state
+    felt = current(load_state(tmp_path), Baseline(), now)
+    assert felt.mood == "calm" and felt.on_mind == ""
+    on_time = current(load_state(tmp_path), Baseline(), at(5, 0, DAY + timedelta(days=1)))
+    assert on_time.mood == "elated"  # just after the day ended it was still felt

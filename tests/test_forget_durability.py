@@ -138,3 +138,39 @@ async def test_a_diary_file_cut_by_a_kill_is_erased_by_a_forget_of_its_day(
     await e.forget_person(PERSON)
     await e.close()
     assert traces(tmp_path) == []
+
+
+IMAGE_CHILD = """
+import resource, signal, sys
+from pathlib import Path
+from astrbot_plugin_engram.memory.identity import IdentityFolder
+folder, limit = IdentityFolder(Path(sys.argv[1])), int(sys.argv[2])
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+folder.replace(folder.image_path, "I like quiet mornings.")
+print("finished")
+"""
+
+
+async def test_a_self_image_version_cut_by_a_kill_is_erased_by_a_forget_that_takes_the_self_image(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener) -> None:
+    """Killed while the old self-image is kept in ``history/``, the writer leaves its temporary file
+    there (a name of its own per write since each write has one); a forget that takes the self-image
+    must find it by that name and erase it with the rest."""
+    await seed(open_engram)
+    e = await open_engram(NoEmbedder())
+    text = "".join(f"I keep Ming's code {MARK} safe, line {i}.\n" for i in range(200))
+    await e.add_memory(Memory(text=text, scope="self", kind="reflection", subjects=("self",), sources=(1,)))
+    await e.close()
+    ids = IdentityFolder(tmp_path)
+    ids.image_path.parent.mkdir(parents=True)
+    ids.image_path.write_text(text, "utf-8")
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", IMAGE_CHILD, str(tmp_path),
+                                                    str(len(text) // 2)],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode < 0 and "finished" not in done.stdout, done.stderr  # killed mid-write
+    assert traces(tmp_path / "identity" / "history")  # the cut copy is there
+    e = await open_engram(NoEmbedder())
+    await e.forget_person(PERSON)
+    await e.close()
+    assert traces(tmp_path) == []

@@ -377,3 +377,32 @@ async def test_an_unreadable_proposals_file_is_left_alone_and_the_forget_goes_on
     assert (folder / "identity/proposals.json").read_text("utf-8") == "{not json"
     assert "identity/proposals.json cannot be read" in caplog.text
     await e.close()
+
+
+async def test_a_forget_after_the_boundary_hour_changed_erases_the_right_diary_file(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """A diary written when days ended at 4 am; the owner then moved the hour to 6 (a later diary
+    remembered it): counted under the new hour, the old diary's start (4 am) fell in the day before,
+    so a forget erased the entry but left its file, the forgotten line in it, and named the wrong day."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory.diary import write_diary
+
+    from .scripted_chat import ScriptedChat
+
+    sh = ZoneInfo("Asia/Shanghai")
+    day = date(2026, 11, 30)
+    e = await open_engram()
+    ids = await e.record_many([
+        Episode(GROUP, f"the gate code is {MARK} {ZH}", MING, "Ming",
+                time=datetime(2026, 11, 30, 9, 0, tzinfo=sh)),
+        Episode(GROUP, "morning all", BOB, "Bob", time=datetime(2026, 12, 1, 9, 0, tzinfo=sh))])
+    await write_diary(e, ScriptedChat(json.dumps({"entry": f"Ming told a gate code, {MARK} {ZH}."})), day,
+                      tz=sh, boundary_hour=4)
+    await write_diary(e, ScriptedChat(json.dumps({"entry": "A quiet morning."})), day + timedelta(days=1),
+                      tz=sh, boundary_hour=6)
+    gone = await e.forget_episodes([ids[0]])
+    assert gone.diary_days == [day]
+    assert not (folder / "diary" / "2026-11-30.md").exists()
+    await e.close()
+    assert traces(folder) == []

@@ -115,3 +115,31 @@ def test_approval_never_overwrites_an_unreadable_identity(tmp_path: Path) -> Non
     with pytest.raises(InvalidInputError, match="not UTF-8"):
         props.approve(p.id)
     assert ids.self_path.read_bytes() == b"\xff\xfe broken" and props.pending()
+
+
+def test_an_approved_proposal_is_dated_in_the_bots_timezone_not_utc(tmp_path: Path) -> None:
+    """Approved at 07:30 in Shanghai (23:30 UTC the evening before): the section says the local date."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.plugin.config import Settings
+    from astrbot_plugin_engram.plugin.selfhood import Selfhood
+
+    selfhood = Selfhood(tmp_path, Settings(), tz=ZoneInfo("Asia/Shanghai"))
+    selfhood.folder.root.mkdir(parents=True)
+    selfhood.folder.self_path.write_text("I am Mochi.\n", "utf-8")
+    p = selfhood.proposals.propose("I love rainy days.", "", "qq:private:1", T)
+    selfhood.proposals.approve(p.id, datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc))
+    assert "## 2026-12-02 (approved proposal #1)" in selfhood.folder.self_path.read_text("utf-8")
+
+
+def test_a_proposal_is_listed_with_the_date_it_was_made_in_the_bots_timezone(tmp_path: Path) -> None:
+    """/mem proposals shows the first ten characters of its time: kept in UTC, a proposal made at
+    07:30 in Shanghai was listed as made the day before."""
+    from zoneinfo import ZoneInfo
+
+    _, props = _folder(tmp_path)
+    props.tz = ZoneInfo("Asia/Shanghai")
+    p = props.propose("I love rainy days.", "", "qq:private:1",
+                      datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc))
+    assert p.at[:10] == props.pending()[0].at[:10] == "2026-12-02"
+    assert datetime.fromisoformat(p.at) == datetime(2026, 12, 1, 23, 30, tzinfo=timezone.utc)

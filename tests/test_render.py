@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
 
 from astrbot_plugin_engram.memory import SELF, Episode, Hit, Memory
 from astrbot_plugin_engram.memory.render import CLOSE, OPEN, ago, build_block, note, time_line, when
-from astrbot_plugin_engram.memory.text import approx_tokens
+from astrbot_plugin_engram.memory.text import budget_tokens
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 
@@ -37,6 +40,49 @@ def test_a_note_names_the_speaker_and_quotes_the_text_on_one_line() -> None:
 
 def test_the_block_keeps_its_budget_and_never_cuts_a_note() -> None:
     notes = [f"- note {n} " + "word " * 20 for n in range(10)]
-    text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 120)
-    assert text.startswith(OPEN) and text.endswith(CLOSE) and approx_tokens(text) <= 120
+    text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 200)
+    assert text.startswith(OPEN) and text.endswith(CLOSE) and budget_tokens(text) <= 200
     assert taken and all(notes[i] in text for i in taken) and notes[taken[-1] + 1] not in text
+
+
+QWEN_TEXTS = {
+    "en": ["Alice adopted a grey kitten called Miso last week, she is very loud at night",
+           "Bob is flying to Lisbon on Friday 12/05 for a conference about databases"],
+    "zh": ["我下周三去上海出差，猫先寄养在朋友家。", "小明说他周五要飞去成都参加一个数据库会议！"],
+    "emoji": ["😂😂😂😂😂😂 哈哈哈 🎉🎉🎉", "👍👍👍👍 ok ok 🙏🙏🙏 👩‍👩‍👧"],
+    "ko": ["다음 주 수요일에 서울로 출장을 갑니다. 고양이는 친구 집에 맡깁니다."],
+    "ja": ["来週の水曜日に東京へ出張します。猫は友達の家に預けます。"],
+    "ru": ["На следующей неделе я еду в командировку в Москву, кошка останется у друга."],
+}
+
+
+@pytest.fixture(scope="module")
+def qwen() -> Any:
+    """Qwen's tokenizer as AstrBot brings it (dashscope's bundled vocabulary; no download)."""
+    from dashscope.tokenizers.tokenizer import get_tokenizer
+    return get_tokenizer("qwen-turbo")
+
+
+@pytest.mark.parametrize("lang", sorted(QWEN_TEXTS))
+@pytest.mark.parametrize("budget", [200, 600])
+def test_the_block_holds_its_budget_in_a_real_tokenizer(qwen: Any, lang: str, budget: int) -> None:
+    """``inject_budget_tokens`` is the most tokens the block may take: so in a real model's tokens
+    (numbers cut into digits, emoji and Korean several tokens a character), not only in the estimate."""
+    texts = QWEN_TEXTS[lang]
+    notes = [note(hit(Episode(space="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1",
+                              actor_name="小明", time=NOW - timedelta(days=i))), {}, NOW, timezone.utc)
+             for i in range(60)]
+    text, taken = build_block(notes, time_line(NOW, NOW - timedelta(hours=2), timezone.utc), "", budget)
+    assert len(qwen.encode(text)) <= budget
+    assert len(taken) >= budget // 100 - 1  # and it still holds notes (the head takes ~100 tokens)
+
+
+def test_one_huge_note_does_not_starve_the_others() -> None:
+    """The best hit is a pasted article (16,000 characters): it is left out whole and the notes after
+    it still fill the block."""
+    huge = Episode(space="s", content="tea " * 4000, actor="qq:1", actor_name="Ann", time=NOW)
+    small = [Episode(space="s", content=f"green tea fact {i}", actor="qq:1", actor_name="Ann", time=NOW)
+             for i in range(5)]
+    notes = [note(hit(e), {}, NOW, timezone.utc) for e in [huge, *small]]
+    text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 600)
+    assert taken == [1, 2, 3, 4, 5] and budget_tokens(text) <= 600

@@ -194,3 +194,86 @@ async def test_a_run_the_process_was_killed_in_runs_again_at_start(keyword_engra
     assert weekly.runs == 1
     record = (await s.status())["merge"]
     assert record["status"] == "ok" and record["runs"] == 4
+
+
+async def test_a_last_run_dated_in_the_future_counts_as_missed(keyword_engram: Engram) -> None:
+    """The clock was a month ahead when the jobs last ran (a container's bad clock, since fixed): the
+    daily and weekly jobs used to wait at every restart until that future date had passed too."""
+    daily, weekly, hourly = Calls(), Calls(), Calls()
+    now = time.time()
+    records = keyword_engram.job_records()
+    await records.save_job_run("fade", {"last_started": now + 30 * 86400, "status": "ok"})
+    await records.save_job_run("merge", {"last_started": now + 30 * 86400, "status": "ok"})
+    await records.save_job_run("hourly", {"last_started": now + 1, "status": "ok"})  # a second's slip: ran
+    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1)),
+                  Job("merge", weekly, timedelta(days=7)), Job("hourly", hourly, timedelta(hours=1)))
+    await s.start()
+    await s.idle()
+    await s.shutdown()
+    assert (daily.runs, weekly.runs, hourly.runs) == (1, 1, 0)
+
+
+async def test_a_clock_set_back_does_not_hold_the_timers_back(keyword_engram: Engram) -> None:
+    """The hourly job was planned for 10:00; the clock then went back a day (an NTP fix). APScheduler
+    plans on the wall clock, so the job used to wait a whole day more; now it runs within its interval."""
+    from datetime import datetime
+
+    s = scheduler(keyword_engram, Job("hourly", Calls(), timedelta(hours=1), catch_up=False))
+    await s.start()
+    try:
+        assert s._aps is not None
+        now = datetime.now(s._aps.timezone)
+        s._aps.modify_job("hourly", next_run_time=now + timedelta(days=1, hours=1))  # planned before the jump
+        s._aps.wakeup()
+        await asyncio.sleep(0.05)
+        planned = s._aps.get_job("hourly").next_run_time
+        assert planned <= datetime.now(s._aps.timezone) + timedelta(hours=1)
+    finally:
+        await s.shutdown()
+
+
+class _WallClock:
+    """APScheduler's wall clock moved by hand (the event loop's monotonic clock is left alone)."""
+
+    ahead = timedelta(0)
+
+    @classmethod
+    def patch(cls, monkeypatch: pytest.MonkeyPatch) -> None:
+        from datetime import datetime
+
+        from apscheduler.schedulers import base
+
+        from astrbot_plugin_engram.scheduler import runner
+
+        class Shifted(datetime):
+            @classmethod
+            def now(cls_, tz: Any = None) -> Any:  # noqa: N805
+                return datetime.now(tz) + cls.ahead
+
+        monkeypatch.setattr(base, "datetime", Shifted)
+        monkeypatch.setattr(runner, "datetime", Shifted)
+
+
+async def test_a_daily_job_runs_soon_after_a_laptop_wakes(keyword_engram: Engram,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A laptop slept two days: the event loop's clock (monotonic) stood still, so a timer set for
+    one day still had most of a day to go, counted in time awake; the daily fading and the weekly
+    merging ran days late (weeks, for a laptop awake a few hours a day). The timers look at the
+    wall clock again every few minutes (here: 50 ms)."""
+    _WallClock.patch(monkeypatch)
+    daily = Calls()
+    s = scheduler(keyword_engram, Job("fade", daily, timedelta(days=1), catch_up=False))
+    s.recheck_seconds = 0.05
+    await s.start()
+    try:
+        await asyncio.sleep(0.2)
+        assert daily.runs == 0
+        _WallClock.ahead = timedelta(days=2)  # woken up
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            if daily.runs:
+                break
+        assert daily.runs == 1
+    finally:
+        _WallClock.ahead = timedelta(0)
+        await s.shutdown()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..errors import EngramError
@@ -133,7 +133,9 @@ def _importance(raw: dict[str, Any]) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def _when(raw: dict[str, Any]) -> datetime | None:
+def _when(raw: dict[str, Any], tz: tzinfo | None = None) -> datetime | None:
+    """The event's time: a date or time without a zone is in ``tz`` (the zone the model read the
+    lines in; None: UTC), a bare date at its noon (inside that day whatever the zone and boundary)."""
     value = raw.get("when")
     if value is None or value == "":
         return None
@@ -141,18 +143,20 @@ def _when(raw: dict[str, Any]) -> datetime | None:
         raise Refused(BAD_FIELD, "when must be an ISO date or null")
     try:
         when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        # at the calendar's ends the UTC instant (what the store keeps; a naive time is UTC) falls
-        # outside it: unreadable
-        utc = (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
-        if not 1 < utc.year < 9999:
+        if when.tzinfo is None:
+            bare_date = "T" not in value.upper() and ":" not in value
+            when = (when.replace(hour=12) if bare_date else when).replace(tzinfo=tz or timezone.utc)
+        # at the calendar's ends the UTC instant (what the store keeps) falls outside it: unreadable
+        if not 1 < when.astimezone(timezone.utc).year < 9999:
             return None
     except (ValueError, OverflowError):
         return None  # a date the model wrote oddly (or out of range): the sources' time stands in
     return when
 
 
-def check_action(raw: Any, batch: frozenset[int]) -> Add | Update | None:
-    """One raw action as an Add, an Update or None (``none``); a broken one raises Refused."""
+def check_action(raw: Any, batch: frozenset[int], tz: tzinfo | None = None) -> Add | Update | None:
+    """One raw action as an Add, an Update or None (``none``); a broken one raises Refused (``tz``:
+    the zone of a ``when`` that names none)."""
     if not isinstance(raw, dict):
         raise Refused(BAD_FIELD, "an action must be an object")
     op = raw.get("op")
@@ -167,7 +171,7 @@ def check_action(raw: Any, batch: frozenset[int]) -> Add | Update | None:
             raise Refused(BAD_FIELD, "scope must be a string or null")
         kind = (kind or "fact").strip().lower()
         return Add(_text(raw), kind if kind in ADD_KINDS else "fact", _about(raw) or (), _importance(raw),
-                   scope, _sources(raw, batch, required=True), _when(raw))
+                   scope, _sources(raw, batch, required=True), _when(raw, tz))
     if op == "update":
         return Update(key_number(raw.get("id"), "m"), _text(raw), _sources(raw, batch, required=False),
                       _about(raw))

@@ -10,6 +10,7 @@ from pathlib import Path
 from string import Template
 
 from ..chat import Message
+from ..display import cut, flat, person
 from ..model import SELF, Episode, Memory
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -41,18 +42,45 @@ def _stamp(t: datetime | None, tz: tzinfo | None) -> str:
 
 
 def one_line(text: str, limit: int = LINE_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """``text`` on one line without control characters (``display.flat``), cut at ``limit``."""
+    return cut(flat(text), limit)
 
 
-def episode_line(ep: Episode, lang: str, tz: tzinfo | None) -> str:
-    who = BOT_NAME[lang] if ep.actor == SELF else (ep.actor_name or ep.actor or "?")
-    return f"e{ep.id} [{_stamp(ep.time, tz)}] {who}: {one_line(ep.content)}"
+def speaker(ep: Episode, lang: str, shared: frozenset[str] = frozenset()) -> str:
+    """Who said ``ep``: the bot, or the speaker's name on one line (one posing as the bot, the owner
+    or the system shown as someone so named, ``display.person``), else their id; a name in
+    ``shared`` (two speakers go by it) with the id after it."""
+    if ep.actor == SELF:
+        return BOT_NAME[lang]
+    shown = name_or_id(ep.actor_name, ep.actor, lang) or "?"
+    return f"{shown} ({flat(ep.actor)})" if ep.actor_name and shared_key(ep.actor_name) in shared else shown
 
 
-def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None) -> str:
+def shared_key(name: str) -> str:
+    return flat(name).casefold()
+
+
+def shared_names(batch: Sequence[Episode]) -> frozenset[str]:
+    """The names two or more speakers of ``batch`` go by (someone renamed to pass for another)."""
+    who: dict[str, set[str]] = {}
+    for e in batch:
+        if e.actor != SELF and e.actor_name:
+            who.setdefault(shared_key(e.actor_name), set()).add(e.actor)
+    return frozenset(k for k, ids in who.items() if len(ids) > 1)
+
+
+def name_or_id(name: str | None, pid: str, lang: str) -> str:
+    """A person's name as shown (``display.person``), else their id on one line."""
+    return (person(name, lang) if name else "") or flat(pid)
+
+
+def episode_line(ep: Episode, lang: str, tz: tzinfo | None, shared: frozenset[str] = frozenset()) -> str:
+    return f"e{ep.id} [{_stamp(ep.time, tz)}] {speaker(ep, lang, shared)}: {one_line(ep.content)}"
+
+
+def memory_line(m: Memory, names: Mapping[str, str], tz: tzinfo | None, lang: str = "en") -> str:
     t = m.valid_from or m.created_at
-    about = ", ".join(f"{names.get(s, s)} ({s})" for s in m.subjects)
+    about = ", ".join(f"{name_or_id(names.get(s), s, lang)} ({flat(s)})" for s in m.subjects)
     head = f"m{m.id} [{m.kind}, {t.astimezone(tz):%Y-%m-%d}" if t else f"m{m.id} [{m.kind}"
     return f"{head}{'; about ' + about if about else ''}] {one_line(m.text)}"
 
@@ -63,11 +91,14 @@ def messages(place: str, batch: Sequence[Episode], related: Sequence[Memory], na
     lang = language([e.content for e in batch])
     system, user = templates("consolidate", lang)
     people = {SELF: BOT_NAME[lang]}
-    people.update((e.actor, e.actor_name or names.get(e.actor, e.actor)) for e in batch if e.actor != SELF)
-    people.update((s, names.get(s, s)) for m in related for s in m.subjects if s not in people)
+    shared = shared_names(batch)
+    people.update((e.actor, name_or_id(e.actor_name or names.get(e.actor), e.actor, lang))
+                  for e in batch if e.actor != SELF)
+    people.update((s, name_or_id(names.get(s), s, lang))
+                  for m in related for s in m.subjects if s not in people)
     filled = user.safe_substitute(
-        place=place, today=f"{now.astimezone(tz):%Y-%m-%d}",
-        people="\n".join(f"{p} = {n}" for p, n in people.items() if p),
-        memories="\n".join(memory_line(m, names, tz) for m in related) or NOTHING[lang],
-        lines="\n".join(episode_line(e, lang, tz) for e in batch))
+        place=flat(place), today=f"{now.astimezone(tz):%Y-%m-%d}",
+        people="\n".join(f"{flat(p)} = {n or '?'}" for p, n in people.items() if flat(p)),
+        memories="\n".join(memory_line(m, names, tz, lang) for m in related) or NOTHING[lang],
+        lines="\n".join(episode_line(e, lang, tz, shared) for e in batch))
     return [{"role": "system", "content": system}, {"role": "user", "content": filled}]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
-from ..scopes import PUBLIC, learned_scope, may_write, place_listed, space_scope, visibility
+from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, space_scope, visibility
 from .actions import (
     INVENTED_ID,
     UNFORESEEN,
@@ -35,7 +35,7 @@ from .actions import (
     check_action,
     parse_reply,
 )
-from .prompt import messages
+from .prompt import messages, shared_key, shared_names
 
 if TYPE_CHECKING:  # only for annotations: the diary and the inner state, which a forget in Engram
     from ..engram import Engram  # uses, import this package's prompt
@@ -63,6 +63,7 @@ class ConsolidationSettings:
     max_backoff: float = 3600.0
     timeout: float = 90.0
     public_spaces: tuple[str, ...] = ("web",)
+    owner_known: bool = True  # False: no chat is the owner's, so an ``owner`` memory would show nowhere
 
     def is_public(self, space: str) -> bool:
         """``space`` is listed in full (``qq:group:123``), or a group by its bare id (``123``): never a
@@ -158,7 +159,9 @@ class Consolidator:
             p = _Place(space, state.get(CURSOR + space, 0), state.get(FAILURES + space, 0),
                        state.get(RETRY_AT + space, 0))
             quiet = now - last_time >= s.idle_seconds and now - first_time >= s.max_wait_seconds
-            if force or (p.retry_at <= now and (n >= s.min_new or quiet)):
+            # a retry time further off than the longest backoff: the clock was set back since; due
+            waited = p.retry_at <= now or p.retry_at > now + s.max_backoff
+            if force or (waited and (n >= s.min_new or quiet)):
                 out.append(p)
         return sorted(out, key=lambda p: p.cursor)
 
@@ -265,11 +268,14 @@ class Consolidator:
         """Each valid action: a new memory, or an update with its people; refusals are counted."""
         ids = frozenset(e.id for e in batch if e.id is not None)
         by_id = {e.id: e for e in batch}
+        # a name two speakers go by maps to neither (the prompt shows their ids: the model can say which)
         names = {e.actor_name.strip().lower(): e.actor for e in batch if e.actor_name and e.actor != SELF}
+        for key in shared_names(batch):
+            names = {n: a for n, a in names.items() if shared_key(n) != key}
         plan: list[Memory | tuple[Update, tuple[str, ...] | None]] = []
         for item in raw:
             try:
-                action = check_action(item, ids)
+                action = check_action(item, ids, self.tz)
                 if isinstance(action, Add):
                     plan.append(self._added(action, space, by_id, names, audience, now, report))
                 elif isinstance(action, Update):
@@ -290,11 +296,17 @@ class Consolidator:
         decision = learned_scope(a.scope_hint, space, about_people=any(p != SELF for p in about),
                                  owner_private=audience.owner_private,
                                  public_place=self.settings.is_public(space), own_thoughts=own)
+        scope = decision.scope
         if decision.widened:
             report.refused[WIDER_SCOPE] += 1
-            log.info("consolidation of %s: scope %r refused, kept %s", space, a.scope_hint, decision.scope)
+            log.info("consolidation of %s: scope %r refused, kept %s", space, a.scope_hint, scope)
+        if scope == OWNER and not self.settings.owner_known:  # the narrowest scope its lines allow
+            scope = space_scope(space)
+            log.info("consolidation of %s: no owner is configured, so a memory scoped owner (%s) would show "
+                     "nowhere; kept in %s, where its lines were said", space,
+                     "the bot's own thoughts" if own else f"asked for {a.scope_hint!r}", scope)
         when = aware(a.when) if a.when else min(aware(e.time) for e in sources)
-        return Memory(text=a.text, scope=decision.scope, kind=a.kind, subjects=about, sources=a.sources,
+        return Memory(text=a.text, scope=scope, kind=a.kind, subjects=about, sources=a.sources,
                       importance=a.importance, created_at=now, valid_from=when)
 
     async def _resolve(self, plan: list[Memory | tuple[Update, tuple[str, ...] | None]], audience: Audience,
@@ -334,11 +346,12 @@ class Consolidator:
 
 
 def _people(about: Sequence[str], names: dict[str, str]) -> tuple[str, ...]:
-    """Person ids: a name the batch's speakers go by becomes their id; ``self`` stays the bot."""
+    """Person ids: a name the batch's speakers go by becomes their id (a speaker named "You" too: a
+    memory about a person never passes for one about the bot); ``self``, ``bot``, ``you``: the bot."""
     out = []
     for a in about:
         low = a.strip().lower()
-        out.append(SELF if low in ("self", "bot", "you") else names.get(low, a.strip()))
+        out.append(names.get(low) or (SELF if low in ("self", "bot", "you") else a.strip()))
     return tuple(dict.fromkeys(out))
 
 

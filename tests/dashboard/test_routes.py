@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Engram, Episode, Memory
 
 from ..conftest import HashEmbedder
 from .conftest import AUTH, GROUP, OWNER_DM, SELF_IMAGE, TOKEN, XSS_NAME, XSS_SPACE, XSS_TEXT
@@ -489,3 +489,55 @@ async def test_identity_before_the_self_jobs_ran_says_so_and_copies_nothing(tmp_
     assert ident["self_image"] is None and ident["history"] == [] and ident["proposals"] == []
     assert "No self-image yet" in page and "No proposal waits for the owner." in page
     assert not (tmp_path / "identity").exists()  # the dashboard never moves identity.md itself
+
+
+async def test_a_right_to_left_override_or_an_escape_in_a_name_does_not_turn_the_page_around(dash):
+    """A name written "\\u202eecilA" showed as "Alice" (the override reverses what follows it)."""
+    client, engram, _ = dash
+    await engram.record_many([Episode(space=GROUP, content="cosmic \u202emsg\x1b[2J\x07 tail", actor="qq:77",
+                                      actor_name="\u202eecilA")])
+    mid = await engram.add_memory(Memory(text="cosmic \u202eecilA\x00 likes tea", scope=f"space:{GROUP}",
+                                         subjects=("qq:77",)))
+    for path in ["/memories", f"/memories/{mid}", "/graph", f"/place?space={GROUP}",
+                 f"/recall?q=cosmic&space={GROUP}"]:  # the pages; /api/ answers the data as stored
+        r = await client.get(path, headers=AUTH)
+        body = await r.text()
+        assert r.status == 200 and not [c for c in body if c in "\u202e\x1b\x07\x00"], path
+    assert "ecilA" in await (await client.get(f"/memories/{mid}", headers=AUTH)).text()
+
+
+async def test_times_are_shown_in_the_bots_timezone(seeded) -> None:  # type: ignore[no-untyped-def]
+    """The pages cut ISO times to their date and minute: kept in UTC, a line said at 07:30 on Dec 1
+    in Shanghai was shown at 23:30 on Nov 30, and a memory made that morning as made the day before."""
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory import Episode, Memory
+
+    path, _ = seeded
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    said = datetime(2026, 11, 30, 23, 30, tzinfo=timezone.utc)
+    await engram.record(Episode(space=GROUP, content="早上好，今天读书会几点？", actor="qq:7", time=said))
+    mid = await engram.add_memory(Memory(text="读书会早上开始", scope=f"space:{GROUP}", created_at=said))
+    app = make_app(engram, DashboardSettings(token=TOKEN, tz=ZoneInfo("Asia/Shanghai")))
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    try:
+        page = await (await client.get(f"/place?space={GROUP}&size=500", headers=AUTH)).text()
+        assert "2026-12-01T07:30" in page and "2026-11-30T23:30" not in page
+        memory = await (await client.get(f"/api/memories/{mid}", headers=AUTH)).json()
+        assert memory["memory"]["created_at"] == "2026-12-01T07:30:00+08:00"
+    finally:
+        await client.close()
+        await engram.close()
+
+
+def test_the_command_lines_dashboard_shows_times_in_the_diaries_zone(tmp_path: Path) -> None:
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.dashboard.__main__ import command_line_settings
+    from astrbot_plugin_engram.memory.diary_files import day_rule
+
+    assert command_line_settings(tmp_path / "engram.db", TOKEN).tz is None  # no diary yet: UTC
+    day_rule(tmp_path, ZoneInfo("Asia/Shanghai"), 4, remember=True)  # as the bot's diary job keeps it
+    assert str(command_line_settings(tmp_path / "engram.db", TOKEN).tz) == "Asia/Shanghai"

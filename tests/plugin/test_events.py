@@ -82,3 +82,18 @@ def test_owner_private_only_for_the_owner_in_a_private_chat() -> None:
 def test_audience_has_the_sender_and_the_people_mentioned() -> None:
     ev = event("hey", "u1", "g1", components=[At(qq="u2"), At(qq=SELF_ID), Plain("hey")])
     assert audience_of(ev, Settings()).people == ("qq:u1", "qq:u2")
+
+
+def test_a_platform_clock_ahead_of_the_servers_is_taken_as_now() -> None:
+    """The platform stamps messages 10 minutes ahead of this server's clock: the message used to be
+    kept 10 minutes in the future, so the bot's reply (stamped on the server's clock) came before the
+    question it answered, in the diary's and consolidation's transcripts and in /mem episodes."""
+    import time
+    from datetime import datetime, timezone
+
+    from astrbot_plugin_engram.plugin.events import reply_episode
+
+    before = datetime.now(timezone.utc)
+    [ep] = episodes_of(event("what time is it?", "u1", "g7", timestamp=int(time.time()) + 600))
+    reply = reply_episode(event("what time is it?", "u1", "g7"), "almost noon")
+    assert reply is not None and before <= ep.time <= reply.time

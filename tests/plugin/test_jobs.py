@@ -106,6 +106,23 @@ async def test_mem_consolidate_turns_messages_into_memories_and_says_so(make_ser
     await jobs.stop()
 
 
+async def test_with_no_owner_configured_an_owner_memory_stays_in_its_place(make_service: MakeService) -> None:
+    """A memory the model scoped ``owner`` while ``owner_ids`` is empty was filed where no chat shows it."""
+    def owner_scoped(kwargs: dict[str, Any]) -> str:
+        lines = batch_lines({"messages": [{"role": "user", "content": kwargs["prompt"]}]})
+        return json.dumps({"actions": [{"op": "add", "text": f"{who} said {text}", "about": [],
+                                        "scope": "owner", "sources": [f"e{i}"]} for i, who, text in lines]})
+
+    svc = make_service(Settings(), context(owner_scoped))
+    jobs = Jobs(svc, catch_up_delay=3600)
+    await jobs.start()
+    await say(svc, "the wifi password is on the fridge")
+    reply = await mem(svc, "mem consolidate", group="g1")
+    assert reply.startswith("Consolidated: 1 added") and "[space:qq:group:g1]" in reply, reply
+    assert "wifi password" in await mem(svc, "mem list", group="g1")
+    await jobs.stop()
+
+
 async def test_mem_consolidate_of_a_place_with_no_lines_says_so(make_service: MakeService) -> None:
     """A mistyped place answered 'Consolidated qq:grup:g1: 0 added, ... from 0 lines', like a success."""
     svc, jobs = await jobs_for(make_service, context())

@@ -278,3 +278,79 @@ async def test_a_store_that_cannot_open_is_said_once_in_full_then_its_recovery(
         svc.record_message(event("kept line", "u1"))
         assert [e.content for e in await episodes(svc)] == ["kept line"]
     assert "messages are recorded again (3 failed meanwhile)" in caplog.text
+
+
+async def disk_full(svc: Any, full: bool) -> None:
+    """The store's file may not grow (SQLite's ``max_page_count``: the SQLITE_FULL error a full disk
+    gives), or may again."""
+    writer = (await svc.memory()).store._writer
+    [(pages,)] = await writer.execute_fetchall("PRAGMA page_count")
+    await writer.execute_fetchall(f"PRAGMA max_page_count={pages if full else 1 << 30}")
+
+
+async def test_messages_said_while_the_disk_is_full_are_kept_and_written_once_there_is_room(
+        service, caplog: pytest.LogCaptureFixture) -> None:
+    """A full disk (here SQLite's page limit) failed every message: each was dropped, with an error
+    line apiece, and none of them was written when space came back."""
+    service.record_message(event("before", "u1"))
+    await service.flush()
+    await disk_full(service, True)
+    with caplog.at_level(logging.DEBUG, "engram"):
+        for n in range(5):
+            service.record_message(event(f"while full {n} " + "words " * 200, "u1"))
+        await service.flush()
+        loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len([m for m in loud if "not being recorded" in m]) == 1, loud
+        assert "full" in loud[0] and "kept" in loud[0] and not [m for m in loud if "was not recorded" in m]
+        await disk_full(service, False)
+        service.record_message(event("after", "u1"))
+        said = [e.content.split(" words")[0] for e in await episodes(service)]
+    assert said == ["before", *(f"while full {n}" for n in range(5)), "after"]  # all of them, in order
+    assert "messages are recorded again" in caplog.text and "5 kept messages written" in caplog.text
+
+
+async def test_kept_messages_are_written_when_room_returns_without_a_new_message(
+        service, monkeypatch: pytest.MonkeyPatch) -> None:
+    from astrbot_plugin_engram.plugin import recording
+
+    monkeypatch.setattr(recording, "RETRY", 0.2)
+    service.record_message(event("before", "u1"))
+    await service.flush()
+    await disk_full(service, True)
+    service.record_message(event("while full " + "words " * 200, "u1"))
+    await service.flush()
+    await disk_full(service, False)
+    for _ in range(50):
+        await asyncio.sleep(0.05)
+        if not service.recording.held:
+            break
+    assert [e.content.split(" words")[0] for e in await episodes(service)] == ["before", "while full"]
+
+
+async def test_messages_said_while_the_data_folder_is_read_only_are_kept_until_it_opens(
+        make_service: MakeService, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The data folder read-only when the bot starts (a real read-only tmpfs): the store could not
+    be opened and every message was dropped."""
+    from ..small_disk import remount, small_disk
+
+    with small_disk(tmp_path / "disk", 8192) as disk:
+        first = make_service(data_dir=disk / "data")
+        first.record_message(event("before", "u1"))
+        await first.flush()
+        await first.close()
+        remount(disk, "ro")
+        try:
+            svc = make_service(data_dir=disk / "data")
+            with caplog.at_level(logging.DEBUG, "engram"):
+                for n in range(3):
+                    svc.record_message(event(f"while read-only {n}", "u1"))
+                await svc.flush()
+            loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
+                    and "not being recorded" in r.getMessage()]
+            assert len(loud) == 1 and "read-only" in loud[0] and "kept" in loud[0], loud
+        finally:
+            remount(disk, "rw")
+        svc.record_message(event("after", "u1"))
+        said = [e.content for e in await episodes(svc)]
+        await svc.close()
+    assert said == ["before", "while read-only 0", "while read-only 1", "while read-only 2", "after"]

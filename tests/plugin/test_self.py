@@ -158,6 +158,34 @@ def test_no_or_an_unknown_timezone_falls_back_to_the_hosts(caplog: pytest.LogCap
     assert str(timezone_of(Settings(timezone="Europe/Paris"), tokyo)) == "Europe/Paris"
 
 
+def test_an_unknown_engram_timezone_falls_back_to_astrbots_before_the_hosts(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A typo in Engram's own key used to drop AstrBot's zone too (Asia/Shanghai by default) for the
+    host's: on a server in UTC the bot's days then ended at noon in Shanghai."""
+    shanghai = FakeContext(config={"timezone": "Asia/Shanghai"})
+    with caplog.at_level(logging.WARNING):
+        assert str(timezone_of(Settings(timezone="Beijing"), shanghai)) == "Asia/Shanghai"
+    assert "unknown timezone 'Beijing'" in caplog.text and "AstrBot's (Asia/Shanghai)" in caplog.text
+
+async def test_a_month_named_in_a_question_is_the_bots_month_not_utcs(make_service: MakeService) -> None:
+    """Said at 07:00 on June 1 in Shanghai (May 31 in UTC): messages were kept in UTC, so "in June"
+    did not count them as June's (the ranker's date_match), while the note itself said 2026-06-01."""
+    from zoneinfo import ZoneInfo
+
+    from astrbot_plugin_engram.memory import Audience
+
+    sh = ZoneInfo("Asia/Shanghai")
+    svc = make_service()
+    svc.tz = sh
+    june = int(datetime(2026, 6, 1, 7, 0, tzinfo=sh).timestamp())
+    may = int(datetime(2026, 5, 20, 12, 0, tzinfo=sh).timestamp())
+    svc.record_message(event("we planted tomatoes in the garden", "alice", timestamp=june))
+    svc.record_message(event("we planted roses in the garden", "alice", timestamp=may))
+    await svc.flush()
+    hits = await (await svc.memory()).recall("what did we plant in June?", Audience("qq:private:alice"), 5)
+    assert {h.text: h.features["date_match"] for h in hits} == {
+        "we planted tomatoes in the garden": 1.0, "we planted roses in the garden": 0.0}
+
 async def test_in_a_group_the_time_since_a_person_counts_only_that_group(service: EngramService) -> None:
     now = int(datetime.now().timestamp())
     service.record_message(event("psst, private", "bob", timestamp=now - 3600))

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from astrbot_plugin_engram.memory import Engram, Episode, open_store
-from astrbot_plugin_engram.memory.store.sqlite.log_copier import GAP, SAFETY_NET, LogCopier
+from astrbot_plugin_engram.memory.store.sqlite.log_copier import GAP, IDLE, LOG_LIMIT, SAFETY_NET, LogCopier
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 
 GROUP = "qq:group:1"
@@ -79,3 +79,22 @@ async def test_closing_stops_a_copy_waiting_for_its_gap(tmp_path: Path) -> None:
     assert log_size(path) is None  # the last connection closed copied and removed the log
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM episodes").fetchone()[0] == 3
+
+
+async def test_the_log_shrinks_back_once_a_burst_is_over(engram: Engram, db_path: Path) -> None:
+    """After a recording burst the log file stayed at its largest (up to ~40 MB, the safety net)
+    for as long as the bot ran: disk space and a slower backup for nothing. Once commits pause, it
+    is cut back (``log_copier.IDLE``, ``LOG_LIMIT``)."""
+
+    text = "a long line of a busy chat, " * 40
+    for n in range(4):
+        await engram.record_many([Episode(space=GROUP, content=f"{text} {n} {k}") for k in range(1500)])
+    grown = log_size(db_path)
+    assert grown is not None and grown > LOG_LIMIT
+    for _ in range(int((GAP + IDLE) * 20) + 40):
+        await asyncio.sleep(0.05)
+        if (log_size(db_path) or 0) <= LOG_LIMIT:
+            break
+    assert (log_size(db_path) or 0) <= LOG_LIMIT, (grown, log_size(db_path))
+    await engram.record(Episode(space=GROUP, content="still recording"))  # the log works on
+    assert (await engram.stats())["episodes"] == 6001

@@ -7,6 +7,11 @@ time of 64 chats recording at once). Here the writer's threshold is raised to a 
 at most one every ``GAP`` seconds while commits come: it copies what is committed without waiting
 for or blocking any writer or reader, and nothing it does changes what a commit guarantees (a
 committed transaction is in the log, and the log is the file's truth until it is copied).
+
+Once commits have paused for ``IDLE`` seconds, a log file grown past ``LOG_LIMIT`` by a burst is cut
+back (a TRUNCATE checkpoint that waits for no one: with a reader or writer in the way it is left for
+the next pause). SQLite's ``journal_size_limit`` would cut it at every restart of the log, in the
+middle of the burst too, and cost a sixth of the recording rate (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger("engram.store")
@@ -23,6 +29,8 @@ log = logging.getLogger("engram.store")
 # over until then; that writer then copies only what the last background copy had not).
 SAFETY_NET = 10_000
 GAP = 0.25  # seconds from the start of one copy to the next
+IDLE = 1.0  # seconds without a commit after which a grown log is cut back
+LOG_LIMIT = 4 << 20  # bytes of log file kept after a burst (a few seconds of a busy bot's commits)
 
 
 class LogCopier:
@@ -34,12 +42,14 @@ class LogCopier:
         self._task: asyncio.Task[None] | None = None  # waits for the gap, then copies
         self._copying: asyncio.Future[None] | None = None  # the copy under way in the thread
         self._dirty = False  # a commit since the last copy started
+        self._commit = asyncio.Event()  # set by each commit: wakes the wait for a pause
         self._last = float("-inf")  # when the last copy started (the loop's clock)
         self._closed = False
 
     def committed(self) -> None:
         """A transaction committed: copy it, now or once the gap since the last copy has passed."""
         self._dirty = True
+        self._commit.set()
         if not self._closed and (self._task is None or self._task.done()):
             self._task = asyncio.create_task(self._run(), name="engram-log-copy")
 
@@ -61,19 +71,42 @@ class LogCopier:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._dirty and not self._closed:
+        while not self._closed:
+            if not self._dirty:  # copied up to here: once commits pause, cut a grown log back
+                self._commit.clear()
+                try:
+                    await asyncio.wait_for(self._commit.wait(), IDLE)
+                    continue
+                except asyncio.TimeoutError:
+                    await self._in_thread(self._trim)
+                    return
             wait = self._last + GAP - loop.time()
             if wait > 0:
                 await asyncio.sleep(wait)
             self._dirty = False
             self._last = loop.time()
-            self._copying = asyncio.ensure_future(asyncio.to_thread(self._checkpoint))
-            try:
-                await asyncio.shield(self._copying)
-            except sqlite3.Error as e:  # the next commit tries again; the writer's safety net stays
-                log.debug("background checkpoint of %s: %s", self._path, e)
+            await self._in_thread(self._checkpoint)
+
+    async def _in_thread(self, work: Callable[[], None]) -> None:
+        self._copying = asyncio.ensure_future(asyncio.to_thread(work))
+        try:
+            await asyncio.shield(self._copying)
+        except sqlite3.Error as e:  # the next commit tries again; the writer's safety net stays
+            log.debug("background checkpoint of %s: %s", self._path, e)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:  # timeout 0: a checkpoint never waits for (nor holds up) anyone
+            self._db = sqlite3.connect(self._path, timeout=0, isolation_level=None, check_same_thread=False)
+        return self._db
 
     def _checkpoint(self) -> None:
-        if self._db is None:
-            self._db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def _trim(self) -> None:
+        """Cut the log file back to nothing when a burst left it larger than ``LOG_LIMIT``."""
+        try:
+            if Path(f"{self._path}-wal").stat().st_size <= LOG_LIMIT:
+                return
+        except FileNotFoundError:
+            return
+        self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

@@ -475,6 +475,9 @@ async def migrate(db: aiosqlite.Connection) -> None:
             await db.execute("INSERT INTO _migrations VALUES (?, julianday('now'))", (name,))
             await db.execute("COMMIT")
         except BaseException:
-            await db.execute("ROLLBACK")
+            try:
+                await db.execute("ROLLBACK")
+            except sqlite3.Error as e:  # SQLite rolled back itself (a full disk): the first error stands
+                log.debug("rollback of migration %s: %s", name, e)
             raise
         log.info("applied migration %s", name)

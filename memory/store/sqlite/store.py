@@ -17,10 +17,11 @@ from pathlib import Path
 
 import aiosqlite
 
-from ...errors import StoreError
+from ...errors import StoreError, StoreUnwritable
 from .. import Listener
 from . import summaries
 from .browse import BrowseReads
+from .damage import check_intact, check_log
 from .days import DayReads
 from .forgetting import ForgettingReads
 from .items import ItemReads
@@ -32,7 +33,7 @@ from .names import NameReads
 from .opening import check_header, check_known_schema, check_migrated
 from .postings_cache import PostingsCache
 from .progress import ProgressReads
-from .transactions import Transactions
+from .transactions import Transactions, cannot_write
 from .vectors import VectorReads
 from .writes import WriterView
 
@@ -69,6 +70,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         """
         path = Path(path)
         check_header(path)
+        check_log(path)
         if read_only:
             return await cls._open_read_only(path)
         try:
@@ -76,6 +78,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         except sqlite3.Error as e:
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
+            await check_intact(writer, path)  # before anything is written to it
             await check_known_schema(writer, path)
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
@@ -90,8 +93,12 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             # a forget killed after its commit left the erased text in the log's older frames
             await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
             reader, quick = await _readers(path)
-        except BaseException:
+        except BaseException as e:
             await writer.close()
+            if isinstance(e, sqlite3.Error) and cannot_write(e):  # a read-only folder, a full disk
+                raise StoreUnwritable(
+                    f"cannot open {path} for writing ({e}): is the folder {path.parent} read-only or its "
+                    "disk full? Nothing was changed; it is opened again at the next message") from e
             raise
         return cls(path, writer, reader, quick)
 

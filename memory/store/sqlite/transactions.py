@@ -16,7 +16,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from ...errors import StoreError
+from ...errors import StoreError, StoreUnwritable
 from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
@@ -63,11 +63,16 @@ class Transactions(Connections):
                     stamp = await _commit(db, writes.deferred)
                     if self._copier is not None:
                         self._copier.committed()
-                except BaseException:
+                except BaseException as e:
+                    full = isinstance(e, sqlite3.Error) and cannot_write(e)
                     try:
                         await db.execute("ROLLBACK")
-                    except sqlite3.Error as e:  # e.g. a cancel that arrived after the COMMIT went through
-                        log.warning("rollback failed (%s); the transaction had already ended", e)
+                    except sqlite3.Error as e2:  # e.g. a cancel that arrived after the COMMIT went through,
+                        # or a COMMIT refused for a full disk (SQLite rolled it back itself)
+                        log.log(logging.DEBUG if full else logging.WARNING,
+                                "rollback failed (%s); the transaction had already ended", e2)
+                    if full:
+                        raise StoreUnwritable(f"{self.path} cannot be written: {e}") from e
                     raise
             except BaseException:
                 self._view.forget()  # the cached seq/section may be ahead of the file now
@@ -259,3 +264,16 @@ def _checkpoint(path: Path) -> bool:
         return False
     finally:
         db.close()
+
+
+UNWRITABLE = {8: "readonly", 10: "I/O error", 13: "full", 14: "cannot open"}  # SQLite's primary codes
+
+
+def cannot_write(e: sqlite3.Error) -> bool:
+    """Whether ``e`` says the file cannot be written now (full disk, read-only, I/O error), so the
+    same write may succeed later (not a lock, a constraint or a bug)."""
+    code = getattr(e, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in UNWRITABLE
+    said = str(e)
+    return any(w in said for w in ("disk is full", "readonly database", "disk I/O error", "unable to open"))

@@ -1,0 +1,103 @@
+"""A damaged store file found before anything is written to it: ``PRAGMA quick_check`` at open, and
+a refusal that says what is damaged (which tables and indexes), that the file was left untouched,
+and how to get back what it holds. Also a log file lost beside its index (``-wal`` gone or cut,
+``-shm`` left: a store folder copied without it), which SQLite would open as if nothing was missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+import aiosqlite
+
+from ...errors import StoreError
+
+log = logging.getLogger("engram.store")
+
+DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+SHOWN = 4  # damaged places named in the message
+WAL_INDEX_VERSION = 3007000  # the first field of a -shm file's header (its two copies must agree)
+
+
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Whether ``e`` says the file is damaged (not busy, locked, full or read-only)."""
+    code = getattr(e, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in DAMAGE_CODES
+    return "malformed" in str(e) or "not a database" in str(e)
+
+
+def damaged(path: Path, where: list[str]) -> StoreError:
+    return StoreError(
+        f"{path} is damaged ({'; '.join(where[:SHOWN]) or 'SQLite cannot read it'}); it was left "
+        f"untouched and nothing is recorded until it is dealt with. Keep a copy of it (with its -wal "
+        f"and -shm files, if any); recover what it holds with: sqlite3 {path} \".recover\" | "
+        f"sqlite3 recovered.db, then put recovered.db in its place (or move it away to start anew)")
+
+
+async def check_intact(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse a damaged file (``PRAGMA quick_check``), before anything is written to it."""
+    try:
+        problems = [str(r[0]) for r in await db.execute_fetchall("PRAGMA quick_check(20)")]
+    except sqlite3.DatabaseError as e:
+        if not is_damage(e):
+            raise
+        problems = [str(e)]
+    if problems != ["ok"]:
+        raise damaged(path, await _where(db, problems))
+
+
+async def _where(db: aiosqlite.Connection, problems: list[str]) -> list[str]:
+    """The damaged tables and indexes: each table checked alone, and the pages the check named."""
+    found: dict[str, str] = {}
+    try:
+        rows = await db.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = [str(r[0]) for r in rows]
+    except sqlite3.DatabaseError as e:
+        return [f"its list of tables cannot be read: {e}"]
+    for t in tables:
+        try:
+            said = [str(r[0]) for r in await db.execute_fetchall(f'PRAGMA quick_check("{t}")')]
+        except sqlite3.DatabaseError as e:
+            said = [str(e)]
+        if said != ["ok"] and not said[0].startswith("no such"):
+            problems = [*problems, *said]
+            found.setdefault(f"table {t}", said[0].replace("*** in database main ***\n", ""))
+    for page in sorted({int(p) for text in problems for p in re.findall(r"[Pp]age (\d+)", text)}):
+        try:
+            rows = await db.execute_fetchall("SELECT name FROM dbstat WHERE pageno = ?", (page,))
+            names = {str(r[0]) for r in rows}
+        except sqlite3.DatabaseError:
+            continue
+        for name in sorted(names):
+            found.setdefault(name, f"page {page}")
+    return [f"{name}: {what}" for name, what in found.items()] or problems
+
+
+def check_log(path: Path) -> None:
+    """Say (once, at open) when the ``-wal`` file is missing or shorter than its ``-shm`` index says:
+    the commits it held are not in the store file, and the open that follows makes that final."""
+    shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
+    try:
+        head = shm.read_bytes()[:100] if shm.is_file() else b""
+    except OSError:
+        return
+    version = int.from_bytes(head[0:4], sys.byteorder) if len(head) >= 100 else 0
+    if version != WAL_INDEX_VERSION or not head[12] or head[0:48] != head[48:96]:
+        return  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
+    frames = int.from_bytes(head[16:20], sys.byteorder)
+    copied = int.from_bytes(head[96:100], sys.byteorder)
+    size = int.from_bytes(head[14:16], sys.byteorder)
+    size = 65536 if size == 1 else size
+    needed = 32 + frames * (24 + size) if frames else 0
+    have = wal.stat().st_size if wal.is_file() else 0
+    if frames > copied and have < needed:
+        log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
+                  "lost. If this folder was copied from a running bot, copy %s from there too and "
+                  "start again before anything new is recorded", wal.name,
+                  "missing" if not wal.is_file() else f"cut ({have} of {needed} bytes)", shm.name,
+                  frames - copied, path.name, wal.name)
