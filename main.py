@@ -15,6 +15,7 @@ from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.dashboard import start_dashboard, stop_dashboard
+from .plugin.events import FULL_WIDTH_MEM
 from .plugin.jobs import Jobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, timezone_of
@@ -80,7 +81,7 @@ class EngramPlugin(Star):
         if self.service is not None and resp.role != "err":
             self.service.record_reply(event, resp.completion_text or "")
 
-    @filter.command("mem")
+    @filter.command("mem", alias={FULL_WIDTH_MEM})  # "／mem": a Chinese keyboard's slash
     async def mem(self, event: AstrMessageEvent) -> AsyncIterator[MessageEventResult]:
         """Engram's memory commands (admins only); /mem help lists them."""
         if self.service is not None:

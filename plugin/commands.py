@@ -75,6 +75,21 @@ class CommandContext:
         """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
         return self.audience.owner_private or visibility(self.audience).sees_memory(scope)
 
+    def owner_hint(self) -> str:
+        """For a refusal of the owner's commands in a private chat that is not the owner's: how to make
+        it the owner's ("" elsewhere: a group is never the owner's private chat)."""
+        space = self.audience.space.split(":")
+        if self.audience.owner_private or len(space) < 3 or space[1] != "private":
+            return ""
+        settings, me = self.service.settings, f"{platform_of(self.event)}:{space[2]}"
+        if not settings.owner_ids and not settings.owner_private_spaces:
+            return (f" No owner is configured yet: to make this chat the owner's, add {me} to owner_ids "
+                    "in Engram's configuration (AstrBot WebUI: Plugins -> Engram).")
+        if space[2] in settings.owner_ids:
+            return (f" owner_ids holds {space[2]} without its platform, which counts only while the bot "
+                    f"has one chat platform; write {me}.")
+        return ""
+
     def forget_turn(self) -> AbstractAsyncContextManager[None]:
         """A forget's turn with the diary and self-image jobs; told at once when it must wait."""
         return self.service.days_lock.forget_turn(self.say_now)
@@ -119,6 +134,7 @@ class Registry:
         if not event.is_admin():
             return REFUSAL
         name, args = split_command(text)
+        args = OPTION_DASHES.sub("--", args)
         if not name:
             return self.help()
         sub = self._subs.get(name)
@@ -139,9 +155,14 @@ class Registry:
 COMMANDS = Registry()
 
 
+# "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
+# full-width keyboard ("－－scope") writes it; only before an option's name, so a dash in a text stays
+OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)(?=(?:scope|page|kind|archived|with-sources|force)\b)")
+
+
 def split_command(text: str) -> tuple[str, str]:
     """``"/mem recall tea"`` -> ``("recall", "tea")``."""
-    words = str(text or "").strip().lstrip("/").split(None, 1)
+    words = str(text or "").strip().lstrip("/／").split(None, 1)
     if words and words[0] == COMMAND:
         words = words[1].split(None, 1) if len(words) > 1 else []
     return (words[0].lower(), words[1].strip() if len(words) > 1 else "") if words else ("", "")
@@ -214,7 +235,7 @@ async def _stats(ctx: CommandContext, args: str) -> str:
         s = await mem.place_stats(ctx.audience)
         return (f"Engram here ({ctx.audience.space}): {s['episodes']} lines recorded in this place, "
                 f"{s['memories']} memories this chat may see; embeddings {s['embedder']}. Totals over "
-                f"every place: /mem stats in the owner's private chat." + jobs)
+                f"every place: /mem stats in the owner's private chat." + ctx.owner_hint() + jobs)
     s = await mem.stats()
     return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
             f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "

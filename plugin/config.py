@@ -88,6 +88,9 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "diary_boundary_hour": (0, 23)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
 TEXT_LIMITS: dict[str, int] = {"baseline_mood": 40}  # a mood word, not a paragraph (it goes into every reply)
+# Lists that keep places out: written wrongly, they keep what can be read of them (a string is one
+# place, a bad item is dropped) instead of falling back to the default, which would let those places in.
+OPT_OUT_LISTS = ("blacklist_spaces",)
 
 
 def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
@@ -98,6 +101,11 @@ def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
     errors: list[str] = []
     for f in fields(Settings):
         if f.name not in raw:
+            continue
+        if f.name in OPT_OUT_LISTS:
+            values[f.name], problem = _opt_out_list(raw[f.name])
+            if problem:
+                errors.append(f"config key {f.name!r}: {problem}")
             continue
         try:
             values[f.name] = _convert(f.name, raw[f.name], getattr(default, f.name))
@@ -145,6 +153,21 @@ def _bounded_int(key: str, value: Any) -> int:
     if not low <= number <= high:
         raise ValueError(f"must be between {low} and {high}, got {number}")
     return number
+
+
+def _opt_out_list(value: Any) -> tuple[tuple[str, ...], str]:
+    """The places of an opt-out list however it is written, and what was wrong with it ("" if nothing)."""
+    if isinstance(value, str):
+        one: tuple[str, ...] = (value.strip(),) if value.strip() else ()
+        return one, (f"expected a list of place ids, got the text {value!r}; "
+                     f"read as {'the one place ' + repr(one[0]) if one else 'no place'}")
+    if not isinstance(value, list | tuple):
+        return (), f"expected a list of place ids, got {type(value).__name__} {value!r}; no place is left out"
+    ok = [isinstance(v, str | int) and not isinstance(v, bool) for v in value]
+    places = tuple(str(v).strip() for v, fine in zip(value, ok) if fine and str(v).strip())
+    bad = [v for v, fine in zip(value, ok) if not fine]
+    return places, (f"items {bad!r} are not place ids and are ignored; still left out: "
+                    f"{', '.join(places) or 'no place'}" if bad else "")
 
 
 def _string_list(value: Any) -> tuple[str, ...]:

@@ -75,7 +75,7 @@ async def stop_dashboard(service: EngramService) -> None:
 @COMMANDS.command("dashboard", "dashboard", "the dashboard's link (in the owner's private chat only)")
 async def _dashboard(ctx: CommandContext, args: str) -> str:
     if not ctx.audience.owner_private:
-        return "Engram: /mem dashboard answers only in the owner's private chat."
+        return "Engram: /mem dashboard answers only in the owner's private chat." + ctx.owner_hint()
     server = ctx.service.dashboard
     if server is None:
         why = (

@@ -16,6 +16,7 @@ from ..memory import SELF, Audience, Episode
 from .config import Settings
 
 COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
+FULL_WIDTH_MEM = "／" + COMMAND  # typed with a Chinese keyboard's slash (AstrBot's wake prefix is "/")
 UNKNOWN = "unknown"
 COMMAND_FILTERS = (CommandFilter, CommandGroupFilter)
 IMAGE_TEXT = "sent an image"
@@ -111,7 +112,7 @@ def is_engram_command(event: Any) -> bool:
     addressed = bool(getattr(event, "is_at_or_wake_command", False))
     if text.startswith("/"):  # the wake prefix, when the waking stage has not stripped it yet
         text, addressed = text[1:], True
-    return addressed and (text == COMMAND or text.startswith(COMMAND + " "))
+    return addressed and text.split(" ", 1)[0] in (COMMAND, FULL_WIDTH_MEM)
 
 
 @dataclass(frozen=True)

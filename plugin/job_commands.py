@@ -22,6 +22,8 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
                 f"(this place is {ctx.audience.space}).")
     report = await jobs.consolidate_now(places)
     lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
+    if report.failed and not report.skipped_batches:
+        lines.append("The lines the model could not read are kept and tried again later.")
     found = await mem.memories(report.new_ids[-50:])
     shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]

@@ -38,7 +38,7 @@ def _proposal_id(args: str) -> int:
 @COMMANDS.command("proposals", "proposals", "changes to its identity the bot proposed, waiting for the owner")
 async def _proposals(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER
+        return NOT_OWNER + ctx.owner_hint()
     waiting = ctx.service.selfhood.proposals.pending()
     if not waiting:
         return "No identity proposal waits for you."
@@ -58,7 +58,7 @@ async def _proposals(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("approve", "approve <id>", "append a proposed change to identity/self.md (old one kept)")
 async def _approve(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER
+        return NOT_OWNER + ctx.owner_hint()
     p = ctx.service.selfhood.proposals.approve(_proposal_id(args))
     return f"Approved #{p.id}: identity/self.md ends with it now; the old version is in identity/history/."
 
@@ -66,7 +66,7 @@ async def _approve(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("reject", "reject <id>", "turn a proposed identity change down")
 async def _reject(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER
+        return NOT_OWNER + ctx.owner_hint()
     p = ctx.service.selfhood.proposals.reject(_proposal_id(args))
     return f"Rejected #{p.id}; identity/self.md is unchanged."
 
@@ -74,7 +74,7 @@ async def _reject(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("diary", "diary [YYYY-MM-DD] [--force]", "write or show a day's diary (default: yesterday)")
 async def _diary(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx) or not ctx.audience.owner_private:
-        return "Engram: the diary is the owner's; ask in your private chat with the bot."
+        return "Engram: the diary is the owner's; ask in your private chat with the bot." + ctx.owner_hint()
     jobs = ctx.service.self_jobs
     if jobs is None:
         return "Engram: the diary job is not running (diary_enabled is off, or the jobs did not start)."

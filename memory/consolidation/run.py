@@ -86,6 +86,7 @@ class Report:
     failed: Counter[str] = field(default_factory=Counter)
     places: dict[str, Counter[str]] = field(default_factory=dict)
     new_ids: list[int] = field(default_factory=list)
+    error: str = ""  # why the last failed model call failed ("no chat provider is configured ...")
 
     def stats(self) -> dict[str, int]:
         """Flat counters (``refused.invented_id``, ``failed.timeout``, ...) for the job record."""
@@ -102,7 +103,8 @@ class Report:
         if self.refused:
             parts.append("refused " + ", ".join(f"{k} {v}" for k, v in sorted(self.refused.items())))
         if self.failed:
-            parts.append("failed " + ", ".join(f"{k} {v}" for k, v in sorted(self.failed.items())))
+            parts.append("failed " + ", ".join(f"{k} {v}" for k, v in sorted(self.failed.items()))
+                         + (f" ({self.error})" if self.error else ""))
         if self.skipped_batches:
             parts.append(f"{self.skipped_batches} batches skipped")
         return "; ".join(parts)
@@ -237,6 +239,7 @@ class Consolidator:
                       why: str, transient: bool) -> None:
         """Nothing of the batch is applied; the place waits, or its batch is skipped after N tries."""
         report.failed[kind] += 1
+        report.error = why
         place.failures += 1
         s, space = self.settings, place.space
         first, last = batch[0].id, batch[-1].id
