@@ -30,10 +30,11 @@ from ..memory import (
 )
 from ..memory.dedup import remember
 from ..memory.display import cut, flat
-from ..memory.model import MEMORY_KINDS, now_utc
+from ..memory.model import now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
 from ..memory.text import MAX_TEXT
+from .command_args import OPTION_DASHES, UsageError, list_args, parse_id, parse_key, split_command
 from .events import COMMAND, platform_of
 from .service import EngramService
 
@@ -45,10 +46,6 @@ PAGE = 10  # memories per page of /mem list
 NO_OWNER = ("no owner is configured, so a memory scoped owner would show nowhere. "
             "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
             "/sid in the owner's private chat shows the id), or use another --scope.")
-
-
-class UsageError(Exception):
-    """The arguments do not fit the subcommand; the reply is its usage line."""
 
 
 @dataclass
@@ -153,33 +150,6 @@ class Registry:
 
 
 COMMANDS = Registry()
-
-
-# "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
-# full-width keyboard ("－－scope") writes it; only before an option's name, so a dash in a text stays
-OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)(?=(?:scope|page|kind|archived|with-sources|force)\b)")
-
-
-def split_command(text: str) -> tuple[str, str]:
-    """``"/mem recall tea"`` -> ``("recall", "tea")``."""
-    words = str(text or "").strip().lstrip("/／").split(None, 1)
-    if words and words[0] == COMMAND:
-        words = words[1].split(None, 1) if len(words) > 1 else []
-    return (words[0].lower(), words[1].strip() if len(words) > 1 else "") if words else ("", "")
-
-
-def parse_id(arg: str) -> int:
-    """A memory id as ``12`` or ``m12``."""
-    m = re.fullmatch(r"[mM]?(\d{1,18})", arg.strip())
-    if not m:
-        raise UsageError(f"{arg!r} is not a memory id (like 12 or m12)" if arg.strip() else "")
-    return int(m.group(1))
-
-
-def parse_key(arg: str) -> tuple[str, int]:
-    """A memory (``12``, ``m12``) or an episode (``e3``) as ``("m", 12)`` / ``("e", 3)``."""
-    m = re.fullmatch(r"([eE])(\d{1,18})", arg.strip())
-    return ("e", int(m.group(2))) if m else ("m", parse_id(arg))
 
 
 async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
@@ -397,7 +367,7 @@ async def _scope(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("list", "list [place|<person>] [--kind K] [--page N]",
                   "the memories this chat may see, newest first, with their ids")
 async def _list(ctx: CommandContext, args: str) -> str:
-    words, kind, page = _list_args(args)
+    words, kind, page = list_args(args)
     mem = await ctx.service.memory()
     scope, what = None, "the memories this chat may see"
     people: list[str] = []
@@ -426,30 +396,3 @@ async def _list(ctx: CommandContext, args: str) -> str:
         again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
         lines.append(f"Next page: /mem list {again + ' ' if again else ''}--page {page + 1}")
     return "\n".join([head, *lines])
-
-
-def _list_args(args: str) -> tuple[str, str | None, int]:
-    """``/mem list`` arguments: the filter words, ``--kind`` and ``--page``."""
-    kind = page = None
-    rest = []
-    tokens = args.split()
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        if t in ("--kind", "--page"):
-            if i + 1 >= len(tokens):
-                raise UsageError(f"{t} needs a value")
-            value = tokens[i + 1]
-            if t == "--kind":
-                if value not in MEMORY_KINDS:
-                    raise UsageError(f"unknown kind {value!r}: one of {', '.join(MEMORY_KINDS)}")
-                kind = value
-            else:
-                if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20
-                    raise UsageError(f"--page needs a page number (1, 2, ...), not {value!r}")
-                page = int(value)
-            i += 2
-        else:
-            rest.append(t)
-            i += 1
-    return " ".join(rest), kind, page or 1

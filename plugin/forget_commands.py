@@ -5,7 +5,8 @@ import). ``/mem forget <id>`` is in ``commands.py``."""
 from __future__ import annotations
 
 from ..memory import Audience, Engram, UnknownIdError
-from .commands import COMMANDS, CommandContext, UsageError
+from .command_args import UsageError
+from .commands import COMMANDS, CommandContext
 from .confirm import ConfirmError, chat_of
 
 FORGET_PERSON, FORGET_PLACE = "forget-person", "forget-place"

@@ -13,7 +13,8 @@ from ..memory.clock import day_of
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
-from .commands import COMMANDS, CommandContext, UsageError, short
+from .command_args import UsageError
+from .commands import COMMANDS, CommandContext, short
 from .events import actor_of, audience_of, platform_of, sender_of
 from .service import EngramService
 from .tools import ToolArgError, text_arg

@@ -1,0 +1,67 @@
+"""Reading a ``/mem`` line's arguments: the subcommand and the rest, ids, and ``/mem list``'s options;
+a wrong argument raises ``UsageError`` (the reply is then the subcommand's usage line)."""
+
+from __future__ import annotations
+
+import re
+
+from ..memory.model import MEMORY_KINDS
+from .events import COMMAND
+
+
+class UsageError(Exception):
+    """The arguments do not fit the subcommand; the reply is its usage line."""
+
+
+# "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
+# full-width keyboard ("－－scope") writes it; only before an option's name, so a dash in a text stays
+OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)(?=(?:scope|page|kind|archived|with-sources|force)\b)")
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """``"/mem recall tea"`` -> ``("recall", "tea")``."""
+    words = str(text or "").strip().lstrip("/／").split(None, 1)
+    if words and words[0] == COMMAND:
+        words = words[1].split(None, 1) if len(words) > 1 else []
+    return (words[0].lower(), words[1].strip() if len(words) > 1 else "") if words else ("", "")
+
+
+def parse_id(arg: str) -> int:
+    """A memory id as ``12`` or ``m12``."""
+    m = re.fullmatch(r"[mM]?(\d{1,18})", arg.strip())
+    if not m:
+        raise UsageError(f"{arg!r} is not a memory id (like 12 or m12)" if arg.strip() else "")
+    return int(m.group(1))
+
+
+def parse_key(arg: str) -> tuple[str, int]:
+    """A memory (``12``, ``m12``) or an episode (``e3``) as ``("m", 12)`` / ``("e", 3)``."""
+    m = re.fullmatch(r"([eE])(\d{1,18})", arg.strip())
+    return ("e", int(m.group(2))) if m else ("m", parse_id(arg))
+
+
+def list_args(args: str) -> tuple[str, str | None, int]:
+    """``/mem list`` arguments: the filter words, ``--kind`` and ``--page``."""
+    kind = page = None
+    rest = []
+    tokens = args.split()
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t in ("--kind", "--page"):
+            if i + 1 >= len(tokens):
+                raise UsageError(f"{t} needs a value")
+            value = tokens[i + 1]
+            if t == "--kind":
+                if value not in MEMORY_KINDS:
+                    raise UsageError(f"unknown kind {value!r}: one of {', '.join(MEMORY_KINDS)}")
+                kind = value
+            else:
+                if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20
+                    raise UsageError(f"--page needs a page number (1, 2, ...), not {value!r}")
+                page = int(value)
+            i += 2
+        else:
+            rest.append(t)
+            i += 1
+    return " ".join(rest), kind, page or 1
