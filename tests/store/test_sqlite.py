@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -224,3 +226,30 @@ def test_m003_and_m004_compute_with_their_own_copies_of_the_text_shape() -> None
     texts += ["OK, noted!", "好的，记住了", "👍", "thanks, see you Monday"]
     assert [_m004_text_shape(t) for t in texts] == [text_shape(t) for t in texts]
     assert [_m003_text_shape(t) for t in texts] == [text_shape(t) % EMPTY_SHAPE for t in texts]
+
+
+async def test_a_cancel_that_arrives_after_the_commit_is_no_warning(db_path: Path, monkeypatch,
+                                                                   caplog) -> None:
+    """A task cancelled while its COMMIT was in the writer's thread (the indexer, stopped by a plugin
+    reload) found no transaction to roll back: "rollback failed" was logged as a warning at every
+    such reload, though nothing was wrong and the write had landed."""
+    from astrbot_plugin_engram.memory.store.sqlite import transactions
+
+    real = transactions._commit
+
+    async def committed_then_cancelled(db, deferred):  # type: ignore[no-untyped-def]
+        await real(db, deferred)
+        raise asyncio.CancelledError  # as if the cancel came while the thread finished the COMMIT
+
+    store = await SQLiteStore.open(db_path)
+    try:
+        monkeypatch.setattr(transactions, "_commit", committed_then_cancelled)
+        with pytest.raises(asyncio.CancelledError):
+            async with store.transaction() as tx:
+                await tx.add_episodes([Episode("s", "landed anyway", "qq:1")])
+        monkeypatch.setattr(transactions, "_commit", real)
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+        assert [c for (c,) in rows(db_path, "SELECT content FROM episodes")] == ["landed anyway"]
+        await store.add_episodes([Episode("s", "and the next write works", "qq:1")])
+    finally:
+        await store.close()

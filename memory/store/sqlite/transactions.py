@@ -65,12 +65,13 @@ class Transactions(Connections):
                         self._copier.committed()
                 except BaseException as e:
                     full = isinstance(e, sqlite3.Error) and cannot_write(e)
-                    try:
-                        await db.execute("ROLLBACK")
-                    except sqlite3.Error as e2:  # e.g. a cancel that arrived after the COMMIT went through,
-                        # or a COMMIT refused for a full disk (SQLite rolled it back itself)
-                        log.log(logging.DEBUG if full else logging.WARNING,
-                                "rollback failed (%s); the transaction had already ended", e2)
+                    # no transaction left: a cancel that arrived after the COMMIT went through (a task
+                    # stopped by a reload), or a COMMIT refused for a full disk (SQLite rolled it back)
+                    if db.in_transaction:
+                        try:
+                            await db.execute("ROLLBACK")
+                        except sqlite3.Error as e2:
+                            log.warning("rollback failed (%s); the transaction had already ended", e2)
                     if full:
                         raise StoreUnwritable(f"{self.path} cannot be written: {e}") from e
                     raise
