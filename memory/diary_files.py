@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from .file_lock import locked
 from .identity import atomic_write
 from .model import aware
 
@@ -90,14 +91,18 @@ def rewrite_later(folder: Path, days: list[date]) -> None:
     """After a forget's erase: ``days``' diaries are to be written again (by the diary job, whatever
     their age, until each is written: ``rewritten``)."""
     if days:
-        _write_rewrites(folder, set(rewrites_pending(folder)) | set(days))
+        with locked(_rewrite_path(folder)):  # the bot and the command line: neither loses a day
+            _write_rewrites(folder, set(rewrites_pending(folder)) | set(days))
 
 
 def rewritten(folder: Path, day: date) -> None:
     """``day``'s diary is written again (or its day has nothing left to tell)."""
-    pending = rewrites_pending(folder)
-    if day in pending:
-        _write_rewrites(folder, set(pending) - {day})
+    if day not in rewrites_pending(folder):  # the common case: no lock file made
+        return
+    with locked(_rewrite_path(folder)):
+        pending = rewrites_pending(folder)  # again, under the lock
+        if day in pending:
+            _write_rewrites(folder, set(pending) - {day})
 
 
 def _write_rewrites(folder: Path, days: set[date]) -> None:

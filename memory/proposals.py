@@ -17,6 +17,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from .errors import InvalidInputError, UnknownIdError
+from .file_lock import locked
 from .identity import IdentityFolder, atomic_write
 from .model import aware, now_utc
 
@@ -85,14 +86,16 @@ class Proposals:
             raise InvalidInputError("a proposal needs the change itself")
         if len(change) > MAX_CHANGE or len(reason) > MAX_REASON:
             raise InvalidInputError(f"a proposal is at most {MAX_CHANGE} characters, its reason {MAX_REASON}")
-        next_id, items = self._load()
-        if sum(p.status == PENDING for p in items) >= self.max_pending:
-            log.warning("Engram: identity proposal refused: %d already wait for the owner", self.max_pending)
-            raise ProposalFlood(f"{self.max_pending} proposals already wait for the owner; "
-                                "no new one is taken until they are decided")
-        p = Proposal(next_id, change, reason, place, self._now(now), person=person)
-        self._save(next_id + 1, [*items, p])
-        return p
+        with locked(self.path):  # the bot and the command line: neither loses the other's change
+            next_id, items = self._load()
+            if sum(p.status == PENDING for p in items) >= self.max_pending:
+                log.warning("Engram: identity proposal refused: %d already wait for the owner",
+                            self.max_pending)
+                raise ProposalFlood(f"{self.max_pending} proposals already wait for the owner; "
+                                    "no new one is taken until they are decided")
+            p = Proposal(next_id, change, reason, place, self._now(now), person=person)
+            self._save(next_id + 1, [*items, p])
+            return p
 
     def _decide(self, pid: int, status: str, now: datetime | None) -> tuple[Proposal, int, list[Proposal]]:
         next_id, items = self._load()
@@ -106,30 +109,33 @@ class Proposals:
 
     def approve(self, pid: int, now: datetime | None = None) -> Proposal:
         """Append the change to ``self.md`` under a dated section (old version kept); mark it approved."""
-        p, next_id, items = self._decide(pid, APPROVED, now)
-        core = self.folder.core()
-        if core.problem:  # never overwrite a file that could not be read whole
-            raise InvalidInputError(f"not approved: {core.problem}")
-        if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill after
-            # the file was written, before the mark; dated in the bot's zone
-            day = self._now(now)[:10]
-            text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
-            self.folder.replace(self.folder.self_path, text, now)
-        self._save(next_id, items)
-        return p
+        with locked(self.path):
+            p, next_id, items = self._decide(pid, APPROVED, now)
+            core = self.folder.core()
+            if core.problem:  # never overwrite a file that could not be read whole
+                raise InvalidInputError(f"not approved: {core.problem}")
+            if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill
+                # after the file was written, before the mark; dated in the bot's zone
+                day = self._now(now)[:10]
+                text = f"{core.text}\n\n## {day} (approved proposal #{p.id})\n\n{p.change}\n".lstrip()
+                self.folder.replace(self.folder.self_path, text, now)
+            self._save(next_id, items)
+            return p
 
     def reject(self, pid: int, now: datetime | None = None) -> Proposal:
-        p, next_id, items = self._decide(pid, REJECTED, now)
-        self._save(next_id, items)
-        return p
+        with locked(self.path):
+            p, next_id, items = self._decide(pid, REJECTED, now)
+            self._save(next_id, items)
+            return p
 
     def drop(self, ids: list[int]) -> list[Proposal]:
         """Remove the proposals ``ids`` whatever their status (a hard forget reached them); returns
         them. Ids are never given out again."""
         if not ids:
             return []
-        next_id, items = self._load()
-        gone = [p for p in items if p.id in set(ids)]
-        if gone:
-            self._save(next_id, [p for p in items if p.id not in set(ids)])
-        return gone
+        with locked(self.path):
+            next_id, items = self._load()
+            gone = [p for p in items if p.id in set(ids)]
+            if gone:
+                self._save(next_id, [p for p in items if p.id not in set(ids)])
+            return gone
