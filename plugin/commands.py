@@ -42,6 +42,7 @@ log = logging.getLogger("engram.plugin")
 
 REFUSAL = "Engram: /mem is for the bot's admins only."
 SHOWN_CHARS = 160
+WHOLE_CHARS = 3_000  # of a text /mem show shows: a chat message carries little more (QQ about 4,500)
 PAGE = 10  # memories per page of /mem list
 NO_OWNER = ("no owner is configured, so a memory scoped owner would show nowhere. "
             "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
@@ -185,6 +186,16 @@ def short(text: str) -> str:
     return cut(flat(text), SHOWN_CHARS)
 
 
+def shown_whole(text: str, key: str) -> str:
+    """A stored text quoted as /mem show shows it: whole, or its first ``WHOLE_CHARS`` characters
+    and where the whole text can be read."""
+    line = flat(text)
+    if len(line) <= WHOLE_CHARS:
+        return quoted(line)
+    return (f"{quoted(cut(line, WHOLE_CHARS))}\n(cut: {len(text):,} characters in all; the whole text: the "
+            f"dashboard or `python -m astrbot_plugin_engram.memory --db <engram.db> show {key}`)")
+
+
 def hit_line(h: Hit, ctx: CommandContext) -> str:
     top = sorted(((k, v) for k, v in h.features.items() if v), key=lambda kv: -abs(kv[1]))[:3]
     feats = ", ".join(f"{k}={v:.2f}" for k, v in top)
@@ -287,7 +298,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
     now = now_utc()
     ctx.service.touch([f"m{m.id}"])
     lines = [f"m{m.id} ({m.kind}, {m.status}) scope {m.scope}, importance {m.importance:.2f}",
-             quoted(m.text), f"created {when(m.created_at, now, ctx.service.tz)}"]
+             shown_whole(m.text, f"m{m.id}"), f"created {when(m.created_at, now, ctx.service.tz)}"]
     if m.subjects:
         lines.append("about: " + ", ".join(m.subjects))
     versions = await mem.history(m.id)
@@ -307,7 +318,7 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
     who = "the bot" if ep.kind == "message_out" else f"{flat(ep.actor_name or ep.actor)} ({flat(ep.actor)})"
     return (f"e{ep.id} ({ep.kind}) in {ep.space}, {when(ep.time, now_utc(), ctx.service.tz)}, {who}:\n"
-            f"{quoted(ep.content)}\n(/mem forget e{ep.id} erases it)")
+            f"{shown_whole(ep.content, f'e{ep.id}')}\n(/mem forget e{ep.id} erases it)")
 
 
 @COMMANDS.command("forget", "forget <id> [--with-sources]",

@@ -173,3 +173,21 @@ async def test_a_failing_subcommand_answers_a_line_not_a_traceback(service: Engr
     assert await reg.dispatch(service, ev, "mem boom") == (
         "Engram: /mem boom failed (RuntimeError); see the log.")
     assert await reg.dispatch(service, ev, "/mem echo hi there") == "hi there"
+
+
+async def test_show_of_a_long_text_answers_in_a_message_a_chat_can_carry(service: EngramService) -> None:
+    """The whole stored text was sent in one reply: up to 16,000 characters, more than a QQ message
+    (about 4,500) carries. It is cut, never inside an emoji, and says how long it is and where it is whole."""
+    long = "a" * 2998 + "👩\u200d👩\u200d👧" + "b" * (MAX_TEXT - 3003)
+    mid = await add(service, long, "public")
+    assert len((await (await service.memory()).get(mid)).text) == MAX_TEXT
+    service.record_message(event(long, "alice"))
+    await service.flush()
+    for key in (f"m{mid}", "e1"):
+        said = await mem(service, f"mem show {key}")
+        assert len(said) < 4_000, key
+        assert "a" * 2_000 in said and "ab" not in said and "👩" not in said and "\u200d" not in said
+        assert (f"(cut: {MAX_TEXT:,} characters in all; the whole text: the dashboard or "
+                f"`python -m astrbot_plugin_engram.memory --db <engram.db> show {key}`)") in said
+    short_one = await add(service, "Alice's tea is oolong", "public")
+    assert "(cut" not in await mem(service, f"mem show m{short_one}")
