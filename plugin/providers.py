@@ -134,11 +134,12 @@ class Providers:
                 found = list(self.context.get_all_embedding_providers() or [])
             except Exception:  # no provider manager yet
                 found = []
-            chosen = next((p for p in found if _provider_id(p) == want), None) if want else None
-            if want and chosen is None:
-                self._warn_once(f"Engram: embedding provider {want!r} not found; using "
-                                + ("the first one" if found else "the bundled local model"))
-            chosen = chosen or (found[0] if found else None)
+            chosen = next((p for p in found if _provider_id(p) == want), None) if want else (
+                found[0] if found else None)
+            if want and chosen is None:  # never another provider the owner did not pick: every line
+                # would go to it; the bundled model keeps them on this machine until it is back
+                self._warn_once(f"Engram: embedding provider {want!r} (embedding_provider_id) is not in "
+                                "AstrBot; using the bundled local model until it is back")
             if chosen is not None:
                 return AstrBotEmbedder(self.context, _provider_id(chosen), _model_of(chosen), _dim_of(chosen))
         if self._local is None:
@@ -154,8 +155,9 @@ class Providers:
         ids = [_provider_id(p) for p in providers]
         if self.chat_provider_id in ids:
             return self.chat_provider_id
-        if self.chat_provider_id:
-            self._warn_once(f"Engram: chat provider {self.chat_provider_id!r} not found; using another")
+        if self.chat_provider_id:  # never another provider the owner did not pick (the lines go to it)
+            self._warn_once(f"Engram: {self.missing_chat()}")
+            return None
         if umo:
             try:
                 return str(await self.context.get_current_chat_provider_id(umo))
@@ -168,6 +170,13 @@ class Providers:
         except Exception:
             pass
         return ids[0] if ids else None
+
+    def missing_chat(self) -> str:
+        """Why there is no chat provider to call (the reason a ChatError carries)."""
+        if self.chat_provider_id:
+            return (f"chat provider {self.chat_provider_id!r} (chat_provider_id) is not in AstrBot; "
+                    "nothing is sent to another one until it is back or the setting is changed")
+        return "no chat provider is configured in AstrBot"
 
     def can_see_images(self, provider_id: str) -> bool:
         """Whether the provider's config says its model takes images."""
@@ -239,7 +248,7 @@ class AstrBotChat:
                        timeout: float = CHAT_TIMEOUT) -> str:
         pid = self._provider_id or await self._providers.resolve_chat(self._umo)
         if not pid:
-            raise ChatError("no chat provider is configured")
+            raise ChatError(self._providers.missing_chat())
         try:
             resp = await asyncio.wait_for(self._providers.context.llm_generate(
                 chat_provider_id=pid, prompt=prompt, system_prompt=system or None,
@@ -267,7 +276,7 @@ class AstrBotChatModel:
                        timeout: float = CHAT_TIMEOUT) -> ChatResult:
         pid = await self._providers.resolve_chat(None)
         if not pid:
-            raise ChatError("no chat provider is configured in AstrBot", transient=True)
+            raise ChatError(self._providers.missing_chat(), transient=True)
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
         prompt = turns[-1]["content"] if turns else ""

@@ -143,7 +143,9 @@ class EngramService:
         else:
             held = "not created yet (it is created at the first message)"
             embedder = (self._fixed_embedder or self.providers.embedder()).name
-        chat = await self.providers.resolve_chat() or "none configured"
+        chat = await self.providers.resolve_chat() or (
+            f"{self.providers.chat_provider_id!r} not found" if self.providers.chat_provider_id
+            else "none configured")
         line = f"Engram: store {self.path}: {held}; embeddings: {embedder}; chat model: {chat}"
         log.info("%s", line)
         return line

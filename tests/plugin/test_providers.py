@@ -15,7 +15,9 @@ def test_the_configured_embedding_provider_else_the_first_else_the_bundled_model
     ctx = FakeContext(embedders=[FakeProvider("e1", "small"), FakeProvider("e2", "large", dim=16)])
     assert Providers(ctx, "e2").embedder().name == "astrbot/e2/large@16"
     assert Providers(ctx, "").embedder().name == "astrbot/e1/small@8"
-    assert Providers(ctx, "missing").embedder().name == "astrbot/e1/small@8"
+    # a configured provider that is gone: not another one the owner did not pick (every line would go
+    # there), the bundled model on this machine until it is back
+    assert isinstance(Providers(ctx, "missing").embedder(), LocalE5)
     assert isinstance(Providers(FakeContext(), "").embedder(), LocalE5)
     assert isinstance(Providers(ctx, "local").embedder(), LocalE5)
     assert isinstance(Providers(ctx, "none").embedder(), NoEmbedder)
@@ -59,6 +61,20 @@ async def test_chat_goes_through_llm_generate_with_the_configured_provider() -> 
     assert ctx.prompts[-1] == {"provider": "c2", "prompt": "hi", "system_prompt": "be brief",
                                "image_urls": None}
     assert await Providers(ctx).chat("umo").complete("hi") == "one"
+
+
+async def test_a_configured_chat_provider_that_is_gone_is_not_replaced_by_another() -> None:
+    """It used to fall back to the chat's or the first provider: consolidation, the diary and captions
+    then sent what the bot overheard to a provider the owner had not picked."""
+    ctx = FakeContext(chats=[FakeProvider("c1", answer="one")])
+    providers = Providers(ctx, chat_provider_id="local-qwen")
+    with pytest.raises(ChatError, match="'local-qwen' \\(chat_provider_id\\) is not in AstrBot"):
+        await providers.chat("umo").complete("hi")
+    with pytest.raises(ChatError, match="'local-qwen'"):
+        await providers.chat_model().complete([{"role": "user", "content": "hi"}])
+    assert ctx.prompts == []  # nothing went to c1
+    ctx.chats.append(FakeProvider("local-qwen", answer="back"))
+    assert await providers.chat("umo").complete("hi") == "back"
 
 
 async def test_a_chat_provider_that_times_out_is_a_chat_error() -> None:
