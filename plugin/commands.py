@@ -29,20 +29,19 @@ from ..memory import (
     visibility,
 )
 from ..memory.dedup import remember
-from ..memory.display import cut, flat
+from ..memory.display import flat
 from ..memory.model import now_utc
 from ..memory.render import quoted, when
 from ..memory.scopes import OWNER
 from ..memory.text import MAX_TEXT
 from .command_args import OPTION_DASHES, UsageError, list_args, parse_id, parse_key, split_command
+from .command_text import short, shown_whole
 from .events import COMMAND, platform_of
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
 
 REFUSAL = "Engram: /mem is for the bot's admins only."
-SHOWN_CHARS = 160
-WHOLE_CHARS = 3_000  # of a text /mem show shows: a chat message carries little more (QQ about 4,500)
 PAGE = 10  # memories per page of /mem list
 NO_OWNER = ("no owner is configured, so a memory scoped owner would show nowhere. "
             "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
@@ -180,20 +179,6 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
     if m is None or not all(ctx.sees_memory(v.scope) for v in versions):
         raise UnknownIdError(f"no memory m{memory_id} here")
     return m
-
-
-def short(text: str) -> str:
-    return cut(flat(text), SHOWN_CHARS)
-
-
-def shown_whole(text: str, key: str) -> str:
-    """A stored text quoted as /mem show shows it: whole, or its first ``WHOLE_CHARS`` characters
-    and where the whole text can be read."""
-    line = flat(text)
-    if len(line) <= WHOLE_CHARS:
-        return quoted(line)
-    return (f"{quoted(cut(line, WHOLE_CHARS))}\n(cut: {len(text):,} characters in all; the whole text: the "
-            f"dashboard or `python -m astrbot_plugin_engram.memory --db <engram.db> show {key}`)")
 
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..memory.render import quoted
-from .commands import COMMANDS, CommandContext, short
+from .command_text import short
+from .commands import COMMANDS, CommandContext
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 

@@ -14,7 +14,8 @@ from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
 from .command_args import UsageError
-from .commands import COMMANDS, CommandContext, short
+from .command_text import short
+from .commands import COMMANDS, CommandContext
 from .events import actor_of, audience_of, platform_of, sender_of
 from .service import EngramService
 from .tools import ToolArgError, text_arg
