@@ -10,29 +10,13 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from ..fake_openai import FakeOpenAI
-from .harness import ADMIN, PLUGIN_DIR, astrbot_root, episodes, listening, write_plugin_config
+from .harness import ADMIN, PLUGIN_DIR, episodes, listening
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def life_bot(server: FakeOpenAI, dashboard_port: int) -> AsyncIterator[Any]:
-    astrbot_root()
-    from .bot import Bot
-
-    bot = Bot(server)
-    bot.install()
-    write_plugin_config(bot.data, {"dashboard_port": dashboard_port})
-    await bot.start()
-    yield bot
-    await bot.stop()
 
 
 def store_handles() -> list[str]:
@@ -64,55 +48,55 @@ def said(bot: Any, prefix: str) -> list[str]:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts file handles through /proc")
-async def test_three_reloads_leak_nothing_and_lose_nothing(life_bot, dashboard_port: int, caplog) -> None:
+async def test_three_reloads_leak_nothing_and_lose_nothing(bot, dashboard_port: int, caplog) -> None:
     caplog.set_level(logging.INFO, logger="engram")
-    await life_bot.send("reload line start", "u1")
-    await life_bot.settle()
+    await bot.send("reload line start", "u1")
+    await bot.settle()
     gc.collect()
     handles, before = store_handles(), len(threads())
     assert handles  # the store is open: the count below is of something
     for n in range(3):
-        await life_bot.send(f"reload line {n}", "u1", "g-reload")
-        await life_bot.reload_plugin()  # terminate(), then a fresh import and initialize()
+        await bot.send(f"reload line {n}", "u1", "g-reload")
+        await bot.reload_plugin()  # terminate(), then a fresh import and initialize()
         assert listening(dashboard_port)  # the same port bound again ("address in use" would leave it off)
-        await life_bot.send(f"reload line after {n}", "u1", "g-reload")
-        await life_bot.settle()
+        await bot.send(f"reload line after {n}", "u1", "g-reload")
+        await bot.settle()
         gc.collect()
         assert store_handles() == handles, n
         assert len(threads()) <= before, threads()  # fewer is fine: the last module's core winding down
         live = schedulers()
         assert len(live) == 1 and live[0].running
-    assert sorted(said(life_bot, "reload line")) == sorted(
+    assert sorted(said(bot, "reload line")) == sorted(
         ["reload line start"] + [f"reload line {n}" for n in range(3)]
         + [f"reload line after {n}" for n in range(3)])
-    assert (await life_bot.send("/mem stats", ADMIN)).text.startswith("Engram here (e2e:private:owner1)")
+    assert (await bot.send("/mem stats", ADMIN)).text.startswith("Engram here (e2e:private:owner1)")
     engram = [r for r in caplog.records if r.name.startswith("engram")]
     assert engram  # the plugin's lines were caught: none of them is an error or a lock
     assert not [r.getMessage() for r in engram if r.levelno >= logging.ERROR or "locked" in r.getMessage()]
 
 
 async def test_disabled_records_nothing_serves_nothing_and_enabled_again_goes_on(
-        life_bot, dashboard_port: int) -> None:
-    pm, name = life_bot.core.plugin_manager, life_bot.metadata().name
-    await life_bot.send("before disable", "u2")
+        bot, dashboard_port: int) -> None:
+    pm, name = bot.core.plugin_manager, bot.metadata().name
+    await bot.send("before disable", "u2")
     await pm.turn_off_plugin(name)
     assert not listening(dashboard_port) and not schedulers() and not store_handles()
-    reply = await life_bot.send("while disabled", "u2")
+    reply = await bot.send("while disabled", "u2")
     assert reply.text == "noted"  # the bot still answers, without Engram
     await pm.turn_on_plugin(name)  # AstrBot reloads it; terminate() is called a second time
-    life_bot.check_loaded()
+    bot.check_loaded()
     assert listening(dashboard_port) and len(schedulers()) == 1
-    await life_bot.send("after enable", "u2")
-    await life_bot.settle()
-    assert said(life_bot, "before disable") == ["before disable"]
-    assert said(life_bot, "after enable") == ["after enable"]
-    assert not said(life_bot, "while disabled")
+    await bot.send("after enable", "u2")
+    await bot.settle()
+    assert said(bot, "before disable") == ["before disable"]
+    assert said(bot, "after enable") == ["after enable"]
+    assert not said(bot, "while disabled")
 
 
-async def test_uninstall_while_running_writes_what_was_said_and_lets_go(life_bot,
+async def test_uninstall_while_running_writes_what_was_said_and_lets_go(bot,
                                                                        dashboard_port: int) -> None:
-    await life_bot.send("said just before the uninstall", "u3")
+    await bot.send("said just before the uninstall", "u3")
     runner = sys.modules[f"data.plugins.{PLUGIN_DIR}.scheduler.runner"]  # AstrBot unloads the module
-    await life_bot.core.plugin_manager.uninstall_plugin(life_bot.metadata().name)
+    await bot.core.plugin_manager.uninstall_plugin(bot.metadata().name)
     assert not listening(dashboard_port) and not schedulers(runner) and not store_handles()
-    assert said(life_bot, "said just before the uninstall") == ["said just before the uninstall"]
+    assert said(bot, "said just before the uninstall") == ["said just before the uninstall"]
