@@ -22,10 +22,22 @@ from .engram import Engram
 from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
 from .model import Episode, Memory, aware, next_version, now_utc
+from .outage import Outage
 from .replies import json_object, text_field
 from .scopes import OWNER
 
 log = logging.getLogger("engram.diary")
+
+
+def _file_outage() -> Outage:
+    """A full disk or a read-only folder fails every hourly run until it is fixed: said once, then
+    its end."""
+    return Outage(log, "Engram: a diary file could not be written (%s); the memory holds the entry and the "
+                  "file is written from it once that is fixed", "Engram: diary files are written again",
+                  level=logging.ERROR, trace=True)
+
+
+_FILES = _file_outage()
 
 MAX_EPISODES = 5000  # of one day read (sources)
 MAX_LINES = 300  # of them shown to the model (evenly spread over the day when there are more)
@@ -97,8 +109,12 @@ def diary_messages(day: date, episodes: list[Episode], persona: str,
 def _write_file(path: Path, day: date, text: str) -> None:
     try:
         atomic_write(path, f"# {day.isoformat()}\n\n{text.strip()}\n")
-    except OSError:  # the memory is the truth; the file is written again on the next run
-        log.exception("Engram: writing %s failed", path)
+    except OSError as e:  # the memory is the truth; the file is written again on the next run
+        if e.filename is None:
+            e.filename = str(path)  # which file, in the one line the log gets
+        _FILES.failed(e)
+    else:
+        _FILES.recovered()
 
 
 def _rewritten(folder: Path, day: date) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -14,7 +15,7 @@ from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode
 from astrbot_plugin_engram.memory.days import DaySettings, end_days
 from astrbot_plugin_engram.memory.diary import diary_of, write_diary
 from astrbot_plugin_engram.memory.errors import ChatError
-from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write
 from astrbot_plugin_engram.memory.inner_state import Baseline, current, load_state, sentence, state_path
 from astrbot_plugin_engram.memory.replies import WrongShape
 from astrbot_plugin_engram.memory.self_image import write_self_image
@@ -434,3 +435,25 @@ async def test_a_mood_from_a_day_long_past_is_not_felt_as_fresh(engram: Engram, 
     assert felt.mood == "calm" and felt.on_mind == ""
     on_time = current(load_state(tmp_path), Baseline(), at(5, 0, DAY + timedelta(days=1)))
     assert on_time.mood == "elated"  # just after the day ended it was still felt
+
+
+def test_a_diary_file_that_cannot_be_written_is_logged_once_until_it_can(tmp_path: Path, monkeypatch,
+                                                                         caplog) -> None:
+    """On a full disk each hourly run logged the failure again, with its traceback, until space came
+    back."""
+    from astrbot_plugin_engram.memory import diary
+
+    def full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(diary, "atomic_write", full)
+    monkeypatch.setattr(diary, "_FILES", diary._file_outage())  # fresh, whatever ran before
+    caplog.set_level(logging.INFO, "engram.diary")
+    for _ in range(3):
+        diary._write_file(tmp_path / "2026-11-30.md", date(2026, 11, 30), "a day")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "2026-11-30.md" in errors[0].getMessage()
+    monkeypatch.setattr(diary, "atomic_write", atomic_write)
+    diary._write_file(tmp_path / "2026-11-30.md", date(2026, 11, 30), "a day")
+    assert (tmp_path / "2026-11-30.md").read_text() == "# 2026-11-30\n\na day\n"
+    assert "diary files are written again (3 failed meanwhile)" in caplog.text
