@@ -61,13 +61,16 @@ class Forgetting:
     self_image: bool = False  # a self-image (reflection) drew on what went: regenerate it
     proposals: list[int] = field(default_factory=list)  # identity proposals drawn from what goes
     done: bool = False
+    files_left: bool = False  # erased in the store; the files beside it could not be written yet
 
     def summary(self) -> str:
         parts = [f"{len(self.episodes)} line{'s' * (len(self.episodes) != 1)}",
                  f"{len(self.memories)} memor{'ies' if len(self.memories) != 1 else 'y'}"]
         if self.proposals:
             parts.append(f"{len(self.proposals)} identity proposal{'s' * (len(self.proposals) != 1)}")
-        return f"{', '.join(parts[:-1])} and {parts[-1]}"
+        left = (" (the files beside the store, such as the diary, could not be written now: they are "
+                "finished at the next start; see the log)") if self.files_left else ""
+        return f"{', '.join(parts[:-1])} and {parts[-1]}{left}"
 
 
 async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> Forgetting:
@@ -298,9 +301,15 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
-    _erase_files(engram, plan)
-    if noted:
-        _pending_path(engram).unlink(missing_ok=True)
+    try:
+        _erase_files(engram, plan)
+    except OSError as e:  # a full disk, a read-only folder: the erase stands; its note finishes the files
+        plan.files_left = True
+        log.error("Engram: a forget erased its lines and memories, but the files beside the store could "
+                  "not be written (%s); the next open finishes them", e)
+    else:
+        if noted:
+            _pending_path(engram).unlink(missing_ok=True)
     for listener in list(engram.after_forget):
         try:
             await listener(plan)

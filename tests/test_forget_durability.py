@@ -105,6 +105,33 @@ async def test_a_kill_after_the_erase_still_erases_the_files_beside_the_store(
     assert not (tmp_path / ".forget-pending.json").exists()
 
 
+async def test_a_forget_whose_files_cannot_be_written_still_answers_that_it_forgot(
+        tmp_path: Path, db_path: Path, open_engram: EngramOpener, monkeypatch) -> None:
+    """A full disk after the erase: the command answered with an error, though the lines and
+    memories were gone (a retry then said "no memory here"). Now it says what was erased and that
+    the files are finished at the next start, which does so."""
+    from astrbot_plugin_engram.memory import forgetting
+
+    await seed(open_engram)
+    e = await open_engram(NoEmbedder())
+    folder = db_path.parent
+    proposals = Proposals(IdentityFolder(folder))
+    proposals.propose(f"I keep Ming's code {MARK} safe.", "he trusted me", SPACE)
+
+    def full(engram, plan):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(forgetting, "_erase_files", full)
+    done = await e.forget_person(PERSON)
+    assert done.files_left and "finished at the next start" in done.summary()
+    assert (await e.counts())["episodes"] == 1 and (tmp_path / ".forget-pending.json").exists()  # Bob's
+    await e.close()
+    monkeypatch.undo()
+    e = await open_engram(NoEmbedder())  # the next start finishes the files
+    await e.close()
+    assert not (tmp_path / ".forget-pending.json").exists() and proposals.all() == []
+
+
 DIARY_CHILD = """
 import resource, signal, sys
 from datetime import date
