@@ -73,13 +73,19 @@ def cut(text: str, limit: int) -> str:
     an emoji sequence, a flag or a letter with its accents (a cut "👩‍👩‍👧" showed other people)."""
     if len(text) <= limit:
         return text
-    end = limit - 1
+    return text[:safe_end(text, limit - 1)] + "…"
+
+
+def safe_end(text: str, end: int) -> int:
+    """The largest index up to ``end`` where ``text`` may be cut without splitting an emoji sequence, a
+    flag or a letter from its accents."""
     for _ in range(32):  # a pathological run of marks is cut anyway
-        if end > 0 and (_joined(text[end]) or text[end - 1] == "\u200d" or _split_flag(text, end)):
+        if 0 < end < len(text) and (_joined(text[end]) or text[end - 1] == "\u200d"
+                                    or _split_flag(text, end)):
             end -= 1
         else:
             break
-    return text[:end] + "…"
+    return end
 
 
 def _split_flag(text: str, end: int) -> bool:

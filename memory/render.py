@@ -18,7 +18,7 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
-from .display import flat
+from .display import flat, safe_end
 from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
 from .text import budget_tokens
@@ -135,7 +135,7 @@ def fit_identity(identity: str, budget: int) -> str:
     while lo < hi:  # the longest beginning that fits
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if budget_tokens(identity[:mid]) + 1 <= room else (lo, mid - 1)
-    cut = identity[:lo]
+    cut = identity[:safe_end(identity, lo)]  # not inside an emoji sequence or a letter's accents
     end = max(cut.rfind("\n"), *(cut.rfind(p) + len(p) - 1 for p in (". ", "。", "! ", "? ")))
     return (cut[: end + 1] if end > len(cut) // 2 else cut).rstrip() + "…"
 

@@ -82,3 +82,17 @@ def test_one_huge_note_does_not_starve_the_others() -> None:
     notes = [note(hit(e), {}, NOW, timezone.utc) for e in [huge, *small]]
     text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 600)
     assert taken == [1, 2, 3, 4, 5] and budget_tokens(text) <= 600
+
+
+@pytest.mark.parametrize("budget", range(60, 200, 7))
+def test_an_identity_cut_to_its_share_never_splits_an_emoji_or_an_accent(budget: int) -> None:
+    """The identity's beginning was cut at any code point: a family emoji cut after its first joiner
+    showed other people, "é" written as e + accent lost its accent."""
+    from astrbot_plugin_engram.memory.render import fit_identity
+
+    family, accented = "\U0001F469\u200d\U0001F469\u200d\U0001F467", "e\u0301"
+    identity = "我是小助手" + (family + accented) * 300  # no line or sentence end to cut at
+    body = fit_identity(identity, budget)
+    assert body.endswith("…") and identity.startswith(body[:-1])
+    kept = body[:-1]
+    assert kept == "我是小助手" or kept.endswith((family, accented)), repr(kept[-6:])
