@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -36,6 +35,7 @@ from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
 from .proposals import APPROVED, Proposal, Proposals
 from .scopes import space_scope
+from .text import holds_name
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -242,16 +242,10 @@ def _day(engram: Engram, t: datetime | None) -> date | None:
 
 
 def _names_in(text: str, names: list[str]) -> bool:
-    """Whether ``text`` names one of ``names`` (a Latin name as a whole word; a Chinese one anywhere)."""
+    """Whether ``text`` names one of ``names`` (``text.holds_name``: a Latin name as a whole word, also
+    written against Chinese, as in "Bart和同学们"; a Chinese one anywhere)."""
     low = text.lower()
-    for name in names:
-        n = name.lower().strip()
-        if re.search(r"\w", n, re.ASCII):
-            if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", low):
-                return True
-        elif n in low:
-            return True
-    return False
+    return any(holds_name(low, n.lower().strip()) for n in names)
 
 
 def _pending_path(engram: Engram) -> Path:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .model import SELF, Episode
 from .person_names import chinese_names_apart, english_names, lowercase_words, mentions, written_in
+from .text import holds_name
 
 _NUMBER = re.compile(r"\d{3,}")
 _WORD = re.compile(r"[a-z0-9']+")
@@ -92,7 +93,7 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
 def leaks(text: str, details: PrivateDetails) -> list[str]:
     """What of ``details`` the text contains (empty: nothing private)."""
     low = text.lower()
-    found = [f"name {n!r}" for n in sorted(details.names) if _has_name(low, n)]
+    found = [f"name {n!r}" for n in sorted(details.names) if holds_name(low, n)]
     mid_sentence = english_names(text) if details.mentioned_words else set()
     found += [f"name {n!r}" for n in sorted(details.mentioned | details.mentioned_words)
               if n.lower() not in details.names
@@ -105,7 +106,3 @@ def leaks(text: str, details: PrivateDetails) -> list[str]:
     return found
 
 
-def _has_name(low: str, name: str) -> bool:
-    if re.search("[\u3400-\u9fff]", name):
-        return name in low
-    return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", low) is not None

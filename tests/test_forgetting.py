@@ -203,6 +203,25 @@ async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_
     assert traces(folder) == []
 
 
+async def test_forgetting_a_person_reaches_their_name_written_against_chinese(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """A Latin name inside Chinese text ("Ming和同学们…", as MADial's and many chats' lines are written)
+    was not found: the name's boundary took Chinese characters for letters, so a line and a memory
+    naming Ming that way outlived the forget."""
+    e = await open_engram()
+    ids = await e.record_many([ep(GROUP, "hello all"),
+                               ep(OTHER, f"昨天Ming和同学们一起去了{MARK}", BOB, "Bob", minutes=1),
+                               ep(OTHER, "Mingyu也来了", BOB, "Bob", minutes=2)])
+    about = await e.add_memory(Memory(text=f"Bob说Ming和同学们去了{MARK}", scope=space_scope(OTHER)))
+
+    done = await e.forget_person(MING)
+
+    assert set(done.episodes) == set(ids[:2]) and done.memories == [about]
+    assert (await e.get_episode(ids[2])).content == "Mingyu也来了"  # another name, not Ming's
+    assert await seen_anywhere(e, MARK) == []
+    await e.close()
+
+
 async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(
         folder: Path, open_engram: EngramOpener) -> None:
     e = await open_engram()
