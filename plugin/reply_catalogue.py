@@ -91,7 +91,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "n_memory": ("{n} memory|{n} memories", "{n} 条记忆"),
     "n_proposal": ("{n} identity proposal|{n} identity proposals", "{n} 条身份提议"),
     "n_version": ("{n} version|{n} versions", "{n} 个版本"),
-    "and": ("{first} and {last}", "{first}和{last}"),
+    "and": ("{first} and {last}", "{first}和 {last}"),
     "files_left": (
         " (the files beside the store, such as the diary, could not be written now: they are finished at "
         "the next start; see the log)",
@@ -174,7 +174,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "episode_tail": ("(/mem forget e{id} erases it)", "（/mem forget e{id} 可以删除它）"),
     "forgot_episode": (
         "Forgot e{id}, the line from {space}, with what was drawn from it: {summary} erased.",
-        "已忘记 e{id}（{space} 里的一条消息）以及由它得出的内容：共删除{summary}。",
+        "已忘记 e{id}（{space} 里的一条消息）以及由它得出的内容：共删除 {summary}。",
     ),
     "forget_elsewhere": (
         "m{id} came from lines of other chats; forget it with its lines in the owner's private chat "
@@ -189,7 +189,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "forgot_sources": (
         "Forgot m{id} with the lines it came from: {summary} erased.",
-        "已忘记 m{id} 以及它的来源消息：共删除{summary}。",
+        "已忘记 m{id} 以及它的来源消息：共删除 {summary}。",
     ),
     "not_moved": ("Not moved: m{id} stays scope {scope}; {why}", "没有移动：m{id} 仍是范围 {scope}；{why}"),
     "move_elsewhere": (
@@ -246,7 +246,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "这个验证码是在别的聊天里（或给别人）发的；请在这里重新申请",
     ),
     "confirm_expired": ("that code has expired; ask again", "这个验证码已过期；请重新申请"),
-    "forgot_target": ("Forgot {target}: {summary} erased.", "已忘记 {target}：共删除{summary}。"),
+    "forgot_target": ("Forgot {target}: {summary} erased.", "已忘记 {target}：共删除 {summary}。"),
     # ---- consolidate ------------------------------------------------------------------------------
     "jobs_off": ("Engram: background jobs are not running.", "Engram：后台任务没有在运行。"),
     "no_lines_place": (
