@@ -4,7 +4,9 @@ import). ``/mem forget <id>`` is in ``commands.py``."""
 
 from __future__ import annotations
 
-from ..memory import Audience, Engram
+from collections.abc import Awaitable
+
+from ..memory import Audience, Engram, Forgetting, UnknownIdError
 from .command_args import Refused, UsageError
 from .command_text import erased, short
 from .commands import COMMANDS, CommandContext
@@ -33,6 +35,14 @@ async def _person(mem: Engram, who: str, audience: Audience) -> str:
     return people[0]
 
 
+async def _plan(forget: Awaitable[Forgetting], nothing: str, **values: object) -> Forgetting:
+    """What a wide forget erases (would erase); ``Refused(nothing)`` when nothing of it is remembered."""
+    try:
+        return await forget
+    except UnknownIdError:
+        raise Refused(nothing, **values) from None
+
+
 def _ask(ctx: CommandContext, action: str, target: str, summary: str) -> str:
     code = ctx.service.confirmations.ask(chat_of(ctx.event), str(ctx.event.get_sender_id()), action,
                                          target, summary)
@@ -46,7 +56,8 @@ async def _forget_person(ctx: CommandContext, args: str) -> str:
         raise UsageError("")
     mem = await ctx.service.memory()
     person = await _person(mem, args.strip(), ctx.audience)
-    plan = await mem.forget_person(person, dry_run=True)
+    plan = await _plan(mem.forget_person(person, dry_run=True), "nothing_of_person",
+                       person=repr(short(person)))
     return _ask(ctx, FORGET_PERSON, person,
                 ctx.say("erase_person", person=short(person), summary=erased(ctx.lang, plan)))
 
@@ -56,7 +67,8 @@ async def _forget_place(ctx: CommandContext, args: str) -> str:
     space = args.strip() or ctx.audience.space
     if space != ctx.audience.space and not ctx.audience.owner_private:
         raise Refused("no_place_here", space=repr(short(space)))
-    plan = await (await ctx.service.memory()).forget_place(space, dry_run=True)
+    plan = await _plan((await ctx.service.memory()).forget_place(space, dry_run=True), "nothing_of_place",
+                       space=repr(short(space)))
     return _ask(ctx, FORGET_PLACE, space,
                 ctx.say("erase_place", space=short(space), summary=erased(ctx.lang, plan)))
 
@@ -72,7 +84,9 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     async with ctx.forget_turn():  # after a diary or self-image job writing now (told so); the
         if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
-            done = await mem.forget_person(pending.target)
+            done = await _plan(mem.forget_person(pending.target), "nothing_of_person",
+                               person=repr(short(pending.target)))
         else:
-            done = await mem.forget_place(pending.target)
+            done = await _plan(mem.forget_place(pending.target), "nothing_of_place",
+                               space=repr(short(pending.target)))
     return ctx.say("forgot_target", target=short(pending.target), summary=erased(ctx.lang, done))

@@ -225,6 +225,14 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "{who} names several people ({ids}); give the id",
         "{who} 对应好几个人（{ids}）；请给出 ID",
     ),
+    "nothing_of_person": (
+        "nothing is remembered by or about {person}; nothing was forgotten",
+        "不记得 {person} 说过的或关于 {person} 的任何内容；什么也没有忘记",
+    ),
+    "nothing_of_place": (
+        "nothing is remembered of the place {space}; nothing was forgotten",
+        "不记得地点 {space} 的任何内容；什么也没有忘记",
+    ),
     "no_place_here": (
         "no place {space} here (name another place only in the owner's private chat)",
         "这里没有地点 {space}（别的地点只能在主人私聊里指定）",
