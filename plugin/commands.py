@@ -211,7 +211,7 @@ async def _help(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("stats", "usage_stats", "sub_stats")
 async def _stats(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
-    jobs = await ctx.service.jobs.lines() if ctx.service.jobs else []
+    jobs = await ctx.service.jobs.lines(ctx.lang) if ctx.service.jobs else []
     if not ctx.audience.owner_private:  # counts of other places are theirs too: this place's only
         counts, key, hint = await mem.place_stats(ctx.audience), "stats_here", ctx.owner_hint()
     else:  # every count the line names: 0 when the store has none

@@ -42,13 +42,13 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "hint_no_owner": (
         " No owner is configured yet: to make this chat the owner's, add {me} to owner_ids in Engram's "
         "configuration (AstrBot WebUI: Plugins -> Engram).",
-        " 还没有配置主人：要让这个私聊成为主人的私聊，请在 Engram 配置的 owner_ids 里加上 {me}（AstrBot "
+        "还没有配置主人：要让这个私聊成为主人的私聊，请在 Engram 配置的 owner_ids 里加上 {me}（AstrBot "
         "管理面板：插件 -> Engram）。",
     ),
     "hint_bare_id": (
         " owner_ids holds {bare} without its platform, which counts only while the bot has one chat "
         "platform; write {me}.",
-        " owner_ids 里的 {bare} 没有写平台，只在机器人只接入一个聊天平台时才算数；请写成 {me}。",
+        "owner_ids 里的 {bare} 没有写平台，只在机器人只接入一个聊天平台时才算数；请写成 {me}。",
     ),
     "forget_waits": (
         "Engram: {what}; this forget waits for it and follows right after.",
@@ -271,6 +271,21 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "run_failed": ("failed {counts}", "失败 {counts}"),
     "run_skipped": ("{n} batches skipped", "跳过 {n} 批"),
     "run_sep": ("; ", "；"),
+    "job_never": ("job {name}: never run yet", "任务 {name}：还没有运行过"),
+    "job_last": (
+        "job {name}: last run {when} ({status}); {runs} runs, {failures} failed",
+        "任务 {name}：最近一次运行 {when}（{status}）；共运行 {runs} 次，失败 {failures} 次",
+    ),
+    "job_added": (
+        "last run added {added}, updated {updated}; in all added {all_added}, updated {all_updated}, "
+        "{calls} model calls",
+        "最近一次新增 {added} 条、更新 {updated} 条；累计新增 {all_added} 条、更新 {all_updated} 条，"
+        "调用模型 {calls} 次",
+    ),
+    "job_refused": ("refused: {counts}", "拒绝：{counts}"),
+    "job_failed": ("failed calls: {counts}", "失败的调用：{counts}"),
+    "job_skipped": ("skipped batches: {n}", "跳过的批次：{n}"),
+    "job_shown": ("last run {last}; in all {total}", "最近一次 {last}；累计 {total}"),
     "kept_for_later": (
         "The lines the model could not read are kept and tried again later.",
         "模型没能读懂的消息都留着，稍后再试。",
