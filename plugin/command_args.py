@@ -9,6 +9,7 @@ import re
 from ..memory.errors import InvalidScopeError
 from ..memory.model import MEMORY_KINDS
 from ..memory.scopes import parse_scope
+from .command_text import short
 from .events import COMMAND
 from .reply_catalogue import say
 
@@ -50,7 +51,7 @@ def parse_id(arg: str) -> int:
     """A memory id as ``12`` or ``m12``."""
     m = re.fullmatch(r"[mM]?(\d{1,18})", arg.strip())
     if not m:
-        raise UsageError("arg_not_id", arg=repr(arg)) if arg.strip() else UsageError()
+        raise UsageError("arg_not_id", arg=repr(short(arg))) if arg.strip() else UsageError()
     return int(m.group(1))
 
 
@@ -74,11 +75,11 @@ def list_args(args: str) -> tuple[str, str | None, int]:
             value = tokens[i + 1]
             if t == "--kind":
                 if value not in MEMORY_KINDS:
-                    raise UsageError("arg_kind", kind=repr(value), kinds=", ".join(MEMORY_KINDS))
+                    raise UsageError("arg_kind", kind=repr(short(value)), kinds=", ".join(MEMORY_KINDS))
                 kind = value
             else:
                 if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20
-                    raise UsageError("arg_page", value=repr(value))
+                    raise UsageError("arg_page", value=repr(short(value)))
                 page = int(value)
             i += 2
         else:
@@ -92,4 +93,4 @@ def scope_arg(text: str) -> str:
     try:
         return parse_scope(text)
     except InvalidScopeError:
-        raise Refused("arg_scope", scope=repr(text)) from None
+        raise Refused("arg_scope", scope=repr(short(text))) from None

@@ -146,7 +146,8 @@ class Registry:
         if not name:
             return self.help(lang)
         if sub is None:
-            return say(lang, "unknown_sub", name=repr(name), prog=self.prog, names="|".join(self._subs))
+            names = "|".join(self._subs)
+            return say(lang, "unknown_sub", name=repr(short(name)), prog=self.prog, names=names)
         ctx = CommandContext(service, event, service.audience(event), lang)
         try:
             return await sub.run(ctx, args)
@@ -273,7 +274,7 @@ async def _remember(ctx: CommandContext, args: str) -> str:
     if not ctx.sees_memory(scope):
         # a scope this chat does not see does not exist here: no write into it, and no "already
         # remembered" telling what it holds
-        raise Refused("no_scope_here", scope=scope)
+        raise Refused("no_scope_here", scope=short(scope))
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
     said = {"kept": "remembered_kept", "updated": "remembered_updated"}.get(how, "remembered")
     return ctx.say(said, id=mid, scope=scope)
@@ -362,9 +363,9 @@ async def _scope(ctx: CommandContext, args: str) -> str:
     if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
         return ctx.say("not_moved", id=m.id, scope=m.scope, why=ctx.say("no_owner"))
     if scope != OWNER and not ctx.sees_memory(scope):  # into another chat: only the owner decides that
-        raise Refused("move_elsewhere", scope=scope)
+        raise Refused("move_elsewhere", scope=short(scope))
     await (await ctx.service.memory()).set_scope(m.id, scope)
-    return ctx.say("moved", id=m.id, scope=scope, old=m.scope)
+    return ctx.say("moved", id=m.id, scope=short(scope), old=short(m.scope))
 
 
 @COMMANDS.command("list", "usage_list", "sub_list")
