@@ -16,12 +16,10 @@ from astrbot_plugin_engram.plugin import self_commands
 from astrbot_plugin_engram.plugin.command_text import REPLY_CHARS
 from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.jobs import Jobs
-from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, FakeProvider, MakeService, event, request
-from .test_self import DiaryContext
+from .test_self import DiaryContext, diary_jobs
 
 LANGS = ["en", "zh"]
 CUT = {"en": re.compile(r"\((\d+) more lines not shown: a chat message carries about 3,000 characters; "),
@@ -128,16 +126,8 @@ async def test_a_long_diary_is_cut_and_says_where_it_is_whole(make_service: Make
     answer = json.dumps({"entry": entry}, ensure_ascii=False)
     ctx = DiaryContext(chats=[FakeProvider("c")], answers=[answer] * 3)
     svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC", reply_language=lang), ctx)
-    noon = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12)
-    svc.record_message(event("tea this afternoon?", "alice", timestamp=int(noon.timestamp())))
-    await svc.flush()
-    jobs = Jobs(svc, catch_up_delay=3600)
-    SelfJobs(jobs)
-    await jobs.start()
-    try:
+    async with diary_jobs(svc, "tea this afternoon?") as (_, noon):
         said = await mem(svc, f"mem diary {noon.date()}")
-    finally:
-        await jobs.stop()
     assert len(said) <= REPLY_CHARS and "今天和朋友聊了很久的茶。" in said
     assert f"diary/{noon.date()}.md" in said and (
         "(cut: " if lang == "en" else "（已截断：") in said
