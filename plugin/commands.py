@@ -133,7 +133,7 @@ class Registry:
         subs = [self._subs[name]] if name in self._subs else list(self._subs.values())
         lines = [f"{self.prog} {_text(lang, s.usage)} — {_text(lang, s.summary)}" for s in subs]
         return fit_lines([say(lang, "help_head"), *lines, say(lang, "help_lang")], lang,
-                         say(lang, "help_more", n=len(lines)), keep=1)
+                         say(lang, "help_more"), keep=1)
 
     async def dispatch(self, service: EngramService, event: Any, text: str) -> str:
         """The reply to one ``/mem`` line from ``event``, in the language ``reply_lang`` chooses."""

@@ -30,7 +30,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "回复语言：在 Engram 配置中把 reply_language 设为 zh，所有回复都用中文。",
         "回复语言：配置项 reply_language（auto：指令或本聊天最近的消息是中文就用中文；zh；en）。",
     ),
-    "help_more": ("({n} more: /mem help <subcommand>)", "（还有 {n} 条：/mem help <子命令>）"),
+    "help_more": ("/mem help <subcommand> shows each", "发送 /mem help <子命令> 可以逐条查看"),
     "no_owner": (
         "no owner is configured, so a memory scoped owner would show nowhere. Add the owner's id to "
         "owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; /sid in the owner's "
