@@ -240,11 +240,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "ask_confirm": (
         "This erases {what} for good, from every place. To go on, send /mem confirm {code} in this chat "
         "within {minutes} minutes.",
-        "这会从所有地方永久删除{what}。要继续，请在 {minutes} 分钟内在本聊天发送 /mem confirm {code}。",
+        "这会从所有地方永久删除：{what}。要继续，请在 {minutes} 分钟内在本聊天发送 /mem confirm {code}。",
     ),
     "erase_person": (
         "everything by or about {person}: {summary}",
-        " {person} 说过的和关于 {person} 的一切：{summary}",
+        "{person} 说过的和关于 {person} 的一切：{summary}",
     ),
     "erase_place": ("the place {space}: {summary}", "地点 {space} 的一切：{summary}"),
     "confirm_failed": ("Engram: {error}. Nothing was forgotten.", "Engram：{error}。什么也没有忘记。"),

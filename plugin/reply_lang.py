@@ -58,7 +58,7 @@ async def recent_lines(service: Any, space: str) -> list[str]:
     if service.engram is None and not service.path.exists():
         return []  # nothing recorded yet: no store is created to find that out
     try:
-        store = (await service.memory()).store
+        store = await (await service.memory()).browser()  # read-only, the dashboard's way in
         n = await store.count_space_episodes(space)
         return [e.content for e in await store.space_episodes(space, RECENT_LINES, max(0, n - RECENT_LINES))]
     except Exception:  # the language is a courtesy: a store that cannot be read answers in English

@@ -18,6 +18,7 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 async def test_auto_answers_a_chinese_private_chat_in_chinese_and_an_english_group_in_english(bot) -> None:
     reply = await bot.send("我最喜欢的茶是乌龙茶，记住哦", ADMIN)  # the model answers: the recall read it
     assert reply.requests
+    await bot.settle()  # and it is recorded (what decides when the recall before the reply timed out)
     help_text = (await bot.send("/mem help", ADMIN)).text
     assert help_text.startswith("Engram 记忆指令（仅限管理员）：")
     assert "/mem recall [--archived] <查询>" in help_text

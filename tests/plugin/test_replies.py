@@ -174,6 +174,6 @@ async def test_a_forget_is_reported_in_chinese(make_service: MakeService) -> Non
         "已忘记 e1（qq:private:owner1 里的一条消息）以及由它得出的内容：共删除 1 条消息和 0 条记忆。")
     asked = await mem(svc, "mem forget-place")
     code = re.search(r"/mem confirm (\d+)", asked)
-    assert code and asked.startswith("这会从所有地方永久删除地点 qq:private:owner1 的一切："), asked
+    assert code and asked.startswith("这会从所有地方永久删除：地点 qq:private:owner1 的一切："), asked
     assert await mem(svc, "mem confirm 000000") == "Engram：没有等待确认的验证码 '000000'。什么也没有忘记。"
     assert (await mem(svc, f"mem confirm {code.group(1)}")).startswith("已忘记 qq:private:owner1：共删除")
