@@ -177,3 +177,22 @@ async def test_a_forget_is_reported_in_chinese(make_service: MakeService) -> Non
     assert code and asked.startswith("这会从所有地方永久删除：地点 qq:private:owner1 的一切："), asked
     assert await mem(svc, "mem confirm 000000") == "Engram：没有等待确认的验证码 '000000'。什么也没有忘记。"
     assert (await mem(svc, f"mem confirm {code.group(1)}")).startswith("已忘记 qq:private:owner1：共删除")
+
+
+async def test_a_consolidation_and_the_job_lines_of_stats_are_reported_in_chinese(
+        make_service: MakeService) -> None:
+    from .test_jobs import context, jobs_for
+    from .test_jobs import say as said_in
+
+    svc, jobs = await jobs_for(make_service, context(), reply_language="zh")
+    try:
+        await said_in(svc, "I just adopted a kitten named Miso")
+        await said_in(svc, "My birthday is on June 3rd", "bob")
+        reply = await mem(svc, "mem consolidate", group="g1")
+        assert reply.startswith("整理完成：新增 2 条，更新 0 条，来自 2 条消息，调用模型 1 次。"), reply
+        assert "kitten named Miso" in reply and "[space:qq:group:g1]" in reply
+        stats = await mem(svc, "mem stats", group="g1")
+        assert "任务 consolidate：最近一次运行 " in stats and "（ok）；共运行 1 次，失败 0 次" in stats
+        assert "累计新增 2 条、更新 0 条，调用模型 1 次" in stats and "任务 fade：还没有运行过" in stats
+    finally:
+        await jobs.stop()
