@@ -18,7 +18,7 @@ from .command_args import Refused, UsageError
 from .command_text import WHOLE_CHARS, fit_lines, short
 from .commands import COMMANDS, CommandContext
 from .events import actor_of, audience_of, platform_of, sender_of
-from .reply_catalogue import counted, say
+from .reply_catalogue import TEXTS, counted, say
 from .reply_lang import EN
 from .service import EngramService
 from .tools import ToolArgError, text_arg
@@ -43,7 +43,8 @@ def _proposal_id(ctx: CommandContext, args: str) -> int:
     if p is None:
         raise Refused("no_proposal", id=pid)
     if p.status != "pending":
-        raise Refused("proposal_decided", id=pid, status=p.status)
+        key = f"status_{p.status}"
+        raise Refused("proposal_decided", id=pid, status=say(ctx.lang, key) if key in TEXTS else p.status)
     return pid
 
 

@@ -196,3 +196,19 @@ async def test_a_consolidation_and_the_job_lines_of_stats_are_reported_in_chines
         assert "累计新增 2 条、更新 0 条，调用模型 1 次" in stats and "任务 fade：还没有运行过" in stats
     finally:
         await jobs.stop()
+
+
+async def test_identity_proposals_are_decided_in_chinese(make_service: MakeService) -> None:
+    from astrbot_plugin_engram.plugin import self_commands
+
+    svc = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"))
+    answer = await self_commands.identity_propose(svc, event("x", "alice"), "I adore rainy days.",
+                                                  "rain all week")
+    assert answer.startswith("Proposed (#1)")  # the tool's answer goes to the model: English
+    listed = await mem(svc, "mem proposals")
+    assert listed.startswith("对 identity/self.md 的修改提议") and "，来自 qq:private:alice）" in listed
+    assert "\"I adore rainy days.\" —— 理由：\"rain all week\"" in listed
+    assert (await mem(svc, "mem approve 1")).startswith("已批准 #1：")
+    assert await mem(svc, "mem reject 1") == "Engram：提议 #1 已经批准过了"
+    assert await mem(svc, "mem approve 9") == "Engram：没有提议 #9"
+    assert await mem(svc, "mem approve x") == "'x' 不是提议编号\n用法：/mem approve <编号>"
