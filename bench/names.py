@@ -1,0 +1,101 @@
+"""Person names found in short chat lines: precision and recall of the name guesser, per language
+and per kind of case, for this tree and for another git ref (``main`` by default).
+
+    .venv/bin/python bench/names.py                 # this tree against main
+    .venv/bin/python bench/names.py --ref HEAD~3    # against another commit
+    .venv/bin/python bench/names.py --misses        # also list each line's misses and false names
+
+The set (``bench/data/names.json``) is hand-written: each line with the names it holds. The guesser
+is what the leak check runs on a private line on its own (``person_names.guess_names``: ``@``-mentions,
+English names, Chinese names by jieba's tagger), without the store's known names or the other
+lines, so it measures the guessing alone. The other ref is read from ``git archive`` into a
+temporary folder and imported from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data" / "names.json"
+Guess = Callable[[list[str]], list[set[str]]]
+
+
+def guesser(pkg: str) -> Guess:
+    """The package's guesser: ``person_names.guess_names`` where it exists, else its parts."""
+    pn: ModuleType = importlib.import_module(f"{pkg}.memory.person_names")
+    if hasattr(pn, "guess_names"):
+        return pn.guess_names  # type: ignore[no-any-return]
+    zh = importlib.import_module(f"{pkg}.memory.chinese_names")
+    return lambda texts: [pn.mentions(t) | pn.english_names(t) | zh.chinese_names(t) for t in texts]
+
+
+def archived(ref: str, into: Path) -> str:
+    """``ref``'s tree as an importable package under ``into``; its name."""
+    name = "engram_" + "".join(c if c.isalnum() else "_" for c in ref)
+    (into / name).mkdir()
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "memory"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into / name)], input=tar.stdout, check=True)
+    (into / name / "__init__.py").write_text("")
+    sys.path.insert(0, str(into))
+    return name
+
+
+def score(rows: list[dict], found: list[set[str]]) -> dict[str, dict[str, list[int]]]:
+    """Per group (all, each language, each kind): [true names found, false names, names missed,
+    lines with a false name]."""
+    out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    for row, got in zip(rows, found):
+        gold = set(row["names"])
+        counts = [len(got & gold), len(got - gold), len(gold - got), int(bool(got - gold))]
+        for key in ("all", f"lang:{row['lang']}", f"kind:{row['kind']}"):
+            out["x"][key] = [a + b for a, b in zip(out["x"][key], counts)]
+    return out["x"]
+
+
+def pr(c: list[int]) -> str:
+    tp, fp, fn, _ = c
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    return f"{p:.2f} / {r:.2f} ({tp}/{tp + fn}, {fp} false)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ref", default="main", help="the git ref to compare with (default main)")
+    ap.add_argument("--misses", action="store_true", help="list the misses and false names of this tree")
+    args = ap.parse_args()
+    rows = json.loads(DATA.read_text("utf-8"))
+    texts = [r["text"] for r in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        before = guesser(archived(args.ref, Path(tmp)))(texts)
+        after = guesser("astrbot_plugin_engram")(texts)
+    old, new = score(rows, before), score(rows, after)
+    keys = ["all", *sorted(k for k in new if k[:5] in ("lang:", "kind:"))]
+    lines = {k: sum(k in ("all", f"lang:{r['lang']}", f"kind:{r['kind']}") for r in rows) for k in keys}
+    print(f"{len(rows)} lines, {sum(len(r['names']) for r in rows)} names; precision / recall "
+          f"(names found/names, false names)\n")
+    print(f"| group | lines | {args.ref} | this tree |\n|---|---|---|---|")
+    for k in keys:
+        trap = f"; {old[k][3]} -> {new[k][3]} lines with a false name" if k == "kind:trap" else ""
+        print(f"| {k} | {lines[k]} | {pr(old[k])} | {pr(new[k])}{trap} |")
+    if args.misses:
+        print()
+        for row, got in zip(rows, after):
+            gold = set(row["names"])
+            if got != gold:
+                print(f"{row['kind']:16} {row['text']!r}: missed {sorted(gold - got)}, "
+                      f"false {sorted(got - gold)}")
+
+
+if __name__ == "__main__":
+    main()
