@@ -4,6 +4,7 @@ and per kind of case, for this tree and for another git ref (``main`` by default
     .venv/bin/python bench/names.py                 # this tree against main
     .venv/bin/python bench/names.py --ref HEAD~3    # against another commit
     .venv/bin/python bench/names.py --misses        # also list each line's misses and false names
+    .venv/bin/python bench/names.py --data bench/data/names-heldout.json   # lines written after the rules
 
 The set (``bench/data/names.json``) is hand-written: each line with the names it holds. The guesser
 is what the leak check runs on a private line on its own (``person_names.guess_names``: ``@``-mentions,
@@ -72,9 +73,10 @@ def pr(c: list[int]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="main", help="the git ref to compare with (default main)")
+    ap.add_argument("--data", type=Path, default=DATA, help="the labelled lines (default names.json)")
     ap.add_argument("--misses", action="store_true", help="list the misses and false names of this tree")
     args = ap.parse_args()
-    rows = json.loads(DATA.read_text("utf-8"))
+    rows = json.loads(args.data.read_text("utf-8"))
     texts = [r["text"] for r in rows]
     with tempfile.TemporaryDirectory() as tmp:
         before = guesser(archived(args.ref, Path(tmp)))(texts)
