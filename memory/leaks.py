@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .model import SELF, Episode
-from .person_names import english_names, guess_names, lowercase_words, mentions, written_in
+from .person_names import english_names, guess_names, lowercase_words, mentions, ordinary_word, written_in
 from .text import holds_name
 
 if TYPE_CHECKING:
@@ -115,14 +115,20 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
             if isinstance(m, dict) and m.get("id") not in (SELF, "all") and isinstance(m.get("name"), str):
                 out.add_name(m["name"])
     texts = sorted(private)
-    store_names = {n.strip() for n in names if len(n.strip()) >= 2 and _LETTER.search(n)}
     for text, guessed in zip(texts, guess_names(texts)):
         for name in mentions(text):
             out.add_name(name)
-        low = text.lower()
-        out.mentioned.update(guessed, (n for n in store_names if holds_name(low, n.lower())))
+        out.mentioned.update(guessed)
     said_in_public = "\n".join(public)
     out.mentioned = {n for n in out.mentioned if not written_in(said_in_public, n)}
+    said, public_low = "\n".join(texts).lower(), said_in_public.lower()  # one look a known name
+    for n in {n.strip() for n in names if len(n.strip()) >= 2 and _LETTER.search(n)}:
+        low = n.lower()
+        if low in said and holds_name(said, low) and not holds_name(public_low, low):
+            if ordinary_word(n):  # "Will": as written, and only where it is a name (below)
+                out.mentioned.add(n)
+            else:  # "Bob", "婉婷": in any case, as a speaker's name is
+                out.add_name(n)
     out.mentioned_words = {n for n in out.mentioned if n.lower() in ordinary}
     out.mentioned -= out.mentioned_words
     return out

@@ -103,6 +103,13 @@ def english_names(text: str) -> set[str]:
     return out
 
 
+def ordinary_word(word: str) -> bool:
+    """Whether ``word`` is a common English word too ("will", "May", "Hope", "today")."""
+    low = word.lower()
+    return (low in STOP_EN or low in COMMON_START or low in COMMON_CAPITALISED or low in NAME_WORDS
+            or _LANGUAGE.search(low) is not None)
+
+
 def names_at_starts(text: str) -> set[str]:
     """Words written capitalised at the start of a sentence that what follows shows to be names:
     "Mei is ill", "Jake said", "Tom's dad", "Sarah and I", "Jake说" (see ``COMMON_START``)."""

@@ -197,7 +197,7 @@ def test_a_name_the_store_knows_is_refused_however_it_was_written() -> None:
     # Bob spoke somewhere else; in private Alice writes his name in lower case, which no guess finds
     said = [Episode(PRIVATE, "ugh, bob is sick again and 婉婷和我吵架了", "qq:2", "Alice")]
     d = private_details(said, {}, lambda space: False, names=["Bob", "婉婷", "Carol", "x", "42"])
-    assert leaks("I worry about Bob.", d) == ["name 'Bob'"]
+    assert leaks("I worry about Bob.", d) == leaks("i worry about bob", d) == ["name 'bob'"]
     assert leaks("我想和婉婷和好", d) == ["name '婉婷'"]
     assert leaks("Carol is kind.", d) == []  # known, but not named in these lines
     assert "Bob" not in english_names("ugh, bob is sick again")
@@ -209,3 +209,11 @@ def test_the_private_names_are_listed_for_the_prompt_but_not_public_ones() -> No
     d = private_details(said, {"qq:2": ["alice", "Ally"]}, lambda space: space == PUBLIC,
                         known="You are Aria")
     assert d.to_leave_out() == ["Alice", "Ally", "Bob", "婷婷"]  # Mei was said in public too
+
+
+def test_a_known_name_said_in_public_or_in_the_core_identity_is_not_private() -> None:
+    said = [Episode(PRIVATE, "aria and carol were here", "qq:2", "Alice"),
+            Episode(PUBLIC, "Carol sang for us", "qq:3", "Bob")]
+    d = private_details(said, {}, lambda space: space == PUBLIC, known="You are Aria.",
+                        names=["Aria", "Carol"])
+    assert leaks("I am Aria, and Carol's song stays with me.", d) == []

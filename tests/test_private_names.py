@@ -56,7 +56,7 @@ WORRIES = ("bob is sick again", "Mei is ill.", "婷婷今天住院了", "小雨�
 
 
 @pytest.mark.parametrize("leaky, name", [
-    ("I worry about Bob.", "Bob"),  # a name the store knows (he spoke elsewhere), written in lower case
+    ("I worry about Bob.", "bob"),  # the store knows him (he spoke elsewhere); said in lower case
     ("I keep thinking of Mei.", "Mei"),  # at a sentence start in the private line
     ("我很挂念婷婷。", "婷婷"),  # a given name said twice, which jieba does not tag
     ("我希望小雨一切顺利。", "小雨"),  # an ordinary word (light rain) where a person stands
