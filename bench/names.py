@@ -5,6 +5,7 @@ and per kind of case, for this tree and for another git ref (``main`` by default
     .venv/bin/python bench/names.py --ref HEAD~3    # against another commit
     .venv/bin/python bench/names.py --misses        # also list each line's misses and false names
     .venv/bin/python bench/names.py --data bench/data/names-heldout.json   # lines written after the rules
+    .venv/bin/python bench/names.py --corpus [FILE] # unlabelled chats (MemoryBank's Chinese by default)
 
 The set (``bench/data/names.json``) is hand-written: each line with the names it holds. The guesser
 is what the leak check runs on a private line on its own (``person_names.guess_names``: ``@``-mentions,
@@ -21,7 +22,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -70,17 +71,42 @@ def pr(c: list[int]) -> str:
     return f"{p:.2f} / {r:.2f} ({tp}/{tp + fn}, {fp} false)"
 
 
+def corpus_lines(path: Path) -> list[str]:
+    """Every line of a chat set: LoCoMo's shape (``bench/data/memorybank-cn.json``) or MemoryBank's
+    own (``memory_bank_en.json``: users, days, query and response)."""
+    data = json.loads(path.read_text("utf-8"))
+    if isinstance(data, dict):
+        return [turn[k] for user in data.values() for day in user["history"].values() for turn in day
+                for k in ("query", "response")]
+    return [turn["text"] for sample in data for key, turns in sample["conversation"].items()
+            if key.startswith("session_") and isinstance(turns, list) for turn in turns]
+
+
+def corpus(before: list[set[str]], after: list[set[str]], ref: str) -> None:
+    """Names per 100 lines on unlabelled chats, and the names only one side finds (to read for false ones)."""
+    counts = [Counter(n for names in found for n in names) for found in (before, after)]
+    for side, c in zip((ref, "this tree"), counts):
+        print(f"{side}: {sum(c.values()) * 100 / len(before):.1f} names per 100 lines, {len(c)} distinct")
+    for side, (a, b) in ((f"only {ref}", counts), ("only this tree", counts[::-1])):
+        print(f"{side}: " + ", ".join(f"{n} {k}" for n, k in (a - b).most_common(40)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", default="main", help="the git ref to compare with (default main)")
     ap.add_argument("--data", type=Path, default=DATA, help="the labelled lines (default names.json)")
+    ap.add_argument("--corpus", type=Path, nargs="?", const=ROOT / "bench" / "data" / "memorybank-cn.json",
+                    help="unlabelled chats instead: names per 100 lines (default MemoryBank's Chinese)")
     ap.add_argument("--misses", action="store_true", help="list the misses and false names of this tree")
     args = ap.parse_args()
-    rows = json.loads(args.data.read_text("utf-8"))
-    texts = [r["text"] for r in rows]
+    rows = [] if args.corpus else json.loads(args.data.read_text("utf-8"))
+    texts = corpus_lines(args.corpus) if args.corpus else [r["text"] for r in rows]
     with tempfile.TemporaryDirectory() as tmp:
         before = guesser(archived(args.ref, Path(tmp)))(texts)
         after = guesser("astrbot_plugin_engram")(texts)
+    if args.corpus:
+        corpus(before, after, args.ref)
+        return
     old, new = score(rows, before), score(rows, after)
     keys = ["all", *sorted(k for k in new if k[:5] in ("lang:", "kind:"))]
     lines = {k: sum(k in ("all", f"lang:{r['lang']}", f"kind:{r['kind']}") for r in rows) for k in keys}

@@ -49,6 +49,7 @@ PERSON_BEFORE = frozenset("""和 跟 与 同 给 陪 叫 找 问 约 等 见 告
 PERSON_AFTER = frozenset("""说 说过 告诉 问 问我 讲 觉得 认为 哭 哭了 笑 笑了 生病 病 病了 住院 出院
     结婚 离婚 辞职 请假 迟到 怀孕 搬家 出国 回国 回来 今天 昨天 明天 前天 后天 最近 下周 上周 刚才
     一直 已经 跟 给 找 借 打电话 发烧 生日 喜欢 讨厌 考上 发消息""".split())
+_JOINING = frozenset("和 跟 与 同".split())  # before a person (跟小雨吵架) or between two words
 # 张伟明|天来: 张伟, then 明天
 _TIME_AFTER = frozenset("明天 今天 昨天 后天 前天 今年 明年 去年 今晚 昨晚 明早".split())
 # Address forms and family words that look like names but are no one's (阿姨, 老师, 小时)
@@ -129,7 +130,8 @@ def _is_name(word: str, flag: str, before: str, after: str) -> bool:
     if not freq:  # outside jieba's dictionary: the tagger's model found it in context
         return True
     starts = word[0] in SURNAMES or word[0] in ADDRESS or compound or (len(word) == 2 and word[0] == word[1])
-    in_context = before in PERSON_BEFORE or after in PERSON_AFTER
+    joined = before in _JOINING and not _ANY_CJK.match(after[:1])  # 轻松和宁静，: two words joined, no one
+    in_context = (before in PERSON_BEFORE and not joined) or after in PERSON_AFTER
     return starts and (freq < COMMON_IN_JIEBA or (in_context and freq < IN_CONTEXT))
 
 

@@ -119,11 +119,11 @@ def names_at_starts(text: str) -> set[str]:
             continue
         word, rest = m.group(), text[m.end():]
         low = word.lower()
-        ordinary = (low in STOP_EN or low in COMMON_START or low in COMMON_CAPITALISED
-                    or _LANGUAGE.search(low) is not None)
+        gerund = len(low) >= 6 and low.endswith("ing")  # "Cooking is fun" (but "Ming is ill")
+        ordinary = ordinary_word(low) or gerund
         follows = _NEXT_WORDS.match(rest)
         first, second = (follows.group(1).lower(), (follows.group(2) or "").lower()) if follows else ("", "")
-        if low in NAME_WORDS:
+        if low in NAME_WORDS or gerund:
             named = first in _SAYS or bool(_ANY_CJK.match(rest[:1]))
         else:
             named = not ordinary and (
