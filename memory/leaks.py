@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .model import SELF, Episode
-from .person_names import english_names, guess_names, lowercase_words, mentions, ordinary_word, written_in
+from .person_names import (
+    english_names,
+    given_names,
+    guess_names,
+    lowercase_words,
+    mentions,
+    ordinary_word,
+    written_in,
+)
 from .text import holds_name
 
 if TYPE_CHECKING:
@@ -49,12 +57,14 @@ class PrivateDetails:
     mentioned: set[str] = field(default_factory=set)
     mentioned_words: set[str] = field(default_factory=set)
     written_names: set[str] = field(default_factory=set)  # ``names`` as they were written
+    given: set[str] = field(default_factory=set)  # their given names (张婷婷: 婷婷), for ``mentioned``
 
     def add_name(self, name: str) -> None:
         name = " ".join(name.split())
         if len(name) >= 2 and not name.isdigit():
             self.names.add(name.lower())
             self.written_names.add(name)
+            self.given |= given_names(name)
 
     def to_leave_out(self) -> list[str]:
         """The private names, for a prompt to ask the model to leave out (the check stays the guard)."""
@@ -120,7 +130,6 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
             out.add_name(name)
         out.mentioned.update(guessed)
     said_in_public = "\n".join(public)
-    out.mentioned = {n for n in out.mentioned if not written_in(said_in_public, n)}
     said, public_low = "\n".join(texts).lower(), said_in_public.lower()  # one look a known name
     for n in {n.strip() for n in names if len(n.strip()) >= 2 and _LETTER.search(n)}:
         low = n.lower()
@@ -129,6 +138,7 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
                 out.mentioned.add(n)
             else:  # "Bob", "婉婷": in any case, as a speaker's name is
                 out.add_name(n)
+    out.mentioned = {n for n in out.mentioned | out.given if not written_in(said_in_public, n)}
     out.mentioned_words = {n for n in out.mentioned if n.lower() in ordinary}
     out.mentioned -= out.mentioned_words
     return out

@@ -103,6 +103,21 @@ def english_names(text: str) -> set[str]:
     return out
 
 
+def given_names(name: str) -> set[str]:
+    """What friends may call someone named ``name``: the given name of a Chinese name after its
+    surname (张婷婷: 婷婷, 欧阳娜娜: 娜娜; not the one character of 张伟), the first of an English
+    name of two or three capitalised words (Mei Chen: Mei; not "The Dark Knight")."""
+    if _ANY_CJK.match(name[:1]):
+        if not all(_ANY_CJK.match(c) for c in name):
+            return set()
+        cut = 2 if name[:2] in _zh.COMPOUND_SURNAMES else 1 if name[0] in _zh.SURNAMES else 0
+        given = name[cut:]
+        return {given} if cut and len(given) == 2 and given not in _zh.NOT_NAMES else set()
+    words = name.split()
+    first = words[0] if 2 <= len(words) <= 3 and all(_CAPITALISED.fullmatch(w) for w in words) else ""
+    return {first} if len(first) >= 3 and not ordinary_word(first) else set()
+
+
 def ordinary_word(word: str) -> bool:
     """Whether ``word`` is a common English word too ("will", "May", "Hope", "today")."""
     low = word.lower()

@@ -217,3 +217,20 @@ def test_a_known_name_said_in_public_or_in_the_core_identity_is_not_private() ->
     d = private_details(said, {}, lambda space: space == PUBLIC, known="You are Aria.",
                         names=["Aria", "Carol"])
     assert leaks("I am Aria, and Carol's song stays with me.", d) == []
+
+
+@pytest.mark.parametrize("speaker, shared, given", [
+    ("张婷婷", "我很想念婷婷", "婷婷"), ("欧阳娜娜", "娜娜让我开心", "娜娜"),
+    ("Mei Chen", "I keep thinking of Mei.", "Mei")])
+def test_a_speaker_is_refused_by_the_given_name_friends_call_them(speaker: str, shared: str,
+                                                                  given: str) -> None:
+    d = private_details([Episode(PRIVATE, "see you tomorrow", "qq:2", speaker)], {}, lambda space: False)
+    assert leaks(shared, d) == [f"name {given!r}"]
+    assert given in d.to_leave_out()
+
+
+def test_given_names_are_not_taken_from_words_or_one_character() -> None:
+    said = [Episode(PRIVATE, "hi", "qq:2", "张伟"), Episode(PRIVATE, "hi", "qq:3", "The Dark Knight"),
+            Episode(PRIVATE, "hi", "qq:4", "Happy Cat"), Episode(PRIVATE, "hi", "qq:5", "王老师")]
+    d = private_details(said, {}, lambda space: False)
+    assert leaks("我很伟大。The night was dark, the cat happy, and my teacher 老师 kind.", d) == []

@@ -131,3 +131,15 @@ async def test_ordinary_words_said_in_private_do_not_refuse_the_mood_or_the_self
                                  "I will keep listening. Tomorrow is another day.")]
     r = await write_self_image(engram, chat, folder=tmp_path)
     assert r.status == "written", r.leaked
+
+
+async def test_a_self_image_calling_a_speaker_by_the_given_name_is_refused(
+        engram: Engram, tmp_path: Path, fake_openai: FakeOpenAI, chat: OpenAIChat) -> None:
+    await engram.record(Episode("qq:private:3", "我最近压力好大", "qq:3", "张婷婷", time=at(20)))
+    diary = json.dumps({"entry": "陪一位朋友聊了聊压力。"}, ensure_ascii=False)
+    await write_diary(engram, ScriptedChat(diary), DAY, tz=SH, folder=tmp_path)
+    fake_openai.replies = [image("我很想念婷婷，希望她放松一些。")]
+    r = await write_self_image(engram, chat, folder=tmp_path)
+    assert r.status == "refused" and r.leaked == ["name '婷婷'"]
+    listed = fake_openai.chat_requests()[-1]["messages"][-1]["content"].splitlines()[-1]
+    assert "不能写出的名字" in listed and {"张婷婷", "婷婷"} <= set(json.loads(listed.split("：", 1)[1]))
