@@ -49,6 +49,7 @@ PERSON_BEFORE = frozenset("""和 跟 与 同 给 陪 叫 找 问 约 等 见 告
 PERSON_AFTER = frozenset("""说 说过 告诉 问 问我 讲 觉得 认为 哭 哭了 笑 笑了 生病 病 病了 住院 出院
     结婚 离婚 辞职 请假 迟到 怀孕 搬家 出国 回国 回来 今天 昨天 明天 前天 后天 最近 下周 上周 刚才
     一直 已经 跟 给 找 借 打电话 发烧 生日 喜欢 讨厌 考上 发消息""".split())
+_GIVEN_FLAGS = frozenset("nazjxgb")  # what jieba tags a given name it does not know: nouns, adjectives, ...
 _JOINING = frozenset("和 跟 与 同".split())  # before a person (跟小雨吵架) or between two words
 # 张伟明|天来: 张伟, then 明天
 _TIME_AFTER = frozenset("明天 今天 昨天 后天 前天 今年 明年 去年 今晚 昨晚 明早".split())
@@ -71,8 +72,8 @@ def chinese_names(text: str) -> set[str]:
     out: set[str] = set()
     for i, (word, flag) in enumerate(words):
         prev = words[i - 1][0] if i else ""
-        nxt = words[i + 1][0] if i + 1 < len(words) else ""
-        out |= _names_at(word, flag, prev, nxt)
+        nxt, nxt_flag = words[i + 1] if i + 1 < len(words) else ("", "")
+        out |= _names_at(word, flag, prev, nxt, nxt_flag)
     return out
 
 
@@ -81,8 +82,8 @@ def names_of_texts(texts: list[str]) -> list[list[str]]:
     return [sorted(chinese_names(t)) for t in texts]
 
 
-def _names_at(word: str, flag: str, prev: str, nxt: str) -> set[str]:
-    """The names ``word`` starts or is, between ``prev`` and ``nxt``."""
+def _names_at(word: str, flag: str, prev: str, nxt: str, nxt_flag: str) -> set[str]:
+    """The names ``word`` starts or is, between ``prev`` and ``nxt`` (tagged ``nxt_flag``)."""
     if prev in ADDRESS and word[:1] in SURNAMES and (len(word) == 1 or word[1:] in _GLUED_AFTER):
         return {prev + word[0]}  # 小 + 李, 小 + 陈说: cut apart, a name together
     if prev in ADDRESS and len(word) == 2 and word[0] in SURNAMES and word[1] == "子":
@@ -91,8 +92,9 @@ def _names_at(word: str, flag: str, prev: str, nxt: str) -> set[str]:
         return {prev + word}  # 小 + 美
     if len(word) == 1 and word == prev and word in NAME_CHARS:
         return {word * 2}  # 芳 + 芳
-    if word in COMPOUND_SURNAMES:  # 欧阳 + 娜娜, 诸葛 + 明; 欧阳 alone before 说
-        if 1 <= len(nxt) <= 2 and _ANY_CJK.match(nxt) and nxt not in PERSON_AFTER and nxt not in _GLUED_AFTER:
+    if word in COMPOUND_SURNAMES:  # 欧阳 + 娜娜, 诸葛 + 明; 欧阳 alone before 说; not 东方 + 升起
+        given = nxt_flag in _NAME_FLAGS or (word != "东方" and nxt_flag[:1] in _GIVEN_FLAGS)
+        if 1 <= len(nxt) <= 2 and _ANY_CJK.match(nxt) and given and nxt not in PERSON_AFTER | _GLUED_AFTER:
             return {word + nxt}
         return {word} if nxt in PERSON_AFTER or prev in PERSON_BEFORE else set()
     found = {v for v, before, after in _variants(word, prev, nxt) if _is_name(v, flag, before, after)}

@@ -184,6 +184,7 @@ def test_ordinary_words_in_private_lines_do_not_refuse_a_self_image(tagger_here:
             (PRIVATE, "老板又让我们加班"), (PRIVATE, "晚上一起打王者荣耀吧"), (PRIVATE, "明明很简单的事")]
     shared = "谢谢大家。我明白了：安静的时候，我感激阿姨、老师和老板，也喜欢小狗和小雨，明明很简单。"
     assert refused(shared, *said) == []
+    assert chinese_names("太阳从东方升起，我觉得轻松和宁静。") == set()  # 东方 and 和 join no name here
 
 
 def test_ordinary_english_words_at_a_sentence_start_are_no_names() -> None:
