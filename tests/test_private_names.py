@@ -143,3 +143,16 @@ async def test_a_self_image_calling_a_speaker_by_the_given_name_is_refused(
     assert r.status == "refused" and r.leaked == ["name '婷婷'"]
     listed = fake_openai.chat_requests()[-1]["messages"][-1]["content"].splitlines()[-1]
     assert "不能写出的名字" in listed and {"张婷婷", "婷婷"} <= set(json.loads(listed.split("：", 1)[1]))
+
+
+@pytest.mark.parametrize("speaker, about", [("张婷婷", "婷婷今天住院了"),
+                                            ("Mei Chen", "Mei is ill, she asked me not to tell")])
+async def test_forget_person_takes_the_lines_calling_them_by_the_given_name(engram: Engram, speaker: str,
+                                                                           about: str) -> None:
+    await engram.record_many([
+        Episode("qq:group:7", "hello all", "qq:5", speaker, time=at(9)),
+        Episode("qq:private:2", about, "qq:2", "Alice", time=at(20)),
+        Episode("qq:private:2", "the weather is fine", "qq:2", "Alice", time=at(21))])
+    plan = await engram.forget_person("qq:5")
+    assert len(plan.episodes) == 2
+    assert [e.content for e in await engram.store.space_episodes("qq:private:2")] == ["the weather is fine"]
