@@ -58,14 +58,13 @@ COMMON_START = frozenset(
     traffic time sleep home house family people friends friend money rain snow sun music movie film game
     class exam homework job office meeting party trip travel weekend morning evening night afternoon day
     week month year summer winter spring autumn fall last next sorry please well anyway actually
-    honestly basically seriously maybe perhaps sure right wow yeah yep yup nope haha lol great good nice
-    cool awesome fine bad sad happy glad still again later soon even love hope wish whatever let mom dad
-    mum baby kids kid boss teacher doctor guys man dude bro girl boy guy lady everything nothing that's
-    it's there's here's what's who's let's life's today's tomorrow's news story book phone internet
-    weather everyone's nobody's mine one two three first second both each every lots plenty never
-    always often sometimes usually someday see look listen wait stop go come get make take give keep try
-    ask call text congrats congratulations merry wonderful amazing weird funny strange crazy same sounds
-    sound bye goodbye goodnight true false sleep lunch""".split())
+    honestly basically seriously maybe perhaps sure right wow yeah yep yup nope haha great good nice
+    cool awesome fine bad sad happy glad still again later soon even love hope wish whatever let baby
+    kids kid boss teacher doctor guys man dude bro girl boy guy lady that's it's there's here's what's
+    who's let's life's today's tomorrow's everyone's nobody's news story book phone mine one two three
+    first second both each every lots plenty never always often sometimes usually someday see look
+    listen wait stop go come get make take give keep try ask call text congrats congratulations merry
+    wonderful amazing weird funny strange crazy same sounds sound bye goodbye goodnight true false""".split())
 # Ordinary words that are names too: at a sentence start a name only before "said"/"told"..., in the
 # middle of one only after "told"/"asked"/"met"... ("I asked June", not "in June")
 NAME_WORDS = frozenset(
@@ -81,6 +80,7 @@ _PERSON_BEFORE = frozenset(
     "told tell asked ask met meet called call texted text visited visit saw hugged miss missed thank "
     "thanked invited married".split())
 _NEXT_WORDS = re.compile(r"[\s,]+([A-Za-z'’]+)(?:\s+([A-Za-z]+))?")
+
 
 def mentions(text: str) -> set[str]:
     """The ``@``-mentioned names in ``text``."""
