@@ -4,9 +4,9 @@ A memory is forgotten with every version of it (merged ones' originals too); ``w
 takes the episodes it came from, and then every memory derived from any of those episodes (a diary
 of that day included). Episodes named by id go the same way, with every memory derived from them.
 A person: every line they said or that names them (by any name they went by, or the given name
-friends call them: 张婷婷's 婷婷), every memory about them and the lines those came from. A place: all its lines and its memories. Whatever drew on erased
-memories and is rebuilt from what is left (a day's diary, the self-image) is told through
-``Engram.after_forget``.
+friends call them: 张婷婷's 婷婷), every memory about them and the lines those came from. A place:
+all its lines and its memories. Whatever drew on erased memories and is rebuilt from what is left
+(a day's diary, the self-image) is told through ``Engram.after_forget``.
 
 The identity proposals the model made (``identity/proposals.json``) have no sources; a forget drops
 one, pending or decided, when it drew on what goes: made in a forgotten place, while answering a
