@@ -31,24 +31,48 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     return "malformed" in str(e) or "not a database" in str(e)
 
 
+class StoreDamaged(StoreError):
+    """The check in the background found the open store damaged: nothing more is written to it."""
+
+
+def _recover(path: Path) -> str:
+    return (f"Keep a copy of it (with its -wal and -shm files, if any); recover what it holds with: "
+            f"sqlite3 {path} \".recover\" | sqlite3 recovered.db, then put recovered.db in its place "
+            f"(or move it away to start anew)")
+
+
+def _places(where: list[str]) -> str:
+    return "; ".join(where[:SHOWN]) or "SQLite cannot read it"
+
+
 def damaged(path: Path, where: list[str]) -> StoreError:
-    return StoreError(
-        f"{path} is damaged ({'; '.join(where[:SHOWN]) or 'SQLite cannot read it'}); it was left "
-        f"untouched and nothing is recorded until it is dealt with. Keep a copy of it (with its -wal "
-        f"and -shm files, if any); recover what it holds with: sqlite3 {path} \".recover\" | "
-        f"sqlite3 recovered.db, then put recovered.db in its place (or move it away to start anew)")
+    return StoreError(f"{path} is damaged ({_places(where)}); it was left untouched and nothing is "
+                      f"recorded until it is dealt with. {_recover(path)}")
 
 
-async def check_intact(db: aiosqlite.Connection, path: Path) -> None:
-    """Refuse a damaged file (``PRAGMA quick_check``), before anything is written to it."""
+def found_damage(path: Path, where: list[str]) -> StoreDamaged:
+    """The damage the weekly check found in the store while it was open."""
+    return StoreDamaged(f"{path} is damaged ({_places(where)}), found by the check in the background; "
+                        f"nothing more is written to it (recall goes on from what can be read). Stop the "
+                        f"bot; {_recover(path)}")
+
+
+async def find_damage(db: aiosqlite.Connection) -> list[str]:
+    """The damaged places of the file (``PRAGMA quick_check``); empty when it is sound."""
     try:
         problems = [str(r[0]) for r in await db.execute_fetchall("PRAGMA quick_check(20)")]
     except sqlite3.DatabaseError as e:
         if not is_damage(e):
             raise
         problems = [str(e)]
-    if problems != ["ok"]:
-        raise damaged(path, await _where(db, problems))
+    return [] if problems == ["ok"] else await _where(db, problems)
+
+
+async def check_intact(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse a damaged file (``PRAGMA quick_check``), before anything is written to it."""
+    where = await find_damage(db)
+    if where:
+        raise damaged(path, where)
 
 
 async def _where(db: aiosqlite.Connection, problems: list[str]) -> list[str]:
