@@ -129,7 +129,7 @@ async def test_damage_found_in_the_background_stops_the_writes(db_path: Path,
     await e.store.checkpoint()
     page = pages_of(db_path, "episodes_fts_data")
     zero(db_path, page[len(page) // 2])
-    damaged_file = db_path.read_bytes()
+    damaged_file = db_path.read_bytes()  # noqa: ASYNC240
     with caplog.at_level(logging.ERROR, "engram.store"), pytest.raises(StoreDamaged) as found:
         await scheduler.run_now(CHECK)
     said = str(found.value)
@@ -145,7 +145,7 @@ async def test_damage_found_in_the_background_stops_the_writes(db_path: Path,
         with pytest.raises(StoreDamaged, match="episodes_fts_data"):
             await write
     await e.close()
-    assert db_path.read_bytes() == damaged_file
+    assert db_path.read_bytes() == damaged_file  # noqa: ASYNC240
     with pytest.raises(StoreError, match="damaged"):
         await Engram.open(db_path, NoEmbedder(), background=False)
 
