@@ -114,6 +114,22 @@ async def test_the_command_line_beside_the_running_bot_trusts_its_check(db_path:
     assert len(checks) == 2
 
 
+async def test_a_copy_of_the_folder_of_a_running_bot_is_checked(tmp_path: Path, db_path: Path,
+                                                                checks: list[Path]) -> None:
+    """Copied while the bot runs (a copy that may be torn), marker and all: the bot's check was
+    of its own file, not of the copy."""
+    await open_close(db_path)
+    bot = child(db_path, "sys.stdin.readline(); os._exit(0)")
+    try:
+        assert bot.stdout is not None and bot.stdout.readline().strip() == "open"
+        copy = tmp_path / "copy"
+        shutil.copytree(db_path.parent, copy, ignore=shutil.ignore_patterns("copy"))
+        await open_close(copy / db_path.name)
+        assert checks[-1] == copy / db_path.name and len(checks) == 2
+    finally:
+        bot.communicate("stop\n", timeout=60)
+
+
 async def test_damage_found_in_the_background_stops_the_writes(db_path: Path,
                                                              caplog: pytest.LogCaptureFixture) -> None:
     """A page of the store's keyword index goes bad on disk while the bot runs: the weekly check

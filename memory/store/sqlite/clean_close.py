@@ -8,8 +8,8 @@ anything is written. The check is skipped when
 * the last close was clean and neither file changed since: same size, time and inode, and the files
   were last written before the marker was (a change within the same tick of the file system's clock
   could not be told from the close's own writes); or
-* another live process on this host (the bot, when the command line runs beside it) opened the
-  store, checked or trusted it, and holds it still.
+* another live process on this host (the bot, when the command line runs beside it) opened this
+  very file (same inode: not a copy of its folder), checked or trusted it, and holds it still.
 
 Anything else runs the full check: no marker (a first open after an upgrade, a folder copied or
 restored), a process killed or a machine that lost power while the store was open, a file written by
@@ -43,7 +43,7 @@ def trusted(path: Path) -> bool:
     said = _read(path)
     if not said:
         return False
-    if any(_alive(user) for user in said.get("open", [])):
+    if any(_alive(user, path) for user in said.get("open", [])):
         return True
     closed = said.get("closed")
     if not isinstance(closed, dict):
@@ -59,13 +59,13 @@ def trusted(path: Path) -> bool:
 def opened(path: Path) -> None:
     """Mark the store as in use by this process (before anything is written to it): a process that
     stops without ``closed`` leaves no clean close behind."""
-    _write(path, {"closed": None, "open": [*_others(_read(path)), _me()]})
+    _write(path, {"closed": None, "open": [*_others(_read(path), path), _me(path)]})
 
 
 def closed(path: Path, *, clean: bool) -> None:
     """After the store's connections are closed: record the files as they are now, unless another
     process still holds the store or this one found it damaged (``clean`` False)."""
-    others = _others(_read(path))
+    others = _others(_read(path), path)
     if others or not clean:
         _write(path, {"closed": None, "open": others})
         return
@@ -96,13 +96,22 @@ def _files(path: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def _me() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname()}
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
-def _alive(user: Any) -> bool:
-    """Whether ``user`` names another process of this host that is still running."""
+def _me(path: Path) -> dict[str, Any]:
+    return {"pid": os.getpid(), "host": socket.gethostname(), "ino": _inode(path)}
+
+
+def _alive(user: Any, path: Path) -> bool:
+    """Whether ``user`` names another process of this host, still running, that opened this file."""
     if not isinstance(user, dict) or user.get("host") != socket.gethostname():
+        return False
+    if user.get("ino") is None or user.get("ino") != _inode(path):  # a copy of the folder
         return False
     pid = user.get("pid")
     if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
@@ -116,8 +125,8 @@ def _alive(user: Any) -> bool:
     return True
 
 
-def _others(said: dict[str, Any]) -> list[dict[str, Any]]:
-    return [u for u in said.get("open", []) if _alive(u)]
+def _others(said: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+    return [u for u in said.get("open", []) if _alive(u, path)]
 
 
 def _read(path: Path) -> dict[str, Any]:
