@@ -56,6 +56,14 @@ def trusted(path: Path) -> bool:
     return now == closed and max(v["mtime_ns"] for v in now.values()) < written
 
 
+def copied(path: Path) -> bool:
+    """Whether the marker beside ``path`` says its store was open, but in another file or on another
+    host: the folder was copied (marker and all) while a bot had the store open."""
+    users = [u for u in _read(path).get("open", []) if isinstance(u, dict)]
+    here = (socket.gethostname(), _inode(path))
+    return bool(users) and all((u.get("host"), u.get("ino")) != here for u in users)
+
+
 def opened(path: Path) -> None:
     """Mark the store as in use by this process (before anything is written to it): a process that
     stops without ``closed`` leaves no clean close behind."""

@@ -102,26 +102,46 @@ async def _where(db: aiosqlite.Connection, problems: list[str]) -> list[str]:
     return [f"{name}: {what}" for name, what in found.items()] or problems
 
 
-def check_log(path: Path) -> None:
+def check_log(path: Path, *, copied: bool = False) -> None:
     """Say (once, at open) when the ``-wal`` file is missing or shorter than its ``-shm`` index says:
-    the commits it held are not in the store file, and the open that follows makes that final."""
+    the commits it held are not in the store file, and the open that follows makes that final.
+
+    ``copied``: the folder is a copy of one whose store was open (``clean_close.copied``): the log
+    is still where it was copied from, so the store is refused untouched, saying how to bring it
+    or to go on without it. Otherwise (a power cut with ``synchronous=NORMAL`` loses the last
+    commits in the same way, and can be told apart from a copy only by the marker) it is logged."""
+    lost = lost_changes(path)
+    if not lost:
+        return
+    shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
+    how = "missing" if not wal.is_file() else f"cut ({wal.stat().st_size} bytes)"
+    if copied:
+        raise StoreError(
+            f"{path} was copied while its store was open, without its log {wal.name} ({how}): the "
+            f"{lost} changes it held are not in {path.name}. Nothing was changed. Copy {wal.name} too, "
+            f"from the folder it was copied from (stop the bot there first); or, to open it without "
+            f"those changes, delete {shm.name}")
+    log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
+              "lost. If this folder was copied from a running bot, copy %s from there too and "
+              "start again before anything new is recorded", wal.name, how, shm.name, lost, path.name,
+              wal.name)
+
+
+def lost_changes(path: Path) -> int:
+    """How many changed pages the ``-shm`` index beside ``path`` says its ``-wal`` log holds beyond
+    what it has (0: none lost, or no index SQLite would trust)."""
     shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
     try:
         head = shm.read_bytes()[:100] if shm.is_file() else b""
     except OSError:
-        return
+        return 0
     version = int.from_bytes(head[0:4], sys.byteorder) if len(head) >= 100 else 0
     if version != WAL_INDEX_VERSION or not head[12] or head[0:48] != head[48:96]:
-        return  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
+        return 0  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
     frames = int.from_bytes(head[16:20], sys.byteorder)
     copied = int.from_bytes(head[96:100], sys.byteorder)
     size = int.from_bytes(head[14:16], sys.byteorder)
     size = 65536 if size == 1 else size
     needed = 32 + frames * (24 + size) if frames else 0
     have = wal.stat().st_size if wal.is_file() else 0
-    if frames > copied and have < needed:
-        log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
-                  "lost. If this folder was copied from a running bot, copy %s from there too and "
-                  "start again before anything new is recorded", wal.name,
-                  "missing" if not wal.is_file() else f"cut ({have} of {needed} bytes)", shm.name,
-                  frames - copied, path.name, wal.name)
+    return frames - copied if frames > copied and have < needed else 0

@@ -73,7 +73,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         """
         path = Path(path)
         check_header(path)
-        check_log(path)
+        check_log(path, copied=clean_close.copied(path))
         if read_only:
             return await cls._open_read_only(path)
         try:
