@@ -151,8 +151,10 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         if where:
             error = found_damage(self.path, where)
             log.error("Engram: %s", error)
-            if self._writer is not None and self.damage is None:
-                self.damage = str(error)
+            if self._writer is not None and self.damage is None:  # what each write refused says
+                self.damage = (f"{self.path} is damaged (found by the check in the background): nothing "
+                               "more is written to it; what was found and how to recover it are in the "
+                               "log and in the check job's last run (/mem stats)")
                 if self._copier is not None:  # the log is no longer copied into the damaged file
                     await self._copier.close()
                     self._copier = None
