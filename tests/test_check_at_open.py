@@ -146,9 +146,10 @@ async def test_damage_found_in_the_background_stops_the_writes(db_path: Path,
     await e.store.checkpoint()
     page = pages_of(db_path, "episodes_fts_data")
     zero(db_path, page[len(page) // 2])
-    damaged_file = db_path.read_bytes()  # noqa: ASYNC240
     with caplog.at_level(logging.ERROR, "engram.store"), pytest.raises(StoreDamaged) as found:
         await scheduler.run_now(CHECK)
+    # as found (the job's "running" record may have been copied in while the check read the file)
+    damaged_file = db_path.read_bytes()  # noqa: ASYNC240
     said = str(found.value)
     assert "episodes_fts_data" in said and "nothing more is written" in said and ".recover" in said
     assert any("episodes_fts_data" in r.getMessage() for r in caplog.records)
