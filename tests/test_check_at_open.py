@@ -19,7 +19,6 @@ import pytest
 from astrbot_plugin_engram.memory import Engram, Episode, Memory, NoEmbedder, StoreError
 from astrbot_plugin_engram.memory.store.sqlite import store as store_module
 from astrbot_plugin_engram.memory.store.sqlite.damage import StoreDamaged
-from astrbot_plugin_engram.plugin.jobs import job_line
 from astrbot_plugin_engram.scheduler import CHECK, JobRegistry, Scheduler, check_job
 
 from .test_damaged_store import a_store, pages_of, zero
@@ -153,9 +152,8 @@ async def test_damage_found_in_the_background_stops_the_writes(db_path: Path,
     said = str(found.value)
     assert "episodes_fts_data" in said and "nothing more is written" in said and ".recover" in said
     assert any("episodes_fts_data" in r.getMessage() for r in caplog.records)
-    record = (await scheduler.status())[CHECK]
+    record = (await scheduler.status())[CHECK]  # what /mem stats prints (``plugin.jobs.job_line``)
     assert record["status"] == "failed" and "episodes_fts_data" in record["error"]
-    assert "episodes_fts_data" in job_line(CHECK, record, None)  # /mem stats
     assert (await e.store.job_runs())[CHECK]["status"] == "failed"  # in the file's log: the dashboard
     for write in (e.record(Episode("web", "after the damage", "web:1", "Ann")),
                   e.record_many([Episode("web", "after the damage", "web:1", "Ann")]),

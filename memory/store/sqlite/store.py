@@ -83,8 +83,8 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         try:
             if not clean_close.trusted(path):  # closed cleanly and unchanged since: checked weekly
                 await check_intact(writer, path)  # before anything is written to it
-            clean_close.opened(path)  # a stop without close() leaves no clean close behind
             await check_known_schema(writer, path)
+            clean_close.opened(path)  # a stop without close() leaves no clean close behind
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
