@@ -128,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a place that is the owner's private chat (repeatable)")
     c.add_argument("--public-space", action="append", default=None,
                    help="a place whose facts about no one may become public (repeatable; default web)")
+    c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
+                   "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
     cli_self.add_parsers(sub)
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
@@ -296,7 +298,10 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
     chat = OpenAIChat(args.chat_model, args.chat_base_url)
     settings = ConsolidationSettings(public_spaces=tuple(args.public_space or ("web",)))
     owners = set(args.owner_space)
-    con = Consolidator(e, chat, settings, audience_for=lambda s: Audience(s, owner_private=s in owners))
+    # the bot's zone, as the plugin's job uses it: given, else its diaries' (``diary/.days.json``)
+    tz, _ = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
+    con = Consolidator(e, chat, settings, tz=tz,
+                       audience_for=lambda s: Audience(s, owner_private=s in owners))
     try:
         report = await con.run([args.space] if args.space else None, force=True)
     finally:

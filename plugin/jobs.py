@@ -23,6 +23,7 @@ from ..scheduler import (
     JobRegistry,
     NewEpisodeTrigger,
     Scheduler,
+    check_job,
     consolidation_job,
     fade_job,
     merge_job,
@@ -64,6 +65,7 @@ class Jobs:
         self.registry.add(consolidation_job(self.consolidator, s.consolidate_every_minutes))
         self.registry.add(fade_job(service.memory))
         self.registry.add(merge_job(service.memory, service.providers.chat_model))
+        self.registry.add(check_job(service.memory))
         self.scheduler = Scheduler(self.registry, self._records, key=str(service.path.resolve()))
         self.trigger = NewEpisodeTrigger(s.consolidate_after_episodes,
                                          lambda: self.scheduler.trigger(CONSOLIDATE))

@@ -1,10 +1,10 @@
 """Background jobs on APScheduler 3 (``AsyncIOScheduler``): a registry of jobs, each a thin wrapper
 over a core function, run every N minutes or when triggered, never overlapping, recorded in the store."""
 
-from .jobs import CONSOLIDATE, FADE, MERGE, consolidation_job, fade_job, merge_job
+from .jobs import CHECK, CONSOLIDATE, FADE, MERGE, check_job, consolidation_job, fade_job, merge_job
 from .registry import Job, JobRegistry
 from .runner import JobRecords, Scheduler
 from .triggers import NewEpisodeTrigger
 
-__all__ = ["CONSOLIDATE", "FADE", "MERGE", "Job", "JobRecords", "JobRegistry", "NewEpisodeTrigger",
-           "Scheduler", "consolidation_job", "fade_job", "merge_job"]
+__all__ = ["CHECK", "CONSOLIDATE", "FADE", "MERGE", "Job", "JobRecords", "JobRegistry", "NewEpisodeTrigger",
+           "Scheduler", "check_job", "consolidation_job", "fade_job", "merge_job"]

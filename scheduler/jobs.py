@@ -13,7 +13,7 @@ from ..memory.merging import MergeReport
 from ..memory.metabolism import FadeReport
 from .registry import Job
 
-CONSOLIDATE, FADE, MERGE = "consolidate", "fade", "merge"
+CONSOLIDATE, FADE, MERGE, CHECK = "consolidate", "fade", "merge", "check"
 
 
 def consolidation_job(consolidator: Callable[[], Awaitable[Consolidator]], every_minutes: float) -> Job:
@@ -42,3 +42,13 @@ def merge_job(engram: Callable[[], Awaitable[Engram]], chat: Callable[[], ChatMo
         return await (await engram()).merge_duplicates(chat())
 
     return Job(MERGE, run, timedelta(days=7), summary="duplicate memories are merged")
+
+
+def check_job(engram: Callable[[], Awaitable[Engram]]) -> Job:
+    """The store file checked for damage, weekly (the open skips it after a clean close): damage
+    found fails the job with what it found, and nothing more is written to the file."""
+
+    async def run(**_: Any) -> dict[str, int]:
+        return await (await engram()).store.check()
+
+    return Job(CHECK, run, timedelta(days=7), summary="the memory file is checked for damage")

@@ -266,6 +266,23 @@ def test_consolidate_needs_a_model_and_reports_a_down_endpoint(  # type: ignore[
     assert code == 0 and "0 added" in out and "failed unavailable 1" in out
 
 
+@pytest.mark.parametrize("zone_from", ["diaries", "option"])
+def test_consolidate_shows_the_model_times_in_the_bots_zone(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, fake_openai: FakeOpenAI, zone_from: str) -> None:
+    """A line said at 07:00 on June 1 in Shanghai reached the model as "[2024-05-31 23:00]" (UTC):
+    the command line gave consolidation no zone, so what it dated was a day early."""
+    cli("record", "we moved into the new flat this morning", "--space", "web", "--actor", "web:1",
+        "--name", "Ann", "--time", "2024-06-01T07:00:00+08:00")
+    option = ["--timezone", "Asia/Shanghai"] if zone_from == "option" else []
+    if zone_from == "diaries":  # where the plugin keeps the zone its diaries were written in
+        (db_path.parent / "diary").mkdir()
+        (db_path.parent / "diary" / ".days.json").write_text('{"tz": "Asia/Shanghai", "boundary_hour": 4}')
+    fake_openai.replies.append(json.dumps({"actions": []}))
+    code, out, _ = cli("consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m", *option)
+    assert code == 0, out
+    assert "[2024-06-01 07:00]" in fake_openai.seen_text(), fake_openai.seen_text()
+
+
 def test_diary_and_self_image_through_the_cli(  # type: ignore[no-untyped-def]
         cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
     cli("record", "we baked bread together", "--space", "web", "--actor", "web:1", "--name", "Ann",

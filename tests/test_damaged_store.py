@@ -91,6 +91,42 @@ async def test_a_log_lost_beside_its_index_is_said_clearly(tmp_path: Path, db_pa
     assert f"{db_path.name}-wal" in said and "lost" in said, said
 
 
+async def test_a_folder_copied_from_a_running_bot_without_its_log_is_refused_untouched(
+        tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copied with the marker of the running store beside it, the copy is known to be one: its
+    open made the loss final (then recorded on top of it), where the log could still be fetched."""
+    monkeypatch.setattr(LogCopier, "committed", lambda self: None)  # the commits stay in the log
+    e = await Engram.open(db_path, NoEmbedder(), background=False)
+    await e.record_many([Episode("qq:group:1", f"line {k}") for k in range(50)])
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in (db_path.name, f"{db_path.name}-shm", f"{db_path.name}-clean"):  # and not the -wal
+        shutil.copy(tmp_path / name, copy / name)
+    try:
+        before = snapshot(copy)
+        try:
+            opened = await Engram.open(copy / db_path.name, NoEmbedder(), background=False)
+        except StoreError as refused:
+            said = str(refused)
+        else:
+            await opened.close()
+            pytest.fail("the copy opened, its lost commits made final")
+        assert f"{db_path.name}-wal" in said and "copied" in said and f"delete {db_path.name}-shm" in said
+        assert snapshot(copy) == before
+        without = tmp_path / "without"
+        shutil.copytree(copy, without)
+        (without / f"{db_path.name}-shm").unlink()  # as it says: opened without those changes
+        w = await Engram.open(without / db_path.name, NoEmbedder(), background=False)
+        assert (await w.stats())["episodes"] < 50
+        await w.close()
+        shutil.copy(f"{db_path}-wal", copy / f"{db_path.name}-wal")  # as it says: the log brought too
+        c = await Engram.open(copy / db_path.name, NoEmbedder(), background=False)
+        assert (await c.stats())["episodes"] == 50
+        await c.close()
+    finally:
+        await e.close()
+
+
 def garbled_index(path: Path) -> None:
     """A -shm whose first header copy says 100 frames are not yet copied, its second copy disagreeing:
     an index SQLite itself does not trust (it rebuilds it from the log), so nothing to say."""

@@ -59,3 +59,30 @@ async def test_without_the_time_feature_nothing_is_in_a_window(db_path: Path) ->
         assert "猫粮" not in await _top(e, "三月份我们聊了猫")
     finally:
         await e.close()
+
+
+async def test_a_month_named_is_the_bots_month_for_lines_stored_in_utc(db_path: Path) -> None:
+    """Before the plugin kept the bot's zone, episodes were stored with UTC's offset: a line said at
+    07:00 on June 1 in Shanghai was May 31 there, and "in June 2024" matched it as May (date_match 0,
+    and ranked below a line of May). Months are counted on the bot's calendar now; a line stored
+    in the bot's zone matches as before."""
+    old_style = datetime(2024, 6, 1, 7, 0, tzinfo=SH).astimezone(ZoneInfo("UTC"))  # 2024-05-31 23:00 UTC
+    e = await Engram.open(db_path, NoEmbedder(), background=False,
+                          settings=RecallSettings(tz=SH))
+    try:
+        await e.record_many([
+            Episode("web", "we talked about moving to a new flat", "web:1", "Ann", time=old_style),
+            Episode("web", "we talked about moving and the flat's rent", "web:1", "Ann",
+                    time=datetime(2024, 5, 20, 12, 0, tzinfo=SH)),
+            Episode("web", "we talked about moving the flat's piano", "web:1", "Ann",
+                    time=datetime(2024, 6, 30, 23, 30, tzinfo=SH)),  # new style, at the other edge
+        ])
+        hits = await e.recall("what did we say about moving flat in June 2024?", Audience("web"), k=3,
+                              now=datetime(2024, 8, 1, tzinfo=SH))
+        by_text = {h.text: h.features["date_match"] for h in hits}
+        assert by_text == {"we talked about moving to a new flat": 1.0,
+                           "we talked about moving and the flat's rent": 0.0,
+                           "we talked about moving the flat's piano": 1.0}, by_text
+        assert "rent" not in hits[0].text and "rent" in hits[2].text
+    finally:
+        await e.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from itertools import repeat
 
 import numpy as np
@@ -193,10 +193,23 @@ class _Layout:
         pos = np.maximum(np.searchsorted(ordered, wanted, side="right") - 1, 0)
         return np.where(ordered[pos] == wanted, self.eps[order[pos]], -1)
 
-    def local_months(self) -> np.ndarray:
-        """Each item's months since 1970-01 in its own time zone (its month and year)."""
-        local = self.micros + self.cols.tz * 60_000_000
+    def local_months(self, tz: tzinfo | None = None) -> np.ndarray:
+        """Each item's months since 1970-01 (its month and year): on the calendar of ``tz`` (the
+        audience's, the bot's zone), else in the zone its time was stored with. Episodes stored
+        before the plugin kept the bot's zone carry UTC's: a line said early on June 1 in Shanghai
+        is May 31 there."""
+        minutes = self.cols.tz if tz is None else _zone_minutes(self.micros, self.timed, tz)
+        local = self.micros + minutes * 60_000_000
         return local.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
+
+
+def _zone_minutes(micros: np.ndarray, timed: np.ndarray, tz: tzinfo) -> np.ndarray:
+    """``tz``'s offset from UTC in minutes at each time (its summer time too); 0 where untimed."""
+    out = np.zeros(len(micros), np.int64)
+    for j in np.flatnonzero(timed).tolist():
+        offset = (_EPOCH + timedelta(microseconds=int(micros[j]))).astimezone(tz).utcoffset()
+        out[j] = 0 if offset is None else offset // timedelta(minutes=1)
+    return out
 
 
 def _micros(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +296,7 @@ def _item_features(pool: Pool, cols: _Layout, q: _QueryFacts, s: RecallSettings,
     m[_ROW["is_memory"]] = cols.is_m
     m[_ROW["recency"]] = _recency(cols, s.recency_days)
     if q.years or q.months:
-        m[_ROW["date_match"]] = q.date_match(cols.local_months(), cols.timed)
+        m[_ROW["date_match"]] = q.date_match(cols.local_months(s.tz), cols.timed)
     named = {a: 1.0 if a and name_words(a) & q.word_set else 0.0 for a in set(c.names)}
     m[_ROW["speaker_named"]] = [named[a] for a in c.names]
     m[_rows("has_image", "importance")] = c.image, c.importance

@@ -31,24 +31,48 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     return "malformed" in str(e) or "not a database" in str(e)
 
 
+class StoreDamaged(StoreError):
+    """The check in the background found the open store damaged: nothing more is written to it."""
+
+
+def _recover(path: Path) -> str:
+    return (f"Keep a copy of it (with its -wal and -shm files, if any); recover what it holds with: "
+            f"sqlite3 {path} \".recover\" | sqlite3 recovered.db, then put recovered.db in its place "
+            f"(or move it away to start anew)")
+
+
+def _places(where: list[str]) -> str:
+    return "; ".join(where[:SHOWN]) or "SQLite cannot read it"
+
+
 def damaged(path: Path, where: list[str]) -> StoreError:
-    return StoreError(
-        f"{path} is damaged ({'; '.join(where[:SHOWN]) or 'SQLite cannot read it'}); it was left "
-        f"untouched and nothing is recorded until it is dealt with. Keep a copy of it (with its -wal "
-        f"and -shm files, if any); recover what it holds with: sqlite3 {path} \".recover\" | "
-        f"sqlite3 recovered.db, then put recovered.db in its place (or move it away to start anew)")
+    return StoreError(f"{path} is damaged ({_places(where)}); it was left untouched and nothing is "
+                      f"recorded until it is dealt with. {_recover(path)}")
 
 
-async def check_intact(db: aiosqlite.Connection, path: Path) -> None:
-    """Refuse a damaged file (``PRAGMA quick_check``), before anything is written to it."""
+def found_damage(path: Path, where: list[str]) -> StoreDamaged:
+    """The damage the weekly check found in the store while it was open."""
+    return StoreDamaged(f"{path} is damaged ({_places(where)}), found by the check in the background; "
+                        f"nothing more is written to it (recall goes on from what can be read). Stop the "
+                        f"bot; {_recover(path)}")
+
+
+async def find_damage(db: aiosqlite.Connection) -> list[str]:
+    """The damaged places of the file (``PRAGMA quick_check``); empty when it is sound."""
     try:
         problems = [str(r[0]) for r in await db.execute_fetchall("PRAGMA quick_check(20)")]
     except sqlite3.DatabaseError as e:
         if not is_damage(e):
             raise
         problems = [str(e)]
-    if problems != ["ok"]:
-        raise damaged(path, await _where(db, problems))
+    return [] if problems == ["ok"] else await _where(db, problems)
+
+
+async def check_intact(db: aiosqlite.Connection, path: Path) -> None:
+    """Refuse a damaged file (``PRAGMA quick_check``), before anything is written to it."""
+    where = await find_damage(db)
+    if where:
+        raise damaged(path, where)
 
 
 async def _where(db: aiosqlite.Connection, problems: list[str]) -> list[str]:
@@ -78,26 +102,46 @@ async def _where(db: aiosqlite.Connection, problems: list[str]) -> list[str]:
     return [f"{name}: {what}" for name, what in found.items()] or problems
 
 
-def check_log(path: Path) -> None:
+def check_log(path: Path, *, copied: bool = False) -> None:
     """Say (once, at open) when the ``-wal`` file is missing or shorter than its ``-shm`` index says:
-    the commits it held are not in the store file, and the open that follows makes that final."""
+    the commits it held are not in the store file, and the open that follows makes that final.
+
+    ``copied``: the folder is a copy of one whose store was open (``clean_close.copied``): the log
+    is still where it was copied from, so the store is refused untouched, saying how to bring it
+    or to go on without it. Otherwise (a power cut with ``synchronous=NORMAL`` loses the last
+    commits in the same way, and can be told apart from a copy only by the marker) it is logged."""
+    lost = lost_changes(path)
+    if not lost:
+        return
+    shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
+    how = "missing" if not wal.is_file() else f"cut ({wal.stat().st_size} bytes)"
+    if copied:
+        raise StoreError(
+            f"{path} was copied while its store was open, without its log {wal.name} ({how}): the "
+            f"{lost} changes it held are not in {path.name}. Nothing was changed. Copy {wal.name} too, "
+            f"from the folder it was copied from (stop the bot there first); or, to open it without "
+            f"those changes, delete {shm.name}")
+    log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
+              "lost. If this folder was copied from a running bot, copy %s from there too and "
+              "start again before anything new is recorded", wal.name, how, shm.name, lost, path.name,
+              wal.name)
+
+
+def lost_changes(path: Path) -> int:
+    """How many changed pages the ``-shm`` index beside ``path`` says its ``-wal`` log holds beyond
+    what it has (0: none lost, or no index SQLite would trust)."""
     shm, wal = Path(f"{path}-shm"), Path(f"{path}-wal")
     try:
         head = shm.read_bytes()[:100] if shm.is_file() else b""
     except OSError:
-        return
+        return 0
     version = int.from_bytes(head[0:4], sys.byteorder) if len(head) >= 100 else 0
     if version != WAL_INDEX_VERSION or not head[12] or head[0:48] != head[48:96]:
-        return  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
+        return 0  # no index, one never filled, or one SQLite itself would not trust (it rebuilds it)
     frames = int.from_bytes(head[16:20], sys.byteorder)
     copied = int.from_bytes(head[96:100], sys.byteorder)
     size = int.from_bytes(head[14:16], sys.byteorder)
     size = 65536 if size == 1 else size
     needed = 32 + frames * (24 + size) if frames else 0
     have = wal.stat().st_size if wal.is_file() else 0
-    if frames > copied and have < needed:
-        log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
-                  "lost. If this folder was copied from a running bot, copy %s from there too and "
-                  "start again before anything new is recorded", wal.name,
-                  "missing" if not wal.is_file() else f"cut ({have} of {needed} bytes)", shm.name,
-                  frames - copied, path.name, wal.name)
+    return frames - copied if frames > copied and have < needed else 0

@@ -10,6 +10,7 @@ import aiosqlite
 
 from ...errors import StoreError
 from .migrations import MIGRATIONS
+from .transactions import cannot_write
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -40,6 +41,8 @@ async def check_known_schema(db: aiosqlite.Connection, path: Path) -> None:
         async with db.execute("SELECT name FROM _migrations") as cur:
             applied = {r[0] for r in await cur.fetchall()}
     except sqlite3.DatabaseError as e:
+        if cannot_write(e):  # a read-only folder, a full disk: said as such by the open
+            raise
         raise StoreError(f"{path} cannot be read as an Engram store ({e}); left untouched") from e
     unknown = applied - {name for name, _ in MIGRATIONS}
     if unknown:

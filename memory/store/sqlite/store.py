@@ -11,6 +11,7 @@ concern (listed in ``base.py``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -19,9 +20,9 @@ import aiosqlite
 
 from ...errors import StoreError, StoreUnwritable
 from .. import Listener
-from . import summaries
+from . import clean_close, summaries
 from .browse import BrowseReads
-from .damage import check_intact, check_log
+from .damage import check_intact, check_log, find_damage, found_damage
 from .days import DayReads
 from .forgetting import ForgettingReads
 from .items import ItemReads
@@ -33,10 +34,11 @@ from .names import NameReads
 from .opening import check_header, check_known_schema, check_migrated
 from .postings_cache import PostingsCache
 from .progress import ProgressReads
-from .transactions import Transactions, cannot_write
+from .transactions import Transactions, cannot_write, keep_log
 from .vectors import VectorReads
 from .writes import WriterView
 
+log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
 
 
@@ -56,6 +58,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         self._view = WriterView()
         self._listeners: list[Listener] = []
         self.section_gap = SECTION_GAP.total_seconds()
+        self.damage: str | None = None  # what the check in the background found (writes then stop)
 
     @property
     def read_only(self) -> bool:
@@ -70,7 +73,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         """
         path = Path(path)
         check_header(path)
-        check_log(path)
+        check_log(path, copied=clean_close.copied(path))
         if read_only:
             return await cls._open_read_only(path)
         try:
@@ -78,8 +81,10 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         except sqlite3.Error as e:
             raise StoreError(f"cannot open {path}: {e}") from e
         try:
-            await check_intact(writer, path)  # before anything is written to it
+            if not clean_close.trusted(path):  # closed cleanly and unchanged since: checked weekly
+                await check_intact(writer, path)  # before anything is written to it
             await check_known_schema(writer, path)
+            clean_close.opened(path)  # a stop without close() leaves no clean close behind
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
             for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
@@ -125,7 +130,36 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         self._quick.close()
         await self._reader.close()
         if self._writer is not None:
+            if self.damage is not None:  # what was written since stays in the log, beside the file
+                await keep_log(self._writer)
             await self._writer.close()
+            clean_close.closed(self.path, clean=self.damage is None)
+
+    async def check(self) -> dict[str, int]:
+        """The full check of the file (``PRAGMA quick_check``; weekly, in the background) on a
+        connection of its own: reads and writes go on meanwhile. Damage found is logged and raised
+        (``damage.StoreDamaged``), and from then on nothing more is written to the file (see
+        ``Transactions``): recall goes on from what can be read; the next open checks the file and
+        refuses it."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        db = await aiosqlite.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)  # noqa: ASYNC240
+        try:
+            where = await find_damage(db)
+        finally:
+            await db.close()
+        if where:
+            error = found_damage(self.path, where)
+            log.error("Engram: %s", error)
+            if self._writer is not None and self.damage is None:  # what each write refused says
+                self.damage = (f"{self.path} is damaged (found by the check in the background): nothing "
+                               "more is written to it; what was found and how to recover it are in the "
+                               "log and in the check job's last run (/mem stats)")
+                if self._copier is not None:  # the log is no longer copied into the damaged file
+                    await self._copier.close()
+                    self._copier = None
+            raise error
+        return {"seconds": round(loop.time() - started)}
 
     # ---- facts about the store -----------------------------------------------------------
     async def counts(self) -> dict[str, int]:

@@ -21,6 +21,7 @@ from ...model import Episode, Memory
 from .. import EmbedRow, Listener
 from .base import Connections
 from .codec import fetch_rows, insert_rows
+from .damage import StoreDamaged
 from .log_copier import LogCopier
 from .postings_cache import STAMP, STAMP_SQL
 from .writes import Deferred, SQLiteWrites, WriterView
@@ -37,23 +38,30 @@ class Transactions(Connections):
     _listeners: list[Listener]
     _copier: LogCopier | None  # copies the write-ahead log into the file after commits (None: read-only)
     section_gap: float  # seconds of silence in a place that start a new section
+    damage: str | None  # what the check in the background found: no more writes but job records
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change, after the transaction holding it has committed."""
         self._listeners.append(listener)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[SQLiteWrites]:
+    async def transaction(self, *, bookkeeping: bool = False) -> AsyncIterator[SQLiteWrites]:
         """One write transaction under the writer lock: its writes commit together or not at all.
 
         Three trips to the writer's thread at most for a batch of episodes: BEGIN (with the count for
         the postings cache), the reads the writes need, and their deferred statements with the
         COMMIT. A failed rollback never hides the first error; listeners hear of the changes after
         COMMIT.
+
+        Once the check in the background has found the file damaged (``damage``), every write is
+        refused with what it found, but for ``bookkeeping`` (the jobs' records: the dashboard shows
+        the failed check from them); they go into the log, not into the store file.
         """
         db = self._writer
         if db is None:
             raise StoreError(f"{self.path} was opened read-only")
+        if self.damage is not None and not bookkeeping:
+            raise StoreDamaged(self.damage)
         async with self._lock:
             writes = SQLiteWrites(db, self._view, self.section_gap)
             try:
@@ -94,6 +102,8 @@ class Transactions(Connections):
         refuses a checkpoint on a connection with a statement open."""
         if self._writer is None:
             raise StoreError(f"{self.path} was opened read-only")
+        if self.damage is not None:
+            raise StoreDamaged(self.damage)
         async with self._lock:
             if self._copier is not None:
                 await self._copier.idle()  # a copy under way holds the checkpoint lock
@@ -181,7 +191,7 @@ class Transactions(Connections):
             await tx.set_cursor(name, value)
 
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
-        async with self.transaction() as tx:
+        async with self.transaction(bookkeeping=True) as tx:
             await tx.save_job_run(job, record)
 
 
@@ -251,6 +261,18 @@ def _finish(conn: sqlite3.Connection, deferred: Deferred) -> int:
     stamp = conn.execute(_STAMP_READ, (STAMP,)).fetchone()[0]
     conn.execute("COMMIT")
     return int(stamp)
+
+
+NO_CHECKPOINT_ON_CLOSE = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE (sqlite3's constant from Python 3.12)
+
+
+async def keep_log(db: aiosqlite.Connection) -> None:
+    """Leave the write-ahead log as it is when ``db`` closes (SQLite copies it into the file when its
+    last connection closes): for a file found damaged, which must not be written again."""
+    trip = _one_trip(db)
+    if trip is not None and hasattr(trip[1], "setconfig"):  # Python 3.12+
+        execute, conn = trip
+        await execute(conn.setconfig, NO_CHECKPOINT_ON_CLOSE, True)
 
 
 def _checkpoint(path: Path) -> bool:

@@ -1,0 +1,68 @@
+"""Schema migrations: named functions, applied in order, each recorded by name in its own transaction.
+
+A migration is frozen once released: whatever it computes, it computes with its own copy of the
+code (below each one), so changing the live code later never changes what an old migration does.
+The checks run before a file is touched (a foreign or newer file is refused) are in ``opening.py``.
+
+This package is the runner (``migrate``); the migrations are in one module per group, each with its
+frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries`` (``base``: the registry
+they add themselves to, in the order they are imported here).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import aiosqlite
+
+from . import m001_m004_core, m005_m010_tables, m011_summaries  # noqa: F401  (each registers its own, in order)
+from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
+from .m001_m004_core import (
+    _m002_keyed_words,
+    _m003_has_date,
+    _m003_text_shape,
+    _m004_text_shape,
+    m001_core_tables,
+    m002_keyword_index_per_space,
+    m003_episode_shape,
+    m004_empty_lines,
+)
+from .m005_m010_tables import (
+    m005_job_runs,
+    m006_latin_beside_chinese,
+    m007_episode_time_indexes,
+    m008_kept_apart,
+    m009_unique_space_seq,
+    m010_names_per_place,
+)
+from .m011_summaries import m011_episode_summaries
+
+log = logging.getLogger("engram.store")
+
+__all__ = ["APPEND_ONLY", "MIGRATIONS", "Migration", "_m002_keyed_words", "_m003_has_date",
+           "_m003_text_shape", "_m004_text_shape", "m001_core_tables", "m002_keyword_index_per_space",
+           "m003_episode_shape", "m004_empty_lines", "m005_job_runs", "m006_latin_beside_chinese",
+           "m007_episode_time_indexes", "m008_kept_apart", "m009_unique_space_seq",
+           "m010_names_per_place", "m011_episode_summaries", "migrate", "migration", "run_script"]
+
+
+async def migrate(db: aiosqlite.Connection) -> None:
+    await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    async with db.execute("SELECT name FROM _migrations") as cur:
+        applied = {r[0] for r in await cur.fetchall()}
+    for name, fn in MIGRATIONS:
+        if name in applied:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await fn(db)
+            await db.execute("INSERT INTO _migrations VALUES (?, julianday('now'))", (name,))
+            await db.execute("COMMIT")
+        except BaseException:
+            try:
+                await db.execute("ROLLBACK")
+            except sqlite3.Error as e:  # SQLite rolled back itself (a full disk): the first error stands
+                log.debug("rollback of migration %s: %s", name, e)
+            raise
+        log.info("applied migration %s", name)
