@@ -233,7 +233,8 @@ class SQLiteWrites:
                     people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-delete episodes and memories (the exact ids given) with everything that holds their
         text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
-        place's too) and ``spaces``' names, cursors and the names people went by there. Returns the (episode, memory) ids deleted.
+        place's too) and ``spaces``' names, cursors and the names people went by there. Returns the
+        (episode, memory) ids deleted.
 
         THE one exception to episodes being append-only (hard forgetting): every delete of an
         episode goes through here. Inside the transaction: a crash leaves all of it or none. The
