@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -35,6 +36,7 @@ from astrbot_plugin_engram.memory.clock import day_bounds, day_of
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.days import DaySettings, end_days
 from astrbot_plugin_engram.memory.diary import diary_of
+from astrbot_plugin_engram.memory.recall import RecallSettings
 from astrbot_plugin_engram.memory.self_image import write_self_image
 from astrbot_plugin_engram.scheduler import (
     CONSOLIDATE,
@@ -62,6 +64,7 @@ OWNER_ID = "qq:900"
 # planted on day 0 in the owner's chat, asked at the end
 EARLY_FACT = "By the way, my cat is called Mochi and she only eats salmon."
 EARLY_QUESTION = "what is my cat called and what does she eat"
+MOCHI_AGAIN = "Mochi turned three today, we had a little salmon cake for her."  # on SoakSettings.mochi_day
 # said on day 3 in Bob's chat, forgotten (the line) on FORGET_LINE_DAY
 SECRET_LINE = "My locker code at the gym is 4417-KESTREL, keep it safe."
 SECRET_MARKS = ("4417-KESTREL",)
@@ -126,7 +129,8 @@ def load_users(langs: tuple[str, ...] = ("en", "cn")) -> list[User]:
     return users
 
 
-def day_traffic(users: list[User], day: int, silent: bool) -> list[tuple[str, str, str, str]]:
+def day_traffic(users: list[User], day: int, silent: bool, mochi_day: int = -1
+                ) -> list[tuple[str, str, str, str]]:
     """(place, actor, name, text) of one day, in order; the bot's replies are actor ``self``."""
     if silent:
         return []
@@ -151,6 +155,9 @@ def day_traffic(users: list[User], day: int, silent: bool) -> list[tuple[str, st
     if day == 0:
         out.append((OWNER, OWNER_ID, "Owner", EARLY_FACT))
         out.append((OWNER, SELF, "", "Mochi and salmon, noted!"))
+    if day == mochi_day:
+        out.append((OWNER, OWNER_ID, "Owner", MOCHI_AGAIN))
+        out.append((OWNER, SELF, "", "Happy birthday, Mochi!"))
     if day == 3:
         out.append((BOB, "qq:202", "Bob", SECRET_LINE))
         out.append((BOB, SELF, "", "Got it, I'll keep that safe."))
@@ -161,7 +168,7 @@ def day_traffic(users: list[User], day: int, silent: bool) -> list[tuple[str, st
 
 
 # ---- the scripted model ------------------------------------------------------------------------
-_MEMORY = re.compile(r"^m(\d+) \[", re.M)
+_MEMORY = re.compile(r"^m(\d+) \[[^\]]*\] (.*)$", re.M)
 _DIARY_LINE = re.compile(r"^e\d+ \[[^\]]*\] [^:：]+[:：] (.*)$", re.M)
 
 
@@ -186,14 +193,20 @@ class Model:
         actions: list[dict[str, Any]] = []
         for k in range(0, len(lines), 6):
             chunk = [(i, who, text) for i, who, text in lines[k:k + 6] if not who.startswith(("you", "你"))]
-            if chunk:
+            if chunk:  # what is about the cat first (the text is cut)
+                chunk.sort(key=lambda line: "Mochi" not in line[2])
                 actions.append({"op": "add", "text": " / ".join(t for _, _, t in chunk)[:240], "kind": "fact",
                                 "about": [chunk[0][1]], "importance": 0.5, "scope": None,
                                 "sources": [f"e{i}" for i, _, _ in chunk], "when": None})
         related = _MEMORY.findall(user)
-        if related and lines and self.calls["actions"] % 4 == 0:  # now and then a memory is updated
-            actions.append({"op": "update", "id": f"m{related[0]}", "text": f"(updated) {lines[0][2]}"[:240],
-                            "sources": [f"e{lines[0][0]}"]})
+        mochi = [(i, t) for i, _, t in lines if "Mochi" in t]
+        known = [m for m, text in related if "Mochi" in text]
+        if mochi and known:  # the owner's cat again: what is known of her is brought up to date
+            actions.append({"op": "update", "id": f"m{known[0]}", "text": "The owner's cat Mochi eats only "
+                            "salmon; she turned three.", "sources": [f"e{mochi[0][0]}"]})
+        elif related and lines and self.calls["actions"] % 4 == 0:  # now and then a memory is updated
+            actions.append({"op": "update", "id": f"m{related[0][0]}",
+                            "text": f"(updated) {lines[0][2]}"[:240], "sources": [f"e{lines[0][0]}"]})
         return json.dumps({"actions": actions or [{"op": "none"}]}, ensure_ascii=False)
 
     def _entry(self, body: dict[str, Any], user: str) -> str:
@@ -242,13 +255,15 @@ class Day:
     backlog: int  # lines recorded but not consolidated yet, all places
     objects: int  # Python objects alive after a collection
     fds: int
-    threads: int
+    threads: int  # besides the event loop's default executor (``asyncio_N``, which grows to its cap)
+    executor: int  # the default executor's threads
     log_lines: int
     top_log: tuple[str, int]  # the most repeated log message of the day
     prompt_chars: int  # the largest consolidation prompt of the day
     job_runs: dict[str, int] = field(default_factory=dict)
     held: dict[str, int] = field(default_factory=dict)  # sizes of in-process dicts and caches
     rows: dict[str, int] = field(default_factory=dict)  # rows of the store's tables
+    archived_early: list[int] = field(default_factory=list)  # archived before they could have faded
 
 
 def fds() -> int:
@@ -265,8 +280,12 @@ class SoakSettings:
     tick: timedelta = timedelta(hours=1)  # how often the timers are looked at
     forget_line_day: int = 40
     forget_person_day: int = 100
+    strength_days: float = 30.0  # a memory's strength halves in this many days unrecalled (the default)
+    measure_objects: int = 1  # every this many days: Python objects alive (a full collection, slow)
     silent: Callable[[int], bool] = lambda day: day % 11 == 10 or 60 <= day < 63  # a quiet day, a trip
-    touch_every: int = 20  # days between recalls of the early fact in the owner's chat
+    touch_every: int = 20  # days between recalls of the early fact in the owner's chat,
+    touch_until: int = 60  # until this day
+    mochi_day: int = 70  # the owner speaks of the cat again: her memory is updated
     langs: tuple[str, ...] = ("en", "cn")  # the MemoryBank chats used ("cn": the leak check's
     # Chinese name tagger runs in a child process, a second or two a day on a loaded machine)
 
@@ -288,9 +307,13 @@ class Soak:
         self.text_bytes = 0
         self.early_ids: list[int] = []
         self.secret_ids: list[int] = []
+        self.touched: set[int] = set()  # memories the early fact's recalls strengthened
         self.forgotten: list[str] = []  # marks that must be nowhere once forgotten
         self.diary_days: set[date] = set()  # days with lines, finished
         self.day_settings = DaySettings(tz=TZ, boundary_hour=4, is_public=lambda space: False)
+
+    def recall_settings(self) -> RecallSettings:
+        return RecallSettings(strength_days=self.s.strength_days)
 
     async def run(self) -> None:
         server = FakeOpenAI()
@@ -302,7 +325,8 @@ class Soak:
         old_level = logger.level
         logger.setLevel(logging.INFO)
         self.chat = chat = OpenAIChat("soak-model", server.base_url)
-        self.engram = e = await Engram.open(self.folder / "engram.db", self.embedder, background=True)
+        self.engram = e = await Engram.open(self.folder / "engram.db", self.embedder, background=True,
+                                            settings=self.recall_settings())
         e.toucher.clock = self.clock.ts
         try:
             self.scheduler = self._scheduler(e, chat)
@@ -365,7 +389,7 @@ class Soak:
         e = self.engram
         self.logs.today.clear()
         self.model.prompt_chars.clear()
-        traffic = day_traffic(self.users, day, self.s.silent(day))
+        traffic = day_traffic(self.users, day, self.s.silent(day), self.s.mochi_day)
         start = self.clock.now
         # the day's lines spread from 9:00 to 21:00 local, the timers looked at every tick
         spacing = timedelta(hours=12) / max(1, len(traffic))
@@ -376,6 +400,8 @@ class Soak:
             last_tick = self.clock.now + self.s.tick >= end  # what is left of the day is said now
             while next_line < len(traffic) and (t <= self.clock.now or last_tick):
                 place, actor, name, text = traffic[next_line]
+                if text == MOCHI_AGAIN:  # the owner's /mem consolidate: what came before is done
+                    await self.scheduler.run_now(CONSOLIDATE, places=[OWNER], force=True)
                 ids = await e.record_many([Episode(
                     space=place, content=text, actor=actor, actor_name=name,
                     kind="message_out" if actor == SELF else "message_in", time=t)])
@@ -387,6 +413,8 @@ class Soak:
             await self.scheduler.idle()
             await self._due_jobs()
             self.clock.advance(self.s.tick)
+        if day == self.s.mochi_day:  # ... and the news about the cat, on its own
+            await self.scheduler.run_now(CONSOLIDATE, places=[OWNER], force=True)
         await self._events(day)
         await e.toucher.flush()
         await e.embed_pending()
@@ -401,9 +429,10 @@ class Soak:
     async def _events(self, day: int) -> None:
         """The owner's doings: recalling the early fact now and then, forgetting a line, a person."""
         e = self.engram
-        if day and day % self.s.touch_every == 0:  # as the plugin does for what it injects
+        if day and day % self.s.touch_every == 0 and day <= self.s.touch_until:  # as the plugin does for what it injects
             hits = await e.recall(EARLY_QUESTION, Audience(OWNER, owner_private=True), k=8, now=self.clock())
             e.touch(h.key for h in hits)
+            self.touched |= {h.id for h in hits if h.kind == "memory"}
         if day == self.s.forget_line_day and self.secret_ids:
             plan = await e.forget_episodes(self.secret_ids)
             await self._after_forget(plan)
@@ -421,6 +450,15 @@ class Soak:
         if plan.self_image:
             await write_self_image(self.engram, self.chat, folder=self.folder, now=self.clock())
 
+    async def _archived_early(self) -> list[int]:
+        """Archived memories made or recalled less than log2(1 / threshold) half-lives ago: a memory
+        at full strength then could not have faded below the threshold yet."""
+        e = self.engram
+        lives = math.log2(1 / e.metabolism.archive_below) * self.s.strength_days * 86400 - 86400
+        rows = await e.store._reader.execute_fetchall(
+            "SELECT id, max(coalesce(last_recalled, 0), created_at) FROM memories WHERE status = 'archived'")
+        return [i for i, since in rows if self.clock.ts() - since < lives]
+
     async def _measure(self, day: int, said: int) -> None:
         e = self.engram
         counts = await e.counts()
@@ -432,12 +470,16 @@ class Soak:
         finished = day_of(self.clock(), TZ, 4) - timedelta(days=1)
         diaries = len(await e.store.memory_ids_of_kind("diary"))
         status = await self.scheduler.status()
-        gc.collect()
+        objects = -1
+        if day % self.s.measure_objects == 0 or day == self.s.days - 1:
+            gc.collect()
+            objects = len(gc.get_objects())
         path = self.folder / "engram.db"
         wal = path.with_name(path.name + "-wal")
         size = path.stat().st_size
         wal_size = wal.stat().st_size if wal.exists() else 0
         top = self.logs.today.most_common(1)
+        early = await self._archived_early()
         rows = {}
         for table in ("sources", "cursors", "vectors", "kept_apart", "job_runs", "talk_pairs", "episode_days",
                       "aliases", "memories_fts", "episodes_fts"):
@@ -445,12 +487,13 @@ class Soak:
         m = Day(day=day, said=said, lines=counts["episodes"], text_bytes=self.text_bytes,
                 file_bytes=size, wal_bytes=wal_size,
                 active=counts["memories"], archived=counts["archived"], superseded=counts["superseded"],
-                diaries=diaries, backlog=backlog, objects=len(gc.get_objects()), fds=fds(),
-                threads=threading.active_count(), log_lines=sum(self.logs.today.values()),
+                diaries=diaries, backlog=backlog, objects=objects, fds=fds(),
+                threads=sum(1 for t in threading.enumerate() if not t.name.startswith("asyncio_")),
+                executor=sum(1 for t in threading.enumerate() if t.name.startswith("asyncio_")), log_lines=sum(self.logs.today.values()),
                 top_log=(" ".join(top[0][0]), top[0][1]) if top else ("", 0),
                 prompt_chars=self.model.prompt_chars.get("actions", 0),
                 job_runs={k: v.get("runs", 0) for k, v in status.items()},
-                held=held(self), rows=rows)
+                held=held(self), rows=rows, archived_early=early)
         m.held["finished_day"] = finished.toordinal()
         self.days.append(m)
         if self.on_day:
@@ -477,7 +520,10 @@ async def problems(soak: Soak) -> list[str]:
     days = soak.days
     out += _flat(days)
     out += await _forgotten_nowhere(soak)
-    e = await Engram.open(soak.folder / "engram.db", soak.embedder, background=False)
+    if not soak.touched:
+        out.append("the early fact's recall touched no memory")
+    e = await Engram.open(soak.folder / "engram.db", soak.embedder, background=False,
+                          settings=soak.recall_settings())
     undo = patch_now(soak.clock)
     try:
         out += await _diaries(soak, e)
@@ -493,16 +539,22 @@ def _flat(days: list[Day]) -> list[str]:
     out = []
     settled = days[min(7, len(days) - 1):]
     first, last = settled[0], days[-1]
-    for name in ("fds", "threads"):
-        values = {getattr(d, name) for d in settled}
-        if max(values) > min(values) + 2:
-            out.append(f"{name} grew: {min(values)} -> {max(values)}")
-    if last.objects > first.objects * 1.05 + 2000:
-        out.append(f"objects alive grew: {first.objects} on day {first.day} -> {last.objects}")
+    third = max(1, len(settled) // 3)
+    for name, slack in (("fds", 3), ("threads", 1)):  # a connection more or less in the client's pool
+        before, after = [getattr(d, name) for d in settled[:third]], [getattr(d, name) for d in settled[-third:]]
+        if max(after) > max(before) + slack:
+            out.append(f"{name} grew: at most {max(before)} in the first third, {max(after)} in the last")
+    if max(d.executor for d in days) > min(32, (os.cpu_count() or 1) + 4):  # ThreadPoolExecutor's cap
+        out.append(f"the default executor has {max(d.executor for d in days)} threads")
+    counted = [d for d in settled if d.objects >= 0]
+    if counted[-1].objects > counted[0].objects * 1.05 + 2000:
+        out.append(f"objects alive grew: {counted[0].objects} on day {counted[0].day} -> {counted[-1].objects}")
     for key, value in last.held.items():
         if key != "finished_day" and value > max(first.held.get(key, 0), 8):
             out.append(f"{key} held {value} (day {first.day}: {first.held.get(key, 0)})")
     for d in days:
+        if d.archived_early:
+            out.append(f"day {d.day}: archived before they could have faded: {d.archived_early}")
         if d.log_lines > 20 or d.top_log[1] > 4:
             out.append(f"day {d.day}: {d.log_lines} log lines, {d.top_log[1]}x {d.top_log[0]!r}")
         if d.backlog > 120:
@@ -587,6 +639,13 @@ async def _fading(soak: Soak, e: Engram) -> list[str]:
     out = []
     now, days = soak.clock.ts(), e.settings.strength_days
     rows = await e.store.strength_rows(0, 10**6)
+    active = {r[0] for r in rows}
+    last = await e.memories(sorted(soak.touched))
+    gone = [i for i, m in last.items() if m.status != "superseded" and i not in active
+            and m.last_recalled is not None
+            and soak.clock.ts() - m.last_recalled.timestamp() < soak.s.strength_days * 86400]
+    if gone:
+        out.append(f"memories recalled within a half-life were archived: {gone}")
     weak = [r for r in rows if r[4] not in NEVER_ARCHIVED and r[3] < e.metabolism.protected_importance
             and float(faded(r[1], r[2], now, days)) < e.metabolism.archive_below * 0.5]
     if weak:
