@@ -316,8 +316,8 @@ class Soak:
         return RecallSettings(strength_days=self.s.strength_days)
 
     async def run(self) -> None:
-        server = FakeOpenAI()
-        server.default_reply = self.model
+        server = FakeOpenAI(replies=[])
+        server.default_reply = self.model  # type: ignore[assignment]  # the server takes a callable too
         server.start()
         undo = patch_now(self.clock)
         logger = logging.getLogger("engram")
@@ -429,7 +429,8 @@ class Soak:
     async def _events(self, day: int) -> None:
         """The owner's doings: recalling the early fact now and then, forgetting a line, a person."""
         e = self.engram
-        if day and day % self.s.touch_every == 0 and day <= self.s.touch_until:  # as the plugin does for what it injects
+        # recalled for a reply, as the plugin does with what it injects
+        if day and day % self.s.touch_every == 0 and day <= self.s.touch_until:
             hits = await e.recall(EARLY_QUESTION, Audience(OWNER, owner_private=True), k=8, now=self.clock())
             e.touch(h.key for h in hits)
             self.touched |= {h.id for h in hits if h.kind == "memory"}
@@ -489,7 +490,8 @@ class Soak:
                 active=counts["memories"], archived=counts["archived"], superseded=counts["superseded"],
                 diaries=diaries, backlog=backlog, objects=objects, fds=fds(),
                 threads=sum(1 for t in threading.enumerate() if not t.name.startswith("asyncio_")),
-                executor=sum(1 for t in threading.enumerate() if t.name.startswith("asyncio_")), log_lines=sum(self.logs.today.values()),
+                executor=sum(1 for t in threading.enumerate() if t.name.startswith("asyncio_")),
+                log_lines=sum(self.logs.today.values()),
                 top_log=(" ".join(top[0][0]), top[0][1]) if top else ("", 0),
                 prompt_chars=self.model.prompt_chars.get("actions", 0),
                 job_runs={k: v.get("runs", 0) for k, v in status.items()},
@@ -541,14 +543,16 @@ def _flat(days: list[Day]) -> list[str]:
     first, last = settled[0], days[-1]
     third = max(1, len(settled) // 3)
     for name, slack in (("fds", 3), ("threads", 1)):  # a connection more or less in the client's pool
-        before, after = [getattr(d, name) for d in settled[:third]], [getattr(d, name) for d in settled[-third:]]
+        before = [getattr(d, name) for d in settled[:third]]
+        after = [getattr(d, name) for d in settled[-third:]]
         if max(after) > max(before) + slack:
             out.append(f"{name} grew: at most {max(before)} in the first third, {max(after)} in the last")
     if max(d.executor for d in days) > min(32, (os.cpu_count() or 1) + 4):  # ThreadPoolExecutor's cap
         out.append(f"the default executor has {max(d.executor for d in days)} threads")
     counted = [d for d in settled if d.objects >= 0]
     if counted[-1].objects > counted[0].objects * 1.05 + 2000:
-        out.append(f"objects alive grew: {counted[0].objects} on day {counted[0].day} -> {counted[-1].objects}")
+        out.append(f"objects alive grew: {counted[0].objects} on day {counted[0].day} -> "
+                   f"{counted[-1].objects}")
     for key, value in last.held.items():
         if key != "finished_day" and value > max(first.held.get(key, 0), 8):
             out.append(f"{key} held {value} (day {first.day}: {first.held.get(key, 0)})")
@@ -570,9 +574,9 @@ def _flat(days: list[Day]) -> list[str]:
                    f"({early:.1f} before)")
     for table, n in last.rows.items():
         per_line = n / max(1, last.lines)
-        before = first.rows.get(table, 0) / max(1, first.lines)
-        if table not in ("cursors", "episode_days") and per_line > 2 * before + 1:
-            out.append(f"{table}: {n} rows for {last.lines} lines ({before:.1f} a line on day {first.day})")
+        was = first.rows.get(table, 0) / max(1, first.lines)
+        if table not in ("cursors", "episode_days") and per_line > 2 * was + 1:
+            out.append(f"{table}: {n} rows for {last.lines} lines ({was:.1f} a line on day {first.day})")
     return out
 
 

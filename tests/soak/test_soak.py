@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from .driver import DATA, Soak, SoakSettings, problems
 from ..conftest import HashEmbedder
+from .driver import DATA, Soak, SoakSettings, problems
 
 
 async def test_two_months_of_use_drift_nowhere(tmp_path: Path) -> None:
