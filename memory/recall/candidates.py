@@ -250,8 +250,9 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
         shape[mems] = [_memory_shape(r.text) for r in rows]
         strength[mems] = [r.strength for r in rows]
         recalled[mems] = [np.nan if r.last_recalled is None else r.last_recalled for r in rows]
-        since[mems] = [r.created_at if r.last_recalled is None else max(r.last_recalled, r.created_at)
-                       for r in rows]  # a new version keeps its last recall: strength runs from the later
+        # a new version keeps its last recall: its strength runs from the later of that and its making
+        since[mems] = [r.created_at if r.last_recalled is None else max(r.last_recalled, r.created_at or 0.0)
+                       for r in rows]
         importance[mems] = [r.importance for r in rows]
     found = np.zeros((len(words), n), bool)
     if words and len(e):

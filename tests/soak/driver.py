@@ -522,7 +522,7 @@ async def problems(soak: Soak) -> list[str]:
     days = soak.days
     out += _flat(days)
     out += await _forgotten_nowhere(soak)
-    if not soak.touched:
+    if not soak.touched and min(soak.s.touch_until, len(days) - 1) >= soak.s.touch_every:
         out.append("the early fact's recall touched no memory")
     e = await Engram.open(soak.folder / "engram.db", soak.embedder, background=False,
                           settings=soak.recall_settings())

@@ -76,3 +76,39 @@ async def test_a_memory_recalled_once_then_updated_fades_from_its_update(engram:
     await engram.embed_pending()
     hits = {h.id: h for h in await engram.recall("Mochi Biscuit", Audience(GROUP), k=5, now=T0 + 110 * day)}
     assert hits[new[0]].features["strength"] >= hits[new[1]].features["strength"]
+
+
+async def test_the_hourly_diary_run_reads_a_week_of_diaries_however_long_the_bot_lived(
+        engram: Engram, tmp_path: Path) -> None:
+    """Found in the soak's fifth month: every hourly diary run read every diary ever written (with
+    all their source ids) to find the last seven days', nine times, on the event loop's own thread;
+    a run's time grew with each day lived (half a second an hour at 150 days on the test machine)."""
+    from astrbot_plugin_engram.memory import Memory
+    from astrbot_plugin_engram.memory.clock import day_bounds
+    from astrbot_plugin_engram.memory.days import DaySettings, end_days
+    from astrbot_plugin_engram.memory.diary import diary_of, recent_diaries
+
+    from ..scripted_chat import ScriptedChat
+
+    tz, first = timezone(timedelta(hours=8)), T0.date()
+    for n in range(400):  # more than a year of diaries
+        start = day_bounds(first + timedelta(days=n), tz, 4)[0]
+        await engram.add_memory(Memory(text=f"Day {n}: a quiet day.", scope="owner", kind="diary",
+                                       created_at=start + timedelta(days=1), valid_from=start))
+    asked: list[int] = []
+    real = engram.store.get_memories
+
+    async def counted(ids):  # type: ignore[no-untyped-def]
+        asked.extend(ids)
+        return await real(ids)
+
+    engram.store.get_memories = counted  # type: ignore[method-assign]
+    now = day_bounds(first + timedelta(days=400), tz, 4)[0] + timedelta(hours=1)
+    report = await end_days(engram, ScriptedChat(), DaySettings(tz=tz, inner_state=False), folder=tmp_path,
+                            now=now)
+    assert report.failed == {} and not report.written  # the week's diaries are all there
+    assert len(asked) <= 2 * 7, len(asked)  # before: 3,200 diaries read (400, eight times)
+    found = await diary_of(engram, first + timedelta(days=399), tz, 4)
+    assert found is not None and found.text == "Day 399: a quiet day."
+    latest = [m.text for m in await recent_diaries(engram, 2)]
+    assert latest == ["Day 398: a quiet day.", "Day 399: a quiet day."]
