@@ -253,7 +253,7 @@ class Day:
     superseded: int
     diaries: int
     backlog: int  # lines recorded but not consolidated yet, all places
-    objects: int  # Python objects alive after a collection
+    objects: int  # Python objects alive after a collection (-1: not counted that day)
     fds: int
     threads: int  # besides the event loop's default executor (``asyncio_N``, which grows to its cap)
     executor: int  # the default executor's threads
@@ -418,6 +418,7 @@ class Soak:
         await self._events(day)
         await e.toucher.flush()
         await e.embed_pending()
+        server.requests.clear()  # the fake server keeps every request: not the bot's memory
         await self._measure(day, len(traffic))
 
     def _note(self, day: int, text: str, ids: list[int]) -> None:
@@ -473,8 +474,9 @@ class Soak:
         status = await self.scheduler.status()
         objects = -1
         if day % self.s.measure_objects == 0 or day == self.s.days - 1:
-            gc.collect()
-            objects = len(gc.get_objects())
+            gc.collect()  # less the driver's own records of the days before
+            objects = len(gc.get_objects()) - sum(1 + sum(gc.is_tracked(v) for v in vars(d).values())
+                                                  for d in self.days)
         path = self.folder / "engram.db"
         wal = path.with_name(path.name + "-wal")
         size = path.stat().st_size
