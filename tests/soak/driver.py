@@ -281,6 +281,8 @@ class SoakSettings:
     forget_line_day: int = 40
     forget_person_day: int = 100
     strength_days: float = 30.0  # a memory's strength halves in this many days unrecalled (the default)
+    restarts: tuple[int, ...] = ()  # days the bot is restarted on (a plugin reload, an update)
+    down: tuple[int, ...] = ()  # days it is off: nothing heard, no job run; restarted the day after
     measure_objects: int = 1  # every this many days: Python objects alive (a full collection, slow)
     silent: Callable[[int], bool] = lambda day: day % 11 == 10 or 60 <= day < 63  # a quiet day, a trip
     touch_every: int = 20  # days between recalls of the early fact in the owner's chat,
@@ -325,21 +327,37 @@ class Soak:
         old_level = logger.level
         logger.setLevel(logging.INFO)
         self.chat = chat = OpenAIChat("soak-model", server.base_url)
-        self.engram = e = await Engram.open(self.folder / "engram.db", self.embedder, background=True,
-                                            settings=self.recall_settings())
-        e.toucher.clock = self.clock.ts
+        await self._open()
         try:
-            self.scheduler = self._scheduler(e, chat)
             for day in range(self.s.days):
-                await self._live(day, server)
+                if day in self.s.restarts or (day - 1 in self.s.down and day not in self.s.down):
+                    await self._close()
+                    await self._open(start=True)
+                await self._live(day, server, down=day in self.s.down)
             await self.scheduler.idle()
         finally:
-            await e.close()
+            await self._close()
             await chat.close()
             logger.removeHandler(self.logs)
             logger.setLevel(old_level)
             undo()
             server.stop()
+
+    async def _open(self, start: bool = False) -> None:
+        """The bot starts: its memory opened, its jobs registered; ``start``: the scheduler started as
+        the plugin starts it (missed runs caught up at once; its own timers never fire in a run)."""
+        self.engram = e = await Engram.open(self.folder / "engram.db", self.embedder, background=True,
+                                            settings=self.recall_settings())
+        e.toucher.clock = self.clock.ts
+        self.scheduler = self._scheduler(e, self.chat)
+        if start:
+            await self.scheduler.start()
+            await self.scheduler.idle()
+
+    async def _close(self) -> None:
+        await self.scheduler.idle()
+        await self.scheduler.shutdown()
+        await self.engram.close()
 
     def _scheduler(self, e: Engram, chat: OpenAIChat) -> Scheduler:
         owner = Audience(OWNER, owner_private=True)
@@ -385,10 +403,14 @@ class Soak:
                 self.scheduler.trigger(job.name)
         await self.scheduler.idle()
 
-    async def _live(self, day: int, server: FakeOpenAI) -> None:
+    async def _live(self, day: int, server: FakeOpenAI, down: bool = False) -> None:
         e = self.engram
         self.logs.today.clear()
         self.model.prompt_chars.clear()
+        if down:
+            self.clock.advance(timedelta(days=1))
+            await self._measure(day, 0)
+            return
         traffic = day_traffic(self.users, day, self.s.silent(day), self.s.mochi_day)
         start = self.clock.now
         # the day's lines spread from 9:00 to 21:00 local, the timers looked at every tick
@@ -620,11 +642,12 @@ async def _diaries(soak: Soak, e: Engram) -> list[str]:
         if record.get("failures") or record.get("status") != "ok":
             out.append(f"job {name}: {record.get('status')}, {record.get('failures')} failures "
                        f"({record.get('error')})")
-    n = len(soak.days)
+    n = len(soak.days) - len(soak.s.down)  # the days the bot was up
     if status.get(FADE, {}).get("runs") != n:
-        out.append(f"fade ran {status.get(FADE, {}).get('runs')} times in {n} days")
-    if status.get(MERGE, {}).get("runs") != (n + 6) // 7:
-        out.append(f"merge ran {status.get(MERGE, {}).get('runs')} times in {n} days")
+        out.append(f"fade ran {status.get(FADE, {}).get('runs')} times in {n} days up")
+    merges = status.get(MERGE, {}).get("runs", 0)
+    if not n // 7 <= merges <= (n + 6) // 7 + len(soak.s.down) // 7 + 1:  # again on waking after a week off
+        out.append(f"merge ran {merges} times in {n} days up")
     if status.get(DIARY, {}).get("stats", {}).get("failed.diary"):
         out.append("the last diary run failed")
     return out
