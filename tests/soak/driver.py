@@ -648,6 +648,9 @@ async def _diaries(soak: Soak, e: Engram) -> list[str]:
     merges = status.get(MERGE, {}).get("runs", 0)
     if not n // 7 <= merges <= (n + 6) // 7 + len(soak.s.down) // 7 + 1:  # again on waking after a week off
         out.append(f"merge ran {merges} times in {n} days up")
+    refused = status.get(SELF_IMAGE, {}).get("totals", {}).get("refused", 0)
+    if refused:  # the scripted self-image names no one: a refusal is the leak check's false alarm
+        out.append(f"{refused} self-images refused")
     if status.get(DIARY, {}).get("stats", {}).get("failed.diary"):
         out.append("the last diary run failed")
     return out
