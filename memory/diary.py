@@ -67,7 +67,8 @@ async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
     """The active diary memory of ``day``: its ``valid_from`` is the day's start, or (the zone or the
     boundary hour changed since it was written) the nearest to it within 12 hours; None if none."""
     start, _ = day_bounds(day, tz, boundary_hour)
-    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind("diary"))
+    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind(
+        "diary", after=start - SAME_DAY, before=start + SAME_DAY))  # not every diary ever written
     near = [(abs(aware(m.valid_from) - start), m.id or 0, m) for m in found.values()
             if m.valid_from is not None and abs(aware(m.valid_from) - start) < SAME_DAY]
     return min(near, key=lambda x: x[:2])[2] if near else None
@@ -75,10 +76,11 @@ async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
 
 async def recent_diaries(engram: Engram, n: int) -> list[Memory]:
     """The ``n`` latest active diary entries, oldest first."""
-    ids = await engram.store.memory_ids_of_kind("diary")
-    found = await engram.store.get_memories(ids)
+    if n <= 0:
+        return []
+    found = await engram.store.get_memories(await engram.store.memory_ids_of_kind("diary", latest=n))
     dated = sorted(found.values(), key=lambda m: aware(m.valid_from or m.created_at))
-    return dated[-n:] if n > 0 else []
+    return dated
 
 
 def _spread(episodes: list[Episode], n: int) -> list[Episode]:

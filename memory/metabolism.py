@@ -3,7 +3,8 @@ being injected, returned by a tool or shown by a command strengthens it; ``fade(
 weak ones (never the important ones, never diaries). Archived memories come up only when searched
 for on purpose (``include_archived``), which makes them active again.
 
-The stored strength is the strength at its last recall (or creation); what it is now is worked out
+The stored strength is the strength at its last recall (or creation: a new version, which keeps when
+its memory was last recalled, fades from its making if that is later); what it is now is worked out
 when needed (``faded``), so nothing has to be rewritten as time passes. Touches on recall are
 collected and written together a moment later (``Toucher``), never on the reply's path.
 """

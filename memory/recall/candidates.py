@@ -74,8 +74,8 @@ class Columns:
         section = [-1 if p is None else number.setdefault(p, len(number)) for p in place]
         found = np.array([[w in h for h in held] for w in words], bool).reshape(len(words), len(items))
         recalled = [timestamp(it.last_recalled) if isinstance(it, Memory) else None for it in items]
-        since = [timestamp(it.last_recalled or it.created_at) if isinstance(it, Memory) else None
-                 for it in items]
+        since = [max(timestamp(it.last_recalled) or 0.0, timestamp(it.created_at) or 0.0)
+                 if isinstance(it, Memory) else None for it in items]  # a new version: from its making
         return cls(np.array(time, np.float64), np.array(tz, np.int64), np.array(section, np.int64),
                    np.array(seq, np.int64), np.array(shape, np.int64), np.array(image, bool),
                    np.array(own, bool), names,
@@ -250,7 +250,9 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
         shape[mems] = [_memory_shape(r.text) for r in rows]
         strength[mems] = [r.strength for r in rows]
         recalled[mems] = [np.nan if r.last_recalled is None else r.last_recalled for r in rows]
-        since[mems] = [r.created_at if r.last_recalled is None else r.last_recalled for r in rows]
+        # a new version keeps its last recall: its strength runs from the later of that and its making
+        since[mems] = [r.created_at if r.last_recalled is None else max(r.last_recalled, r.created_at or 0.0)
+                       for r in rows]
         importance[mems] = [r.importance for r in rows]
     found = np.zeros((len(words), n), bool)
     if words and len(e):

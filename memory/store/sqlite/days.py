@@ -21,11 +21,24 @@ class DayReads(Connections):
                                 (timestamp(start), timestamp(end), limit))
         return [episode_row(r) for r in rows]
 
-    async def memory_ids_of_kind(self, kind: str, status: str = "active") -> list[int]:
-        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images)."""
-        rows = await fetch_rows(self._writer_or_reader,
-                                "SELECT id FROM memories WHERE kind = ? AND status = ? ORDER BY id",
-                                (kind, status))
+    async def memory_ids_of_kind(self, kind: str, status: str = "active", *, after: datetime | None = None,
+                                 before: datetime | None = None, latest: int = 0) -> list[int]:
+        """Ids of the memories of ``kind`` in ``status``, oldest first (diaries, self-images); only
+        those valid from strictly between ``after`` and ``before`` when given; ``latest``: only that
+        many, the latest valid (an hourly job's reads stay the same however many days were lived)."""
+        sql = "SELECT id FROM memories WHERE kind = ? AND status = ?"
+        args: list[Any] = [kind, status]
+        for op, t in ((">", after), ("<", before)):
+            if t is not None:
+                sql += f" AND valid_from {op} ?"
+                args.append(timestamp(t))
+        if latest > 0:
+            sql = (f"SELECT id FROM ({sql} ORDER BY coalesce(valid_from, created_at) DESC, id DESC LIMIT ?)"
+                   " ORDER BY id")
+            args.append(latest)
+        else:
+            sql += " ORDER BY id"
+        rows = await fetch_rows(self._writer_or_reader, sql, args)
         return [r[0] for r in rows]
 
     async def last_time_with(self, actor: str, before: datetime | None = None,

@@ -14,18 +14,20 @@ class MetabolismReads(Connections):
     """What ``memory/metabolism.py`` and ``memory/merging.py`` read."""
 
     async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]:
-        """(id, strength, last recalled or created, importance, kind) of active memories past ``since``."""
-        return await fetch_rows(self._reader, "SELECT id, strength, coalesce(last_recalled, created_at),"
-                                " importance, kind FROM memories WHERE status = 'active' AND id > ?"
+        """(id, strength, last recalled or created (the later: a new version starts from its making),
+        importance, kind) of active memories past ``since``."""
+        return await fetch_rows(self._reader, "SELECT id, strength,"
+                                " max(coalesce(last_recalled, 0), created_at), importance, kind FROM memories"
+                                " WHERE status = 'active' AND id > ?"
                                 " ORDER BY id LIMIT ?", (since, limit))
 
     async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]:
-        """Each memory's (stored strength, last recalled or created, status)."""
+        """Each memory's (stored strength, last recalled or created (the later), status)."""
         out = {}
         for chunk in chunks(sorted(set(ids))):
             sql, vals = in_list(chunk)
             for i, st, t, status in self._read(
-                    "SELECT id, strength, coalesce(last_recalled, created_at), status FROM memories"
+                    "SELECT id, strength, max(coalesce(last_recalled, 0), created_at), status FROM memories"
                     f" WHERE id IN {sql}", vals):
                 out[i] = (st, t, status)
         return out

@@ -232,8 +232,9 @@ class SQLiteWrites:
     async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
                     people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-delete episodes and memories (the exact ids given) with everything that holds their
-        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names and
-        ``spaces``' names and cursors. Returns the (episode, memory) ids deleted.
+        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
+        place's too) and ``spaces``' names, cursors and the names people went by there. Returns the
+        (episode, memory) ids deleted.
 
         THE one exception to episodes being append-only (hard forgetting): every delete of an
         episode goes through here. Inside the transaction: a crash leaves all of it or none. The
@@ -257,8 +258,10 @@ class SQLiteWrites:
         await self._delete("memories", "m", mems)
         for person in people:
             await db.execute("DELETE FROM aliases WHERE person = ?", (person,))
+            await db.execute("DELETE FROM place_names WHERE person = ?", (person,))
         for space in spaces:
             await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
+            await db.execute("DELETE FROM place_names WHERE space = ?", (space,))
             await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
             self._places.pop(space, None)
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
