@@ -161,3 +161,23 @@ async def test_the_content_security_policy_breaks_no_page_and_stops_markup_that_
     assert await chrome.eval("typeof window.pwned") == "undefined"
     assert await chrome.eval("window.__violations.every(v => v.startsWith('script-src-attr'))")
     assert await chrome.eval("window.__violations.length") >= 1
+
+
+async def test_no_page_is_wider_than_a_phone(site, tmp_path):
+    """At 390 px (a phone), tables of memories, a place's learned memories and the overview's places
+    made the whole page scroll sideways (up to 1,208 px): the menu and the timeline slid away with
+    it. Wide tables now scroll inside the page; the page keeps the phone's width."""
+    base, ids = site
+    browser = await Chrome().start(tmp_path / "phone-profile", lang="zh-CN")
+    try:
+        await browser.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=1,
+                           mobile=True)
+        await browser.open(f"{base}/?token={TOKEN}")
+        for path in ["/", "/memories", f"/memories/{ids['second']}", f"/place?space={quote(GROUP)}",
+                     f"/recall?q=hotpot&space={quote(GROUP)}", "/graph", "/diary", "/identity",
+                     f"/place?space={quote(XSS_SPACE)}", "/nowhere", "/memories?page=x"]:
+            await browser.open(base + path)
+            assert await browser.eval("document.documentElement.scrollWidth") <= 390, path
+        await browser.screenshot(SHOTS / "memories-phone-zh.png")
+    finally:
+        await browser.close()
