@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Engram, Episode
 
 from ..conftest import HashEmbedder
 from .chrome import Chrome
@@ -163,10 +163,23 @@ async def test_the_content_security_policy_breaks_no_page_and_stops_markup_that_
     assert await chrome.eval("window.__violations.length") >= 1
 
 
-async def test_no_page_is_wider_than_a_phone(site, tmp_path):
+LONG_PLACE = "qq:group:" + "9" * 90  # a place whose name is longer than a phone is wide
+
+
+@pytest.fixture
+async def long_place(seeded):
+    path, _ = seeded
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    await engram.record(Episode(space=LONG_PLACE, content="一条消息" * 40, actor="qq:77",
+                                actor_name="名字特别长的群友Supercalifragilisticexpialidocious"))
+    await engram.close()
+
+
+async def test_no_page_is_wider_than_a_phone(long_place, site, tmp_path):
     """At 390 px (a phone), tables of memories, a place's learned memories and the overview's places
     made the whole page scroll sideways (up to 1,208 px): the menu and the timeline slid away with
-    it. Wide tables now scroll inside the page; the page keeps the phone's width."""
+    it; recall's place list was as wide as its longest place. Wide tables now scroll inside the page;
+    the page keeps the phone's width."""
     base, ids = site
     browser = await Chrome().start(tmp_path / "phone-profile", lang="zh-CN")
     try:
@@ -175,7 +188,8 @@ async def test_no_page_is_wider_than_a_phone(site, tmp_path):
         await browser.open(f"{base}/?token={TOKEN}")
         for path in ["/", "/memories", f"/memories/{ids['second']}", f"/place?space={quote(GROUP)}",
                      f"/recall?q=hotpot&space={quote(GROUP)}", "/graph", "/diary", "/identity",
-                     f"/place?space={quote(XSS_SPACE)}", "/nowhere", "/memories?page=x"]:
+                     f"/place?space={quote(XSS_SPACE)}", f"/place?space={LONG_PLACE}", "/nowhere",
+                     "/memories?page=x"]:
             await browser.open(base + path)
             assert await browser.eval("document.documentElement.scrollWidth") <= 390, path
         await browser.screenshot(SHOTS / "memories-phone-zh.png")
