@@ -213,8 +213,10 @@ def place(lang: str, d: Mapping[str, Any]) -> str:
 
 def graph(lang: str, d: Mapping[str, Any]) -> str:
     n = d["shown"]
-    bounded = n["talks"] < n["talks_total"] or n["memories"] < n["memories_total"]
-    note = f'<p class="hint">{esc(label(lang, "graph_shown").format(**n))}</p>' if bounded else ""
+    cut = (n["talks"] < n["talks_total"], n["memories"] < n["memories_total"])  # what was left out
+    key = {(True, True): "graph_shown", (True, False): "graph_shown_talks",
+           (False, True): "graph_shown_memories"}.get(cut)
+    note = f'<p class="hint">{esc(label(lang, key).format(**n))}</p>' if key else ""
     body = (
         f'<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
         f' aria-label="{esc(label(lang, "graph"))}"></svg><p id="graph-label" class="hint"></p>'

@@ -85,6 +85,15 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对），以及关于某人最重要的 {memories} 条记忆"
         "（共 {memories_total} 条）；所有计数涵盖全部消息。",
     ),
+    "graph_shown_talks": (
+        "Shown: the {talks} pairs of people who answer each other most (of {talks_total}); every count is"
+        " over all episodes.",
+        "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对）；所有计数涵盖全部消息。",
+    ),
+    "graph_shown_memories": (
+        "Shown: the {memories} most important memories about someone (of {memories_total}).",
+        "显示：关于某人最重要的 {memories} 条记忆（共 {memories_total} 条）。",
+    ),
     "diary_none": ("No diary entries yet.", "还没有日记。"),
     "identity_note": ("Core identity (identity/self.md)", "核心身份（identity/self.md）"),
     "identity_none": ("No core identity written yet.", "还没有写核心身份。"),

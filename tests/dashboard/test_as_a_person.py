@@ -146,3 +146,18 @@ async def test_a_memorys_source_links_to_the_page_of_its_place_that_holds_it(tmp
     finally:
         await client.close()
         await engram.close()
+
+
+async def test_the_graphs_note_speaks_only_of_what_it_left_out(dash, monkeypatch):
+    """At 100k, with no memory about anyone, the note read "…and the 0 most important memories about
+    someone (of 0)": only the pairs were cut, so the note says only that."""
+    from astrbot_plugin_engram.dashboard import data
+
+    client, _, _ = dash
+    monkeypatch.setattr(data, "GRAPH_TALKS", 1)
+    total = (await (await client.get("/api/graph", headers=EN)).json())["shown"]["talks_total"]
+    en = await (await client.get("/graph", headers=EN)).text()
+    assert f"Shown: the 1 pairs of people who answer each other most (of {total})" in en
+    assert "most important memories" not in en
+    zh = await (await client.get("/graph", headers=ZH)).text()
+    assert f"互相回复最多的 1 对人物（共 {total} 对）" in zh and "最重要的" not in zh
