@@ -98,6 +98,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         ]
         for p in d["people"][:LIST_ROWS]
     ]
+    place_head = [esc(label(lang, k)) for k in ("place", "episodes", "last_said")]
     jobs = job_table(lang, d["jobs"])
     ix = d["index"]
     coverage = "—" if ix["coverage"] is None else f"{ix['coverage'] * 100:.1f}%"
@@ -116,10 +117,12 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         f" {esc(label(lang, 'indexed'))} ({coverage})</p></section>"
         f'<section class="card"><h3>{esc(label(lang, "jobs"))}</h3>{jobs}</section></div>'
         f'<div class="cards"><section class="card"><h3>{esc(label(lang, "places"))}</h3>'
-        f"{table([esc(label(lang, k)) for k in ('place', 'episodes', 'last_said')], places)}"
+        f"{table(place_head, places) if places else ''}"
+        f"{'' if places else empty(lang, 'no_places')}"
         f"{shown_of(lang, len(places), len(d['places']))}</section>"
         f'<section class="card"><h3>{esc(label(lang, "people"))}</h3>'
-        f"{table([esc(label(lang, k)) for k in ('person', 'id', 'episodes')], people)}"
+        f"{table([esc(label(lang, k)) for k in ('person', 'id', 'episodes')], people) if people else ''}"
+        f"{'' if people else empty(lang, 'none')}"
         f"{shown_of(lang, len(people), len(d['people']))}</section></div>"
     )
     return layout(lang, label(lang, "overview"), body, "overview")
@@ -217,6 +220,8 @@ def graph(lang: str, d: Mapping[str, Any]) -> str:
     key = {(True, True): "graph_shown", (True, False): "graph_shown_talks",
            (False, True): "graph_shown_memories"}.get(cut)
     note = f'<p class="hint">{esc(label(lang, key).format(**n))}</p>' if key else ""
+    if not d["nodes"]:
+        return layout(lang, label(lang, "graph"), empty(lang, "graph_none"), "graph")
     body = (
         f'<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
         f' aria-label="{esc(label(lang, "graph"))}"></svg><p id="graph-label" class="hint"></p>'

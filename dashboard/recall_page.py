@@ -13,6 +13,8 @@ from .markup import empty, esc, layout, table
 def recall(
     lang: str, d: Mapping[str, Any] | None, form: Mapping[str, str], places: Sequence[str], error: str = ""
 ) -> str:
+    if not places:  # no place heard yet: nothing to recall for
+        return layout(lang, label(lang, "recall"), empty(lang, "no_places"), "recall")
     chosen = form.get("space", "")
     opts = "".join(
         f'<option value="{esc(p)}"{" selected" if p == chosen else ""}>{esc(p)}</option>' for p in places

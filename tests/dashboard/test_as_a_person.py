@@ -161,3 +161,23 @@ async def test_the_graphs_note_speaks_only_of_what_it_left_out(dash, monkeypatch
     assert "most important memories" not in en
     zh = await (await client.get("/graph", headers=ZH)).text()
     assert f"互相回复最多的 1 对人物（共 {total} 对）" in zh and "最重要的" not in zh
+
+
+async def test_a_store_with_nothing_yet_says_so_on_every_page(tmp_path):
+    """A new bot's dashboard showed a blank graph box, headers over empty places and people tables,
+    and recall's form with an empty place list: nothing said why."""
+    engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+    await client.start_server()
+    try:
+        for headers, says in ((EN, ("No place has a recorded line yet.", "Nothing to draw yet",
+                                    "No place has a recorded line yet.")),
+                              (ZH, ("还没有记录任何地点的消息。", "还没有可画的内容",
+                                    "还没有记录任何地点的消息。"))):
+            pages = [await (await client.get(p, headers=headers)).text() for p in ("/", "/graph", "/recall")]
+            for page, said in zip(pages, says, strict=True):
+                assert said in page
+            assert '<svg id="graph"' not in pages[1] and '<select name="space">' not in pages[2]
+    finally:
+        await client.close()
+        await engram.close()
