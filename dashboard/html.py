@@ -207,10 +207,13 @@ def place(lang: str, d: Mapping[str, Any]) -> str:
     timeline = "".join(episode_line(e) for e in eps["items"])
     body = (
         f'<h2>{esc(label(lang, "timeline"))}</h2><ol class="timeline">{timeline}</ol>'
-        f"{pager(lang, '/place', eps, {'space': d['space'], 'size': eps['size']})}"
+        f"{pager(lang, '/place', eps, {'space': d['space'], 'size': eps['size']}, 'latest')}"
         f"<h2>{esc(label(lang, 'learned_here'))} ({d['memories_total']})</h2>"
         f"{memory_table(lang, d['memories'])}"
     )
+    if d["memories_total"] > len(d["memories"]):  # the rest, on the memories page filtered to here
+        body += (f'<p><a href="{link("/memories", place=d["space"])}">'
+                 f'{esc(label(lang, "all_n").format(n=d["memories_total"]))}</a></p>')
     return layout(lang, f"{label(lang, 'place')}: {d['space']}", body)
 
 

@@ -70,19 +70,20 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> 
             f"<tbody>{trs}</tbody></table></div>")
 
 
-def pager(lang: str, path: str, page: Mapping[str, Any], params: Mapping[str, Any]) -> str:
-    parts = [esc(label(lang, "page_of").format(page=page["page"], pages=page["pages"], total=page["total"]))]
-    if page["page"] > 1:
-        parts.insert(
-            0,
-            f'<a rel="prev" href="{link(path, **params, page=page["page"] - 1)}">'
-            f"{esc(label(lang, 'prev'))}</a>",
-        )
-    if page["page"] < page["pages"]:
-        parts.append(
-            f'<a rel="next" href="{link(path, **params, page=page["page"] + 1)}">'
-            f"{esc(label(lang, 'next'))}</a>"
-        )
+def pager(lang: str, path: str, page: Mapping[str, Any], params: Mapping[str, Any],
+          last: str = "last") -> str:
+    """First · Previous · Page p of n · Next · Last (``last``: the label of the last page)."""
+    p, n = page["page"], page["pages"]
+
+    def to(number: int, key: str, rel: str = "") -> str:
+        rel_attr = f' rel="{rel}"' if rel else ""
+        return f'<a{rel_attr} href="{link(path, **params, page=number)}">{esc(label(lang, key))}</a>'
+
+    parts = [esc(label(lang, "page_of").format(page=p, pages=n, total=page["total"]))]
+    if p > 1:
+        parts[:0] = [to(1, "first"), to(p - 1, "prev", "prev")]
+    if p < n:
+        parts += [to(p + 1, "next", "next"), to(n, last)]
     return '<p class="pager">' + " · ".join(parts) + "</p>"
 
 

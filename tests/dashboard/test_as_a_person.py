@@ -181,3 +181,28 @@ async def test_a_store_with_nothing_yet_says_so_on_every_page(tmp_path):
     finally:
         await client.close()
         await engram.close()
+
+
+async def test_a_busy_place_leads_to_its_first_page_and_to_all_it_taught(tmp_path, monkeypatch):
+    """A chat of 16k lines opened on page 326 of 326 with only "Previous": going back to its start
+    took 325 clicks. Its memories listed the first 50 under "(343)" with no way to the rest."""
+    from astrbot_plugin_engram.dashboard import data
+
+    monkeypatch.setattr(data, "PLACE_MEMORIES", 2)
+    engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    ids = await engram.record_many([Episode(space=GROUP, content=f"line {i}", actor="qq:1", actor_name="Ann")
+                                    for i in range(25)])
+    for i in range(3):
+        await engram.add_memory(Memory(text=f"fact {i}", scope=f"space:{GROUP}", sources=(ids[i],)))
+    client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
+    await client.start_server()
+    try:
+        for headers, first, latest, every in ((EN, "First", "Latest", "All 3"),
+                                              (ZH, "第一页", "最新一页", "全部 3 条")):
+            page = await (await client.get(f"/place?space={GROUP}&size=5&page=3", headers=headers)).text()
+            pager = page.split('<p class="pager">', 1)[1].split("</p>", 1)[0]
+            assert f'page=1">{first}</a>' in pager and f'page=5">{latest}</a>' in pager
+            assert f'<a href="/memories?place=qq%3Agroup%3A5150">{every}' in page
+    finally:
+        await client.close()
+        await engram.close()
