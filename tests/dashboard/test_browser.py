@@ -195,3 +195,22 @@ async def test_no_page_is_wider_than_a_phone(long_place, site, tmp_path):
         await browser.screenshot(SHOTS / "memories-phone-zh.png")
     finally:
         await browser.close()
+
+
+ONE_LINE = """[...document.querySelectorAll('table.memories tbody tr')].every(tr => [2, 4, 6, 7].every(i => {
+  const range = document.createRange(); range.selectNodeContents(tr.cells[i]);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size <= 1; }))"""
+
+
+async def test_short_columns_of_a_memory_table_stay_on_one_line(long_place, site, tmp_path):
+    """Next to long memories, a Chinese kind, status or date was squeezed to one character a line
+    ("事/实", "有/效", "2026-/12-02") on a desktop screen."""
+    base, ids = site
+    browser = await Chrome().start(tmp_path / "zh-desk", lang="zh-CN")
+    try:
+        await browser.open(f"{base}/?token={TOKEN}")
+        for path in ["/memories", f"/place?space={quote(GROUP)}"]:
+            await browser.open(base + path)
+            assert await browser.eval(ONE_LINE), path
+    finally:
+        await browser.close()
