@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES
-from .i18n import label, value
+from .i18n import counter, label, value
 from .identity_page import identity
 from .markup import (
     data_script,
@@ -35,8 +35,21 @@ __all__ = ["diary", "error", "graph", "identity", "memories", "memory", "overvie
 
 
 # ---- pages ----------------------------------------------------------------------------------------
-def _pairs(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items())
+def _pairs(lang: str, counts: Mapping[str, int]) -> str:
+    return ("，" if lang == "zh" else ", ").join(f"{counter(lang, k)} {v}" for k, v in counts.items())
+
+
+def _did(lang: str, j: Mapping[str, Any]) -> list[str]:
+    """What a job's last run did (its counters in words), what failed or was refused in it, and in all."""
+    last = j["last"]
+    parts = [_pairs(lang, {k: v for k, v in last.items() if "." not in k})]
+    for prefix, key in (("failed.", "failed_last"), ("refused.", "refused_last"),
+                        ("", "failed_calls"), ("", "refused")):
+        counts = ({k[len(prefix):]: v for k, v in last.items() if k.startswith(prefix)} if prefix
+                  else j[key])
+        if counts:
+            parts.append(label(lang, key).format(pairs=", ".join(f"{k} {v}" for k, v in counts.items())))
+    return [p for p in parts if p]
 
 
 def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
@@ -51,17 +64,13 @@ def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
         status = esc(value(lang, j["status"]))
         if j["error"]:
             status += f'<div class="error">{esc(j["error"])}</div>'
-        did = [_pairs(j["last"])]
-        if j["failed_calls"]:
-            did.append(f"{label(lang, 'failed_calls')}: {_pairs(j['failed_calls'])}")
-        if j["refused"]:
-            did.append(f"{label(lang, 'refused')}: {_pairs(j['refused'])}")
+        did = _did(lang, j)
         rows.append([
             f"<code>{esc(j['name'])}</code>",
             when(j["last_started"], seconds=True),
             f'<span class="job-{esc(j["status"])}">{status}</span>',
             f"{j['runs']} / {j['failures']}",
-            "<br>".join(esc(x) for x in did if x),
+            "<br>".join(esc(x) for x in did),
         ])
     head = [label(lang, k) for k in ("job", "last_run", "status", "runs_failed", "last_did")]
     return table([esc(h) for h in head], rows, "jobs")

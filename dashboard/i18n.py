@@ -36,8 +36,10 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "times_in": ("Times in {zone}", "时间均为 {zone}"),
     "runs_failed": ("Runs / failed", "运行 / 失败"),
     "last_did": ("Last run did", "最近一次结果"),
-    "failed_calls": ("failed calls in all", "累计失败调用"),
-    "refused": ("refused in all", "累计拒绝"),
+    "failed_calls": ("failed calls in all: {pairs}", "累计失败调用：{pairs}"),
+    "refused": ("refused in all: {pairs}", "累计拒绝：{pairs}"),
+    "failed_last": ("failed calls: {pairs}", "失败调用：{pairs}"),
+    "refused_last": ("refused: {pairs}", "拒绝：{pairs}"),
     "scope": ("Scope", "范围"),
     "kind": ("Kind", "类型"),
     "status": ("Status", "状态"),
@@ -152,6 +154,21 @@ VALUES: dict[str, tuple[str, str]] = {
     "owner": ("owner", "仅主人"),
     "self": ("self", "机器人自己"),
 }
+
+# a job's counters (``stats()`` of consolidation, the days, metabolism, the self-image) in Chinese;
+# English shows the key with spaces
+COUNTERS_ZH: dict[str, str] = {
+    "calls": "模型调用", "prompt_tokens": "提示词元", "completion_tokens": "回复词元", "episodes": "消息",
+    "added": "新增", "updated": "更新", "skipped_batches": "跳过的批次", "diaries": "日记",
+    "inner_state": "内心状态", "checked": "检查", "archived": "归档", "protected": "保护",
+    "written": "写入", "refused": "拒绝",
+}
+
+
+def counter(lang: str, key: str) -> str:
+    """A job counter's name as a page says it."""
+    return COUNTERS_ZH.get(key, key.replace("_", " ")) if lang == "zh" else key.replace("_", " ")
+
 
 # messages of a bad request (400) or a missing page (404), with their parameters
 MESSAGES: dict[str, tuple[str, str]] = {

@@ -206,3 +206,15 @@ async def test_a_busy_place_leads_to_its_first_page_and_to_all_it_taught(tmp_pat
     finally:
         await client.close()
         await engram.close()
+
+
+async def test_what_a_job_did_is_said_in_words_and_once(dash):
+    """The last run read "added 1, calls 2, failed.timeout 1, refused.scope 2" on a Chinese page:
+    the record's keys, English, and its failures a second time as keys."""
+    client, _, _ = dash
+    en = cells(await (await client.get("/", headers=EN)).text(), "jobs")[2][4]
+    assert "added 1, calls 2" in en and "failed." not in en and "refused." not in en
+    assert "failed calls: timeout 1" in en and "refused: scope 2" in en
+    zh = cells(await (await client.get("/", headers=ZH)).text(), "jobs")[2][4]
+    assert "新增 1，模型调用 2" in zh and "失败调用：timeout 1" in zh and "拒绝：scope 2" in zh
+    assert "added" not in zh and "calls" not in zh
