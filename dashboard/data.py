@@ -186,7 +186,10 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
 
 
 async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
-    found, total = await browser.list_memories(None, **f.store_args(), limit=size, offset=(page - 1) * size)
+    args = f.store_args()
+    if f.person:  # an id, or a name as people are called where they speak
+        args["people"] = (f.person, *await browser.people_named(f.person))
+    found, total = await browser.list_memories(None, **args, limit=size, offset=(page - 1) * size)
     names = await _names(engram, found)
     return page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
 

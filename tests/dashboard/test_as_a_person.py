@@ -218,3 +218,11 @@ async def test_what_a_job_did_is_said_in_words_and_once(dash):
     zh = cells(await (await client.get("/", headers=ZH)).text(), "jobs")[2][4]
     assert "新增 1，模型调用 2" in zh and "失败调用：timeout 1" in zh and "拒绝：scope 2" in zh
     assert "added" not in zh and "calls" not in zh
+
+
+async def test_the_person_filter_takes_a_name_as_well_as_an_id(dash):
+    """Typing 王磊 into the memories page's Person box found nothing: it wanted "qq:10003"."""
+    client, _, _ = dash
+    by_id = await (await client.get("/api/memories?person=qq:10003", headers=EN)).json()
+    by_name = await (await client.get("/api/memories?person=王磊", headers=EN)).json()
+    assert by_id["total"] >= 2 and [m["id"] for m in by_name["items"]] == [m["id"] for m in by_id["items"]]
