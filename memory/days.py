@@ -20,7 +20,7 @@ from .engram import Engram
 from .errors import ChatError
 from .identity import IdentityFolder
 from .inner_state import load_state, update_inner_state
-from .leaks import private_details
+from .leaks import known_names, private_details
 from .model import SELF, aware, now_utc
 from .replies import WrongShape
 
@@ -86,7 +86,8 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
         aliases = {a: await engram.store.aliases(a) for a in people}
         persona = IdentityFolder(folder).core().text
         details = await asyncio.to_thread(private_details, list(episodes.values()), aliases,
-                                          settings.is_public, known=persona)
+                                          settings.is_public, known=persona,
+                                          names=await known_names(engram.store))
         # felt from when that day ended (a day written late, after the bot was down, has faded since)
         ended = day_bounds(last.day, settings.tz, settings.boundary_hour)[1]
         try:

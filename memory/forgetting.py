@@ -3,10 +3,10 @@
 A memory is forgotten with every version of it (merged ones' originals too); ``with_sources`` also
 takes the episodes it came from, and then every memory derived from any of those episodes (a diary
 of that day included). Episodes named by id go the same way, with every memory derived from them.
-A person: every line they said or that names them, every memory about them and the lines those
-came from. A place: all its lines and its memories. Whatever drew on erased
-memories and is rebuilt from what is left (a day's diary, the self-image) is told through
-``Engram.after_forget``.
+A person: every line they said or that names them (by any name they went by, or the given name
+friends call them: 张婷婷's 婷婷), every memory about them and the lines those came from. A place:
+all its lines and its memories. Whatever drew on erased memories and is rebuilt from what is left
+(a day's diary, the self-image) is told through ``Engram.after_forget``.
 
 The identity proposals the model made (``identity/proposals.json``) have no sources; a forget drops
 one, pending or decided, when it drew on what goes: made in a forgotten place, while answering a
@@ -33,6 +33,7 @@ from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
 from .inner_state import load_state, state_path
 from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
+from .person_names import given_names
 from .proposals import APPROVED, Proposal, Proposals
 from .scopes import space_scope
 from .text import holds_name
@@ -107,7 +108,7 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     if not person.strip():  # "" is the actor of every line recorded without one
         raise InvalidInputError("name the person to forget")
     store = engram.store
-    names = [n for n in await store.aliases(person) if len(n.strip()) >= MIN_NAME]
+    names = await _names_of(engram, [person])
     rows = await store.episodes_where(actor=person, mentions=names)
     said = {i for i, _ in await store.episodes_where(actor=person)}
     eps = said | {i for i, text in rows if i not in said and _names_in(text, names)}
@@ -153,8 +154,7 @@ async def _proposals_reached(engram: Engram, plan: Forgetting, memories: Iterabl
     except (OSError, ValueError, TypeError, AttributeError) as e:  # unreadable: left alone, and said so
         log.error("Engram: identity/proposals.json cannot be read (%s); a forget cannot look into it", e)
         return []
-    names = [n for person in plan.people for n in await engram.store.aliases(person)
-             if len(n.strip()) >= MIN_NAME]
+    names = await _names_of(engram, plan.people)
     reached = {p.id for p in proposals if p.place in plan.spaces or p.person in plan.people
                or (names and _names_in(f"{p.change}\n{p.reason}", names))}
     left = [p for p in proposals if p.id not in reached]
@@ -239,6 +239,13 @@ def _day(engram: Engram, t: datetime | None) -> date | None:
     """The day a diary dated ``t`` tells of, counted as the diaries count days (their zone and
     boundary hour, ``diary_files.day_rule``)."""
     return None if t is None else diary_day(data_folder(engram), t)
+
+
+async def _names_of(engram: Engram, people: list[str]) -> list[str]:
+    """Every name ``people`` went by (``MIN_NAME`` characters or more), and the given names friends
+    call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``)."""
+    names = [n for person in people for n in await engram.store.aliases(person) if len(n.strip()) >= MIN_NAME]
+    return names + sorted({g for n in names for g in given_names(n.strip())} - set(names))
 
 
 def _names_in(text: str, names: list[str]) -> bool:

@@ -3,8 +3,8 @@
 The diary job updates it with one short model call (without a model it stays as it is); between
 updates it drifts back toward the persona's baseline, halving its distance every ``half_life_hours``.
 Mood and energy are the bot's own (scope ``self``: they may show anywhere, and a mood naming anyone
-is refused); what is on its mind comes from every place's days, so like an ``owner`` memory it is
-said only in the owner's private chat.
+is refused; the prompt lists the private names to leave out); what is on its mind comes from every
+place's days, so like an ``owner`` memory it is said only in the owner's private chat.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .chat import ChatModel
 from .clock import age
 from .consolidation.prompt import language, templates
 from .identity import FOLDER, atomic_write
-from .leaks import PrivateDetails, leaks
+from .leaks import PrivateDetails, leaks, names_to_leave_out
 from .model import aware, now_utc
 from .replies import WrongShape, json_object, number_field, text_field
 
@@ -108,7 +108,9 @@ async def update_inner_state(chat_model: ChatModel, entry: str, day: str, *, fol
     system, user = templates("inner_state", lang)
     reply = await chat_model.complete(
         [{"role": "system", "content": system},
-         {"role": "user", "content": user.safe_substitute(persona=persona or "-", day=day, entry=entry)}],
+         {"role": "user", "content": user.safe_substitute(
+             persona=persona or "-", day=day, entry=entry,
+             leave_out=names_to_leave_out(details or PrivateDetails(), lang))}],
         json=True, timeout=TIMEOUT)
     obj = json_object(reply.text, ("mood", "valence", "energy"))
     state = InnerState(text_field(obj, "mood", MAX_MOOD), number_field(obj, "valence", -1.0, 1.0),

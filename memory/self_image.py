@@ -2,6 +2,7 @@
 
 It may be read in any chat (scope ``self``), so code checks it carries no private details
 (``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
+The prompt lists the private names to leave out, so fewer answers are refused; the check decides.
 The memory (kind ``reflection``, scope ``self``, about the bot) gets a new superseding version
 first, then the file (its previous version to ``identity/history/``); a stop between the two is
 repaired at the next open (``self_image_file``). Its sources are the diaries' episodes, so forgetting
@@ -23,7 +24,7 @@ from .diary import TIMEOUT, recent_diaries
 from .diary_files import data_folder, diary_day
 from .engram import Engram
 from .identity import IdentityFolder
-from .leaks import PrivateDetails, leaks, private_details
+from .leaks import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
 from .model import SELF, Memory, aware, now_utc
 from .replies import json_object, text_field
 from .scopes import SELF as SELF_SCOPE
@@ -61,14 +62,16 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     if not recent:
         return SelfImageResult("no_diaries")
     lang = language([d.text for d in recent])
+    details = await _details(engram, recent, is_public, ids.core().text)
     system, user = templates("self_image", lang)
     filled = user.safe_substitute(
         persona=ids.core().text or NOTHING[lang], previous=ids.self_image().text or NOTHING[lang],
-        diaries="\n\n".join(f"[{_day(folder, d)}]\n{d.text}" for d in recent))
+        diaries="\n\n".join(f"[{_day(folder, d)}]\n{d.text}" for d in recent),
+        leave_out=names_to_leave_out(details, lang))
     prompt = [{"role": "system", "content": system}, {"role": "user", "content": filled}]
     reply = await chat_model.complete(prompt, json=True, timeout=TIMEOUT)
     text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
-    found = leaks(text, await _details(engram, recent, is_public, ids.core().text))
+    found = leaks(text, details)
     if found:
         log.warning("Engram: a new self-image was refused, it carried private details: %s", "; ".join(found))
         return SelfImageResult("refused", text, leaked=found)
@@ -99,4 +102,4 @@ async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[s
     people = {e.actor for e in episodes.values() if e.actor != SELF}
     aliases = {a: await engram.store.aliases(a) for a in people}
     return await asyncio.to_thread(private_details, list(episodes.values()), aliases, is_public,
-                                   known=persona)
+                                   known=persona, names=await known_names(engram.store))
