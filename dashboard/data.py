@@ -191,7 +191,10 @@ async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, s
         args["people"] = (f.person, *await browser.people_named(f.person))
     found, total = await browser.list_memories(None, **args, limit=size, offset=(page - 1) * size)
     names = await _names(engram, found)
-    return page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+    d = page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+    if f.person:  # whose memories these are, as the page's heading says
+        d["person"] = (await engram.names({f.person})).get(f.person) or f.person
+    return d
 
 
 async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, Any]:

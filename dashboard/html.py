@@ -162,7 +162,9 @@ def memories(lang: str, d: Mapping[str, Any], filters: Mapping[str, str]) -> str
         f"<button>{esc(label(lang, 'filter'))}</button></form>"
     )
     body = form + memory_table(lang, d["items"]) + pager(lang, "/memories", d, filters)
-    return layout(lang, label(lang, "memories"), body, "memories")
+    whose = d.get("person")
+    title = label(lang, "memories_about").format(who=whose) if whose else label(lang, "memories")
+    return layout(lang, title, body, "memories")
 
 
 def memory(lang: str, d: Mapping[str, Any]) -> str:

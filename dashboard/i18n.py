@@ -9,6 +9,7 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "overview": ("Overview", "概览"),
     "memories": ("Memories", "记忆"),
     "memory": ("Memory", "记忆"),
+    "memories_about": ("Memories about {who}", "关于 {who} 的记忆"),
     "place": ("Place", "地点"),
     "places": ("Places", "地点"),
     "people": ("People", "人物"),

@@ -226,3 +226,13 @@ async def test_the_person_filter_takes_a_name_as_well_as_an_id(dash):
     by_id = await (await client.get("/api/memories?person=qq:10003", headers=EN)).json()
     by_name = await (await client.get("/api/memories?person=王磊", headers=EN)).json()
     assert by_id["total"] >= 2 and [m["id"] for m in by_name["items"]] == [m["id"] for m in by_id["items"]]
+
+
+async def test_a_persons_memories_say_whose_they_are(dash):
+    """A person's name on the overview led to "Memories" with qq:10003 in a box: whose, the page
+    did not say."""
+    client, _, _ = dash
+    en = await (await client.get("/memories?person=qq:10003", headers=EN)).text()
+    assert "<h1>Memories about 王磊</h1>" in en
+    zh = await (await client.get("/memories?person=王磊", headers=ZH)).text()
+    assert "<h1>关于 王磊 的记忆</h1>" in zh
