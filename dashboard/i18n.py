@@ -307,6 +307,11 @@ def pick_lang(accept_language: str) -> str:
     return best
 
 
-def label(lang: str, key: str) -> str:
-    en, zh = LABELS[key]
+def pick(lang: str, pair: tuple[str, str]) -> str:
+    """The text of an (English, Chinese) pair in ``lang`` (the dashboard's labels, the /mem replies)."""
+    en, zh = pair
     return zh if lang == "zh" else en
+
+
+def label(lang: str, key: str) -> str:
+    return pick(lang, LABELS[key])

@@ -1,16 +1,37 @@
 """Reading a ``/mem`` line's arguments: the subcommand and the rest, ids, and ``/mem list``'s options;
-a wrong argument raises ``UsageError`` (the reply is then the subcommand's usage line)."""
+a wrong argument raises ``UsageError`` (the reply is then what is wrong and the subcommand's usage
+line, in the reply's language: ``reply_catalogue``)."""
 
 from __future__ import annotations
 
 import re
 
+from ..memory.errors import InvalidScopeError
 from ..memory.model import MEMORY_KINDS
+from ..memory.scopes import parse_scope
+from .command_text import short
 from .events import COMMAND
+from .reply_catalogue import say
 
 
-class UsageError(Exception):
-    """The arguments do not fit the subcommand; the reply is its usage line."""
+class Said(Exception):
+    """A reply from the catalogue: its key and the values it is filled with (``say``)."""
+
+    def __init__(self, key: str = "", **values: object):
+        self.key, self.values = key, values
+        super().__init__(self.text("en"))
+
+    def text(self, lang: str) -> str:
+        return say(lang, self.key, **self.values) if self.key else ""
+
+
+class UsageError(Said):
+    """The arguments do not fit the subcommand (the key says why, or none); the reply is its usage line."""
+
+
+class Refused(Said):
+    """The command cannot be done here (no such memory here, a scope this chat does not see...); the
+    reply is ``Engram: <why>``."""
 
 
 # "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
@@ -30,7 +51,7 @@ def parse_id(arg: str) -> int:
     """A memory id as ``12`` or ``m12``."""
     m = re.fullmatch(r"[mM]?(\d{1,18})", arg.strip())
     if not m:
-        raise UsageError(f"{arg!r} is not a memory id (like 12 or m12)" if arg.strip() else "")
+        raise UsageError("arg_not_id", arg=repr(short(arg))) if arg.strip() else UsageError()
     return int(m.group(1))
 
 
@@ -50,18 +71,26 @@ def list_args(args: str) -> tuple[str, str | None, int]:
         t = tokens[i]
         if t in ("--kind", "--page"):
             if i + 1 >= len(tokens):
-                raise UsageError(f"{t} needs a value")
+                raise UsageError("arg_needs_value", option=t)
             value = tokens[i + 1]
             if t == "--kind":
                 if value not in MEMORY_KINDS:
-                    raise UsageError(f"unknown kind {value!r}: one of {', '.join(MEMORY_KINDS)}")
+                    raise UsageError("arg_kind", kind=repr(short(value)), kinds=", ".join(MEMORY_KINDS))
                 kind = value
             else:
                 if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20
-                    raise UsageError(f"--page needs a page number (1, 2, ...), not {value!r}")
+                    raise UsageError("arg_page", value=repr(short(value)))
                 page = int(value)
             i += 2
         else:
             rest.append(t)
             i += 1
     return " ".join(rest), kind, page or 1
+
+
+def scope_arg(text: str) -> str:
+    """A scope as given to ``--scope`` or ``/mem scope``, normalised; ``Refused`` naming what is allowed."""
+    try:
+        return parse_scope(text)
+    except InvalidScopeError:
+        raise Refused("arg_scope", scope=repr(short(text))) from None

@@ -2,7 +2,8 @@
 
 Later work adds its subcommands with ``@COMMANDS.command(...)`` in its own module; nothing here
 changes. Every read goes through the audience's visibility. A memory this chat may not see can be
-shown, re-scoped or forgotten only in the owner's private chat; elsewhere it does not exist.
+shown, re-scoped or forgotten only in the owner's private chat; elsewhere it does not exist. Every
+reply is said in the language ``reply_lang`` chooses, from ``reply_catalogue`` (``ctx.say``).
 """
 
 from __future__ import annotations
@@ -17,35 +18,34 @@ from typing import Any
 from astrbot.api.event import MessageChain
 from astrbot.api.message_components import Plain
 
-from ..memory import (
-    Audience,
-    EngramError,
-    Episode,
-    Hit,
-    Memory,
-    UnknownIdError,
-    parse_scope,
-    space_scope,
-    visibility,
-)
+from ..memory import Audience, EngramError, Episode, Hit, Memory, UnknownIdError, space_scope, visibility
 from ..memory.dedup import remember
 from ..memory.display import flat
 from ..memory.model import now_utc
-from ..memory.render import quoted, when
+from ..memory.render import quoted
 from ..memory.scopes import OWNER
 from ..memory.text import MAX_TEXT
-from .command_args import OPTION_DASHES, UsageError, list_args, parse_id, parse_key, split_command
-from .command_text import short, shown_whole
+from .command_args import (
+    OPTION_DASHES,
+    Refused,
+    UsageError,
+    list_args,
+    parse_id,
+    parse_key,
+    scope_arg,
+    split_command,
+)
+from .command_text import SOURCES_CHARS, WHOLE_CHARS, erased, fit_lines, short, shown_whole
 from .events import COMMAND, platform_of
+from .reply_catalogue import TEXTS, counted, say
+from .reply_lang import EN, reply_language, when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
 
-REFUSAL = "Engram: /mem is for the bot's admins only."
+REFUSAL = say(EN, "refusal")
 PAGE = 10  # memories per page of /mem list
-NO_OWNER = ("no owner is configured, so a memory scoped owner would show nowhere. "
-            "Add the owner's id to owner_ids in Engram's configuration (AstrBot WebUI: Plugins -> Engram; "
-            "/sid in the owner's private chat shows the id), or use another --scope.")
+STATS = ("episodes", "memories", "archived", "superseded", "spaces", "people", "indexed")  # /mem stats
 
 
 @dataclass
@@ -55,6 +55,14 @@ class CommandContext:
     service: EngramService
     event: Any
     audience: Audience
+    lang: str = EN  # the reply's language (reply_lang)
+
+    def say(self, key: str, /, **values: object) -> str:
+        """The catalogue's text of ``key`` in this reply's language."""
+        return say(self.lang, key, **values)
+
+    def when(self, then: Any) -> str:
+        return when(self.lang, then, now_utc(), self.service.tz)
 
     async def say_now(self, text: str) -> None:
         """Send ``text`` to this chat at once, before the command's answer (a failure is logged)."""
@@ -80,16 +88,15 @@ class CommandContext:
             return ""
         settings, me = self.service.settings, f"{platform_of(self.event)}:{space[2]}"
         if not settings.owner_ids and not settings.owner_private_spaces:
-            return (f" No owner is configured yet: to make this chat the owner's, add {me} to owner_ids "
-                    "in Engram's configuration (AstrBot WebUI: Plugins -> Engram).")
-        if space[2] in settings.owner_ids:
-            return (f" owner_ids holds {space[2]} without its platform, which counts only while the bot "
-                    f"has one chat platform; write {me}.")
-        return ""
+            return self.say("hint_no_owner", me=me)
+        return self.say("hint_bare_id", bare=space[2], me=me) if space[2] in settings.owner_ids else ""
 
     def forget_turn(self) -> AbstractAsyncContextManager[None]:
-        """A forget's turn with the diary and self-image jobs; told at once when it must wait."""
-        return self.service.days_lock.forget_turn(self.say_now)
+        """A forget's turn with the diary and self-image jobs; told at once when it must wait (what
+        holds the turn, said in this reply's language)."""
+        lock = self.service.days_lock
+        return lock.forget_turn(lambda _line: self.say_now(
+            self.say("forget_waits", what=self.say(f"holder_{lock.held_by or 'diary'}"))))
 
 
 Run = Callable[[CommandContext, str], Awaitable[str]]
@@ -119,34 +126,43 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._subs)
 
-    def usage(self, name: str) -> str:
-        return f"Usage: {self.prog} {self._subs[name].usage}"
+    def usage(self, name: str, lang: str = EN) -> str:
+        return say(lang, "usage", prog=self.prog, usage=_text(lang, self._subs[name].usage))
 
-    def help(self) -> str:
-        lines = [f"{self.prog} {s.usage} — {s.summary}" for s in self._subs.values()]
-        return "Engram commands (admins only):\n" + "\n".join(lines)
+    def help(self, lang: str = EN, name: str = "") -> str:
+        subs = [self._subs[name]] if name in self._subs else list(self._subs.values())
+        lines = [f"{self.prog} {_text(lang, s.usage)} — {_text(lang, s.summary)}" for s in subs]
+        return fit_lines([say(lang, "help_head"), *lines, say(lang, "help_lang")], lang,
+                         say(lang, "help_more"), keep=1)
 
     async def dispatch(self, service: EngramService, event: Any, text: str) -> str:
-        """The reply to one ``/mem`` line from ``event``."""
-        if not event.is_admin():
-            return REFUSAL
+        """The reply to one ``/mem`` line from ``event``, in the language ``reply_lang`` chooses."""
         name, args = split_command(text)
+        lang = await reply_language(service, event, args)
+        if not event.is_admin():
+            return say(lang, "refusal")
         args = OPTION_DASHES.sub("--", args)
-        if not name:
-            return self.help()
         sub = self._subs.get(name)
+        if not name:
+            return self.help(lang)
         if sub is None:
-            return f"Unknown subcommand {name!r}. Usage: {self.prog} <{'|'.join(self._subs)}> ..."
-        ctx = CommandContext(service, event, service.audience(event))
+            names = "|".join(self._subs)
+            return say(lang, "unknown_sub", name=repr(short(name)), prog=self.prog, names=names)
+        ctx = CommandContext(service, event, service.audience(event), lang)
         try:
             return await sub.run(ctx, args)
         except UsageError as e:
-            return f"{e}\n{self.usage(name)}" if str(e) else self.usage(name)
-        except EngramError as e:
-            return f"Engram: {e}"
+            return "\n".join(x for x in (e.text(lang), self.usage(name, lang)) if x)
+        except (Refused, EngramError) as e:
+            return say(lang, "error", error=e.text(lang) if isinstance(e, Refused) else e)
         except Exception as e:  # the owner gets a line, the log gets the traceback
             log.exception("Engram: /%s %s failed", COMMAND, name)
-            return f"Engram: {self.prog} {name} failed ({type(e).__name__}); see the log."
+            return say(lang, "failed", prog=self.prog, name=name, error=type(e).__name__)
+
+
+def _text(lang: str, text: str) -> str:
+    """A subcommand's usage or summary: from the catalogue when it is a key there, else as registered."""
+    return say(lang, text) if text in TEXTS else text
 
 
 COMMANDS = Registry()
@@ -160,7 +176,7 @@ async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
     except UnknownIdError:
         ep = None
     if ep is None or not ctx.sees_episode(ep.space):
-        raise UnknownIdError(f"no episode e{episode_id} here")
+        raise Refused("no_episode_here", id=episode_id)
     return ep
 
 
@@ -177,41 +193,36 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
     except UnknownIdError:
         m, versions = None, []
     if m is None or not all(ctx.sees_memory(v.scope) for v in versions):
-        raise UnknownIdError(f"no memory m{memory_id} here")
+        raise Refused("no_memory_here", id=memory_id)
     return m
 
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:
     top = sorted(((k, v) for k, v in h.features.items() if v), key=lambda kv: -abs(kv[1]))[:3]
     feats = ", ".join(f"{k}={v:.2f}" for k, v in top)
-    date = when(h.time, now_utc(), ctx.service.tz)
-    return f"{h.key} score {h.score:.2f} ({feats}) {date}: {quoted(short(h.text))}"
+    return ctx.say("hit", key=h.key, score=f"{h.score:.2f}", features=feats, when=ctx.when(h.time),
+                   text=quoted(short(h.text)))
 
 
-@COMMANDS.command("help", "help", "this list")
+@COMMANDS.command("help", "usage_help", "sub_help")
 async def _help(ctx: CommandContext, args: str) -> str:
-    return COMMANDS.help()
+    return COMMANDS.help(ctx.lang, args.strip().lower())
 
 
-@COMMANDS.command("stats", "stats", "how much is remembered (elsewhere than the owner's private chat: here)")
+@COMMANDS.command("stats", "usage_stats", "sub_stats")
 async def _stats(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
-    jobs = "".join("\n" + line for line in (await ctx.service.jobs.lines() if ctx.service.jobs else []))
+    jobs = await ctx.service.jobs.lines(ctx.lang) if ctx.service.jobs else []
     if not ctx.audience.owner_private:  # counts of other places are theirs too: this place's only
-        s = await mem.place_stats(ctx.audience)
-        return (f"Engram here ({ctx.audience.space}): {s['episodes']} lines recorded in this place, "
-                f"{s['memories']} memories this chat may see; embeddings {s['embedder']}. Totals over "
-                f"every place: /mem stats in the owner's private chat." + ctx.owner_hint() + jobs)
-    s = await mem.stats()
-    return (f"Engram: {s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories "
-            f"({s.get('archived', 0)} archived, {s.get('superseded', 0)} superseded), "
-            f"{s.get('spaces', 0)} places, {s.get('people', 0)} people; embeddings {s.get('embedder')} "
-            f"({s.get('indexed', 0)} indexed). This place: {ctx.audience.space} (the owner's private chat)"
-            + jobs)
+        counts, key, hint = await mem.place_stats(ctx.audience), "stats_here", ctx.owner_hint()
+    else:  # every count the line names: 0 when the store has none
+        counts = {**dict.fromkeys(STATS, 0), "embedder": None, **await mem.stats()}
+        key, hint = "stats_all", ""
+    head = ctx.say(key, **{**counts, "space": ctx.audience.space}) + hint
+    return fit_lines([head, *jobs], ctx.lang, ctx.say("rest_dashboard"))
 
 
-@COMMANDS.command("recall", "recall [--archived] <query>",
-                  "what would be injected here, with scores (--archived: faded memories too, revived)")
+@COMMANDS.command("recall", "usage_recall", "sub_recall")
 async def _recall(ctx: CommandContext, args: str) -> str:
     archived = bool(re.match(r"--archived(\s|$)", args))
     args = args[len("--archived"):].strip() if archived else args
@@ -221,58 +232,55 @@ async def _recall(ctx: CommandContext, args: str) -> str:
                                     include_archived=archived)
     ctx.service.touch(hits)
     if not hits:
-        return f"Nothing recalled here for {quoted(short(args))}."
+        return ctx.say("recall_none", query=quoted(short(args)))
     _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
-    lines = [hit_line(h, ctx) + ("" if i in taken else " [over budget]") for i, h in enumerate(hits)]
-    return f"Recalled here for {quoted(short(args))}:\n" + "\n".join(lines)
+    lines = [hit_line(h, ctx) + ("" if i in taken else ctx.say("over_budget")) for i, h in enumerate(hits)]
+    return fit_lines([ctx.say("recall_head", query=quoted(short(args))), *lines], ctx.lang,
+                     ctx.say("rest_dashboard"))
 
 
-@COMMANDS.command("why", "why", "the last injection in this chat, explained")
+@COMMANDS.command("why", "usage_why", "sub_why")
 async def _why(ctx: CommandContext, args: str) -> str:
     inj = ctx.service.last_injection.get(ctx.audience.space)
     if inj is None:
-        return "Nothing was injected in this chat since Engram started."
-    head = f"Last injection here {when(inj.at, now_utc(), ctx.service.tz)} for {quoted(short(inj.query))}:"
+        return ctx.say("why_none")
+    head = ctx.say("why_head", when=ctx.when(inj.at), query=quoted(short(inj.query)))
     if not inj.injected:
-        return head + "\nno memories (nothing recalled fit)."
+        return head + "\n" + ctx.say("why_empty")
     # as this chat may see them now: a memory moved out of its sight since (/mem scope) is not shown
     now = await (await ctx.service.memory()).memories([h.id for h in inj.injected if h.kind == "memory"])
     shown = [h for h in inj.injected
              if h.kind == "episode" or (h.id in now and ctx.sees_memory(now[h.id].scope))]
     left = len(inj.hits) - len(inj.injected)
     gone = len(inj.injected) - len(shown)
-    return "\n".join([head, *(hit_line(h, ctx) for h in shown)]
-                     + ([f"({gone} no longer to be seen here)"] if gone else [])
-                     + ([f"({left} more recalled but over the budget)"] if left else []))
+    return fit_lines([head, *(hit_line(h, ctx) for h in shown)]
+                     + ([ctx.say("why_gone", n=gone)] if gone else [])
+                     + ([ctx.say("why_left", n=left)] if left else []), ctx.lang, ctx.say("rest_dashboard"))
 
 
-@COMMANDS.command("remember", "remember <text> [--scope S]", "a memory kept in this place (or in scope S)")
+@COMMANDS.command("remember", "usage_remember", "sub_remember")
 async def _remember(ctx: CommandContext, args: str) -> str:
     found = re.search(r"(?:^|\s)--scope(?:\s+|=)(\S+)", args)
     if re.search(r"(?:^|\s)--scope\s*$", args):
-        raise UsageError("--scope needs a value: public, self, owner or space:<place>")
-    scope = parse_scope(found.group(1)) if found else space_scope(ctx.audience.space)
+        raise UsageError("arg_scope_value")
+    scope = scope_arg(found.group(1)) if found else space_scope(ctx.audience.space)
     text = (args[: found.start()] + args[found.end():]).strip() if found else args.strip()
     if not text:
         raise UsageError("")
     if len(text) > MAX_TEXT:  # the store would keep only its beginning
-        return (f"Not remembered: the text has {len(text)} characters, at most {MAX_TEXT}; "
-                "split it into several memories.")
+        return ctx.say("too_long", n=len(text), max=MAX_TEXT)
     if scope == OWNER and not ctx.service.settings.owner_ids:
-        return "Not remembered: " + NO_OWNER
+        return ctx.say("not_remembered", why=ctx.say("no_owner"))
     if not ctx.sees_memory(scope):
         # a scope this chat does not see does not exist here: no write into it, and no "already
         # remembered" telling what it holds
-        raise UnknownIdError(f"no scope {scope} here (name a scope this chat does not see only in the "
-                             "owner's private chat)")
+        raise Refused("no_scope_here", scope=short(scope))
     mid, how = await remember(await ctx.service.memory(), Memory(text=text, scope=scope, kind="fact"))
-    if how == "kept":
-        return f"Already remembered as m{mid} (scope {scope})."
-    return f"Remembered m{mid} (scope {scope})" + (", a new version of an earlier memory." if how == "updated"
-                                                    else ".")
+    said = {"kept": "remembered_kept", "updated": "remembered_updated"}.get(how, "remembered")
+    return ctx.say(said, id=mid, scope=scope)
 
 
-@COMMANDS.command("show", "show <id>", "a memory (m12) with its sources and versions, or a line (e3)")
+@COMMANDS.command("show", "usage_show", "sub_show")
 async def _show(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(args)
     if kind == "e":
@@ -280,35 +288,38 @@ async def _show(ctx: CommandContext, args: str) -> str:
     m = await reachable(ctx, key)
     mem = await ctx.service.memory()
     assert m.id is not None
-    now = now_utc()
     ctx.service.touch([f"m{m.id}"])
-    lines = [f"m{m.id} ({m.kind}, {m.status}) scope {m.scope}, importance {m.importance:.2f}",
-             shown_whole(m.text, f"m{m.id}"), f"created {when(m.created_at, now, ctx.service.tz)}"]
+    head = [ctx.say("show_head", id=m.id, kind=m.kind, status=m.status, scope=m.scope,
+                    importance=f"{m.importance:.2f}")]
+    lines = [ctx.say("show_created", when=ctx.when(m.created_at))]
     if m.subjects:
-        lines.append("about: " + ", ".join(m.subjects))
+        lines.append(short(ctx.say("show_about", who=", ".join(m.subjects))))
     versions = await mem.history(m.id)
     if len(versions) > 1:
-        lines.append("versions: " + " -> ".join(f"m{v.id} ({v.status})" for v in versions))
+        chain = " -> ".join(f"m{v.id} ({v.status})" for v in versions)
+        lines.append(short(ctx.say("show_versions", chain=chain)))
     sources = await mem.sources(m.id)
     shown = [e for e in sources if ctx.sees_episode(e.space)]
-    for e in shown:
-        lines.append(f"source e{e.id} {when(e.time, now, ctx.service.tz)} {flat(e.actor_name or e.actor)}: "
-                     f"{quoted(short(e.content))}")
-    if len(shown) < len(sources):
-        lines.append(f"({len(sources) - len(shown)} sources from other places not shown here)")
-    return "\n".join(lines)
+    said = [ctx.say("show_source", id=e.id, when=ctx.when(e.time), who=short(e.actor_name or e.actor),
+                    text=quoted(short(e.content))) for e in shown]
+    hidden = [ctx.say("show_hidden", n=len(sources) - len(shown))] if len(shown) < len(sources) else []
+    lines += [fit_lines(said, ctx.lang, ctx.say("rest_dashboard"), keep=0, limit=SOURCES_CHARS), *hidden]
+    rest = "\n".join(x for x in [*head, *lines] if x)
+    return "\n".join([*head, shown_whole(m.text, f"m{m.id}", ctx.lang, WHOLE_CHARS - len(rest) - 2),
+                      *(x for x in lines if x)])
 
 
 async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
-    who = "the bot" if ep.kind == "message_out" else f"{flat(ep.actor_name or ep.actor)} ({flat(ep.actor)})"
-    return (f"e{ep.id} ({ep.kind}) in {ep.space}, {when(ep.time, now_utc(), ctx.service.tz)}, {who}:\n"
-            f"{shown_whole(ep.content, f'e{ep.id}')}\n(/mem forget e{ep.id} erases it)")
+    who = (ctx.say("the_bot") if ep.kind == "message_out"
+           else f"{short(ep.actor_name or ep.actor)} ({flat(ep.actor)})")
+    head = ctx.say("episode_head", id=ep.id, kind=ep.kind, space=ep.space, when=ctx.when(ep.time), who=who)
+    tail = ctx.say("episode_tail", id=ep.id)
+    text = shown_whole(ep.content, f"e{ep.id}", ctx.lang, WHOLE_CHARS - len(head + tail) - 2)
+    return "\n".join([head, text, tail])
 
 
-@COMMANDS.command("forget", "forget <id> [--with-sources]",
-                  "erase a memory and all its versions (m12; --with-sources: and the lines it came from,"
-                  " and what else was drawn from them), or a line (e3) with what was drawn from it")
+@COMMANDS.command("forget", "usage_forget", "sub_forget")
 async def _forget(ctx: CommandContext, args: str) -> str:
     parts = args.split()
     with_sources = "--with-sources" in parts
@@ -321,8 +332,7 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         async with ctx.forget_turn():  # after a diary job writing now; the diary it rewrites, in one turn
             gone = await (await ctx.service.memory()).forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return (f"Forgot e{key}, the line from {ep.space}, with what was drawn from it: "
-                f"{gone.summary()} erased.")
+        return ctx.say("forgot_episode", id=key, space=ep.space, summary=erased(ctx.lang, gone))
     m = await reachable(ctx, key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -332,63 +342,58 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         plan = await mem.forget([m.id], with_sources=True, dry_run=True)
         lines = await mem.episodes(plan.episodes)
         if any(not ctx.sees_episode(e.space) for e in lines.values()):
-            raise UnknownIdError(f"m{m.id} came from lines of other chats; forget it with its lines in the "
-                                 f"owner's private chat (here: /mem forget m{m.id} without --with-sources)")
+            raise Refused("forget_elsewhere", id=m.id)
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
         done = await mem.forget([m.id], with_sources=with_sources)
-    n, k = len(done.memories), len(done.proposals)
-    if not with_sources:
-        drawn = f"; and {k} identity proposal{'s' if k != 1 else ''} drawn from it" if k else ""
-        return f"Forgot m{m.id} ({n} version{'s' if n != 1 else ''}{drawn})."
-    return f"Forgot m{m.id} with the lines it came from: {done.summary()} erased."
+    if with_sources:
+        return ctx.say("forgot_sources", id=m.id, summary=erased(ctx.lang, done))
+    versions, k = counted(ctx.lang, "n_version", len(done.memories)), len(done.proposals)
+    return ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
+                   proposals=counted(ctx.lang, "n_proposal", k))
 
 
-@COMMANDS.command("scope", "scope <id> <scope>", "move a memory: public, self, owner or space:<place>")
+@COMMANDS.command("scope", "usage_scope", "sub_scope")
 async def _scope(ctx: CommandContext, args: str) -> str:
     parts = args.split()
     if len(parts) != 2:
         raise UsageError("")
     m = await reachable(ctx, parse_id(parts[0]))
     assert m.id is not None
-    scope = parse_scope(parts[1])
+    scope = scope_arg(parts[1])
     if scope == OWNER and not ctx.service.settings.owner_ids:  # no chat could reach it again
-        return f"Not moved: m{m.id} stays scope {m.scope}; " + NO_OWNER
+        return ctx.say("not_moved", id=m.id, scope=m.scope, why=ctx.say("no_owner"))
     if scope != OWNER and not ctx.sees_memory(scope):  # into another chat: only the owner decides that
-        raise UnknownIdError(f"no scope {scope} here (move a memory into another chat only from the "
-                             "owner's private chat)")
+        raise Refused("move_elsewhere", scope=short(scope))
     await (await ctx.service.memory()).set_scope(m.id, scope)
-    return f"m{m.id} is now scope {scope} (was {m.scope})."
+    return ctx.say("moved", id=m.id, scope=short(scope), old=short(m.scope))
 
 
-@COMMANDS.command("list", "list [place|<person>] [--kind K] [--page N]",
-                  "the memories this chat may see, newest first, with their ids")
+@COMMANDS.command("list", "usage_list", "sub_list")
 async def _list(ctx: CommandContext, args: str) -> str:
     words, kind, page = list_args(args)
     mem = await ctx.service.memory()
-    scope, what = None, "the memories this chat may see"
+    scope, what = None, ctx.say("list_all")
     people: list[str] = []
     if words == "place":
-        scope, what = space_scope(ctx.audience.space), "the memories of this place"
+        scope, what = space_scope(ctx.audience.space), ctx.say("list_place")
     elif words:
         # someone by a display name they went by, by id, as the model named them (earlier versions of
         # tools.subjects_for), or by a name the model kept as text (memory_remember without a known id)
         people = [*await mem.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
-        what = f"the memories about {words} this chat may see"
+        what = ctx.say("list_person", who=short(words))
     found, total = await mem.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
                                            people=people, named=words if people else "",
                                            limit=PAGE, offset=(page - 1) * PAGE)
     if kind:
-        what += f" of kind {kind}"
+        what = ctx.say("list_kind", what=what, kind=kind)
     if not total:
-        return f"No memories: {what}."
+        return ctx.say("list_none", what=what)
     pages = (total + PAGE - 1) // PAGE
     if not found:
-        return f"There are {pages} page(s) of {what}; page {page} is past the end."
-    now = now_utc()
-    lines = [f"m{m.id} [{m.scope}] ({m.kind}) {when(m.created_at, now, ctx.service.tz)}: "
-             f"{quoted(short(m.text))}" for m in found]
-    head = f"{what[0].upper()}{what[1:]}, newest first (page {page} of {pages}, {total} in all):"
-    if page < pages:
-        again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
-        lines.append(f"Next page: /mem list {again + ' ' if again else ''}--page {page + 1}")
-    return "\n".join([head, *lines])
+        return ctx.say("list_past", pages=pages, what=what, page=page)
+    lines = [f"m{m.id} [{m.scope}] ({m.kind}) {ctx.when(m.created_at)}: {quoted(short(m.text))}"
+             for m in found]
+    head = ctx.say("list_head", what=what[0].upper() + what[1:], page=page, pages=pages, total=total)
+    again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
+    turn = ctx.say("list_next", args=again + " " if again else "", next=page + 1) if page < pages else ""
+    return fit_lines([head, *lines, *([turn] if turn else [])], ctx.lang, turn or ctx.say("rest_dashboard"))

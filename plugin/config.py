@@ -16,6 +16,7 @@ from ..memory.scopes import place_listed
 log = logging.getLogger("engram.plugin")
 
 INJECT_MODES = ("user", "system")
+REPLY_LANGUAGES = ("auto", "zh", "en")  # plugin/reply_lang.py says what auto chooses
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Settings:
     consolidate_after_episodes: int = 30
     strength_half_life_days: int = 30
     timezone: str = ""
+    reply_language: str = "auto"  # /mem replies: auto, zh or en (plugin/reply_lang.py)
     identity_enabled: bool = True
     time_enabled: bool = True
     diary_enabled: bool = True
@@ -86,7 +88,7 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "consolidate_after_episodes": (0, 10000),
                                       "strength_half_life_days": (1, 3650),
                                       "diary_boundary_hour": (0, 23)}
-CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES}
+CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES, "reply_language": REPLY_LANGUAGES}
 TEXT_LIMITS: dict[str, int] = {"baseline_mood": 40}  # a mood word, not a paragraph (it goes into every reply)
 # Lists that keep places out: written wrongly, they keep what can be read of them (a string is one
 # place, a bad item is dropped) instead of falling back to the default, which would let those places in.

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .command_args import Said
+
 CONFIRM_SECONDS = 300.0
 
 
@@ -22,7 +24,7 @@ class Pending:
     expires: float
 
 
-class ConfirmError(Exception):
+class ConfirmError(Said):
     """A code that is unknown, expired, or was given in another chat; the message says which."""
 
 
@@ -46,13 +48,12 @@ class Confirmations:
         """The action a code confirms, used up; ``ConfirmError`` when it cannot be used here."""
         p = self._codes.get(code.strip())
         if p is None:
-            raise ConfirmError(f"no pending confirmation with code {code.strip()!r}")
+            raise ConfirmError("confirm_unknown", code=repr(code.strip()[:20]))
         if (p.chat, p.sender) != (chat, sender):
-            raise ConfirmError("that code was given in another chat (or to someone else); "
-                               "ask again here")
+            raise ConfirmError("confirm_elsewhere")
         del self._codes[code.strip()]
         if p.expires <= self.clock():
-            raise ConfirmError("that code has expired; ask again")
+            raise ConfirmError("confirm_expired")
         return p
 
 

@@ -72,21 +72,13 @@ async def stop_dashboard(service: EngramService) -> None:
         await server.stop()
 
 
-@COMMANDS.command("dashboard", "dashboard", "the dashboard's link (in the owner's private chat only)")
+@COMMANDS.command("dashboard", "usage_dashboard", "sub_dashboard")
 async def _dashboard(ctx: CommandContext, args: str) -> str:
     if not ctx.audience.owner_private:
-        return "Engram: /mem dashboard answers only in the owner's private chat." + ctx.owner_hint()
+        return ctx.say("dashboard_not_owner") + ctx.owner_hint()
     server = ctx.service.dashboard
     if server is None:
-        why = (
-            "disabled (dashboard_enabled)"
-            if not ctx.service.settings.dashboard_enabled
-            else "not running (see the log: the port may be in use)"
-        )
-        return f"Engram: the dashboard is {why}."
+        off = not ctx.service.settings.dashboard_enabled
+        return ctx.say("dashboard_disabled" if off else "dashboard_down")
     token = server.app[SETTINGS].token  # the one it checks (the file may have changed since it started)
-    return (
-        f"Engram dashboard (this machine only): {server.url}?token={token}\n"
-        "Open it in a browser on the bot's machine; the link sets a cookie and then drops the token"
-        " from the address."
-    )
+    return ctx.say("dashboard_link", url=f"{server.url}?token={token}")

@@ -4,8 +4,11 @@ import). ``/mem forget <id>`` is in ``commands.py``."""
 
 from __future__ import annotations
 
-from ..memory import Audience, Engram, UnknownIdError
-from .command_args import UsageError
+from collections.abc import Awaitable
+
+from ..memory import Audience, Engram, Forgetting, UnknownIdError
+from .command_args import Refused, UsageError
+from .command_text import erased, short
 from .commands import COMMANDS, CommandContext
 from .confirm import ConfirmError, chat_of
 
@@ -26,55 +29,64 @@ async def _person(mem: Engram, who: str, audience: Audience) -> str:
     else:
         people = await mem.people_named_in(audience.space, who)
     if not people:
-        where = "" if audience.owner_private else (
-            " here (a person seen only elsewhere is named in the owner's private chat)")
-        raise UnknownIdError(f"no one called {who!r} is remembered{where}; nothing was forgotten")
+        raise Refused("no_person" if audience.owner_private else "no_person_here", who=repr(short(who)))
     if len(people) > 1:
-        raise UnknownIdError(f"{who!r} names several people ({', '.join(people)}); give the id")
+        raise Refused("several_people", who=repr(short(who)), ids=short(", ".join(people)))
     return people[0]
+
+
+async def _plan(forget: Awaitable[Forgetting], nothing: str, **values: object) -> Forgetting:
+    """What a wide forget erases (would erase); ``Refused(nothing)`` when nothing of it is remembered."""
+    try:
+        return await forget
+    except UnknownIdError:
+        raise Refused(nothing, **values) from None
 
 
 def _ask(ctx: CommandContext, action: str, target: str, summary: str) -> str:
     code = ctx.service.confirmations.ask(chat_of(ctx.event), str(ctx.event.get_sender_id()), action,
                                          target, summary)
     minutes = round(ctx.service.confirmations.seconds / 60)
-    return (f"This erases {summary} for good, from every place. To go on, send /mem confirm {code} "
-            f"in this chat within {minutes} minutes.")
+    return ctx.say("ask_confirm", what=summary, code=code, minutes=minutes)
 
 
-@COMMANDS.command(FORGET_PERSON, "forget-person <name or id>",
-                  "erase everything said by or about a person (asks for a confirmation)")
+@COMMANDS.command(FORGET_PERSON, "usage_forget-person", "sub_forget-person")
 async def _forget_person(ctx: CommandContext, args: str) -> str:
     if not args.strip():
         raise UsageError("")
     mem = await ctx.service.memory()
     person = await _person(mem, args.strip(), ctx.audience)
-    plan = await mem.forget_person(person, dry_run=True)
-    return _ask(ctx, FORGET_PERSON, person, f"everything by or about {person}: {plan.summary()}")
+    plan = await _plan(mem.forget_person(person, dry_run=True), "nothing_of_person",
+                       person=repr(short(person)))
+    return _ask(ctx, FORGET_PERSON, person,
+                ctx.say("erase_person", person=short(person), summary=erased(ctx.lang, plan)))
 
 
-@COMMANDS.command(FORGET_PLACE, "forget-place [place]",
-                  "erase every line and memory of this place (asks for a confirmation)")
+@COMMANDS.command(FORGET_PLACE, "usage_forget-place", "sub_forget-place")
 async def _forget_place(ctx: CommandContext, args: str) -> str:
     space = args.strip() or ctx.audience.space
     if space != ctx.audience.space and not ctx.audience.owner_private:
-        raise UnknownIdError(f"no place {space!r} here (name another place only in the owner's private chat)")
-    plan = await (await ctx.service.memory()).forget_place(space, dry_run=True)
-    return _ask(ctx, FORGET_PLACE, space, f"the place {space}: {plan.summary()}")
+        raise Refused("no_place_here", space=repr(short(space)))
+    plan = await _plan((await ctx.service.memory()).forget_place(space, dry_run=True), "nothing_of_place",
+                       space=repr(short(space)))
+    return _ask(ctx, FORGET_PLACE, space,
+                ctx.say("erase_place", space=short(space), summary=erased(ctx.lang, plan)))
 
 
-@COMMANDS.command("confirm", "confirm <code>", "carry out the forget a code was given for")
+@COMMANDS.command("confirm", "usage_confirm", "sub_confirm")
 async def _confirm(ctx: CommandContext, args: str) -> str:
     if not args.strip():
         raise UsageError("")
     try:
         pending = ctx.service.confirmations.take(args, chat_of(ctx.event), str(ctx.event.get_sender_id()))
     except ConfirmError as e:
-        return f"Engram: {e}. Nothing was forgotten."
+        return ctx.say("confirm_failed", error=e.text(ctx.lang))
     mem = await ctx.service.memory()
     async with ctx.forget_turn():  # after a diary or self-image job writing now (told so); the
         if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
-            done = await mem.forget_person(pending.target)
+            done = await _plan(mem.forget_person(pending.target), "nothing_of_person",
+                               person=repr(short(pending.target)))
         else:
-            done = await mem.forget_place(pending.target)
-    return f"Forgot {pending.target}: {done.summary()} erased."
+            done = await _plan(mem.forget_place(pending.target), "nothing_of_place",
+                               space=repr(short(pending.target)))
+    return ctx.say("forgot_target", target=short(pending.target), summary=erased(ctx.lang, done))

@@ -2,32 +2,52 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..memory.render import quoted
-from .command_text import short
+from .command_text import fit_lines, short
 from .commands import COMMANDS, CommandContext
+from .reply_catalogue import say
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 
 
-@COMMANDS.command("consolidate", "consolidate [place|here]",
-                  "turn new messages into memories now (all places, or one)")
+def run_summary(lang: str, report: Any) -> str:
+    """What a consolidation did (``ConsolidationReport.summary`` in ``lang``): ``2 added, 1 updated,
+    from 40 lines, 1 model calls; refused ...; failed ...``."""
+    def counts(c: Any) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+    parts = [say(lang, "run_counts", added=report.added, updated=report.updated, episodes=report.episodes,
+                 calls=report.calls)]
+    if report.refused:
+        parts.append(say(lang, "run_refused", counts=counts(report.refused)))
+    if report.failed:
+        parts.append(say(lang, "run_failed", counts=counts(report.failed))
+                     + (f" ({short(report.error)})" if report.error else ""))
+    if report.skipped_batches:
+        parts.append(say(lang, "run_skipped", n=report.skipped_batches))
+    return say(lang, "run_sep").join(parts)
+
+
+@COMMANDS.command("consolidate", "usage_consolidate", "sub_consolidate")
 async def _consolidate(ctx: CommandContext, args: str) -> str:
     jobs = ctx.service.jobs
     if jobs is None:
-        return "Engram: background jobs are not running."
+        return ctx.say("jobs_off")
     place = args.strip()
     places = None if not place else [ctx.audience.space if place == "here" else place]
     mem = await ctx.service.memory()
     if places and not await mem.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
-        return (f"Engram: no place {places[0]!r} has any lines; nothing was consolidated "
-                f"(this place is {ctx.audience.space}).")
+        return ctx.say("no_lines_place", place=repr(short(places[0])), here=ctx.audience.space)
     report = await jobs.consolidate_now(places)
-    lines = [f"Consolidated{' ' + places[0] if places else ''}: {report.summary()}."]
+    summary = run_summary(ctx.lang, report)
+    lines = [ctx.say("consolidated_place", place=places[0], summary=summary) if places
+             else ctx.say("consolidated", summary=summary)]
     if report.failed and not report.skipped_batches:
-        lines.append("The lines the model could not read are kept and tried again later.")
+        lines.append(ctx.say("kept_for_later"))
     found = await mem.memories(report.new_ids[-50:])
     shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
     if len(found) > len(shown):
-        lines.append(f"({len(found) - len(shown)} new memories of other places not shown here)")
-    return "\n".join(lines)
+        lines.append(ctx.say("new_elsewhere", n=len(found) - len(shown)))
+    return fit_lines(lines, ctx.lang, ctx.say("rest_dashboard"))

@@ -15,7 +15,6 @@ from typing import Any
 from ..memory import Audience
 from ..memory.consolidation import ConsolidationSettings, Consolidator, Report
 from ..memory.model import now_utc
-from ..memory.render import when
 from ..scheduler import (
     CONSOLIDATE,
     FADE,
@@ -30,6 +29,8 @@ from ..scheduler import (
 )
 from . import job_commands  # noqa: F401  (registers /mem consolidate)
 from .config import Settings
+from .reply_catalogue import say
+from .reply_lang import when
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -92,9 +93,10 @@ class Jobs:
     async def status(self) -> dict[str, dict[str, Any]]:
         return await self.scheduler.status()
 
-    async def lines(self) -> list[str]:
-        """One line per job for ``/mem stats``."""
-        return [job_line(name, record, self.service.tz) for name, record in (await self.status()).items()]
+    async def lines(self, lang: str = "en") -> list[str]:
+        """One line per job for ``/mem stats``, in the reply's language."""
+        status = await self.status()
+        return [job_line(name, record, self.service.tz, lang) for name, record in status.items()]
 
 
 def _counts(stats: dict[str, int], prefix: str) -> str:
@@ -102,32 +104,32 @@ def _counts(stats: dict[str, int], prefix: str) -> str:
     return ", ".join(f"{k} {v}" for k, v in items)
 
 
-def job_line(name: str, record: dict[str, Any], tz: Any) -> str:
-    """One job: its last run, what it did, and its failures and refusals in total."""
+def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en") -> str:
+    """One job: its last run, what it did, and its failures and refusals in total (said in ``lang``)."""
     started = record.get("last_started")
     if started is None:
-        return f"job {name}: never run yet"
-    at = when(datetime.fromtimestamp(started, timezone.utc), now_utc(), tz)
+        return say(lang, "job_never", name=name)
+    at = when(lang, datetime.fromtimestamp(started, timezone.utc), now_utc(), tz)
     status = record.get("status", "?") + (f": {record['error']}" if record.get("error") else "")
     last, total = record.get("stats", {}), record.get("totals", {})
-    parts = [f"job {name}: last run {at} ({status}); {record.get('runs', 0)} runs, "
-             f"{record.get('failures', 0)} failed"]
+    parts = [say(lang, "job_last", name=name, when=at, status=status, runs=record.get("runs", 0),
+                 failures=record.get("failures", 0))]
     if "added" in total or "updated" in total:
-        parts.append(f"last run added {last.get('added', 0)}, updated {last.get('updated', 0)}; "
-                     f"in all added {total.get('added', 0)}, updated {total.get('updated', 0)}, "
-                     f"{total.get('calls', 0)} model calls")
+        parts.append(say(lang, "job_added", added=last.get("added", 0), updated=last.get("updated", 0),
+                         all_added=total.get("added", 0), all_updated=total.get("updated", 0),
+                         calls=total.get("calls", 0)))
     refused, failed = _counts(total, "refused."), _counts(total, "failed.")
     if refused:
-        parts.append(f"refused: {refused}")
+        parts.append(say(lang, "job_refused", counts=refused))
     if failed:
-        parts.append(f"failed calls: {failed}")
+        parts.append(say(lang, "job_failed", counts=failed))
     if total.get("skipped_batches"):
-        parts.append(f"skipped batches: {total['skipped_batches']}")
+        parts.append(say(lang, "job_skipped", n=total["skipped_batches"]))
     if name in SHOWN:
         keys = SHOWN[name]
-        parts.append("last run " + ", ".join(f"{k} {last.get(k, 0)}" for k in keys)
-                     + "; in all " + ", ".join(f"{k} {total.get(k, 0)}" for k in keys))
-    return "; ".join(parts)
+        parts.append(say(lang, "job_shown", last=", ".join(f"{k} {last.get(k, 0)}" for k in keys),
+                         total=", ".join(f"{k} {total.get(k, 0)}" for k in keys)))
+    return say(lang, "run_sep").join(parts)
 
 
 SHOWN = {FADE: ("archived", "protected"), MERGE: ("merged", "kept_apart", "failed")}  # counts in /mem stats

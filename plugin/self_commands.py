@@ -10,19 +10,22 @@ from datetime import date
 from typing import Any
 
 from ..memory.clock import day_of
+from ..memory.display import cut
 from ..memory.errors import InvalidInputError
 from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
-from .command_args import UsageError
-from .command_text import short
+from .command_args import Refused, UsageError
+from .command_text import WHOLE_CHARS, fit_lines, short
 from .commands import COMMANDS, CommandContext
 from .events import actor_of, audience_of, platform_of, sender_of
+from .reply_catalogue import TEXTS, counted, say
+from .reply_lang import EN
 from .service import EngramService
 from .tools import ToolArgError, text_arg
 
 log = logging.getLogger("engram.plugin")
 
-NOT_OWNER = "Engram: only the bot's owner decides about its identity (config key owner_ids)."
+NOT_OWNER = say(EN, "not_owner")
 
 
 def is_owner(ctx: CommandContext) -> bool:
@@ -30,76 +33,94 @@ def is_owner(ctx: CommandContext) -> bool:
                                          ctx.service.providers.platforms())
 
 
-def _proposal_id(args: str) -> int:
+def _proposal_id(ctx: CommandContext, args: str) -> int:
+    """A proposal's number (``3`` or ``#3``) that names one waiting for the owner; else the reply says why."""
     m = re.fullmatch(r"#?(\d{1,9})", args.strip())
     if not m:
-        raise UsageError(f"{args.strip()!r} is not a proposal number" if args.strip() else "")
-    return int(m.group(1))
+        raise UsageError("not_proposal_id", arg=repr(short(args.strip()))) if args.strip() else UsageError()
+    pid = int(m.group(1))
+    p = next((p for p in ctx.service.selfhood.proposals.all() if p.id == pid), None)
+    if p is None:
+        raise Refused("no_proposal", id=pid)
+    if p.status != "pending":
+        key = f"status_{p.status}"
+        raise Refused("proposal_decided", id=pid, status=say(ctx.lang, key) if key in TEXTS else p.status)
+    return pid
 
 
-@COMMANDS.command("proposals", "proposals", "changes to its identity the bot proposed, waiting for the owner")
+def _not_owner(ctx: CommandContext) -> str:
+    return ctx.say("not_owner") + ctx.owner_hint()
+
+
+@COMMANDS.command("proposals", "usage_proposals", "sub_proposals")
 async def _proposals(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER + ctx.owner_hint()
+        return _not_owner(ctx)
     waiting = ctx.service.selfhood.proposals.pending()
     if not waiting:
-        return "No identity proposal waits for you."
+        return ctx.say("no_proposals")
     # a proposal and its reason tell of the chat it was made in: elsewhere only the owner's private
     # chat shows it, like that chat's lines
     shown = [p for p in waiting if ctx.sees_episode(p.place)]
-    lines = [f"#{p.id} ({p.at[:10]}, from {p.place}): {quoted(short(p.change))}"
-             + (f" — because {quoted(short(p.reason))}" if p.reason else "") for p in shown]
+    lines = [ctx.say("proposal", id=p.id, day=p.at[:10], place=p.place, change=quoted(short(p.change)))
+             + (ctx.say("proposal_reason", reason=quoted(short(p.reason))) if p.reason else "")
+             for p in shown]
     if len(shown) < len(waiting):
-        n = len(waiting) - len(shown)
-        lines.append(f"({n} more wait{'s' if n == 1 else ''}, made in other chats: "
-                     "/mem proposals in your private chat with the bot shows them)")
-    head = "Proposed changes to identity/self.md (/mem approve <id> or /mem reject <id>):"
-    return "\n".join([head, *lines])
+        lines.append(counted(ctx.lang, "proposals_hidden", len(waiting) - len(shown)))
+    return fit_lines([ctx.say("proposals_head"), *lines], ctx.lang, ctx.say("rest_dashboard"))
 
 
-@COMMANDS.command("approve", "approve <id>", "append a proposed change to identity/self.md (old one kept)")
+@COMMANDS.command("approve", "usage_approve", "sub_approve")
 async def _approve(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER + ctx.owner_hint()
-    p = ctx.service.selfhood.proposals.approve(_proposal_id(args))
-    return f"Approved #{p.id}: identity/self.md ends with it now; the old version is in identity/history/."
+        return _not_owner(ctx)
+    p = ctx.service.selfhood.proposals.approve(_proposal_id(ctx, args))
+    return ctx.say("approved", id=p.id)
 
 
-@COMMANDS.command("reject", "reject <id>", "turn a proposed identity change down")
+@COMMANDS.command("reject", "usage_reject", "sub_reject")
 async def _reject(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
-        return NOT_OWNER + ctx.owner_hint()
-    p = ctx.service.selfhood.proposals.reject(_proposal_id(args))
-    return f"Rejected #{p.id}; identity/self.md is unchanged."
+        return _not_owner(ctx)
+    p = ctx.service.selfhood.proposals.reject(_proposal_id(ctx, args))
+    return ctx.say("rejected", id=p.id)
 
 
-@COMMANDS.command("diary", "diary [YYYY-MM-DD] [--force]", "write or show a day's diary (default: yesterday)")
+@COMMANDS.command("diary", "usage_diary", "sub_diary")
 async def _diary(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx) or not ctx.audience.owner_private:
-        return "Engram: the diary is the owner's; ask in your private chat with the bot." + ctx.owner_hint()
+        return ctx.say("diary_not_owner") + ctx.owner_hint()
     jobs = ctx.service.self_jobs
     if jobs is None:
-        return "Engram: the diary job is not running (diary_enabled is off, or the jobs did not start)."
+        return ctx.say("diary_off")
     words = args.split()
     force = "--force" in words
     rest = [w for w in words if w != "--force"]
     if len(rest) > 1:
-        raise UsageError(f"one date at most, not {' '.join(rest)!r}")
+        raise UsageError("diary_one_date", dates=repr(short(" ".join(rest))))
     try:
         day = date.fromisoformat(rest[0]) if rest else None
     except ValueError:
-        raise UsageError(f"{rest[0]!r} is not a date like 2026-11-30") from None
+        raise UsageError("diary_not_date", arg=repr(short(rest[0]))) from None
     if day is not None and not 1 < day.year < 9999:  # its bounds, a day on, would overflow
-        raise UsageError(f"{rest[0]!r} is out of range (years 2 to 9998)")
+        raise UsageError("diary_range", arg=repr(rest[0]))
     settings = jobs.day_settings()
     if day is not None and day >= day_of(jobs.clock(), settings.tz, settings.boundary_hour):
         # written now, it would stand for the whole day: the end-of-day job finds it there and stops
-        return (f"Engram: {day} has not ended yet (a day ends at {settings.boundary_hour}:00 the next "
-                "morning); its diary is written once it has.")
+        return ctx.say("diary_not_ended", day=day, hour=settings.boundary_hour)
     r = await jobs.diary_now(day, force=force)
     if r.status == "empty":
-        return f"{r.day}: nothing was lived that day; no diary."
-    return f"Diary of {r.day} ({r.status}, m{r.memory_id}):\n{r.text}"
+        return ctx.say("diary_empty", day=r.day)
+    head = ctx.say("diary_head", day=r.day, status=r.status, id=r.memory_id)
+    return f"{head}\n{diary_text(ctx.lang, r.text, r.day, WHOLE_CHARS - len(head) - 1)}"
+
+
+def diary_text(lang: str, text: str, day: object, limit: int) -> str:
+    """A diary as ``/mem diary`` shows it: its lines as written, or its beginning and where it is whole."""
+    if len(text) <= limit:
+        return text
+    note = say(lang, "diary_cut", n=f"{len(text):,}", day=day)
+    return f"{cut(text, limit - len(note) - 1)}\n{note}"
 
 
 async def identity_propose(service: EngramService, event: Any, change: Any, reason: Any) -> str:

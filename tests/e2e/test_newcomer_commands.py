@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 @pytest.mark.parametrize(("dashes", "cat"), [("——", "咪咪"), ("—", "花花"), ("－－", "豆豆"), ("–", "球球")])
 async def test_an_option_typed_with_ime_or_phone_dashes_is_the_option(bot, dashes: str, cat: str) -> None:
     said = (await bot.send(f"/mem remember 我的猫叫{cat} {dashes}scope self", ADMIN)).text
-    assert said.startswith("Remembered") and "(scope self)" in said, said
+    assert said.startswith("记住了") and "（范围 self）" in said, said  # a Chinese command: a Chinese reply
     mid = re.search(r"m(\d+)", said)
     assert mid
     shown = (await bot.send(f"/mem show m{mid.group(1)}", ADMIN)).text

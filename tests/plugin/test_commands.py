@@ -66,8 +66,10 @@ async def test_scope_owner_without_an_owner_is_refused(make_service: MakeService
     assert "12-34" in await mem(svc, f"mem show {mid}")
 
 
-async def test_recall_of_a_pasted_page_answers_in_a_message_a_chat_can_carry(service: EngramService) -> None:
+async def test_recall_of_a_pasted_page_answers_in_a_message_a_chat_can_carry(
+        make_service: MakeService) -> None:
     """The whole query was echoed back: 20,000 characters of it, more than a QQ message carries."""
+    service = make_service(Settings(owner_ids=(OWNER,), reply_language="en"))  # a Chinese query: pinned
     await add(service, "Alice's tea is oolong", "public")
     for query in ("tea " + "字" * 20_000, "字" * 20_000):
         said = await mem(service, f"mem recall {query}")

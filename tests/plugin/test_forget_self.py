@@ -79,7 +79,9 @@ async def bot(make_service: MakeService) -> AsyncIterator[Bot]:
     """The plugin with the diary and self-image jobs, a day two days ago on which Alice told the
     public group her locker code (the marker) and Bob answered."""
     ctx = EchoContext(chats=[FakeProvider("chat1")])
-    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC", public_spaces=(GROUP,)), ctx)
+    # the chats here are Chinese (the markers): the replies these tests read are pinned to English
+    svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC", public_spaces=(GROUP,),
+                                reply_language="en"), ctx)
     svc.tz = timezone.utc
     noon = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12)  # a finished day
     svc.record_message(event(f"my locker code is {MARK} {ZH}", "alice", "g1",

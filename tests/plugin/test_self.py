@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -267,25 +269,32 @@ class DiaryContext(FakeContext):
         return type("Resp", (), {"completion_text": self.answers.pop(0)})()
 
 
+@asynccontextmanager
+async def diary_jobs(svc: EngramService, said: str) -> AsyncIterator[tuple[Jobs, datetime]]:
+    """The diary and self-image jobs of ``svc``, started (stopped after), and the noon two days ago at
+    which alice said ``said`` in her private chat: a finished day whatever the hour now (a day ends at 4)."""
+    svc.tz = timezone.utc
+    noon = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12)
+    svc.record_message(event(said, "alice", timestamp=int(noon.timestamp())))
+    await svc.flush()
+    jobs = Jobs(svc, catch_up_delay=3600)
+    SelfJobs(jobs)
+    await jobs.start()
+    try:
+        yield jobs, noon
+    finally:
+        await jobs.stop()
+
+
 async def test_the_diary_job_writes_yesterday_then_the_self_image_follows(make_service: MakeService) -> None:
     ctx = DiaryContext(chats=[FakeProvider("chat1")], answers=[
         json.dumps({"entry": "I talked about tea with a friend."}),
         json.dumps({"mood": "content", "valence": 0.4, "energy": 0.6, "on_mind": "tea"}),
         json.dumps({"self_image": "I enjoy small talk about tea."})])
     svc = make_service(Settings(owner_ids=(OWNER,), timezone="UTC"), ctx)
-    svc.tz = timezone.utc
-    # two days ago at noon: a finished day whatever the hour now (the day ends at 4 am)
-    noon = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12)
-    svc.record_message(event("shall we have tea?", "alice", timestamp=int(noon.timestamp())))
-    await svc.flush()
-    jobs = Jobs(svc, catch_up_delay=3600)
-    SelfJobs(jobs)
-    await jobs.start()
-    try:
+    async with diary_jobs(svc, "shall we have tea?") as (jobs, noon):
         report = await jobs.scheduler.run_now(DIARY)
         await jobs.scheduler.idle()
-    finally:
-        await jobs.stop()
     assert [r.status for r in report.written] == ["written"] and report.inner_state
     day = report.written[0].day
     assert day == noon.date()
