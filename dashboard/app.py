@@ -17,7 +17,7 @@ from aiohttp import web
 
 from ..memory import Engram, Store
 from . import data, html
-from .i18n import pick_lang
+from .i18n import Told, pick_lang
 from .params import BadParam, flag, memory_filter, memory_id, paging, text
 from .server import MIN_TOKEN
 from .settings import DashboardSettings, EngramSource
@@ -108,20 +108,23 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 @web.middleware
 async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    data.ZONE.set(request.app[SETTINGS].tz)  # this request's task: its times in the bot's zone
     try:
         return await handler(request)
     except BadParam as e:
-        return _error(request, 400, str(e))
+        return _error(request, 400, e)
     except data.NotFound as e:
-        return _error(request, 404, str(e))
+        return _error(request, 404, e)
+    except web.HTTPNotFound:  # an address no route answers: a page in the browser's language too
+        return _error(request, 404, data.NotFound("no_page", path=request.path[:80]))
 
 
-def _error(request: web.Request, status: int, message: str) -> web.Response:
+def _error(request: web.Request, status: int, e: Told) -> web.Response:
+    """The error as JSON (in English, for scripts) or as a page in the browser's language."""
     if _is_api(request):
-        return web.json_response({"error": message}, status=status)
-    return web.Response(
-        text=html.error(_lang(request), status, message), status=status, content_type="text/html"
-    )
+        return web.json_response({"error": str(e)}, status=status)
+    lang = _lang(request)
+    return web.Response(text=html.error(lang, status, e.say(lang)), status=status, content_type="text/html")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -139,7 +142,6 @@ async def _engram(request: web.Request) -> Engram:
 
 
 async def _open(request: web.Request) -> tuple[Engram, Store]:
-    data.ZONE.set(request.app[SETTINGS].tz)  # this request's task: its times in the bot's zone
     engram = await _engram(request)
     return engram, await engram.browser()
 
@@ -196,7 +198,7 @@ async def recall(request: web.Request) -> web.Response:
             d = await data.recall(engram, browser, request.app[SETTINGS], q, space, owner)
         except BadParam as e:
             return web.Response(
-                text=html.recall(_lang(request), None, request.query, places, str(e)),
+                text=html.recall(_lang(request), None, request.query, places, e.say(_lang(request))),
                 status=400,
                 content_type="text/html",
             )

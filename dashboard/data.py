@@ -18,15 +18,17 @@ from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.diary_files import diary_day
 from ..memory.model import now_utc
 from . import selfhood
-from .params import BadParam, MemoryFilter
+from .i18n import Told
+from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter
 from .settings import DashboardSettings
 
 GRAPH_MEMORIES = 150
 GRAPH_TALKS = 200
 PLACE_MEMORIES = 50
+PLACE_PAGE = DEFAULT_PAGE_SIZE  # a place's timeline page
 
 
-class NotFound(LookupError):
+class NotFound(Told, LookupError):
     """An id or a place that does not exist (404)."""
 
 
@@ -42,6 +44,23 @@ def iso(t: datetime | float | None) -> str | None:
         t = datetime.fromtimestamp(t, timezone.utc)
     zone = ZONE.get()
     return (t.astimezone(zone) if zone is not None else t).isoformat(timespec="seconds")
+
+
+def zone_name() -> str:
+    """The zone this request's times are in, as a page names it: "Asia/Shanghai (UTC+08:00)"."""
+    zone = ZONE.get()
+    offset = datetime.now(zone or timezone.utc).strftime("%z")
+    utc = f"UTC{offset[:3]}:{offset[3:]}" if offset != "+0000" else "UTC"
+    name = str(zone) if zone is not None else "UTC"
+    return utc if name in (utc, "UTC", "Etc/UTC") or name.startswith("UTC") else f"{name} ({utc})"
+
+
+def _iso_text(v: Any) -> str | None:
+    """An ISO time kept as text (a file stamp, a proposal's time) in this request's zone."""
+    try:
+        return iso(datetime.fromisoformat(str(v))) if v else None
+    except ValueError:
+        return str(v)
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
@@ -167,9 +186,15 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
 
 
 async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
-    found, total = await browser.list_memories(None, **f.store_args(), limit=size, offset=(page - 1) * size)
+    args = f.store_args()
+    if f.person:  # an id, or a name as people are called where they speak
+        args["people"] = (f.person, *await browser.people_named(f.person))
+    found, total = await browser.list_memories(None, **args, limit=size, offset=(page - 1) * size)
     names = await _names(engram, found)
-    return page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+    d = page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+    if f.person:  # whose memories these are, as the page's heading says
+        d["person"] = (await engram.names({f.person})).get(f.person) or f.person
+    return d
 
 
 async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, Any]:
@@ -177,7 +202,7 @@ async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, An
         versions = await engram.history(memory_id)
         m = await engram.get(memory_id)
     except KeyError as e:
-        raise NotFound(f"no memory m{memory_id}") from e
+        raise NotFound("no_memory", id=memory_id) from e
     sources = await engram.sources(memory_id)
     names = await _names(engram, versions)
     return {
@@ -200,13 +225,17 @@ async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str
             last["sources"].append(ep.id)
         else:
             out.append({"space": ep.space, "sources": [ep.id], "episodes": [episode_json(e) for e in lines]})
+    for c in out:  # the page of its place (as the place pages it) that holds the first source
+        first = next(e for e in c["episodes"] if e["id"] in c["sources"])
+        before = await browser.count_space_episodes(c["space"], before_seq=first["seq"] or 0)
+        c["page"], c["size"] = before // PLACE_PAGE + 1, PLACE_PAGE
     return out
 
 
 async def place(engram: Engram, browser: Store, space: str, page: int | None, size: int) -> dict[str, Any]:
     """A place's episodes in order, one page (``None``: the latest page), and what was learned there."""
     if not space or not await browser.has_space(space):
-        raise NotFound(f"no place {space[:80]!r}")
+        raise NotFound("no_place", space=space[:80])
     total = await browser.count_space_episodes(space)
     page = page or max(1, -(-total // size))
     eps = await browser.space_episodes(space, size, (page - 1) * size)
@@ -243,9 +272,9 @@ async def recall(
 ) -> dict[str, Any]:
     """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
     if not query:
-        raise BadParam("query is empty: type what to recall")
+        raise BadParam("query_empty")
     if not space or not await browser.has_space(space):
-        raise BadParam(f"unknown audience: no place {space[:80]!r}")
+        raise BadParam("unknown_audience", space=space[:80])
     if owner is None:
         owner = settings.owner_spaces(space) if settings.owner_spaces else False
     audience = Audience(space=space, owner_private=owner)
@@ -309,4 +338,9 @@ async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any
     """The core identity, the self-image with its earlier versions, and the open proposals, read from
     the data folder (the host's, or the one holding the store file)."""
     folder = settings.data_dir or Path(browser.path).parent
-    return await asyncio.to_thread(selfhood.identity, folder, settings.identity())
+    d = await asyncio.to_thread(selfhood.identity, folder, settings.identity())
+    for v in [*d["history"], *d["core_history"]]:  # file stamps are UTC; the pages speak the bot's zone
+        v["replaced_at"] = _iso_text(v["replaced_at"])
+    for p in d["proposals"]:
+        p["at"] = _iso_text(p.get("at"))
+    return d

@@ -9,6 +9,7 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "overview": ("Overview", "概览"),
     "memories": ("Memories", "记忆"),
     "memory": ("Memory", "记忆"),
+    "memories_about": ("Memories about {who}", "关于 {who} 的记忆"),
     "place": ("Place", "地点"),
     "places": ("Places", "地点"),
     "people": ("People", "人物"),
@@ -31,11 +32,15 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "no_jobs": ("No job has run yet.", "还没有任务运行过。"),
     "never_run": ("never run yet", "尚未运行"),
     "job": ("Job", "任务"),
-    "last_run": ("Last run (UTC)", "最近运行 (UTC)"),
+    "last_run": ("Last run", "最近运行"),
+    "last_said": ("Last message", "最后一条消息"),
+    "times_in": ("Times in {zone}", "时间均为 {zone}"),
     "runs_failed": ("Runs / failed", "运行 / 失败"),
     "last_did": ("Last run did", "最近一次结果"),
-    "failed_calls": ("failed calls in all", "累计失败调用"),
-    "refused": ("refused in all", "累计拒绝"),
+    "failed_calls": ("failed calls in all: {pairs}", "累计失败调用：{pairs}"),
+    "refused": ("refused in all: {pairs}", "累计拒绝：{pairs}"),
+    "failed_last": ("failed calls: {pairs}", "失败调用：{pairs}"),
+    "refused_last": ("refused: {pairs}", "拒绝：{pairs}"),
     "scope": ("Scope", "范围"),
     "kind": ("Kind", "类型"),
     "status": ("Status", "状态"),
@@ -57,6 +62,10 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "page_of": ("Page {page} of {pages} ({total} in all)", "第 {page}/{pages} 页（共 {total} 条）"),
     "prev": ("Previous", "上一页"),
     "next": ("Next", "下一页"),
+    "first": ("First", "第一页"),
+    "last": ("Last", "最后一页"),
+    "latest": ("Latest", "最新一页"),
+    "all_n": ("All {n} →", "全部 {n} 条 →"),
     "query": ("Query", "查询"),
     "audience": ("Audience (a place)", "受众（地点）"),
     "owner_chat": ("This is the owner's private chat", "这是主人的私聊"),
@@ -83,6 +92,18 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对），以及关于某人最重要的 {memories} 条记忆"
         "（共 {memories_total} 条）；所有计数涵盖全部消息。",
     ),
+    "graph_shown_talks": (
+        "Shown: the {talks} pairs of people who answer each other most (of {talks_total}); every count is"
+        " over all episodes.",
+        "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对）；所有计数涵盖全部消息。",
+    ),
+    "graph_shown_memories": (
+        "Shown: the {memories} most important memories about someone (of {memories_total}).",
+        "显示：关于某人最重要的 {memories} 条记忆（共 {memories_total} 条）。",
+    ),
+    "no_places": ("No place has a recorded line yet.", "还没有记录任何地点的消息。"),
+    "graph_none": ("Nothing to draw yet: no one has said anything that was recorded.",
+                   "还没有可画的内容：还没有记录任何人说的话。"),
     "diary_none": ("No diary entries yet.", "还没有日记。"),
     "identity_note": ("Core identity (identity/self.md)", "核心身份（identity/self.md）"),
     "identity_none": ("No core identity written yet.", "还没有写核心身份。"),
@@ -106,8 +127,169 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "error": ("Error", "错误"),
     "not_found": ("Not found", "未找到"),
     "said": ("said", "说"),
+    "id": ("id", "编号"),
+    "where": ("Where", "所在"),
+    "legend": ("What the columns measure (each from 0 to 1; the score weighs them)",
+               "各列的含义（每项 0 到 1；得分是它们的加权和）"),
     "you": ("the bot", "机器人"),
 }
+
+
+# stored values a page shows (the filter's option values and the JSON keep the stored word)
+VALUES: dict[str, tuple[str, str]] = {
+    "fact": ("fact", "事实"),
+    "preference": ("preference", "偏好"),
+    "event": ("event", "事件"),
+    "relation": ("relation", "关系"),
+    "plan": ("plan", "计划"),
+    "diary": ("diary", "日记"),
+    "reflection": ("reflection", "反思"),
+    "note": ("note", "笔记"),
+    "active": ("active", "有效"),
+    "superseded": ("superseded", "已被取代"),
+    "archived": ("archived", "已归档"),
+    "ok": ("ok", "成功"),
+    "failed": ("failed", "失败"),
+    "running": ("running", "运行中"),
+    "public": ("public", "公开"),
+    "owner": ("owner", "仅主人"),
+    "self": ("self", "机器人自己"),
+}
+
+# a job's counters (``stats()`` of consolidation, the days, metabolism, the self-image) in Chinese;
+# English shows the key with spaces
+COUNTERS_ZH: dict[str, str] = {
+    "calls": "模型调用", "prompt_tokens": "提示词元", "completion_tokens": "回复词元", "episodes": "消息",
+    "added": "新增", "updated": "更新", "skipped_batches": "跳过的批次", "diaries": "日记",
+    "inner_state": "内心状态", "checked": "检查", "archived": "归档", "protected": "保护",
+    "written": "写入", "refused": "拒绝",
+}
+
+
+def counter(lang: str, key: str) -> str:
+    """A job counter's name as a page says it."""
+    return COUNTERS_ZH.get(key, key.replace("_", " ")) if lang == "zh" else key.replace("_", " ")
+
+
+# messages of a bad request (400) or a missing page (404), with their parameters
+MESSAGES: dict[str, tuple[str, str]] = {
+    "too_long": ("{name} is longer than {n} characters", "{name}超过 {n} 个字符"),
+    "nul": ("{name} contains a NUL character", "{name}含有 NUL 字符"),
+    "not_whole": ("{name} must be a whole number, not {raw!r}", "{name}必须是整数，而不是 {raw!r}"),
+    "page_range": ("page must be from 1 to {n}", "页码必须在 1 到 {n} 之间"),
+    "size_range": ("size must be from 1 to {n}", "每页条数必须在 1 到 {n} 之间"),
+    "not_memory_id": ("{raw!r} is not a memory id (like 12 or m12)",
+                      "{raw!r} 不是记忆编号（例如 12 或 m12）"),
+    "not_flag": ("{name} must be 1 or 0", "{name}必须是 1 或 0"),
+    "bad_scope": ("{detail}", "范围 {raw!r} 无效：可用 public、owner、self 或 space:<地点>"),
+    "one_of": ("{name} must be one of {options}", "{name}必须是以下之一：{options}"),
+    "no_memory": ("no memory m{id}", "没有记忆 m{id}"),
+    "no_place": ("no place {space!r}", "没有地点 {space!r}"),
+    "query_empty": ("query is empty: type what to recall", "查询为空：请输入要召回的内容"),
+    "unknown_audience": ("unknown audience: no place {space!r}", "未知的受众：没有地点 {space!r}"),
+    "no_page": ("no page at {path}", "没有这个页面：{path}"),
+}
+PARAM_NAMES: dict[str, tuple[str, str]] = {  # a parameter as a message names it
+    "page": ("page", "页码"), "size": ("size", "每页条数"), "q": ("q", "搜索"), "kind": ("kind", "类型"),
+    "status": ("status", "状态"), "scope": ("scope", "范围"), "place": ("place", "地点"),
+    "person": ("person", "人物"), "space": ("space", "地点"), "owner": ("owner", "主人私聊"),
+}
+
+
+class Told(Exception):
+    """An error whose message a page says in the browser's language (``say``); ``str``: English."""
+
+    def __init__(self, key: str, **args: object) -> None:
+        self.key, self.params = key, args
+        super().__init__(self.say("en"))
+
+    def say(self, lang: str) -> str:
+        en, zh = MESSAGES[self.key]
+        args = dict(self.params)
+        if "name" in args:
+            args["name"] = PARAM_NAMES.get(str(args["name"]), (args["name"], args["name"]))[lang == "zh"]
+        return (zh if lang == "zh" else en).format(**args)
+
+
+def value(lang: str, word: object) -> str:
+    """A stored word (a kind, a status, a job's result, a scope) as this language says it."""
+    pair = VALUES.get(str(word))
+    return str(word) if pair is None else pair[lang == "zh"]
+
+
+# recall's features (memory.recall.features.FEATURES), as the hits table names and explains them
+FEATURES: dict[str, tuple[str, str, str, str]] = {  # name -> (English, its meaning, Chinese, its meaning)
+    "kw": ("Keyword match", "how well the words match (BM25, scaled to the best)",
+           "关键词匹配", "字词匹配程度（BM25，按最佳者缩放）"),
+    "cos": ("Meaning match", "how close the meaning is (cosine of the vectors)",
+            "语义相似", "语义接近程度（向量余弦）"),
+    "cos_qq": ("Meaning as a question", "the same, with the item read as a question",
+               "作为问题的语义相似", "同上，把该条当作问题来比较"),
+    "mix": ("Words + meaning", "the mean of the two matches",
+            "字词加语义", "两种匹配的平均值"),
+    "both": ("Found both ways", "found by the keywords and by the meaning",
+             "两种方式都找到", "关键词和语义都找到了它"),
+    "kw_rank": ("Keyword rank", "higher the nearer the top of the keyword list",
+                "关键词排名", "在关键词结果中越靠前越高"),
+    "cos_rank": ("Meaning rank", "higher the nearer the top of the meaning list",
+                 "语义排名", "在语义结果中越靠前越高"),
+    "nb_prev": ("Line before", "how well the line just before matches",
+                "前一条", "紧接在前的一条消息的匹配程度"),
+    "nb_next": ("Line after", "how well the line just after matches",
+                "后一条", "紧接在后的一条消息的匹配程度"),
+    "nb2": ("Two lines away", "the better match two lines before or after",
+            "隔一条", "前后隔一条的消息中较好的匹配"),
+    "session_best": ("Best in its conversation", "the best match in the same stretch of conversation",
+                     "所在对话最佳", "同一段对话中的最佳匹配"),
+    "mix_rank": ("Rank with neighbours", "rank by its match and its neighbours'",
+                 "连同上下文的排名", "按自身与上下文匹配的排名"),
+    "question_turn": ("Is a question", "the line asks a question",
+                      "是提问", "这条消息在提问"),
+    "length": ("Length", "longer lines say more (up to 80 tokens)",
+               "长度", "越长信息越多（最多 80 词元）"),
+    "has_date": ("Names a time", "the text names a date or time",
+                 "提到时间", "内容提到了日期或时间"),
+    "when_dated": ("Time asked, time named", "names a time when the question asks when",
+                   "问时间且有时间", "问题问“何时”且内容提到时间"),
+    "is_memory": ("Is a memory", "a memory rather than a chat line",
+                  "是记忆", "是记忆而不是聊天消息"),
+    "recency": ("Recent", "newer is higher (halves every few weeks)",
+                "新近", "越新越高（每隔数周减半）"),
+    "date_match": ("Date asked", "the question names its year or month",
+                   "日期吻合", "问题提到了它的年份或月份"),
+    "speaker_named": ("Speaker named", "the question names who said it",
+                      "提到说话人", "问题提到了说话的人"),
+    "has_image": ("Has an image", "the line holds an image",
+                  "含图片", "这条消息含有图片"),
+    "strength": ("Strength", "a memory's strength (fades unless recalled)",
+                 "强度", "记忆的强度（不被想起就会减弱）"),
+    "importance": ("Importance", "a memory's importance",
+                   "重要性", "记忆的重要性"),
+    "after_question": ("Answers a question", "the line before asks a question",
+                       "回答提问", "前一条消息是提问"),
+    "cov": ("Question covered", "share of the question's words in the text (rare words count more)",
+            "覆盖问题", "问题中的词出现在内容里的比例（少见的词更重）"),
+    "wcov": ("Covered with neighbours", "the same over the line and the lines around it",
+             "连同上下文覆盖", "同上，连同前后的消息一起算"),
+    "cov_rel": ("Coverage vs best", "its coverage over the best one's",
+                "覆盖（相对最佳）", "覆盖率除以最佳者的覆盖率"),
+    "wcov_rel": ("Neighbour coverage vs best", "the same with neighbours",
+                 "上下文覆盖（相对最佳）", "同上，连同上下文"),
+    "in_window": ("In the time asked", "happened in the time the question names (\"yesterday\")",
+                  "在所问时间内", "发生在问题所说的时间内（“昨天”）"),
+    "recalled": ("Recalled lately", "recently injected or shown",
+                 "最近被想起", "最近被注入或显示过"),
+    "own": ("Said by the bot", "the bot's own line",
+            "机器人说的", "机器人自己说的话"),
+    "empty": ("No content", "a line with nothing of its own (\"ok\", \"haha\")",
+              "无内容", "没有实际内容的消息（“好的”“哈哈”）"),
+}
+
+
+def feature(lang: str, name: str) -> tuple[str, str]:
+    """A recall feature's name and meaning in ``lang`` (a feature not listed: its key)."""
+    en, en_means, zh, zh_means = FEATURES.get(name, (name, "", name, ""))
+    return (zh, zh_means) if lang == "zh" else (en, en_means)
 
 
 def pick_lang(accept_language: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES, InvalidScopeError, parse_scope
+from .i18n import Told
 
 MAX_PAGE_SIZE = 200
 DEFAULT_PAGE_SIZE = 50
@@ -33,16 +34,16 @@ class MemoryFilter:
         return args
 
 
-class BadParam(ValueError):
-    """A parameter the dashboard cannot use; the message says which and why."""
+class BadParam(Told, ValueError):
+    """A parameter the dashboard cannot use; the message says which and why (``say(lang)``)."""
 
 
 def text(params: Mapping[str, str], name: str, default: str = "") -> str:
     value = params.get(name, default).strip()
     if len(value) > MAX_PARAM:
-        raise BadParam(f"{name} is longer than {MAX_PARAM} characters")
+        raise BadParam("too_long", name=name, n=MAX_PARAM)
     if "\x00" in value:
-        raise BadParam(f"{name} contains a NUL character")
+        raise BadParam("nul", name=name)
     return value
 
 
@@ -51,7 +52,7 @@ def whole(params: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not re.fullmatch(r"-?\d{1,18}", raw):
-        raise BadParam(f"{name} must be a whole number, not {raw[:40]!r}")
+        raise BadParam("not_whole", name=name, raw=raw[:40])
     return int(raw)
 
 
@@ -59,9 +60,9 @@ def paging(params: Mapping[str, str], default_size: int = DEFAULT_PAGE_SIZE) -> 
     """(page, size): page from 1, size from 1 (more than ``MAX_PAGE_SIZE`` is capped)."""
     page, size = whole(params, "page", 1), whole(params, "size", default_size)
     if not 1 <= page <= MAX_PAGE:
-        raise BadParam(f"page must be from 1 to {MAX_PAGE}")
+        raise BadParam("page_range", n=MAX_PAGE)
     if size < 1:
-        raise BadParam(f"size must be from 1 to {MAX_PAGE_SIZE}")
+        raise BadParam("size_range", n=MAX_PAGE_SIZE)
     return page, min(size, MAX_PAGE_SIZE)
 
 
@@ -69,7 +70,7 @@ def memory_id(raw: str) -> int:
     """A memory id as ``12`` or ``m12``."""
     m = re.fullmatch(r"[mM]?(\d{1,18})", raw.strip())
     if not m:
-        raise BadParam(f"{raw[:40]!r} is not a memory id (like 12 or m12)")
+        raise BadParam("not_memory_id", raw=raw[:40])
     return int(m.group(1))
 
 
@@ -79,7 +80,7 @@ def flag(params: Mapping[str, str], name: str) -> bool:
         return False
     if raw in ("1", "true", "on", "yes"):
         return True
-    raise BadParam(f"{name} must be 1 or 0")
+    raise BadParam("not_flag", name=name)
 
 
 def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
@@ -89,11 +90,11 @@ def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
         try:
             scope = parse_scope(scope)
         except InvalidScopeError as e:
-            raise BadParam(str(e)) from e
+            raise BadParam("bad_scope", detail=str(e), raw=scope[:80]) from e
     if kind and kind not in MEMORY_KINDS:
-        raise BadParam(f"kind must be one of {', '.join(MEMORY_KINDS)}")
+        raise BadParam("one_of", name="kind", options=", ".join(MEMORY_KINDS))
     if status and status not in MEMORY_STATUSES:
-        raise BadParam(f"status must be one of {', '.join(MEMORY_STATUSES)}")
+        raise BadParam("one_of", name="status", options=", ".join(MEMORY_STATUSES))
     return MemoryFilter(
         scope=scope,
         kind=kind,

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Engram, Episode
 
 from ..conftest import HashEmbedder
 from .chrome import Chrome
@@ -161,3 +161,56 @@ async def test_the_content_security_policy_breaks_no_page_and_stops_markup_that_
     assert await chrome.eval("typeof window.pwned") == "undefined"
     assert await chrome.eval("window.__violations.every(v => v.startsWith('script-src-attr'))")
     assert await chrome.eval("window.__violations.length") >= 1
+
+
+LONG_PLACE = "qq:group:" + "9" * 90  # a place whose name is longer than a phone is wide
+
+
+@pytest.fixture
+async def long_place(seeded):
+    path, _ = seeded
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    await engram.record(Episode(space=LONG_PLACE, content="一条消息" * 40, actor="qq:77",
+                                actor_name="名字特别长的群友Supercalifragilisticexpialidocious"))
+    await engram.close()
+
+
+async def test_no_page_is_wider_than_a_phone(long_place, site, tmp_path):
+    """At 390 px (a phone), tables of memories, a place's learned memories and the overview's places
+    made the whole page scroll sideways (up to 1,208 px): the menu and the timeline slid away with
+    it; recall's place list was as wide as its longest place. Wide tables now scroll inside the page;
+    the page keeps the phone's width."""
+    base, ids = site
+    browser = await Chrome().start(tmp_path / "phone-profile", lang="zh-CN")
+    try:
+        await browser.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=1,
+                           mobile=True)
+        await browser.open(f"{base}/?token={TOKEN}")
+        for path in ["/", "/memories", f"/memories/{ids['second']}", f"/place?space={quote(GROUP)}",
+                     f"/recall?q=hotpot&space={quote(GROUP)}", "/graph", "/diary", "/identity",
+                     f"/place?space={quote(XSS_SPACE)}", f"/place?space={LONG_PLACE}", "/nowhere",
+                     "/memories?page=x"]:
+            await browser.open(base + path)
+            assert await browser.eval("document.documentElement.scrollWidth") <= 390, path
+        await browser.screenshot(SHOTS / "memories-phone-zh.png")
+    finally:
+        await browser.close()
+
+
+ONE_LINE = """[...document.querySelectorAll('table.memories tbody tr')].every(tr => [2, 4, 6, 7].every(i => {
+  const range = document.createRange(); range.selectNodeContents(tr.cells[i]);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size <= 1; }))"""
+
+
+async def test_short_columns_of_a_memory_table_stay_on_one_line(long_place, site, tmp_path):
+    """Next to long memories, a Chinese kind, status or date was squeezed to one character a line
+    ("事/实", "有/效", "2026-/12-02") on a desktop screen."""
+    base, ids = site
+    browser = await Chrome().start(tmp_path / "zh-desk", lang="zh-CN")
+    try:
+        await browser.open(f"{base}/?token={TOKEN}")
+        for path in ["/memories", f"/place?space={quote(GROUP)}"]:
+            await browser.open(base + path)
+            assert await browser.eval(ONE_LINE), path
+    finally:
+        await browser.close()

@@ -110,9 +110,13 @@ class BrowseReads(ItemReads):
     async def count_episodes(self) -> int:
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"))[0][0])
 
-    async def count_space_episodes(self, space: str) -> int:
-        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
-                                     (space,)))[0][0])
+    async def count_space_episodes(self, space: str, before_seq: int | None = None) -> int:
+        """A space's episodes (those before ``before_seq`` in it, if given: where one of them stands)."""
+        if before_seq is None:
+            return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
+                                         (space,)))[0][0])
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"
+                                     " WHERE space = ? AND seq < ?", (space, before_seq)))[0][0])
 
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
         """The episode with its neighbours in its place, in order."""
