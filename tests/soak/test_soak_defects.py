@@ -50,6 +50,25 @@ async def test_a_forgotten_place_keeps_no_names_of_it(open_engram: EngramOpener)
     assert await e.names_in_space(GROUP, ["qq:777", "qq:5"]) == {}
 
 
+async def test_a_forgotten_place_takes_the_names_of_who_spoke_only_there(
+        db_path: Path, open_engram: EngramOpener) -> None:
+    """After forget-place, the name of someone who spoke only in that place stayed in the store file
+    (the table of every name a person went by), and ``people_named`` still found them. A name someone
+    used elsewhere too stays, and so does everyone who still has lines."""
+    e = await open_engram()
+    await _group_day(e)
+    other = "qq:group:200"
+    await e.record_many([Episode(other, "Susan again, from the other group.", actor="qq:5", actor_name="Sue",
+                                 time=T0 + timedelta(hours=1))])
+    await e.forget_place(GROUP)
+    assert await e.people_named("Zedekiah Quorn") == []
+    assert await e.aliases("qq:777") == []
+    assert await e.aliases("qq:5") == ["Sue"]  # 'Susan' was said only in the forgotten group
+    assert await e.people_named_in(other, "Sue") == ["qq:5"]
+    await e.close()
+    assert b"Zedekiah" not in _on_disk(db_path) and b"Quorn" not in _on_disk(db_path)
+
+
 async def test_a_memory_recalled_once_then_updated_fades_from_its_update(engram: Engram) -> None:
     """A memory recalled once, then updated by consolidation (a new version), faded from the day it was
     last recalled, not from its update: 60 days after an update it was archived, while its twin,

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import aiosqlite
+
 from ...text import holds_name
 from .base import Connections
-from .codec import in_list
+from .codec import chunks, fetch_rows, in_list
 
 
 class NameReads(Connections):
@@ -45,3 +47,24 @@ class NameReads(Connections):
         ins, vals = in_list(list(people))
         return dict(self._read(f"SELECT person, name FROM place_names WHERE space = ? AND person IN {ins}",
                                [space, *vals]))
+
+
+async def speakers_of(db: aiosqlite.Connection, episode_ids: Sequence[int]) -> set[str]:
+    """Who said the lines ``episode_ids`` (lines recorded without a speaker left out)."""
+    out: set[str] = set()
+    for chunk in chunks(list(episode_ids)):
+        q, v = in_list(chunk)
+        out.update(r[0] for r in await fetch_rows(
+            db, f"SELECT DISTINCT actor FROM episodes WHERE id IN {q} AND actor != ''", v))
+    return out
+
+
+async def drop_unspoken_names(db: aiosqlite.Connection, people: Sequence[str]) -> None:
+    """After lines were erased: the names ``people`` went by that no line of theirs left carries, in
+    all (``aliases``) or in one place (``place_names``). A name comes only from the lines; erased
+    with the last of them, it must not stay in the file (``forget_place``, a forgotten line)."""
+    for person in people:
+        await db.execute("DELETE FROM aliases WHERE person = ? AND NOT EXISTS (SELECT 1 FROM episodes"
+                         " WHERE actor = aliases.person AND actor_name = aliases.alias)", (person,))
+        await db.execute("DELETE FROM place_names WHERE person = ? AND NOT EXISTS (SELECT 1 FROM episodes"
+                         " WHERE actor = place_names.person AND space = place_names.space)", (person,))

@@ -29,6 +29,7 @@ from .. import (
 )
 from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
+from .names import drop_unspoken_names, speakers_of
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
@@ -233,8 +234,8 @@ class SQLiteWrites:
                     people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-delete episodes and memories (the exact ids given) with everything that holds their
         text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
-        place's too) and ``spaces``' names, cursors and the names people went by there. Returns the
-        (episode, memory) ids deleted.
+        place's too), ``spaces``' names, cursors and the names people went by there, and any name a
+        speaker of the erased lines went by in those lines alone. Returns the (episode, memory) ids deleted.
 
         THE one exception to episodes being append-only (hard forgetting): every delete of an
         episode goes through here. Inside the transaction: a crash leaves all of it or none. The
@@ -248,10 +249,12 @@ class SQLiteWrites:
         for table, ids in (("episodes", eps), ("memories", mems)):
             if ids:  # ids are never given out again (a later line must not inherit a cursor)
                 await self.set_cursor(f"erased:{table}", max([*ids, await self._erased(table)]))
+        speakers = await speakers_of(db, eps)
         for chunk in chunks(eps):
             q, v = in_list(chunk)
             await db.execute(f"DELETE FROM sources WHERE episode_id IN {q}", v)
         await self._delete("episodes", "e", eps)
+        await drop_unspoken_names(db, sorted(speakers - set(people)))
         for chunk in chunks(mems):
             q, v = in_list(chunk)
             await db.execute(f"DELETE FROM kept_apart WHERE a IN {q} OR b IN {q}", v + v)
