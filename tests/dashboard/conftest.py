@@ -123,20 +123,19 @@ async def dash(
     seeded: tuple[Path, dict[str, int]],
 ) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
     """A test client (unauthenticated) over the dashboard of the seeded store, opened as the bot would."""
+    settings = DashboardSettings(token=TOKEN, budget=300, recall_k=5, jobs=lambda: JOBS,
+                                 identity=lambda: "我是小记，读书会的助手。",
+                                 owner_spaces=lambda s: s == OWNER_DM)
+    async for served in serve(seeded, settings):
+        yield served
+
+
+async def serve(seeded: tuple[Path, dict[str, int]],
+                settings: DashboardSettings) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
+    """The seeded store opened as the bot would, and a test client of its dashboard with ``settings``."""
     path, ids = seeded
     engram = await Engram.open(path, HashEmbedder(), background=False)
-    app = make_app(
-        engram,
-        DashboardSettings(
-            token=TOKEN,
-            budget=300,
-            recall_k=5,
-            identity=lambda: "我是小记，读书会的助手。",
-            owner_spaces=lambda s: s == OWNER_DM,
-            jobs=lambda: JOBS,
-        ),
-    )
-    client = TestClient(TestServer(app))
+    client = TestClient(TestServer(make_app(engram, settings)))
     await client.start_server()
     try:
         yield client, engram, ids

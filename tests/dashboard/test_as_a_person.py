@@ -16,7 +16,7 @@ from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Engram, Episode, Memory
 
 from ..conftest import HashEmbedder
-from .conftest import AUTH, GROUP, JOBS, TOKEN
+from .conftest import AUTH, GROUP, JOBS, TOKEN, serve
 
 ZH = {**AUTH, "Accept-Language": "zh-CN,zh;q=0.9"}
 EN = {**AUTH, "Accept-Language": "en-US,en;q=0.9"}
@@ -25,16 +25,9 @@ EN = {**AUTH, "Accept-Language": "en-US,en;q=0.9"}
 @pytest.fixture
 async def shanghai(seeded) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
     """The seeded store's dashboard as a bot in Shanghai serves it."""
-    path, ids = seeded
-    engram = await Engram.open(path, HashEmbedder(), background=False)
-    app = make_app(engram, DashboardSettings(token=TOKEN, tz=ZoneInfo("Asia/Shanghai"), jobs=lambda: JOBS))
-    client = TestClient(TestServer(app))
-    await client.start_server()
-    try:
-        yield client, engram, ids
-    finally:
-        await client.close()
-        await engram.close()
+    settings = DashboardSettings(token=TOKEN, tz=ZoneInfo("Asia/Shanghai"), jobs=lambda: JOBS)
+    async for served in serve(seeded, settings):
+        yield served
 
 
 def cells(page: str, table_class: str) -> list[list[str]]:
