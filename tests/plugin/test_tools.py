@@ -78,6 +78,24 @@ async def test_in_a_public_place_a_memory_naming_someone_seen_there_is_not_made_
     assert "Bob" not in said_elsewhere
 
 
+async def test_in_a_public_place_a_memory_calling_a_member_by_the_given_name_is_not_made_public(
+        make_service: MakeService) -> None:
+    """Friends call 张婷婷 婷婷 and Mei Chen Mei: a note about 婷婷 or Mei, its `about` left out, became
+    public (the check looked for whole display names only) and came up in every chat."""
+    svc = make_service(Settings(public_spaces=("g1",)))
+    for text, sender, name in [("嗨", "ting", "张婷婷"), ("hi", "mei", "Mei Chen"), ("yo", "wei", "张伟")]:
+        svc.record_message(event(text, sender, "g1", name=name))
+    await svc.flush()
+    engram = await svc.memory()
+    for text in ("婷婷下周要住院", "Mei failed her driving test", "伟大的一天，大家都来了"):
+        await memory_remember(svc, event("x", "alice", "g1"), text, "")
+    m1, m2, m3 = [await engram.get(i) for i in (1, 2, 3)]
+    assert (m1.scope, m1.subjects) == ("space:qq:group:g1", ("qq:ting",))
+    assert (m2.scope, m2.subjects) == ("space:qq:group:g1", ("qq:mei",))
+    assert m3.scope == "public"  # 伟 alone is no one's name (张伟's given name is one character)
+    assert "婷婷" not in await memory_recall(svc, event("x", "carol", "g2"), "住院", 5)
+
+
 @pytest.mark.parametrize("about", ["@", " @ ", "@@"])
 async def test_an_about_of_a_bare_at_sign_names_no_one(make_service: MakeService, about: str) -> None:
     svc = make_service(Settings(public_spaces=("g1",)))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import aiosqlite
 
+from ...person_names import given_names
 from ...text import holds_name
 from .base import Connections
 from .codec import chunks, fetch_rows, in_list
@@ -32,12 +33,14 @@ class NameReads(Connections):
         return [r[0] for r in rows]
 
     async def people_mentioned_in(self, space: str, text: str) -> list[str]:
-        """Who went by a name (two characters or more) in ``space`` that ``text`` holds; a Latin name
-        only as a whole word ("Al" is not in "Also")."""
-        rows = self._read("SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2"
-                          " AND instr(lower(?), lower(name)) > 0", (space, text))
+        """Who went by a name (two characters or more) in ``space`` that ``text`` holds, or by the
+        given name friends call them (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``); a
+        Latin name only as a whole word ("Al" is not in "Also")."""
+        rows = self._read("SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2",
+                          (space,))
         low = text.lower()
-        return list(dict.fromkeys(person for person, name in rows if holds_name(low, name.lower())))
+        return list(dict.fromkeys(person for person, name in rows
+                                  if any(holds_name(low, n.lower()) for n in {name, *given_names(name)})))
 
     async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
         """The display name each of ``people`` last went by in ``space``, for those who spoke there: a
