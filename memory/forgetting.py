@@ -104,11 +104,13 @@ def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
 
 
 async def person_plan(engram: Engram, person: str) -> Forgetting:
-    """Everything said by or about ``person`` (a person id)."""
+    """Everything said by or about ``person``: a person id, or the name of someone only talked about
+    (who never spoke, so has no id: the lines and memories that name them)."""
     if not person.strip():  # "" is the actor of every line recorded without one
         raise InvalidInputError("name the person to forget")
     store = engram.store
     names = await _names_of(engram, [person])
+    only_named = not await store.aliases(person)
     rows = await store.episodes_where(actor=person, mentions=names)
     said = {i for i, _ in await store.episodes_where(actor=person)}
     eps = said | {i for i, text in rows if i not in said and _names_in(text, names)}
@@ -116,7 +118,7 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     about += [i for i, text in await store.memories_mentioning(names) if _names_in(text, names)]
     mems = set(await store.all_versions(about))
     eps |= set(await store.source_ids(list(mems)))
-    if not eps and not mems and not names:
+    if not eps and not mems and (only_named or not names):
         raise UnknownIdError(f"nothing is remembered by or about {person!r}; nothing was forgotten")
     return await _along_provenance(engram, Forgetting(people=[person]), eps, mems)
 
@@ -243,8 +245,13 @@ def _day(engram: Engram, t: datetime | None) -> date | None:
 
 async def _names_of(engram: Engram, people: list[str]) -> list[str]:
     """Every name ``people`` went by (``MIN_NAME`` characters or more), and the given names friends
-    call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``)."""
-    names = [n for person in people for n in await engram.store.aliases(person) if len(n.strip()) >= MIN_NAME]
+    call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``). Someone who never spoke
+    (a name, not an id: only talked about) goes by the name given."""
+    names = []
+    for person in people:
+        went_by = [n for n in await engram.store.aliases(person) if len(n.strip()) >= MIN_NAME]
+        talked_about = ":" not in person and len(person.strip()) >= MIN_NAME
+        names += went_by or ([person.strip()] if talked_about else [])
     return names + sorted({g for n in names for g in given_names(n.strip())} - set(names))
 
 

@@ -19,10 +19,12 @@ async def _person(mem: Engram, who: str, audience: Audience) -> str:
     """The person id ``who`` names: an id as given, or the one person who went by that name.
 
     Outside the owner's private chat only someone who spoke in this place is found (by the name they
-    went by here): a group learns no name, id or count of a person it has not seen.
+    went by here): a group learns no name, id or count of a person it has not seen. In the owner's
+    private chat a name nobody went by is someone only talked about: the name itself is the target
+    (the lines and memories that name them).
     """
     if audience.owner_private:
-        people = [who] if ":" in who else await mem.people_named(who)
+        people = [who] if ":" in who else await mem.people_named(who) or [who]
     elif ":" in who:
         seen = await mem.last_time_with(who, space=audience.space) is not None
         people = [who] if seen else []

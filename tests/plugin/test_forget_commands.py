@@ -76,9 +76,30 @@ async def test_forget_place_erases_this_place_after_confirmation(service: Engram
     assert "no place" in await mem(service, "mem forget-place qq:group:zz", group="g1")
 
 
+async def test_someone_talked_about_who_never_spoke_can_be_forgotten_from_the_owners_chat(
+        service: EngramService) -> None:
+    """"Forget everything about 小红": she never spoke to the bot, only others spoke of her. The owner
+    was told "no one called '小红' is remembered" and the lines about her stayed."""
+    e = await service.memory()
+    ids = await e.record_many([
+        Episode(space=GROUP, content="小红昨天和我分手了", actor="qq:dave", actor_name="Dave"),
+        Episode(space=GROUP, content="别难过，红红火火的日子还在后面", actor="qq:erin", actor_name="Erin"),
+        Episode(space="qq:private:dave", content="我还是忘不了小红", actor="qq:dave", actor_name="Dave")])
+    mid = await e.add_memory(Memory(text="Dave的前女友叫小红", scope="owner", sources=(ids[0],)))
+    in_group = await mem(service, "mem forget-person 小红", group="g1")  # a group: refused as before
+    assert "小红" in in_group and "/mem confirm" not in in_group
+    asked = await mem(service, "mem forget-person 小红")
+    assert "2 lines and 1 memory" in asked or "2 条消息和 1 条记忆" in asked, asked
+    await mem(service, f"mem confirm {code_of(asked)}")
+    left = await e.store.get_episodes(ids)
+    assert [x.content for x in left.values()] == ["别难过，红红火火的日子还在后面"]
+    assert await e.store.get_memories([mid]) == {}
+
+
 async def test_unknown_people_and_ids_get_a_clear_message(service: EngramService) -> None:
     await seed(service)
-    assert "no one called 'Zed'" in await mem(service, "mem forget-person Zed")
+    assert "nothing is remembered by or about 'Zed'" in await mem(service, "mem forget-person Zed")
+    assert "no one called 'Zed'" in await mem(service, "mem forget-person Zed", group="g1")
     assert await mem(service, "mem forget m999 --with-sources") == "Engram: no memory m999 here"
     assert await mem(service, "mem forget-person") == "Usage: /mem forget-person <name or id>"
 
