@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 
-from .errors import StoreUnwritable
+from .errors import StoreError
 from .model import Episode
 from .store import Store
 from .text import prepare_episode
@@ -61,7 +61,8 @@ class Recorder:
             try:
                 ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
-                if isinstance(e, StoreUnwritable):  # each caller hears of it (the plugin logs it once)
+                if isinstance(e, StoreError):  # unwritable or found damaged: each caller hears of it
+                    # (the plugin logs it once)
                     log.debug("recording %d episodes failed: %s", len(batch), e)
                 else:
                     log.exception("recording %d episodes failed", len(batch))

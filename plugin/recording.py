@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from ..memory import Engram, Episode, StoreUnwritable
+from ..memory import Engram, Episode, StoreError, StoreUnwritable
 from ..memory.outage import Outage
 
 log = logging.getLogger("engram.plugin")
@@ -49,6 +49,7 @@ class RecordingQueue:
             log, f"Engram: messages are not being recorded: %s; they are kept in memory (up to {MAX_HELD:,}) "
                  "and written as soon as the store can be written again",
             "Engram: messages are recorded again", level=logging.ERROR)
+        self._damaged = Outage(log, "Engram: messages are not being recorded: %s", "", level=logging.ERROR)
         self._retry: asyncio.Task[None] | None = None
 
     @property
@@ -99,6 +100,8 @@ class RecordingQueue:
         if isinstance(error, StoreUnwritable) and episode is not None:
             self._unwritable.failed(error)
             self._hold([episode])
+        elif isinstance(error, StoreError):  # found damaged while running: nothing more is written
+            self._damaged.failed(error)  # until a restart, which refuses the file: said once
         else:
             log.error("Engram: an episode was not recorded: %s", error)
 

@@ -280,6 +280,22 @@ async def test_a_store_that_cannot_open_is_said_once_in_full_then_its_recovery(
     assert "messages are recorded again (3 failed meanwhile)" in caplog.text
 
 
+async def test_a_store_found_damaged_while_running_is_said_once_not_per_message(
+        service, caplog: pytest.LogCaptureFixture) -> None:
+    """After the weekly check found the store damaged (every write is refused from then on), the
+    recorder logged an error for every message the bot saw, all day long."""
+    service.record_message(event("before", "u1"))
+    await service.flush()
+    (await service.memory()).store.damage = "the store is damaged (found by the check in the background)"
+    with caplog.at_level(logging.DEBUG, "engram"):
+        for n in range(5):  # one at a time, as a quiet chat's messages come
+            service.record_message(event(f"after {n}", "u1"))
+            await service.flush()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(loud) == 1 and "not being recorded" in loud[0] and "damaged" in loud[0], loud
+    assert "recorded again" not in caplog.text
+
+
 async def disk_full(svc: Any, full: bool) -> None:
     """The store's file may not grow (SQLite's ``max_page_count``: the SQLITE_FULL error a full disk
     gives), or may again."""
