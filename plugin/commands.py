@@ -12,13 +12,23 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from astrbot.api.event import MessageChain
 from astrbot.api.message_components import Plain
 
-from ..memory import Audience, EngramError, Episode, Hit, Memory, UnknownIdError, space_scope, visibility
+from ..memory import (
+    Audience,
+    EngramError,
+    Episode,
+    Forgetting,
+    Hit,
+    Memory,
+    UnknownIdError,
+    space_scope,
+    visibility,
+)
 from ..memory.dedup import remember
 from ..memory.display import flat
 from ..memory.model import now_utc
@@ -79,6 +89,27 @@ class CommandContext:
     def sees_memory(self, scope: str) -> bool:
         """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
         return self.audience.owner_private or visibility(self.audience).sees_memory(scope)
+
+    async def seen_part(self, plan: Forgetting) -> Forgetting | None:
+        """The part of a forget's ``plan`` this chat may count: the lines, memories and proposals it
+        may see (None in the owner's private chat, which counts all). Read before the forget runs."""
+        if self.audience.owner_private:
+            return None
+        mem = await self.service.memory()
+        lines, kept = await mem.episodes(plan.episodes), await mem.memories(plan.memories)
+        places = {p.id: p.place for p in self.service.selfhood.proposals.all()}
+        return replace(
+            plan, episodes=[i for i in plan.episodes if i in lines and self.sees_episode(lines[i].space)],
+            memories=[i for i in plan.memories if i in kept and self.sees_memory(kept[i].scope)],
+            proposals=[i for i in plan.proposals if i in places and self.sees_episode(places[i])])
+
+    def erased_here(self, seen: Forgetting | None, done: Forgetting) -> str:
+        """What a forget erases (``erased``), as this chat may count it (``seen_part``); outside the
+        owner's private chat it always says that other chats are not counted, so it tells nothing."""
+        if seen is None:
+            return erased(self.lang, done)
+        left = self.say("files_left") if done.files_left else ""
+        return erased(self.lang, replace(seen, files_left=False)) + self.say("not_counted_elsewhere") + left
 
     def owner_hint(self) -> str:
         """For a refusal of the owner's commands in a private chat that is not the owner's: how to make
@@ -329,10 +360,13 @@ async def _forget(ctx: CommandContext, args: str) -> str:
     kind, key = parse_key(rest[0])
     if kind == "e":
         ep = await reachable_episode(ctx, key)
+        mem = await ctx.service.memory()
         async with ctx.forget_turn():  # after a diary job writing now; the diary it rewrites, in one turn
-            gone = await (await ctx.service.memory()).forget_episodes([key])
+            # what was drawn from the line, counted as this chat may see it (read before it goes)
+            seen = await ctx.seen_part(await mem.forget_episodes([key], dry_run=True))
+            gone = await mem.forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return ctx.say("forgot_episode", id=key, space=ep.space, summary=erased(ctx.lang, gone))
+        return ctx.say("forgot_episode", id=key, space=ep.space, summary=ctx.erased_here(seen, gone))
     m = await reachable(ctx, key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -378,8 +412,12 @@ async def _list(ctx: CommandContext, args: str) -> str:
         scope, what = space_scope(ctx.audience.space), ctx.say("list_place")
     elif words:
         # someone by a display name they went by, by id, as the model named them (earlier versions of
-        # tools.subjects_for), or by a name the model kept as text (memory_remember without a known id)
-        people = [*await mem.people_named(words), words, f"{platform_of(ctx.event)}:name:{words}"]
+        # tools.subjects_for), or by a name the model kept as text (memory_remember without a known id);
+        # outside the owner's private chat only by a name they went by here: a name used in another
+        # chat must not tell which of this place's people goes by it there
+        named = (await mem.people_named(words) if ctx.audience.owner_private
+                 else await mem.people_named_in(ctx.audience.space, words))
+        people = [*named, words, f"{platform_of(ctx.event)}:name:{words}"]
         what = ctx.say("list_person", who=short(words))
     found, total = await mem.list_memories(visibility(ctx.audience), scope=scope, kind=kind,
                                            people=people, named=words if people else "",

@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 
 from ..memory import Audience, Engram, Forgetting, UnknownIdError
 from .command_args import Refused, UsageError
-from .command_text import erased, short
+from .command_text import short
 from .commands import COMMANDS, CommandContext
 from .confirm import ConfirmError, chat_of
 
@@ -60,8 +60,8 @@ async def _forget_person(ctx: CommandContext, args: str) -> str:
     person = await _person(mem, args.strip(), ctx.audience)
     plan = await _plan(mem.forget_person(person, dry_run=True), "nothing_of_person",
                        person=repr(short(person)))
-    return _ask(ctx, FORGET_PERSON, person,
-                ctx.say("erase_person", person=short(person), summary=erased(ctx.lang, plan)))
+    summary = ctx.erased_here(await ctx.seen_part(plan), plan)
+    return _ask(ctx, FORGET_PERSON, person, ctx.say("erase_person", person=short(person), summary=summary))
 
 
 @COMMANDS.command(FORGET_PLACE, "usage_forget-place", "sub_forget-place")
@@ -71,8 +71,8 @@ async def _forget_place(ctx: CommandContext, args: str) -> str:
         raise Refused("no_place_here", space=repr(short(space)))
     plan = await _plan((await ctx.service.memory()).forget_place(space, dry_run=True), "nothing_of_place",
                        space=repr(short(space)))
-    return _ask(ctx, FORGET_PLACE, space,
-                ctx.say("erase_place", space=short(space), summary=erased(ctx.lang, plan)))
+    summary = ctx.erased_here(await ctx.seen_part(plan), plan)
+    return _ask(ctx, FORGET_PLACE, space, ctx.say("erase_place", space=short(space), summary=summary))
 
 
 @COMMANDS.command("confirm", "usage_confirm", "sub_confirm")
@@ -86,9 +86,12 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     async with ctx.forget_turn():  # after a diary or self-image job writing now (told so); the
         if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
-            done = await _plan(mem.forget_person(pending.target), "nothing_of_person",
-                               person=repr(short(pending.target)))
+            forget, nothing = mem.forget_person, "nothing_of_person"
+            what = {"person": repr(short(pending.target))}
         else:
-            done = await _plan(mem.forget_place(pending.target), "nothing_of_place",
-                               space=repr(short(pending.target)))
-    return ctx.say("forgot_target", target=short(pending.target), summary=erased(ctx.lang, done))
+            forget, nothing = mem.forget_place, "nothing_of_place"
+            what = {"space": repr(short(pending.target))}
+        # counted as this chat may see it, read before it goes (after, the erased lines tell no place)
+        seen = await ctx.seen_part(await _plan(forget(pending.target, dry_run=True), nothing, **what))
+        done = await _plan(forget(pending.target), nothing, **what)
+    return ctx.say("forgot_target", target=short(pending.target), summary=ctx.erased_here(seen, done))

@@ -255,6 +255,10 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "这个验证码是在别的聊天里（或给别人）发的；请在这里重新申请",
     ),
     "confirm_expired": ("that code has expired; ask again", "这个验证码已过期；请重新申请"),
+    "not_counted_elsewhere": (
+        " here (plus whatever other chats hold, not counted here)",
+        "（本聊天可见的部分；其他聊天里的不在此计数）",
+    ),
     "forgot_target": ("Forgot {target}: {summary} erased.", "已忘记 {target}：共删除 {summary}。"),
     # ---- consolidate ------------------------------------------------------------------------------
     "jobs_off": ("Engram: background jobs are not running.", "Engram：后台任务没有在运行。"),

@@ -47,7 +47,8 @@ async def test_a_wide_forget_waits_for_the_code_from_the_same_chat(service: Engr
     assert len(await (await service.memory()).store.get_episodes(ids)) == 3
     asked = await mem(service, "mem forget-person Carol", group="g1")
     done = await mem(service, f"mem confirm {code_of(asked)}", group="g1")
-    assert done == "Forgot qq:carol: 2 lines and 0 memories erased."
+    assert done == ("Forgot qq:carol: 2 lines and 0 memories here (plus whatever other chats hold, not "
+                    "counted here) erased.")  # a group counts what it sees (tests/plugin/test_red_team.py)
     left = await (await service.memory()).store.get_episodes(ids)
     assert [e.content for e in left.values()] == ["the weather is fine"]
     again = await mem(service, f"mem confirm {code_of(asked)}", group="g1")  # used up
@@ -71,7 +72,8 @@ async def test_forget_place_erases_this_place_after_confirmation(service: Engram
     await e.add_memory(Memory(text="the group meets on Fridays", scope=space_scope(GROUP)))
     code = code_of(await mem(service, "mem forget-place", group="g1"))
     assert await mem(service, f"mem confirm {code}", group="g1") == \
-        f"Forgot {GROUP}: 3 lines and 1 memory erased."
+        f"Forgot {GROUP}: 3 lines and 1 memory here (plus whatever other chats hold, not counted here) " \
+        "erased."
     assert await e.recall("Fridays code weather", Audience(GROUP), k=5) == []
     assert "no place" in await mem(service, "mem forget-place qq:group:zz", group="g1")
 

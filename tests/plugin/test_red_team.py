@@ -1,0 +1,91 @@
+"""The privacy red team (session 12): what an admin of a group, a stranger in a private chat or a model
+with tools could learn of another chat, each hole closed and tested through what that chat can do.
+Each test failed before its fix."""
+
+from __future__ import annotations
+
+import re
+
+from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers /mem forget-person)
+from astrbot_plugin_engram.plugin.service import EngramService
+
+from .conftest import event
+from .test_privacy import mem
+
+
+# ---- /mem list <name>: a name someone went by only in another chat finds nothing here -------------
+async def test_list_in_a_group_finds_a_person_only_by_the_name_they_went_by_there(
+        service: EngramService) -> None:
+    """`/mem list Red Fox` in g1 listed g1's memories about the person who calls themself "Red Fox"
+    only in g2: the group's admin learned which of its members goes by that name elsewhere."""
+    service.record_message(event("hello", "u1", "g1", name="Peter"))
+    service.record_message(event("psst, it's me", "u1", "g2", name="Red Fox"))
+    service.record_message(event("hi", "u9", name="Night Owl"))  # a private chat
+    await service.flush()
+    engram = await service.memory()
+    await engram.add_memory(Memory("likes green tea", "space:qq:group:g1", subjects=("qq:u1",)))
+    await engram.add_memory(Memory("plays chess on Sundays", "space:qq:group:g1", subjects=("qq:u9",)))
+    for name in ("Red Fox", "red fox", "Night Owl"):
+        said = await mem(service, f"mem list {name}", "mod", group="g1")
+        assert "green tea" not in said and "chess" not in said, said
+        nobody = await mem(service, "mem list Nobody Here", "mod", group="g1")
+        assert said == nobody.replace("Nobody Here", name), said  # as for a name no one ever went by
+    assert "green tea" in await mem(service, "mem list Peter", "mod", group="g1")
+    assert "green tea" in await mem(service, "mem list qq:u1", "mod", group="g1")  # by id, as before
+
+
+# ---- /mem forget-person in a group: what it would erase elsewhere is not counted there ------------
+async def test_forget_person_in_a_group_does_not_count_what_is_said_elsewhere(
+        service: EngramService) -> None:
+    """`/mem forget-person Bob` in g1 answered "everything by or about qq:u5: 6 lines and ..." when Bob
+    said one line in g1: the group's admin learned how much Bob (and the owner about Bob) said in
+    private chats, and the same again after `/mem confirm`."""
+    service.record_message(event("hi all", "u5", "g1", name="Bob"))
+    for i in range(4):
+        service.record_message(event(f"my loan number is 88{i}", "u5", name="Bob"))  # Bob's private chat
+    service.record_message(event("Bob owes me money", "owner1"))  # the owner's private chat names him
+    service.record_message(event("Bob left early", "u6", "g2", name="Carl"))
+    await service.flush()
+    engram = await service.memory()
+    await engram.add_memory(Memory("Bob is in debt", "owner", subjects=("qq:u5",)))
+    await engram.add_memory(Memory("Bob says hi to everyone", "space:qq:group:g1", subjects=("qq:u5",)))
+    said = await mem(service, "mem forget-person Bob", "mod", group="g1")
+    assert "1 line and 1 memory" in said, said  # what g1 itself holds
+    assert not re.search(r"\b[2-9] (line|memor)", said), said
+    assert "other chats" in said, said  # said whether or not there is any: no oracle
+    code = re.search(r"/mem confirm (\d+)", said).group(1)  # type: ignore[union-attr]
+    done = await mem(service, f"mem confirm {code}", "mod", group="g1")
+    assert "1 line and 1 memory" in done and not re.search(r"\b[2-9] (line|memor)", done), done
+    assert "other chats" in done, done
+    # the forget still reached every place, as the command says
+    left = await engram.store.get_episodes(list(range(1, 8)))
+    assert [e.content for e in left.values()] == []
+    assert (await engram.counts())["memories"] == 0
+    # the owner's private chat still gets every count
+    service.record_message(event("hi", "u7", "g1", name="Dan"))
+    service.record_message(event("secret", "u7", name="Dan"))
+    await service.flush()
+    assert "everything by or about qq:u7: 2 lines" in await mem(service, "mem forget-person Dan")
+
+
+async def test_forget_place_and_forget_line_in_a_group_count_only_what_the_group_sees(
+        service: EngramService) -> None:
+    """A memory the owner keeps (scope owner) drawn from a group's line was counted in the group's
+    `/mem forget-place` and `/mem forget e<id>` answers: the admin learned the owner keeps notes on it."""
+    service.record_message(event("I got the job at Initech", "u5", "g1", name="Bob"))
+    service.record_message(event("see you all friday", "u5", "g1", name="Bob"))
+    await service.flush()
+    engram = await service.memory()
+    await engram.add_memory(Memory("Bob works at Initech", "space:qq:group:g1", sources=(1,)))
+    await engram.add_memory(Memory("watch Bob: Initech is our rival", "owner", sources=(1,)))
+    await engram.add_memory(Memory("Bob comes on friday", "owner", sources=(2,)))
+    said = await mem(service, "mem forget-place", "mod", group="g1")
+    assert "2 lines and 1 memory" in said and "other chats" in said, said
+    assert "3 memories" not in said, said
+    said = await mem(service, "mem forget e1", "mod", group="g1")
+    assert "1 line and 1 memory" in said and "other chats" in said, said
+    assert "2 memories" not in said, said
+    assert (await engram.counts())["memories"] == 1  # the owner's note drawn from e1 went too
+    # the owner's private chat counts everything
+    assert "1 line and 1 memory erased" in await mem(service, "mem forget e2")
