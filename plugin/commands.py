@@ -378,10 +378,11 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         if any(not ctx.sees_episode(e.space) for e in lines.values()):
             raise Refused("forget_elsewhere", id=m.id)
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
+        seen = await ctx.seen_part(await mem.forget([m.id], with_sources=with_sources, dry_run=True))
         done = await mem.forget([m.id], with_sources=with_sources)
     if with_sources:
-        return ctx.say("forgot_sources", id=m.id, summary=erased(ctx.lang, done))
-    versions, k = counted(ctx.lang, "n_version", len(done.memories)), len(done.proposals)
+        return ctx.say("forgot_sources", id=m.id, summary=ctx.erased_here(seen, done))
+    versions, k = counted(ctx.lang, "n_version", len(done.memories)), len((seen or done).proposals)
     return ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
                    proposals=counted(ctx.lang, "n_proposal", k))
 

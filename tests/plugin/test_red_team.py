@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers /mem forget-person)
+from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import event
@@ -89,3 +89,18 @@ async def test_forget_place_and_forget_line_in_a_group_count_only_what_the_group
     assert (await engram.counts())["memories"] == 1  # the owner's note drawn from e1 went too
     # the owner's private chat counts everything
     assert "1 line and 1 memory erased" in await mem(service, "mem forget e2")
+
+
+async def test_forget_of_a_memory_in_a_group_does_not_count_a_proposal_made_in_another_chat(
+        service: EngramService) -> None:
+    """`/mem forget m1` in g1 answered "(1 version; and 1 identity proposal drawn from it)" when the
+    proposal holding its words was made in Alice's private chat: the group learned she repeated it."""
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("the wifi password is 58213", "space:qq:group:g1"))
+    await self_commands.identity_propose(service, event("x", "alice"), "I keep the code 58213 safe", "")
+    said = await mem(service, f"mem forget m{mid}", "mod", group="g1")
+    assert said == f"Forgot m{mid} (1 version).", said
+    assert service.selfhood.proposals.pending() == []  # it went all the same: nothing keeps the words
+    mid = await engram.add_memory(Memory("the door code is 77120", "space:qq:group:g1"))
+    await self_commands.identity_propose(service, event("x", "bob", "g1"), "I keep the code 77120 safe", "")
+    assert "and 1 identity proposal" in await mem(service, f"mem forget m{mid}", "mod", group="g1")
