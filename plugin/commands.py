@@ -243,7 +243,8 @@ async def _help(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("stats", "usage_stats", "sub_stats")
 async def _stats(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
-    jobs = await ctx.service.jobs.lines(ctx.lang) if ctx.service.jobs else []
+    jobs = (await ctx.service.jobs.lines(ctx.lang, counts=ctx.audience.owner_private)
+            if ctx.service.jobs else [])  # what the jobs did over every place: the owner's chat only
     if not ctx.audience.owner_private:  # counts of other places are theirs too: this place's only
         counts, key, hint = await mem.place_stats(ctx.audience), "stats_here", ctx.owner_hint()
     else:  # every count the line names: 0 when the store has none

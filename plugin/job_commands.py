@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..memory.render import quoted
+from .command_args import Refused
 from .command_text import fit_lines, short
 from .commands import COMMANDS, CommandContext
 from .reply_catalogue import say
@@ -36,18 +38,29 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
         return ctx.say("jobs_off")
     place = args.strip()
     places = None if not place else [ctx.audience.space if place == "here" else place]
+    if places and places[0] != ctx.audience.space and not ctx.audience.owner_private:
+        # another chat is named (and counted) only from the owner's private chat: its lines are its own
+        raise Refused("no_place_here", space=repr(short(places[0])))
     mem = await ctx.service.memory()
     if places and not await mem.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
         return ctx.say("no_lines_place", place=repr(short(places[0])), here=ctx.audience.space)
-    report = await jobs.consolidate_now(places)
+    # outside the owner's private chat only this place, and only what it may see is counted: a memory
+    # drawn from its lines for the owner is neither shown nor counted there
+    mine = ctx.audience.owner_private
+    report = await jobs.consolidate_now(places or (None if mine else [ctx.audience.space]))
+    found = await mem.memories(report.new_ids if not mine else report.new_ids[-50:])
+    shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
+    hidden = len(found) - len(shown)
+    if not mine:
+        report = replace(report, added=report.added - hidden)
     summary = run_summary(ctx.lang, report)
     lines = [ctx.say("consolidated_place", place=places[0], summary=summary) if places
              else ctx.say("consolidated", summary=summary)]
     if report.failed and not report.skipped_batches:
         lines.append(ctx.say("kept_for_later"))
-    found = await mem.memories(report.new_ids[-50:])
-    shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
+    elif not report.calls and not await ctx.service.providers.resolve_chat(None):  # nothing was due here
+        lines.append(ctx.say("no_chat_model", why=ctx.service.providers.missing_chat()))
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
-    if len(found) > len(shown):
-        lines.append(ctx.say("new_elsewhere", n=len(found) - len(shown)))
+    if hidden and mine:
+        lines.append(ctx.say("new_elsewhere", n=hidden))
     return fit_lines(lines, ctx.lang, ctx.say("rest_dashboard"))

@@ -95,10 +95,12 @@ class Jobs:
     async def status(self) -> dict[str, dict[str, Any]]:
         return await self.scheduler.status()
 
-    async def lines(self, lang: str = "en") -> list[str]:
-        """One line per job for ``/mem stats``, in the reply's language."""
+    async def lines(self, lang: str = "en", *, counts: bool = True) -> list[str]:
+        """One line per job for ``/mem stats``, in the reply's language (``counts``: with what the jobs
+        did over every place, for the owner's private chat only)."""
         status = await self.status()
-        return [job_line(name, record, self.service.tz, lang) for name, record in status.items()]
+        return [job_line(name, record, self.service.tz, lang, counts=counts)
+                for name, record in status.items()]
 
 
 def _counts(stats: dict[str, int], prefix: str) -> str:
@@ -106,8 +108,10 @@ def _counts(stats: dict[str, int], prefix: str) -> str:
     return ", ".join(f"{k} {v}" for k, v in items)
 
 
-def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en") -> str:
-    """One job: its last run, what it did, and its failures and refusals in total (said in ``lang``)."""
+def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en", *, counts: bool = True) -> str:
+    """One job: its last run, what it did, and its failures and refusals in total (said in ``lang``;
+    without ``counts`` only when it ran, how, and which kinds of calls failed: what it did, and how
+    often, counts every place's lines and memories)."""
     started = record.get("last_started")
     if started is None:
         return say(lang, "job_never", name=name)
@@ -116,6 +120,10 @@ def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en") -> st
     last, total = record.get("stats", {}), record.get("totals", {})
     parts = [say(lang, "job_last", name=name, when=at, status=status, runs=record.get("runs", 0),
                  failures=record.get("failures", 0))]
+    failed_kinds = sorted(k[len("failed."):] for k, v in total.items() if k.startswith("failed.") and v)
+    if not counts:  # which kinds of calls failed (a provider to fix), not how many: that counts batches
+        return say(lang, "run_sep").join(
+            [parts[0], *([say(lang, "job_failed", counts=", ".join(failed_kinds))] if failed_kinds else [])])
     if "added" in total or "updated" in total:
         parts.append(say(lang, "job_added", added=last.get("added", 0), updated=last.get("updated", 0),
                          all_added=total.get("added", 0), all_updated=total.get("updated", 0),

@@ -295,6 +295,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "The lines the model could not read are kept and tried again later.",
         "模型没能读懂的消息都留着，稍后再试。",
     ),
+    "no_chat_model": ("No chat model can consolidate yet: {why}.", "还没有可以整理记忆的对话模型：{why}。"),
     "new_elsewhere": (
         "({n} new memories of other places not shown here)",
         "（另有 {n} 条其他地方的新记忆，这里不显示）",

@@ -102,7 +102,8 @@ async def test_mem_consolidate_turns_messages_into_memories_and_says_so(make_ser
     assert "kitten named Miso" in reply and "[space:qq:group:g1]" in reply
     stats = await mem(svc, "mem stats", group="g1")
     assert "job consolidate: last run" in stats and "(ok)" in stats
-    assert "in all added 2, updated 0, 1 model calls" in stats
+    assert "added" not in stats  # what the jobs did counts every place (tests/plugin/test_red_team.py)
+    assert "in all added 2, updated 0, 1 model calls" in await mem(svc, "mem stats")
     await jobs.stop()
 
 
@@ -127,8 +128,11 @@ async def test_mem_consolidate_of_a_place_with_no_lines_says_so(make_service: Ma
     """A mistyped place answered 'Consolidated qq:grup:g1: 0 added, ... from 0 lines', like a success."""
     svc, jobs = await jobs_for(make_service, context())
     await say(svc, "the picnic is on Sunday", "bob", "g1")
-    assert await mem(svc, "mem consolidate qq:grup:g1", group="g1") == (
-        "Engram: no place 'qq:grup:g1' has any lines; nothing was consolidated (this place is qq:group:g1).")
+    assert await mem(svc, "mem consolidate qq:grup:g1") == (  # the owner's private chat names any place
+        "Engram: no place 'qq:grup:g1' has any lines; nothing was consolidated (this place is "
+        "qq:private:owner1).")
+    assert await mem(svc, "mem consolidate qq:grup:g1", group="g1") == (  # a group only itself
+        "Engram: no place 'qq:grup:g1' here (name another place only in the owner's private chat)")
     assert (await mem(svc, "mem consolidate qq:group:g1", group="g1")).startswith(
         "Consolidated qq:group:g1: 1 added, 0 updated, from 1 lines")
     await jobs.stop()
@@ -138,9 +142,12 @@ async def test_what_other_places_learned_stays_hidden(make_service: MakeService)
     svc, jobs = await jobs_for(make_service, context())
     await say(svc, "my secret: I am changing jobs", "alice", None)
     await say(svc, "the picnic is on Sunday", "bob", "g1")
-    reply = await mem(svc, "mem consolidate", group="g1")
-    assert "picnic" in reply and "changing jobs" not in reply
-    assert "(1 new memories of other places not shown here)" in reply
+    reply = await mem(svc, "mem consolidate", group="g1")  # this place's lines only (test_red_team.py)
+    assert "picnic" in reply and "changing jobs" not in reply and "other places" not in reply
+    reply = await mem(svc, "mem consolidate", group="g2")  # g2 has no new lines: nothing of alice's
+    assert "0 added" in reply and "changing jobs" not in reply
+    reply = await mem(svc, "mem consolidate", "bob")  # bob's private chat sees alice's no more
+    assert "changing jobs" not in reply and "(1 new memories of other places not shown here)" not in reply
     await jobs.stop()
 
 

@@ -10,7 +10,8 @@ from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
 from astrbot_plugin_engram.plugin.service import EngramService
 
-from .conftest import event
+from .conftest import MakeService, event
+from .test_jobs import context, jobs_for, say
 from .test_privacy import mem
 
 
@@ -104,3 +105,33 @@ async def test_forget_of_a_memory_in_a_group_does_not_count_a_proposal_made_in_a
     mid = await engram.add_memory(Memory("the door code is 77120", "space:qq:group:g1"))
     await self_commands.identity_propose(service, event("x", "bob", "g1"), "I keep the code 77120 safe", "")
     assert "and 1 identity proposal" in await mem(service, f"mem forget m{mid}", "mod", group="g1")
+
+
+# ---- /mem consolidate and /mem stats in a group: nothing of another chat, not even a count ---------
+async def test_consolidate_in_a_group_neither_names_nor_counts_another_chat(
+        make_service: MakeService) -> None:
+    """In g1, `/mem consolidate qq:private:alice` answered "Consolidated ...: 1 added, from 1 lines"
+    (and "no place ... has any lines" for someone who never wrote): the group's admin learned who writes
+    to the bot and how much; `/mem consolidate` counted every chat's lines and new memories."""
+    svc, jobs = await jobs_for(make_service, context())
+    try:
+        await say(svc, "my secret: I am changing jobs", "alice", None)
+        await say(svc, "the picnic is on Sunday", "bob", "g1")
+        said = await mem(svc, "mem consolidate qq:private:alice", "mod", group="g1")
+        nobody = await mem(svc, "mem consolidate qq:private:zed", "mod", group="g1")
+        assert said == nobody.replace("zed", "alice"), said  # the same refusal: no oracle
+        assert "owner's private chat" in said and "added" not in said, said
+        said = await mem(svc, "mem consolidate", "mod", group="g1")
+        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 lines"), said
+        assert "picnic" in said and "changing jobs" not in said and "other places" not in said, said
+        engram = await svc.memory()
+        assert [m.text for m in (await engram.list_memories(None))[0]] == ["Bob said the picnic is on Sunday"]
+        # the owner's private chat consolidates every place and counts all of it
+        said = await mem(svc, "mem consolidate")
+        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 lines"), said
+        assert (await engram.list_memories(None))[1] == 2
+        stats = await mem(svc, "mem stats", "mod", group="g1")
+        assert "job consolidate: last run" in stats and "added" not in stats, stats  # no count of all chats
+        assert "in all added 2" in await mem(svc, "mem stats")
+    finally:
+        await jobs.stop()
