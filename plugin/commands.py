@@ -334,7 +334,8 @@ async def _show(ctx: CommandContext, args: str) -> str:
     shown = [e for e in sources if ctx.sees_episode(e.space)]
     said = [ctx.say("show_source", id=e.id, when=ctx.when(e.time), who=short(e.actor_name or e.actor),
                     text=quoted(short(e.content))) for e in shown]
-    hidden = [ctx.say("show_hidden", n=len(sources) - len(shown))] if len(shown) < len(sources) else []
+    # uncounted: how many lines another chat said (the self-image draws on every chat's) is theirs
+    hidden = [ctx.say("show_hidden")] if len(shown) < len(sources) else []
     lines += [fit_lines(said, ctx.lang, ctx.say("rest_dashboard"), keep=0, limit=SOURCES_CHARS), *hidden]
     rest = "\n".join(x for x in [*head, *lines] if x)
     return "\n".join([*head, shown_whole(m.text, f"m{m.id}", ctx.lang, WHOLE_CHARS - len(rest) - 2),

@@ -158,8 +158,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "show_versions": ("versions: {chain}", "版本：{chain}"),
     "show_source": ("source e{id} {when} {who}: {text}", "来源 e{id} {when} {who}：{text}"),
     "show_hidden": (
-        "({n} sources from other places not shown here)",
-        "（另有 {n} 条来源来自其他地方，这里不显示）",
+        "(sources from other places are not shown here)",
+        "（来自其他地方的来源这里不显示）",
     ),
     "show_cut": (
         "(cut: {n} characters in all; the whole text: the dashboard or `python -m "

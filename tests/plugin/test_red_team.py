@@ -135,3 +135,21 @@ async def test_consolidate_in_a_group_neither_names_nor_counts_another_chat(
         assert "in all added 2" in await mem(svc, "mem stats")
     finally:
         await jobs.stop()
+
+
+# ---- /mem show: a memory every chat sees does not count the lines of other chats it drew on -----
+async def test_show_in_a_group_does_not_count_the_sources_said_in_other_chats(service: EngramService) -> None:
+    """The self-image (scope self: every chat sees it) draws on every line of the recent diaries' days;
+    `/mem show` of it in g1 said "(4 sources from other places not shown here)": how much was said to
+    the bot in private chats those days."""
+    service.record_message(event("hello group", "u1", "g1", name="Ann"))
+    for i in range(4):
+        service.record_message(event(f"private line {i}", "u2"))
+    await service.flush()
+    engram = await service.memory()
+    mid = await engram.add_memory(Memory("I have been calm and curious lately", "self", kind="reflection",
+                                         subjects=("self",), sources=(1, 2, 3, 4, 5)))
+    said = await mem(service, f"mem show m{mid}", "mod", group="g1")
+    assert "hello group" in said and "private line" not in said, said
+    assert "other places" in said and not re.search(r"\d+ sources", said), said
+    assert "private line 3" in await mem(service, f"mem show m{mid}")  # the owner's private chat: all
