@@ -21,7 +21,7 @@ from .events import actor_of, audience_of, platform_of, sender_of
 from .reply_catalogue import TEXTS, counted, say
 from .reply_lang import EN
 from .service import EngramService
-from .tools import ToolArgError, text_arg
+from .tools import OPTED_OUT, ToolArgError, text_arg
 
 log = logging.getLogger("engram.plugin")
 
@@ -132,9 +132,11 @@ async def identity_propose(service: EngramService, event: Any, change: Any, reas
         r = text_arg("reason", reason, 500, required=False)
     except ToolArgError as e:
         return str(e)
+    place = audience_of(event, service.settings).space
+    if service.settings.is_blacklisted(place):  # an opted-out place: nothing of what is said there is kept
+        return "Not proposed: " + OPTED_OUT
     try:
-        p = service.selfhood.proposals.propose(c, r, audience_of(event, service.settings).space,
-                                               person=actor_of(event))
+        p = service.selfhood.proposals.propose(c, r, place, person=actor_of(event))
     except ProposalFlood as e:
         return f"Not proposed: {e}."
     except InvalidInputError as e:

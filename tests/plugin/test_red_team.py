@@ -8,9 +8,10 @@ import re
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
+from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 
-from .conftest import MakeService, event
+from .conftest import OWNER, MakeService, event
 from .test_jobs import context, jobs_for, say
 from .test_privacy import mem
 
@@ -153,3 +154,18 @@ async def test_show_in_a_group_does_not_count_the_sources_said_in_other_chats(se
     assert "hello group" in said and "private line" not in said, said
     assert "other places" in said and not re.search(r"\d+ sources", said), said
     assert "private line 3" in await mem(service, f"mem show m{mid}")  # the owner's private chat: all
+
+
+# ---- an opted-out place: the model's third tool refuses there too ---------------------------------
+async def test_identity_propose_keeps_nothing_of_a_place_that_opted_out(make_service: MakeService) -> None:
+    """In a blacklisted group the model could still call identity_propose: its change and reason (what
+    was said there: "Alice trusted me with her door code") were kept, shown to the owner with the place
+    and the person, and once approved said in every chat."""
+    svc = make_service(Settings(owner_ids=(OWNER,), blacklist_spaces=("g9",)))
+    said = await self_commands.identity_propose(svc, event("x", "alice", "g9"), "I guard my friends' codes.",
+                                                "Alice trusted me with her door code 4417")
+    assert "opted out" in said and "Proposed" not in said, said
+    assert svc.selfhood.proposals.all() == []
+    # elsewhere the tool works as before
+    said = await self_commands.identity_propose(svc, event("x", "bob", "g1"), "I like jokes.", "")
+    assert said.startswith("Proposed"), said
