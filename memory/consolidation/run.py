@@ -23,6 +23,7 @@ from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
 from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, space_scope, visibility
+from ..scopes import SELF as SELF_SCOPE
 from .actions import (
     INVENTED_ID,
     UNFORESEEN,
@@ -337,6 +338,14 @@ class Consolidator:
                     old.scope, space, about_people=any(p != SELF for p in subjects),
                     owner_private=audience.owner_private, public_place=self.settings.is_public(space)):
                 report.refused[UNSEEN_MEMORY] += 1
+                continue
+            # "about no one" is checked, not trusted, for an update too: a public (or self) memory
+            # naming someone seen here would carry them into every chat; it stays as it was
+            shared = old.scope in (PUBLIC, SELF_SCOPE)
+            if shared and await self.engram.people_mentioned_in(space, update.text):
+                report.refused[WIDER_SCOPE] += 1
+                log.info("consolidation of %s: an update naming someone seen there refused for %s m%s",
+                         space, old.scope, update.memory_id)
                 continue
             done.add(update.memory_id)
             out.append((next_version(old, now, text=update.text, subjects=subjects,
