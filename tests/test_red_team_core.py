@@ -6,7 +6,7 @@ from __future__ import annotations
 from astrbot_plugin_engram.memory import Engram, Memory
 
 from .fake_openai import FakeOpenAI
-from .test_consolidation import actions, ep, memories, run
+from .test_consolidation import actions, add, ep, memories, run
 
 PUBLIC_PLACE = "web"  # in ConsolidationSettings.public_spaces by default
 
@@ -27,3 +27,15 @@ async def test_an_update_in_a_public_place_cannot_make_a_public_memory_name_some
     assert all("pregnant" not in m.text for m in public), public
     assert report.updated == 0 and sum(report.refused.values()) == 1, report.summary()
     assert (await engram.get(club)).text == "The club meets on Fridays"
+
+
+async def test_a_new_memory_scoped_self_in_a_public_place_cannot_name_someone(
+        engram: Engram, fake_openai: FakeOpenAI) -> None:
+    """A new memory the model scoped ``public`` was checked for names seen in the place; one it scoped
+    ``self`` (seen in every chat as well) was not: "Bob is pregnant" became the bot's own feeling."""
+    await engram.record_many([ep(PUBLIC_PLACE, "I'm pregnant, so I'll skip the club", "qq:8", "Bob")])
+    fake_openai.replies.append(actions(add("I am happy that Bob is pregnant", ["e1"], scope="self")))
+    report = await run(engram, fake_openai).run(force=True)
+    [m] = await memories(engram)
+    assert m.scope == f"space:{PUBLIC_PLACE}" and "qq:8" in m.subjects, m
+    assert report.refused["wider_scope"] == 1, report.summary()

@@ -320,7 +320,7 @@ class Consolidator:
         out: list[tuple[Memory, int | None]] = []
         for item in plan:
             if isinstance(item, Memory):
-                if item.scope == PUBLIC:  # "about no one" in a public place: checked, not trusted
+                if item.scope in (PUBLIC, SELF_SCOPE):  # "about no one" in a public place: checked
                     named = await self.engram.people_mentioned_in(space, item.text)
                     if named:
                         report.refused[WIDER_SCOPE] += 1
