@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from astrbot.api.event import MessageChain
@@ -22,7 +22,6 @@ from ..memory import (
     Audience,
     EngramError,
     Episode,
-    Forgetting,
     Hit,
     Memory,
     UnknownIdError,
@@ -45,8 +44,9 @@ from .command_args import (
     scope_arg,
     split_command,
 )
-from .command_text import SOURCES_CHARS, WHOLE_CHARS, erased, fit_lines, short, shown_whole
+from .command_text import SOURCES_CHARS, WHOLE_CHARS, fit_lines, short, shown_whole
 from .events import COMMAND, platform_of
+from .forget_counts import erased_here, seen_part
 from .reply_catalogue import TEXTS, counted, say
 from .reply_lang import EN, reply_language, when
 from .service import EngramService
@@ -89,27 +89,6 @@ class CommandContext:
     def sees_memory(self, scope: str) -> bool:
         """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
         return self.audience.owner_private or visibility(self.audience).sees_memory(scope)
-
-    async def seen_part(self, plan: Forgetting) -> Forgetting | None:
-        """The part of a forget's ``plan`` this chat may count: the lines, memories and proposals it
-        may see (None in the owner's private chat, which counts all). Read before the forget runs."""
-        if self.audience.owner_private:
-            return None
-        mem = await self.service.memory()
-        lines, kept = await mem.episodes(plan.episodes), await mem.memories(plan.memories)
-        places = {p.id: p.place for p in self.service.selfhood.proposals.all()}
-        return replace(
-            plan, episodes=[i for i in plan.episodes if i in lines and self.sees_episode(lines[i].space)],
-            memories=[i for i in plan.memories if i in kept and self.sees_memory(kept[i].scope)],
-            proposals=[i for i in plan.proposals if i in places and self.sees_episode(places[i])])
-
-    def erased_here(self, seen: Forgetting | None, done: Forgetting) -> str:
-        """What a forget erases (``erased``), as this chat may count it (``seen_part``); outside the
-        owner's private chat it always says that other chats are not counted, so it tells nothing."""
-        if seen is None:
-            return erased(self.lang, done)
-        left = self.say("files_left") if done.files_left else ""
-        return erased(self.lang, replace(seen, files_left=False)) + self.say("not_counted_elsewhere") + left
 
     def owner_hint(self) -> str:
         """For a refusal of the owner's commands in a private chat that is not the owner's: how to make
@@ -365,10 +344,10 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         mem = await ctx.service.memory()
         async with ctx.forget_turn():  # after a diary job writing now; the diary it rewrites, in one turn
             # what was drawn from the line, counted as this chat may see it (read before it goes)
-            seen = await ctx.seen_part(await mem.forget_episodes([key], dry_run=True))
+            seen = await seen_part(ctx, await mem.forget_episodes([key], dry_run=True))
             gone = await mem.forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return ctx.say("forgot_episode", id=key, space=ep.space, summary=ctx.erased_here(seen, gone))
+        return ctx.say("forgot_episode", id=key, space=ep.space, summary=erased_here(ctx, seen, gone))
     m = await reachable(ctx, key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -380,10 +359,10 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         if any(not ctx.sees_episode(e.space) for e in lines.values()):
             raise Refused("forget_elsewhere", id=m.id)
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
-        seen = await ctx.seen_part(await mem.forget([m.id], with_sources=with_sources, dry_run=True))
+        seen = await seen_part(ctx, await mem.forget([m.id], with_sources=with_sources, dry_run=True))
         done = await mem.forget([m.id], with_sources=with_sources)
     if with_sources:
-        return ctx.say("forgot_sources", id=m.id, summary=ctx.erased_here(seen, done))
+        return ctx.say("forgot_sources", id=m.id, summary=erased_here(ctx, seen, done))
     versions, k = counted(ctx.lang, "n_version", len(done.memories)), len((seen or done).proposals)
     return ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
                    proposals=counted(ctx.lang, "n_proposal", k))

@@ -11,6 +11,7 @@ from .command_args import Refused, UsageError
 from .command_text import short
 from .commands import COMMANDS, CommandContext
 from .confirm import ConfirmError, chat_of
+from .forget_counts import erased_here, seen_part
 
 FORGET_PERSON, FORGET_PLACE = "forget-person", "forget-place"
 
@@ -60,7 +61,7 @@ async def _forget_person(ctx: CommandContext, args: str) -> str:
     person = await _person(mem, args.strip(), ctx.audience)
     plan = await _plan(mem.forget_person(person, dry_run=True), "nothing_of_person",
                        person=repr(short(person)))
-    summary = ctx.erased_here(await ctx.seen_part(plan), plan)
+    summary = erased_here(ctx, await seen_part(ctx, plan), plan)
     return _ask(ctx, FORGET_PERSON, person, ctx.say("erase_person", person=short(person), summary=summary))
 
 
@@ -71,7 +72,7 @@ async def _forget_place(ctx: CommandContext, args: str) -> str:
         raise Refused("no_place_here", space=repr(short(space)))
     plan = await _plan((await ctx.service.memory()).forget_place(space, dry_run=True), "nothing_of_place",
                        space=repr(short(space)))
-    summary = ctx.erased_here(await ctx.seen_part(plan), plan)
+    summary = erased_here(ctx, await seen_part(ctx, plan), plan)
     return _ask(ctx, FORGET_PLACE, space, ctx.say("erase_place", space=short(space), summary=summary))
 
 
@@ -92,6 +93,6 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
             forget, nothing = mem.forget_place, "nothing_of_place"
             what = {"space": repr(short(pending.target))}
         # counted as this chat may see it, read before it goes (after, the erased lines tell no place)
-        seen = await ctx.seen_part(await _plan(forget(pending.target, dry_run=True), nothing, **what))
+        seen = await seen_part(ctx, await _plan(forget(pending.target, dry_run=True), nothing, **what))
         done = await _plan(forget(pending.target), nothing, **what)
-    return ctx.say("forgot_target", target=short(pending.target), summary=ctx.erased_here(seen, done))
+    return ctx.say("forgot_target", target=short(pending.target), summary=erased_here(ctx, seen, done))
