@@ -35,7 +35,7 @@ def checked_episode(ep: Episode) -> Episode:
     # built directly: dataclasses.replace costs ~3x more, on every recorded message
     return Episode(space=clean(ep.space.strip()), content=clean(text), actor=clean(ep.actor),
                    actor_name=clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
-                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section)
+                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section, place_title=clean(ep.place_title))
 
 
 def clean(s: str) -> str:
@@ -51,7 +51,7 @@ def clean(s: str) -> str:
 
 def _check_episode_fields(ep: Episode) -> None:
     """Refuse what would fail inside the store: one bad episode must not sink its group commit."""
-    for name in ("actor", "actor_name", "kind", "source"):
+    for name in ("actor", "actor_name", "kind", "source", "place_title"):
         if not isinstance(getattr(ep, name), str):
             raise InvalidInputError(f"an episode's {name} must be a string")
     if ep.kind not in EPISODE_KINDS:

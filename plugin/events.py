@@ -191,6 +191,12 @@ def _safe(event: Any, method: str) -> Any:
         return ""
 
 
+def place_title_of(event: Any) -> str:
+    """The group's name as the platform gives it with the message ("" for a private chat or none)."""
+    name = getattr(getattr(getattr(event, "message_obj", None), "group", None), "group_name", None)
+    return " ".join(name.split()) if isinstance(name, str) else ""
+
+
 def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | None = None) -> list[Episode]:
     """The episodes of an incoming message: its text, then one per image (none for stickers or blanks)."""
     meta = dict(parsed.meta)
@@ -198,7 +204,8 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
     if message_id:
         meta["message_id"] = message_id
     base = {"space": space_of(event), "actor": actor_of(event), "time": event_time(event),
-            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}"}
+            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}",
+            "place_title": place_title_of(event)}
     out = [Episode(content=parsed.text, kind="message_in", meta=meta, **base)] if parsed.text else []
     for ref in parsed.images:
         caption = (captions or {}).get(ref)

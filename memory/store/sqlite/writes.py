@@ -29,7 +29,7 @@ from .. import (
 )
 from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
-from .names import drop_unspoken_names, speakers_of
+from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
@@ -78,8 +78,7 @@ class SQLiteWrites:
         self.deferred: Deferred = []
 
     def later(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """``executemany(sql, rows)`` with the COMMIT, in its trip (a failure rolls everything back as
-        it would here); only for writes that nothing later in the transaction reads."""
+        """``executemany(sql, rows)`` with the COMMIT, in its trip; only for what nothing here reads after."""
         if rows:
             self.deferred.append((sql, rows))
 
@@ -125,6 +124,7 @@ class SQLiteWrites:
         self.later("INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
                    " name = excluded.name, last_seen = excluded.last_seen"
                    " WHERE excluded.last_seen >= place_names.last_seen", names)
+        self.later(UPSERT_TITLES, titles_of(episodes))
         self._view.last_episode = last + len(rows)
         if columns:
             self.changes.append(EpisodesAdded(columns, keys, lengths))
@@ -264,7 +264,7 @@ class SQLiteWrites:
             await db.execute("DELETE FROM place_names WHERE person = ?", (person,))
         for space in spaces:
             await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
-            await db.execute("DELETE FROM place_names WHERE space = ?", (space,))
+            await drop_place_names(db, space)
             await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
             self._places.pop(space, None)
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
