@@ -34,6 +34,8 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
 class StoreDamaged(StoreError):
     """The check in the background found the open store damaged: nothing more is written to it."""
 
+    final = True  # no retry can succeed (the background indexer stops instead of retrying)
+
 
 def _recover(path: Path) -> str:
     return (f"Keep a copy of it (with its -wal and -shm files, if any); recover what it holds with: "
