@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .chat import ChatModel
+from .clock import watched_clock
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
 from .forgetting import (
@@ -34,7 +35,7 @@ from .index.vectors import VectorIndex
 from .indexing import Indexer
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
-from .model import Audience, Episode, Hit, Memory, next_version, now_utc, possible_ids
+from .model import Audience, Episode, Hit, Memory, next_version, possible_ids
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
@@ -58,7 +59,7 @@ class Engram:
         self.store = store
         self.metabolism = metabolism or MetabolismSettings()
         # the time as this memory reads it (new versions, merges, fading, recall's recency, touches)
-        self.clock: Callable[[], datetime] = clock or (lambda: now_utc())
+        self.clock: Callable[[], datetime] = clock or watched_clock()  # logs a jump when it reads one
         self.toucher = Toucher(self, lambda: self.clock().timestamp())
         # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
         self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []

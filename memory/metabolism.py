@@ -7,6 +7,12 @@ The stored strength is the strength at its last recall (or creation: a new versi
 its memory was last recalled, fades from its making if that is later); what it is now is worked out
 when needed (``faded``), so nothing has to be rewritten as time passes. Touches on recall are
 collected and written together a moment later (``Toucher``), never on the reply's path.
+
+A clock that was wrong dates memories wrongly: far ahead (corrected back since), a memory would not
+fade until that date; at 1970 (a machine before NTP), it would be archived as soon as the clock is
+set. ``fade`` redates such memories to now (logged), so they fade from when the clock was right
+again; with the clock itself before ``clock.EARLIEST`` it fades nothing. The clock is taken as right
+when it reads a plausible time: one wrongly set back by months would redate the memories made since.
 """
 
 from __future__ import annotations
@@ -15,11 +21,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .clock import AHEAD, EARLIEST
 from .model import aware, now_utc
 
 if TYPE_CHECKING:
@@ -52,28 +59,61 @@ class FadeReport:
     checked: int = 0
     archived: int = 0
     protected: int = 0  # weak but important (or a diary): kept active
+    redated: int = 0  # dated by a wrong clock (far ahead, or before EARLIEST): now dated now
 
     def stats(self) -> dict[str, int]:
-        return {"checked": self.checked, "archived": self.archived, "protected": self.protected}
+        out = {"checked": self.checked, "archived": self.archived, "protected": self.protected}
+        return out | ({"redated": self.redated} if self.redated else {})  # rare: said when it happened
 
 
 async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
     """Archive the active memories whose strength fell below ``archive_below``."""
     s, days = engram.metabolism, engram.settings.strength_days
     t = aware(now).timestamp() if now else now_utc().timestamp()
-    report, after, weak = FadeReport(), 0, []
+    report, after, weak, wrong = FadeReport(), 0, [], []
+    if t < EARLIEST.timestamp():
+        log.warning("Engram: the clock reads %s, too early to be right: nothing faded until it is set",
+                    datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds"))
+        return report
     while rows := await engram.store.strength_rows(after, PAGE):
-        ids, strength, since, importance, kinds = zip(*rows)
-        low = faded(np.array(strength, np.float64), np.array(since, np.float64), t, days) < s.archive_below
+        ids, strength, since_, importance, kinds = zip(*rows)
+        since = np.array(since_, np.float64)
+        misdated = (since > t + AHEAD.total_seconds()) | (since < EARLIEST.timestamp())
+        wrong += np.array(ids)[misdated].tolist()
+        since[misdated] = t  # they fade from now
+        low = faded(np.array(strength, np.float64), since, t, days) < s.archive_below
         kept = (np.array(importance) >= s.protected_importance) | np.isin(np.array(kinds), NEVER_ARCHIVED)
         report.checked += len(rows)
         report.protected += int(np.count_nonzero(low & kept))
         weak += np.array(ids)[low & ~kept].tolist()
         after = rows[-1][0]
+    report.redated = await _redate(engram, wrong, datetime.fromtimestamp(t, timezone.utc))
     report.archived = len(await engram.store.archive(weak))  # the indexes follow the commit
     if report.archived:
         log.info("fade: archived %d of %d memories", report.archived, report.checked)
     return report
+
+
+async def _redate(engram: Engram, ids: list[int], now: datetime) -> int:
+    """Date ``now`` the made and recalled times of memories ``ids`` that a wrong clock gave (far
+    ahead of ``now``, or before ``EARLIEST``); logged with the times they had."""
+    if not ids:
+        return 0
+    found = await engram.store.get_memories(ids)
+    ahead, early = now + AHEAD, EARLIEST
+    times = [t for m in found.values() for t in (m.created_at, m.last_recalled) if t is not None
+             and (aware(t) > ahead or aware(t) < early)]
+    async with engram.store.transaction() as tx:
+        for i, m in found.items():
+            fix = {name: now for name, t in (("created_at", m.created_at), ("last_recalled", m.last_recalled))
+                   if t is not None and (aware(t) > ahead or (aware(t) < early and name == "created_at"))}
+            if fix:
+                await tx.set_memory_fields(i, **fix)
+    if times:
+        log.warning("Engram: %d memories were dated by a wrong clock (%s to %s); dated now (%s), they "
+                    "fade from now", len(found), min(map(aware, times)).isoformat(timespec="seconds"),
+                    max(map(aware, times)).isoformat(timespec="seconds"), now.isoformat(timespec="seconds"))
+    return len(found)
 
 
 class Toucher:
@@ -111,7 +151,9 @@ class Toucher:
             t, reactivate = pending[i]
             now = float(faded(strength, since, t, days))
             new_status = "active" if reactivate and status == "archived" else status
-            rows.append((i, min(1.0, now + s.strengthen), max(t, since), new_status))
+            # a making dated far ahead (a wrong clock since set back) is no later recall
+            last = max(t, since) if since <= t + AHEAD.total_seconds() else t
+            rows.append((i, min(1.0, now + s.strengthen), last, new_status))
         await self.engram.store.set_strengths(rows)  # the indexes follow the commit
         return len(rows)
 

@@ -4,6 +4,7 @@ meaning depends on the tense: every test drives the time by hand."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -11,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Memory, MergeSettings, space_scope
-from astrbot_plugin_engram.memory.clock import day_bounds
+from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.timewindow import query_window
 
 from .conftest import EngramOpener, HashEmbedder
@@ -98,3 +99,108 @@ async def test_fading_recall_and_touches_read_the_memorys_clock(db_path: Path) -
         assert (await engram.fade()).archived == 1
     finally:
         await engram.close()
+
+
+# ---- fading across a jump ----------------------------------------------------------------------
+RIGHT = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)  # the clock once set right
+BOOT = datetime(1970, 1, 1, 0, 5, tzinfo=timezone.utc)  # a machine before NTP
+
+
+async def test_a_memory_made_while_the_clock_was_far_ahead_fades_from_when_it_was_set_back(
+        engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
+    mid = await engram.add_memory(Memory(text="Dana once mentioned a red umbrella", scope=HERE,
+                                         created_at=AHEAD))  # made with the clock five years ahead
+    with caplog.at_level(logging.WARNING, "engram.metabolism"):
+        report = await engram.fade(RIGHT)
+    assert (await engram.fade(RIGHT + timedelta(days=90))).archived == 0
+    assert (await engram.fade(RIGHT + timedelta(days=101))).archived == 1  # ~100 days unrecalled, as any
+    assert (await engram.get(mid)).created_at == RIGHT  # "made 3 days ago", not "just now" for five years
+    assert report.redated == 1
+    assert "dated by a wrong clock" in caplog.text and "2031-06-01" in caplog.text
+
+
+async def test_a_memory_made_while_the_clock_read_1970_is_not_archived_when_it_is_set(engram: Engram) -> None:
+    mid = await engram.add_memory(Memory(text="Dana's cat is called Mochi", scope=HERE, created_at=BOOT))
+    report = await engram.fade(RIGHT)
+    assert (await engram.get(mid)).status == "active" and (await engram.get(mid)).created_at == RIGHT
+    assert (await engram.fade(RIGHT + timedelta(days=60))).archived == 0
+    assert (report.archived, report.redated) == (0, 1)
+
+
+async def test_a_clock_reading_1970_fades_nothing_and_says_so(engram: Engram,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    made = RIGHT - timedelta(days=400)  # long unrecalled: the next right fade archives it
+    mid = await engram.add_memory(Memory(text="Dana mentioned a red umbrella", scope=HERE, created_at=made))
+    with caplog.at_level(logging.WARNING, "engram.metabolism"):
+        report = await engram.fade(BOOT)
+    assert "too early to be right" in caplog.text
+    assert (await engram.get(mid)).created_at == made  # not redated to 1970
+    assert (report.checked, report.archived) == (0, 0)
+
+
+async def test_recalling_after_the_clock_was_set_back_does_not_date_the_recall_ahead(engram: Engram) -> None:
+    mid = await engram.add_memory(Memory(text="Dana plays the cello", scope=HERE, created_at=AHEAD))
+    engram.toucher.touch([mid], at=RIGHT.timestamp())
+    await engram.toucher.flush()
+    assert (await engram.get(mid)).last_recalled == RIGHT
+
+
+async def test_a_recall_dated_far_ahead_is_redated_too(engram: Engram) -> None:
+    made = RIGHT - timedelta(days=10)
+    mid = await engram.add_memory(Memory(text="Dana plays the cello", scope=HERE, created_at=made))
+    engram.toucher.touch([mid], at=AHEAD.timestamp())  # recalled while the clock was ahead
+    await engram.toucher.flush()
+    await engram.fade(RIGHT)
+    m = await engram.get(mid)
+    assert (m.created_at, m.last_recalled) == (made, RIGHT)  # its making was dated right: kept
+
+
+# ---- seeing a jump -----------------------------------------------------------------------------
+class Steady:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.mark.parametrize("wall, way", [(timedelta(days=-3), "back by 3 days"),
+                                       (timedelta(days=400), "forward by 400 days")])
+def test_a_jump_of_the_clock_is_logged_once(wall: timedelta, way: str,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    steady = Steady()
+    watch = JumpWatch(steady)
+    with caplog.at_level(logging.WARNING, "engram.clock"):
+        watch.seen(RIGHT)
+        steady.t += 30
+        watch.seen(RIGHT + timedelta(seconds=31))  # a second of drift: no jump
+        assert caplog.text == ""
+        steady.t += 10
+        watch.seen(RIGHT + timedelta(seconds=41) + wall)
+        steady.t += 10
+        watch.seen(RIGHT + timedelta(seconds=51) + wall)
+    assert caplog.text.count("the clock jumped") == 1 and way in caplog.text
+
+
+def test_a_jump_to_1970_says_nothing_fades_until_the_clock_is_set(caplog: pytest.LogCaptureFixture) -> None:
+    steady = Steady()
+    watch = JumpWatch(steady)
+    with caplog.at_level(logging.WARNING, "engram.clock"):
+        watch.seen(RIGHT)
+        watch.seen(BOOT)
+    assert "jumped back" in caplog.text and "nothing fades until the clock is set" in caplog.text
+
+
+async def test_the_memorys_own_clock_logs_a_jump(db_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    from astrbot_plugin_engram.memory import clock
+
+    readings = iter([RIGHT, RIGHT - timedelta(days=3)])
+    monkeypatch.setattr(clock, "now_utc", lambda: next(readings))
+    engram = await Engram.open(db_path, HashEmbedder(), background=False)
+    try:
+        with caplog.at_level(logging.WARNING, "engram.clock"):
+            assert [engram.clock(), engram.clock()] == [RIGHT, RIGHT - timedelta(days=3)]
+    finally:
+        await engram.close()
+    assert "the clock jumped back by 3 days" in caplog.text
