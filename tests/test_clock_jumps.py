@@ -11,11 +11,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Memory, MergeSettings, space_scope
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, MergeSettings, space_scope
+from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
+from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.timewindow import query_window
 
 from .conftest import EngramOpener, HashEmbedder
+from .fake_openai import FakeOpenAI
 from .scripted_chat import ScriptedChat
 
 SH = ZoneInfo("Asia/Shanghai")
@@ -204,3 +207,18 @@ async def test_the_memorys_own_clock_logs_a_jump(db_path: Path, monkeypatch: pyt
     finally:
         await engram.close()
     assert "the clock jumped back by 3 days" in caplog.text
+
+
+async def test_consolidation_dates_its_memories_by_the_memorys_clock(engram: Engram,
+                                                                    fake_openai: FakeOpenAI) -> None:
+    engram.clock = Clock(AHEAD)
+    [one] = await engram.record_many([Episode(space="qq:group:1", content="I adopted a kitten called Miso",
+                                              actor="qq:7", actor_name="Alice", time=AHEAD)])
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": "Alice adopted a kitten called Miso", "kind": "fact", "about": ["qq:7"],
+         "importance": 0.6, "scope": None, "sources": [f"e{one}"], "when": None}]}))
+    con = Consolidator(engram, OpenAIChat("m", fake_openai.base_url),
+                       ConsolidationSettings(backoff_seconds=0.0, timeout=5.0))
+    assert (await con.run(force=True)).added == 1
+    [m] = (await engram.list_memories(limit=5))[0]
+    assert m.created_at == AHEAD  # not the machine's time: the one clock the memory reads
