@@ -13,6 +13,8 @@ from astrbot.core.star.filter.command import CommandFilter
 from astrbot.core.star.filter.command_group import CommandGroupFilter
 
 from ..memory import SELF, Audience, Episode
+from ..memory.clock import plausible
+from ..memory.model import now_utc
 from .config import Settings
 
 COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
@@ -81,12 +83,14 @@ def actor_of(event: Any) -> str:
 
 def event_time(event: Any) -> datetime:
     """When the message was sent (the platform's timestamp), else now; never after now (a platform
-    clock ahead of this server's would put the bot's reply before the message it answers)."""
-    now = datetime.now(timezone.utc)
+    clock ahead of this server's would put the bot's reply before the message it answers), unless
+    this server's clock reads a time too early to be right (1970, before NTP): then the platform's."""
+    now = now_utc()
     ts = getattr(getattr(event, "message_obj", None), "timestamp", None)
     try:
         if isinstance(ts, int | float) and ts > 0:
-            return min(now, datetime.fromtimestamp(ts, timezone.utc))
+            sent = datetime.fromtimestamp(ts, timezone.utc)
+            return sent if not plausible(now) and plausible(sent) else min(now, sent)
     except (OverflowError, OSError, ValueError):
         pass
     return now
@@ -211,8 +215,9 @@ def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> 
     """The bot's own reply in the event's place, attributed to the bot."""
     if not text or not text.strip():
         return None
+    now = now_utc()  # a clock too early to be right: the time of the message it answers
     return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
-                   time=datetime.now(timezone.utc), source=f"astrbot:{platform_of(event)}",
+                   time=now if plausible(now) else event_time(event), source=f"astrbot:{platform_of(event)}",
                    meta=dict(meta or {}))
 
 
