@@ -13,6 +13,9 @@ fade until that date; at 1970 (a machine before NTP), it would be archived as so
 set. ``fade`` redates such memories to now (logged), so they fade from when the clock was right
 again; with the clock itself before ``clock.EARLIEST`` it fades nothing. The clock is taken as right
 when it reads a plausible time: one wrongly set back by months would redate the memories made since.
+A clock set far ahead would archive everything at once: fading counts no further than ``HEARD``
+past the latest message that came in (dated by the platform's clock, never after ours), logged; a
+bot down for months, or that no one talks to, fades the rest of the way once it hears again.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .clock import AHEAD, EARLIEST
+from .clock import AHEAD, EARLIEST, plausible
 from .model import aware, now_utc
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ log = logging.getLogger("engram.metabolism")
 DAY = 86400.0
 PAGE = 50_000
 NEVER_ARCHIVED = ("diary",)  # kinds fade() leaves alone whatever their strength
+HEARD = 30 * DAY  # fading counts at most this far past the latest message that came in
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
         log.warning("Engram: the clock reads %s, too early to be right: nothing faded until it is set",
                     datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds"))
         return report
+    t = await _lived_until(engram, t)
     while rows := await engram.store.strength_rows(after, PAGE):
         ids, strength, since_, importance, kinds = zip(*rows)
         since = np.array(since_, np.float64)
@@ -92,6 +97,22 @@ async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
     if report.archived:
         log.info("fade: archived %d of %d memories", report.archived, report.checked)
     return report
+
+
+async def _lived_until(engram: Engram, t: float) -> float:
+    """``t``, or ``HEARD`` past the latest message that came in when that is earlier (logged)."""
+    heard = await engram.store.last_heard()
+    if heard is None or t <= aware(heard).timestamp() + HEARD or not plausible(heard):
+        return t
+    until = aware(heard).timestamp() + HEARD
+    log.warning("Engram: the clock reads %s, %d days after the last message came in (%s): fading counts "
+                "to %s (a clock set ahead, or the bot was down or not talked to)",
+                _iso(t), (t - aware(heard).timestamp()) // DAY, _iso(aware(heard).timestamp()), _iso(until))
+    return until
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
 
 
 async def _redate(engram: Engram, ids: list[int], now: datetime) -> int:

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, MergeSettings, space_scope
+from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory, MergeSettings, space_scope
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
@@ -222,3 +222,32 @@ async def test_consolidation_dates_its_memories_by_the_memorys_clock(engram: Eng
     assert (await con.run(force=True)).added == 1
     [m] = (await engram.list_memories(limit=5))[0]
     assert m.created_at == AHEAD  # not the machine's time: the one clock the memory reads
+
+
+UMBRELLA = "Dana once mentioned a red umbrella"
+
+
+async def test_a_clock_set_years_ahead_does_not_archive_everything(engram: Engram,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    mid = await engram.add_memory(Memory(text=UMBRELLA, scope=HERE, created_at=RIGHT))
+    await engram.record(Episode(space="qq:group:1", content="hi", actor="qq:7",
+                                time=RIGHT + timedelta(days=1)))
+    with caplog.at_level(logging.WARNING, "engram.metabolism"):
+        report = await engram.fade(AHEAD)  # five years ahead; the platform's clock says a day later
+    assert (await engram.get(mid)).status == "active" and report.archived == 0
+    assert "after the last message came in" in caplog.text
+    # once it hears again, as far on, it fades as before
+    await engram.record(Episode(space="qq:group:1", content="back", actor="qq:7", time=AHEAD))
+    assert (await engram.fade(AHEAD)).archived == 1
+
+
+async def test_with_messages_coming_in_fading_is_as_before(engram: Engram) -> None:
+    mid = await engram.add_memory(Memory(text=UMBRELLA, scope=HERE, created_at=RIGHT))
+    for day in range(0, 110, 10):
+        await engram.record(Episode(space="qq:group:1", content=f"day {day}", actor="qq:7",
+                                    time=RIGHT + timedelta(days=day)))
+    await engram.record(Episode(space="qq:group:1", content="ok", actor=SELF, kind="message_out",
+                                time=AHEAD))  # the bot's own line, dated by a wrong clock: not heard
+    assert (await engram.fade(RIGHT + timedelta(days=90))).archived == 0
+    assert (await engram.fade(RIGHT + timedelta(days=101))).archived == 1
+    assert (await engram.get(mid)).status == "archived"
