@@ -15,6 +15,7 @@ from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.diary import write_diary
 from astrbot_plugin_engram.memory.timewindow import query_window
 
 from .conftest import EngramOpener, HashEmbedder
@@ -251,3 +252,16 @@ async def test_with_messages_coming_in_fading_is_as_before(engram: Engram) -> No
     assert (await engram.fade(RIGHT + timedelta(days=90))).archived == 0
     assert (await engram.fade(RIGHT + timedelta(days=101))).archived == 1
     assert (await engram.get(mid)).status == "archived"
+
+
+async def test_a_rewritten_diary_is_dated_by_the_time_it_was_given(engram: Engram, tmp_path: Path) -> None:
+    day = date(2026, 5, 30)
+    await engram.record(Episode(space="qq:group:1", content="anyone up for hiking?", actor="qq:1",
+                                time=datetime(2026, 5, 30, 10, tzinfo=SH)))
+    later = datetime(2026, 6, 2, 9, tzinfo=timezone.utc)
+    first = await write_diary(engram, ScriptedChat(json.dumps({"entry": "one"})), day, tz=SH,
+                              folder=tmp_path, now=RIGHT)
+    second = await write_diary(engram, ScriptedChat(json.dumps({"entry": "two"})), day, tz=SH,
+                               folder=tmp_path, now=later, force=True)
+    assert (await engram.get(first.memory_id)).created_at == RIGHT
+    assert (await engram.get(second.memory_id)).created_at == later  # not the machine's time
