@@ -170,6 +170,8 @@ class Toucher:
         rows = []
         for i, (strength, since, status) in (await self.engram.store.strength_of(list(pending))).items():
             t, reactivate = pending[i]
+            if since < EARLIEST.timestamp() <= t:  # made at 1970 (a clock not set yet): not 56 years faded
+                since = t
             now = float(faded(strength, since, t, days))
             new_status = "active" if reactivate and status == "archived" else status
             # a making dated far ahead (a wrong clock since set back) is no later recall

@@ -265,3 +265,11 @@ async def test_a_rewritten_diary_is_dated_by_the_time_it_was_given(engram: Engra
                                folder=tmp_path, now=later, force=True)
     assert (await engram.get(first.memory_id)).created_at == RIGHT
     assert (await engram.get(second.memory_id)).created_at == later  # not the machine's time
+
+
+async def test_recalling_a_memory_made_at_1970_does_not_count_56_years_of_fading(engram: Engram) -> None:
+    mid = await engram.add_memory(Memory(text="Dana's cat is called Mochi", scope=HERE, created_at=BOOT))
+    engram.toucher.touch([mid], at=RIGHT.timestamp())
+    await engram.toucher.flush()
+    m = await engram.get(mid)
+    assert (m.strength, m.last_recalled) == (1.0, RIGHT)  # was 0.5: faded to nothing, then +0.5
