@@ -133,7 +133,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
     (rf"\b({_EN_N}) days? ago", "en_days"),
     (rf"({_ZN})\s*(?:个)?(?:星期|礼拜|周)前", "zh_weeks"), (rf"\b({_EN_N}) weeks? ago", "en_weeks"),
     (r"上上(?:个)?周末|the weekend before last", "weekend2"),
-    (r"上(?:个)?周末|上(?:个)?星期六日|last weekend", "weekend1"),
+    (r"上(?:个)?周末|上(?:个)?星期六日|last weekend|(?:this )?past weekend", "weekend1"),
     (r"(?:这|本)(?:个)?周末|(?<![上下这本个])周末|this weekend|the weekend", "weekend0"),
     (r"上上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last2_wd"),
     (r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last_wd"),

@@ -31,7 +31,8 @@ COMING = (day_bounds(date(2023, 5, 6), SH)[0], day_bounds(date(2023, 5, 7), SH)[
 
 @pytest.mark.parametrize("query", ["what did we do at the weekend?", "how was the weekend",
                                    "where did you go this weekend?", "周末我们去哪了", "周末做了什么",
-                                   "周末过得怎么样", "who came over the weekend"])
+                                   "周末过得怎么样", "who came over the weekend",
+                                   "anything fun this past weekend?", "this past weekend"])
 def test_a_question_about_the_past_weekend_asked_on_a_weekday_means_the_last_one(query: str) -> None:
     w = query_window(query, WEDNESDAY, SH)
     assert w is not None and (w.start, w.end) == LAST
