@@ -13,7 +13,7 @@ from astrbot.core.star.filter.command import CommandFilter
 from astrbot.core.star.filter.command_group import CommandGroupFilter
 
 from ..memory import SELF, Audience, Episode
-from ..memory.clock import plausible
+from ..memory.clock import AHEAD, plausible
 from ..memory.model import now_utc
 from .config import Settings
 
@@ -212,13 +212,15 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
 
 
 def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> Episode | None:
-    """The bot's own reply in the event's place, attributed to the bot."""
+    """The bot's own reply in the event's place, attributed to the bot: now, but no later than a day
+    after the message it answers (this server's clock set far ahead of the platform's would date it
+    years on), and the message's time when this server's clock is too early to be right."""
     if not text or not text.strip():
         return None
-    now = now_utc()  # a clock too early to be right: the time of the message it answers
+    now, asked = now_utc(), event_time(event)
     return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
-                   time=now if plausible(now) else event_time(event), source=f"astrbot:{platform_of(event)}",
-                   meta=dict(meta or {}))
+                   time=min(now, asked + AHEAD) if plausible(now) else asked,
+                   source=f"astrbot:{platform_of(event)}", meta=dict(meta or {}))
 
 
 def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -> Audience:

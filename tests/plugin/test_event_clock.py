@@ -43,3 +43,14 @@ def test_with_a_right_clock_a_platform_ahead_is_still_held_to_now(monkeypatch: p
     ev = event("what time is it?", "u1", "g7", timestamp=SENT)
     [ep] = incoming_episodes(ev, parse_message(ev))
     assert ep.time == now
+
+
+def test_with_this_servers_clock_years_ahead_the_reply_stays_by_the_question(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    at(monkeypatch, datetime(2031, 6, 1, tzinfo=timezone.utc))
+    ev = event("what time is it?", "u1", "g7", timestamp=SENT)
+    [ep] = incoming_episodes(ev, parse_message(ev))
+    reply = reply_episode(ev, "almost noon")
+    assert ep.time is not None and ep.time.timestamp() == SENT
+    assert reply is not None and reply.time is not None  # not in 2031: its diary day, its "ago"
+    assert SENT <= reply.time.timestamp() <= SENT + 86400
