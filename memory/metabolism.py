@@ -63,8 +63,10 @@ def strength_now(m: Memory, days: float, now: datetime | None = None) -> float:
     """``m``'s strength now: its stored strength faded from its last recall or its making, the later
     (as ``fade()`` and recall see it)."""
     recalled = aware(m.last_recalled).timestamp() if m.last_recalled else 0.0
-    since = max(recalled, aware(m.created_at).timestamp())
-    return float(faded(m.strength, since, aware(now).timestamp(), days))
+    since, t = max(recalled, aware(m.created_at).timestamp()), aware(now).timestamp()
+    if since < EARLIEST.timestamp() <= t:  # made while the clock read 1970: as fade() will redate it
+        since = t
+    return float(faded(m.strength, since, t, days))
 
 
 @dataclass

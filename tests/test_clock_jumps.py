@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -16,6 +17,7 @@ from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.diary import write_diary
+from astrbot_plugin_engram.memory.metabolism import strength_now
 from astrbot_plugin_engram.memory.timewindow import query_window
 
 from .conftest import EngramOpener, HashEmbedder
@@ -274,3 +276,9 @@ async def test_recalling_a_memory_made_at_1970_does_not_count_56_years_of_fading
     await engram.toucher.flush()
     m = await engram.get(mid)
     assert (m.strength, m.last_recalled) == (1.0, RIGHT)  # was 0.5: faded to nothing, then +0.5
+
+
+def test_the_strength_shown_of_a_memory_made_at_1970_is_not_56_years_faded() -> None:
+    m = Memory(text="Dana's cat is called Mochi", scope=HERE, created_at=BOOT, strength=0.8)
+    assert strength_now(m, 30.0, RIGHT) == pytest.approx(0.8)
+    assert strength_now(replace(m, created_at=RIGHT), 30.0, RIGHT + timedelta(days=30)) == pytest.approx(0.4)
