@@ -158,7 +158,8 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # did we do at the weekend?", "周末去哪了"); with no past tense, or a future, the coming one.
 _PAST = re.compile(r"\b(?:did|was|were|had|went|came|been|got|spent|saw|made|ate|drank|said|told|met|"
                    r"bought|took|gave|left|won|lost|found|felt|heard|kept|sent|brought|thought|slept|ran|wrote|"
-                   r"(?!(?:need|feed|speed|seed|indeed|planned)\b)[a-z]{2,}ed)\b|了|过", re.I)
+                   r"(?!(?:need|feed|speed|seed|indeed|planned|scheduled|supposed|interested|excited|shed)\b)"
+                   r"[a-z]{2,}ed)\b|了|过", re.I)
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plan|plans|planning|planned|next|coming|upcoming)\b|'ll\b"
                      r"|要|打算|准备|将要|计划", re.I)
 _HERE_AND_NOW = re.compile(r"(?:这|本)(?:个)?周末")  # this week's, said in Chinese: never the last one

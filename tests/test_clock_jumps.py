@@ -42,7 +42,8 @@ def test_a_question_about_the_past_weekend_asked_on_a_weekday_means_the_last_one
 
 @pytest.mark.parametrize("query", ["what are we doing at the weekend?", "plans for the weekend",
                                    "this weekend I will rest", "周末要去哪", "这周末做了什么",
-                                   "周末打算干嘛", "the weekend"])
+                                   "周末打算干嘛", "the weekend", "what is scheduled for the weekend",
+                                   "anyone interested in hiking at the weekend?"])
 def test_the_weekend_ahead_or_this_weeks_stays_the_coming_one(query: str) -> None:
     w = query_window(query, WEDNESDAY, SH)
     assert w is not None and (w.start, w.end) == COMING
