@@ -90,14 +90,14 @@ async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
         log.warning("Engram: the clock reads %s, too early to be right: nothing faded until it is set",
                     datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds"))
         return report
-    t = await _lived_until(engram, t)
+    lived = await _lived_until(engram, t)  # how far fading counts (t, unless the clock is far ahead)
     while rows := await engram.store.strength_rows(after, PAGE):
         ids, strength, since_, importance, kinds = zip(*rows)
         since = np.array(since_, np.float64)
         misdated = (since > t + AHEAD.total_seconds()) | (since < EARLIEST.timestamp())
         wrong += np.array(ids)[misdated].tolist()
         since[misdated] = t  # they fade from now
-        low = faded(np.array(strength, np.float64), since, t, days) < s.archive_below
+        low = faded(np.array(strength, np.float64), since, lived, days) < s.archive_below
         kept = (np.array(importance) >= s.protected_importance) | np.isin(np.array(kinds), NEVER_ARCHIVED)
         report.checked += len(rows)
         report.protected += int(np.count_nonzero(low & kept))

@@ -283,3 +283,11 @@ def test_the_strength_shown_of_a_memory_made_at_1970_is_not_56_years_faded() -> 
     m = Memory(text="Dana's cat is called Mochi", scope=HERE, created_at=BOOT, strength=0.8)
     assert strength_now(m, 30.0, RIGHT) == pytest.approx(0.8)
     assert strength_now(replace(m, created_at=RIGHT), 30.0, RIGHT + timedelta(days=30)) == pytest.approx(0.4)
+
+
+async def test_in_a_bot_no_one_talks_to_a_memory_added_today_is_not_misdated(engram: Engram) -> None:
+    await engram.record(Episode(space="qq:group:1", content="hi", actor="qq:7", time=RIGHT))
+    today = RIGHT + timedelta(days=60)  # no one wrote since; the owner added a memory by hand today
+    mid = await engram.add_memory(Memory(text="Dana moved to Bergen", scope=HERE, created_at=today))
+    report = await engram.fade(today + timedelta(hours=1))
+    assert (await engram.get(mid)).created_at == today and report.redated == 0
