@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .chat import ChatModel
+from .clock import watched_clock
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
 from .forgetting import (
@@ -34,7 +35,7 @@ from .index.vectors import VectorIndex
 from .indexing import Indexer
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
-from .model import Audience, Episode, Hit, Memory, next_version, now_utc, possible_ids
+from .model import Audience, Episode, Hit, Memory, next_version, possible_ids
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
@@ -53,10 +54,13 @@ class Engram:
     """A bot's memory: one store, one embedder, one ranker."""
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
-                 query_timeout: float, metabolism: MetabolismSettings | None = None):
+                 query_timeout: float, metabolism: MetabolismSettings | None = None,
+                 clock: Callable[[], datetime] | None = None):
         self.store = store
         self.metabolism = metabolism or MetabolismSettings()
-        self.toucher = Toucher(self)
+        # the time as this memory reads it (new versions, merges, fading, recall's recency, touches)
+        self.clock: Callable[[], datetime] = clock or watched_clock()  # logs a jump when it reads one
+        self.toucher = Toucher(self, lambda: self.clock().timestamp())
         # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
         self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
         self.ranker = ranker
@@ -72,8 +76,10 @@ class Engram:
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False, read_only: bool = False,
-                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None) -> Engram:
+                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None,
+                   clock: Callable[[], datetime] | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
+        ``clock``: the current time (aware), the real one unless given.
 
         ``read_only``: an existing store that nothing can be written to (no background embedding;
         recall uses the vectors already stored).
@@ -81,7 +87,8 @@ class Engram:
         store = await open_store(path, durable=durable, read_only=read_only)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
-                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism)
+                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism,
+                       clock)
             self._path = Path(path)
             await self.indexes.load(store)
             await self.indexer.start(background and not read_only)
@@ -137,7 +144,7 @@ class Engram:
         old = await self.get(memory_id)
         if old.status == "superseded":
             raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
-        now = now_utc()
+        now = self.clock()
         # valid_from: when the new fact became true (given, else now); the old one's valid_to is set
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
@@ -235,7 +242,7 @@ class Engram:
     async def fade(self, now: datetime | None = None) -> FadeReport:
         """Archive the memories that faded below the threshold (the daily job)."""
         await self.toucher.flush()
-        return await fade(self, now)
+        return await fade(self, now or self.clock())
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
@@ -351,7 +358,7 @@ class Engram:
             return []
         qvec = await self.embed_query(query)
         found = await recall(self.store, self.indexes, self.ranker, self.settings, query, qvec,
-                             visibility(audience), k, include_archived, now or now_utc())
+                             visibility(audience), k, include_archived, now or self.clock())
         if include_archived:  # a deliberate search: what it finds in the archive is active again
             back = [h.id for h in found if isinstance(h.item, Memory) and h.item.status == "archived"]
             if back:

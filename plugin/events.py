@@ -13,6 +13,8 @@ from astrbot.core.star.filter.command import CommandFilter
 from astrbot.core.star.filter.command_group import CommandGroupFilter
 
 from ..memory import SELF, Audience, Episode
+from ..memory.clock import AHEAD, plausible
+from ..memory.model import now_utc
 from .config import Settings
 
 COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
@@ -81,12 +83,14 @@ def actor_of(event: Any) -> str:
 
 def event_time(event: Any) -> datetime:
     """When the message was sent (the platform's timestamp), else now; never after now (a platform
-    clock ahead of this server's would put the bot's reply before the message it answers)."""
-    now = datetime.now(timezone.utc)
+    clock ahead of this server's would put the bot's reply before the message it answers), unless
+    this server's clock reads a time too early to be right (1970, before NTP): then the platform's."""
+    now = now_utc()
     ts = getattr(getattr(event, "message_obj", None), "timestamp", None)
     try:
         if isinstance(ts, int | float) and ts > 0:
-            return min(now, datetime.fromtimestamp(ts, timezone.utc))
+            sent = datetime.fromtimestamp(ts, timezone.utc)
+            return sent if not plausible(now) and plausible(sent) else min(now, sent)
     except (OverflowError, OSError, ValueError):
         pass
     return now
@@ -215,12 +219,15 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
 
 
 def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> Episode | None:
-    """The bot's own reply in the event's place, attributed to the bot."""
+    """The bot's own reply in the event's place, attributed to the bot: now, but no later than a day
+    after the message it answers (this server's clock set far ahead of the platform's would date it
+    years on), and the message's time when this server's clock is too early to be right."""
     if not text or not text.strip():
         return None
+    now, asked = now_utc(), event_time(event)
     return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
-                   time=datetime.now(timezone.utc), source=f"astrbot:{platform_of(event)}",
-                   meta=dict(meta or {}))
+                   time=min(now, asked + AHEAD) if plausible(now) else asked,
+                   source=f"astrbot:{platform_of(event)}", meta=dict(meta or {}))
 
 
 def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -> Audience:

@@ -31,7 +31,7 @@ from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_
 from .keywords import keyed_words, word_count
 from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
 
-SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
+SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
 Deferred = list[tuple[str, list[tuple[Any, ...]]]]
 
@@ -203,7 +203,8 @@ class SQLiteWrites:
         return mid
 
     async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
-        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
+        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place;
+        ``created_at`` only to redate what a wrong clock dated (``metabolism.fade``)."""
         if not fields or set(fields) - SETTABLE:
             raise ValueError(f"only {sorted(SETTABLE)} can be set in place")
         vals = [timestamp(v) if isinstance(v, datetime) else v for v in fields.values()]
