@@ -240,3 +240,28 @@ async def test_the_job_lines_of_stats_and_a_failed_consolidation_are_said_in_chi
     assert "任务 自我形象：最近一次运行 " in stats
     assert "（失败：模型的回答格式不对）；共运行 1 次，失败 1 次" in stats
     assert not english_left(stats, ["hash-32"]), stats
+
+
+async def test_a_read_only_or_damaged_store_is_said_in_chinese(make_service: MakeService,
+                                                               tmp_path: Path) -> None:
+    """Were "Engram：cannot open <path> for writing (attempt to write a readonly database): is the folder
+    ... read-only or its disk full? ..." and "Engram：<path> is damaged (found by the check ...)"."""
+    from ..small_disk import remount, small_disk
+
+    with small_disk(tmp_path / "disk", 4096) as disk:
+        svc = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"), data_dir=disk)
+        assert (await mem(svc, "mem remember 主人喜欢乌龙茶")).startswith("记住了 m1")
+        await svc.close()
+        remount(disk, "ro")
+        try:
+            again = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"), data_dir=disk)
+            assert await mem(again, "mem remember 主人喜欢铁观音") == (
+                f"Engram：无法以写入方式打开 {disk / 'engram.db'}：文件夹 {disk} 是只读的，还是磁盘满了？"
+                "什么也没有改动；下一条消息时会再试着打开")
+        finally:
+            remount(disk, "rw")
+    svc = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"), data_dir=tmp_path / "damaged")
+    (await svc.memory()).store.damage = "the store is damaged (found by the check in the background)"
+    assert await mem(svc, "mem remember 主人喜欢铁观音") == (
+        f"Engram：后台检查发现 {svc.path} 已损坏；不再往里写入任何内容（还能读出的记忆照常使用）。"
+        "请停止机器人；恢复方法见日志")

@@ -61,7 +61,7 @@ class Transactions(Connections):
         if db is None:
             raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
         if self.damage is not None and not bookkeeping:
-            raise StoreDamaged(self.damage)
+            raise StoreDamaged(self.damage, path=self.path)
         async with self._lock:
             writes = SQLiteWrites(db, self._view, self.section_gap)
             try:
@@ -104,7 +104,7 @@ class Transactions(Connections):
         if self._writer is None:
             raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
         if self.damage is not None:
-            raise StoreDamaged(self.damage)
+            raise StoreDamaged(self.damage, path=self.path)
         async with self._lock:
             if self._copier is not None:
                 await self._copier.idle()  # a copy under way holds the checkpoint lock
