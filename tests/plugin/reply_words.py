@@ -15,8 +15,8 @@ HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # words a Chinese reply keeps as they are: what the owner types (subcommands, scopes, here/place,
 # config values), product names, and the few words Chinese chat uses in Latin letters
 COMMAND_WORDS = {
-    "mem", "engram", "astrbot", "webui", "id", "ids", "sid", "cookie", "public", "self", "owner", "space",
-    "here", "place", "zh", "en", "auto", "yyyy-mm-dd", "qq", "python", "m", "db", "show",
+    "mem", "engram", "astrbot", "webui", "sqlite", "id", "ids", "sid", "cookie", "public", "self", "owner",
+    "space", "here", "place", "zh", "en", "auto", "yyyy-mm-dd", "qq", "python", "m", "db", "show",
 }
 _KEPT = [
     re.compile(r"https?://\S+"),

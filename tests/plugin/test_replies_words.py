@@ -12,6 +12,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import dashboard as _dashboard  # noqa: F401  (registers /mem dashboard)
 from astrbot_plugin_engram.plugin import forget_commands as _forget  # noqa: F401
@@ -265,3 +267,15 @@ async def test_a_read_only_or_damaged_store_is_said_in_chinese(make_service: Mak
     assert await mem(svc, "mem remember 主人喜欢铁观音") == (
         f"Engram：后台检查发现 {svc.path} 已损坏；不再往里写入任何内容（还能读出的记忆照常使用）。"
         "请停止机器人；恢复方法见日志")
+
+
+@pytest.mark.parametrize("owner_ids,sender",
+                         [((), "mallory"), (("qq:owner1",), "mallory"), (("alice",), "alice")])
+async def test_no_english_in_a_chinese_reply_to_someone_not_the_owner_or_without_an_owner(
+        make_service: MakeService, owner_ids: tuple[str, ...], sender: str) -> None:
+    """Every subcommand in a private chat that is not the owner's (no owner configured, another one, or
+    a bare id), before anything is recorded: the refusals and the hints on how to set an owner."""
+    svc = make_service(Settings(owner_ids=owner_ids, reply_language="zh"))
+    said = {line: await mem(svc, line, sender=sender) for line in [*LINES, "mem diary 2999-01-01"]}
+    left = {line: (words, reply) for line, reply in said.items() if (words := english_left(reply, KEPT))}
+    assert not left, "\n\n".join(f"{line}: {words}\n{reply}" for line, (words, reply) in left.items())
