@@ -290,9 +290,8 @@ async def _show(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     assert m.id is not None
     ctx.service.touch([f"m{m.id}"])
-    head = [ctx.say("show_head", id=m.id, kind=word(ctx.lang, "kind", m.kind),
-                    status=word(ctx.lang, "status", m.status), scope=m.scope,
-                    importance=f"{m.importance:.2f}")]
+    head = [ctx.say("show_head", id=m.id, kind=word(ctx.lang, "kind", m.kind), scope=m.scope,
+                    status=word(ctx.lang, "status", m.status), importance=f"{m.importance:.2f}")]
     lines = [ctx.say("show_created", when=ctx.when(m.created_at))]
     if m.subjects:
         lines.append(short(ctx.say("show_about", who=", ".join(m.subjects))))
