@@ -143,7 +143,8 @@ class Engram:
         """Write a new version of a memory (the old one is kept, marked superseded); returns its id."""
         old = await self.get(memory_id)
         if old.status == "superseded":
-            raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
+            raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version",
+                                    code="memory_superseded", id=memory_id)
         now = self.clock()
         # valid_from: when the new fact became true (given, else now); the old one's valid_to is set
         # to it by the store (when we learned otherwise)
@@ -167,10 +168,12 @@ class Engram:
         cited = sorted({*read, *(e for m, _ in checked for e in m.sources)})
         async with self.store.transaction() as tx:
             if len(await tx.existing("episodes", cited)) < len(cited):
-                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile")
+                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile",
+                                      code="erased_meanwhile")
             for name, value in (expect or {}).items():
                 if await tx.cursor(name) != value:
-                    raise MovedMeanwhile(f"{name} moved meanwhile: another writer applied this work")
+                    raise MovedMeanwhile(f"{name} moved meanwhile: another writer applied this work",
+                                         code="moved_meanwhile")
             ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
             for name, value in cursors.items():
                 await tx.set_cursor(name, value)
@@ -248,7 +251,7 @@ class Engram:
     async def get(self, memory_id: int) -> Memory:
         found = await self.store.get_memories(possible_ids([memory_id]))
         if memory_id not in found:
-            raise UnknownIdError(f"no memory with id {memory_id}")
+            raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
         return found[memory_id]
 
     async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
@@ -262,14 +265,14 @@ class Engram:
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes(possible_ids([episode_id]))
         if episode_id not in found:
-            raise UnknownIdError(f"no episode with id {episode_id}")
+            raise UnknownIdError(f"no episode with id {episode_id}", code="no_episode", id=episode_id)
         return found[episode_id]
 
     async def history(self, memory_id: int) -> list[Memory]:
         """Every version of a memory, oldest first."""
         ids = await self.store.versions(memory_id) if possible_ids([memory_id]) else []
         if not ids:
-            raise UnknownIdError(f"no memory with id {memory_id}")
+            raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
         found = await self.store.get_memories(ids)
         return [found[i] for i in ids]
 

@@ -25,7 +25,7 @@ def checked_episode(ep: Episode) -> Episode:
     if not isinstance(ep.space, str) or not ep.space.strip():
         raise InvalidInputError("an episode needs a space")
     if not isinstance(ep.content, str) or not ep.content.strip():
-        raise InvalidInputError("an episode needs some text")
+        raise InvalidInputError("an episode needs some text", code="no_text")
     _check_episode_fields(ep)
     text, cut = cap(ep.content)
     meta = dict(ep.meta)
@@ -72,13 +72,14 @@ def checked_memory(m: Memory) -> Memory:
     if not isinstance(m, Memory):
         raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
     if not isinstance(m.text, str) or not m.text.strip():
-        raise InvalidInputError("a memory needs some text")
+        raise InvalidInputError("a memory needs some text", code="no_text")
     if m.status not in MEMORY_STATUSES:
         raise InvalidInputError(f"unknown memory status {m.status!r}: use {', '.join(MEMORY_STATUSES)}")
     if m.kind not in MEMORY_KINDS:
-        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
+        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}",
+                                code="arg_kind", kind=repr(m.kind), kinds=", ".join(MEMORY_KINDS))
     if not 0.0 <= float(m.importance) <= 1.0:
-        raise InvalidInputError("importance must be between 0 and 1")
+        raise InvalidInputError("importance must be between 0 and 1", code="importance_range")
     for name in ("created_at", "valid_from", "valid_to", "last_recalled"):
         _check_time(f"a memory's {name}", getattr(m, name))
     text, cut = cap(m.text)
@@ -101,4 +102,5 @@ def _check_time(what: str, t: datetime | None) -> None:
     except (OverflowError, ValueError):
         year = 0
     if not 1 < year < 9999:
-        raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)")
+        raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)",
+                                code="time_range", time=t.isoformat())

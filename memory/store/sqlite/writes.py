@@ -176,9 +176,10 @@ class SQLiteWrites:
             async with db.execute("SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
                 row = await cur.fetchone()
             if row is None:
-                raise UnknownIdError(f"no memory with id {supersedes}")
+                raise UnknownIdError(f"no memory with id {supersedes}", code="no_memory", id=supersedes)
             if row[1] == "superseded":
-                raise UnknownIdError(f"memory {supersedes} was already superseded")
+                raise UnknownIdError(f"memory {supersedes} was already superseded", code="memory_superseded",
+                                     id=supersedes)
             root = row[0]
             # valid_to: when we learned otherwise (the new version's valid_from, else its creation)
             await db.execute(
