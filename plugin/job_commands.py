@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..memory.errors import ChatError
 from ..memory.render import quoted
 from .command_args import Refused
 from .command_text import fit_lines, short
 from .commands import COMMANDS, CommandContext
 from .reply_catalogue import say
+from .reply_words import error_text, word
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 
@@ -18,14 +20,14 @@ def run_summary(lang: str, report: Any) -> str:
     """What a consolidation did (``ConsolidationReport.summary`` in ``lang``): ``2 added, 1 updated,
     from 40 lines, 1 model calls; refused ...; failed ...``."""
     def counts(c: Any) -> str:
-        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+        return ", ".join(f"{word(lang, 'count', k)} {v}" for k, v in sorted(c.items()))
     parts = [say(lang, "run_counts", added=report.added, updated=report.updated, episodes=report.episodes,
                  calls=report.calls)]
     if report.refused:
         parts.append(say(lang, "run_refused", counts=counts(report.refused)))
     if report.failed:
         parts.append(say(lang, "run_failed", counts=counts(report.failed))
-                     + (f" ({short(report.error)})" if report.error else ""))
+                     + (f" ({short(report.error)})" if report.error and lang != "zh" else ""))
     if report.skipped_batches:
         parts.append(say(lang, "run_skipped", n=report.skipped_batches))
     return say(lang, "run_sep").join(parts)
@@ -59,7 +61,9 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
     if report.failed and not report.skipped_batches:
         lines.append(ctx.say("kept_for_later"))
     elif not report.calls and not await ctx.service.providers.resolve_chat(None):  # nothing was due here
-        lines.append(ctx.say("no_chat_model", why=ctx.service.providers.missing_chat()))
+        providers = ctx.service.providers
+        why = ChatError(providers.missing_chat(), **providers.missing_chat_code())
+        lines.append(ctx.say("no_chat_model", why=error_text(ctx.lang, why)))
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
     if hidden and mine:
         lines.append(ctx.say("new_elsewhere", n=hidden))
