@@ -142,6 +142,12 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     mems |= set(await engram.store.all_versions(derived))
     plan.episodes, plan.memories = sorted(eps), sorted(mems)
     found = await engram.store.get_memories(plan.memories)
+    if any(m.kind == DIARY for m in found.values()):  # every self-image drew on the diaries before it
+        images = await engram.store.memory_ids_of_kind(SELF_IMAGE)  # (only its current version cites
+        if images and not set(images) <= mems:  # their lines: ``self_image``)
+            mems |= set(await engram.store.all_versions(images))
+            plan.memories = sorted(mems)
+            found = await engram.store.get_memories(plan.memories)
     days = {_day(engram, m.valid_from or m.created_at) for m in found.values() if m.kind == DIARY}
     plan.diary_days = sorted(d for d in days if d is not None)
     plan.self_image = any(m.kind == SELF_IMAGE for m in found.values())
