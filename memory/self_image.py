@@ -27,15 +27,14 @@ from .diary_files import data_folder, diary_day
 from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
-from .model import SELF, Memory, aware, now_utc
+from .model import SELF, Memory, aware, next_version, now_utc
 from .replies import json_object, text_field
 from .scopes import SELF as SELF_SCOPE
-from .self_image_file import KIND, current_self_image, done, finish_self_image, note_pending
+from .self_image_file import DIARIES, KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")
 
 MAX_IMAGE = 1500  # characters
-DIARIES = 7  # recent entries it is written from
 NOTHING = {"en": "(nothing yet)", "zh": "（还没有）"}
 
 
@@ -80,8 +79,10 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     old = await current_self_image(engram)
     sources = tuple(sorted({s for d in recent for s in d.sources}))
     note_pending(folder, old)  # the memory first, then the file (``self_image_file``)
-    if old is not None and old.id is not None:
-        mid = await engram.update(old.id, text, sources=sources)
+    if old is not None and old.id is not None:  # made ``now`` (the forget's reach counts from it)
+        at = aware(now or now_utc())
+        [mid] = await engram.commit_memories(
+            [(next_version(old, at, text=text, sources=sources, valid_from=at, valid_to=None), old.id)], {})
         await _unlink_earlier(engram, mid)
     else:
         mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind=KIND, subjects=(SELF,),

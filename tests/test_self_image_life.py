@@ -114,6 +114,16 @@ async def test_only_the_current_self_image_cites_its_lines_and_a_forget_still_ta
     assert await current_self_image(engram) is None
     ids = IdentityFolder(tmp_path)
     assert not ids.image_path.exists() and ids.history("self-image") == []
+    # written again from the diaries left (days 5 to 11): a line of day 0 never fed it, so its forget
+    # leaves it (as when each version cited its lines)
+    again = await write_self_image(engram, image("I am steady again."), folder=tmp_path,
+                                   now=start_of(FIRST + timedelta(days=12)) + timedelta(hours=2))
+    plan = await engram.forget_episodes([lines[FIRST][0]])
+    assert not plan.self_image and again.memory_id not in plan.memories
+    assert (await current_self_image(engram)).text == "I am steady again."
+    # a line of day 5 did: every version goes again
+    plan = await engram.forget_episodes([lines[FIRST + timedelta(days=5)][0]])
+    assert plan.self_image and await current_self_image(engram) is None
 
 
 # ---- catching up on missed days ------------------------------------------------------------------
