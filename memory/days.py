@@ -95,7 +95,8 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
         except WrongShape as e:
             report.failed["diary"] += 1
             if await _refused_again(engram, day) < MAX_REFUSED:
-                log.warning("Engram: the diary of %s was not written (tried again on the next run): %s", day, e)
+                log.warning("Engram: the diary of %s was not written (tried again on the next run): %s",
+                            day, e)
                 continue
             report.skipped.append(day)
             log.warning("Engram: the diary of %s was not written: the model's answer was wrong %d times "
