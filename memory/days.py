@@ -63,9 +63,9 @@ class DaysReport:
     def stats(self) -> dict[str, int]:
         out = {"diaries": len(self.written), "inner_state": int(self.inner_state)}
         if self.left:
-            out["left"] = self.left
+            out["diaries_left"] = self.left
         if self.skipped:
-            out["skipped"] = len(self.skipped)
+            out["diaries_skipped"] = len(self.skipped)
         out.update({f"failed.{k}": v for k, v in self.failed.items()})
         return out
 
