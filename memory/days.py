@@ -39,7 +39,7 @@ log = logging.getLogger("engram.days")
 REFUSED = "inner_state_refused"
 MAX_REFUSED = 3
 THROUGH = "diary.through"  # the ordinal of the last day up to which every day's diary is done
-DIARY_REFUSED = "diary.refused"  # ``:<day>``: how many of that day's diary answers were wrong
+DIARY_REFUSED = "diary.refused:"  # ``<day>``: how many of that day's diary answers came back wrong
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,17 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
     missed: list[date] = []
     if days is None:  # and the days a forget erased the diary of, whatever their age
         missed = await _missed(engram, now, settings)
-        days = sorted(set(missed[:settings.catch_up_per_run]) | set(rewrites_pending(folder)))
+        # and the last days already done, looked at again: a file a full disk kept from being
+        # written follows its memory (no model call)
+        recent = [d for d in finished_days(now, settings.tz, settings.boundary_hour, settings.catch_up_days)
+                  if not missed or d < missed[0]]
+        days = sorted(set(missed[:settings.catch_up_per_run]) | set(recent) | set(rewrites_pending(folder)))
     done: set[date] = set()
+    refusals = await engram.store.cursors(DIARY_REFUSED)
     for day in days:
+        if refusals.get(f"{DIARY_REFUSED}{day.isoformat()}", 0) >= MAX_REFUSED:  # given up on: said
+            done.add(day)  # once, not every hour
+            continue
         try:
             r = await write_diary(engram, chat_model, day, tz=settings.tz,
                                   boundary_hour=settings.boundary_hour, folder=folder, now=now)
@@ -168,7 +176,7 @@ async def _moved_through(engram: Engram, missed: list[date], done: set[date], re
 
 async def _refused_again(engram: Engram, day: date) -> int:
     """One more wrong answer for ``day``'s diary (a cursor of its own: days rarely have one); how many now."""
-    name = f"{DIARY_REFUSED}:{day.isoformat()}"
+    name = f"{DIARY_REFUSED}{day.isoformat()}"
     n = await engram.store.cursor(name) + 1
     await engram.store.set_cursor(name, n)
     return n

@@ -255,3 +255,28 @@ def test_a_long_self_image_is_shortened_to_its_share_not_left_out(
     assert "How you see yourself lately" in block and "…" in block and taken == [0]
     warned = [r for r in caplog.records if "self-image" in r.getMessage()]
     assert len(warned) == 1 and "inject_budget_tokens" in warned[0].getMessage()
+
+
+async def test_a_diary_file_a_full_disk_kept_from_being_written_follows_its_memory_on_a_later_run(
+        engram: Engram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cursor moves past a day once its diary is in the store; its file, which a full disk kept
+    from being written, is still written by a later run (the last days are looked at again)."""
+    import errno
+
+    from astrbot_plugin_engram.memory import diary
+
+    settings = DaySettings(tz=SH, inner_state=False)
+    await lived(engram, FIRST)
+    real = diary.atomic_write
+
+    def full(path: Path, text: str | bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(diary, "atomic_write", full)
+    r = await end_days(engram, ScriptedChat(entry("day one")), settings, folder=tmp_path,
+                       now=start_of(FIRST + timedelta(days=1)) + timedelta(hours=1))
+    assert [d.day for d in r.written] == [FIRST] and not (tmp_path / "diary" / f"{FIRST}.md").exists()
+    monkeypatch.setattr(diary, "atomic_write", real)
+    await end_days(engram, ScriptedChat(), settings, folder=tmp_path,  # no model call
+                   now=start_of(FIRST + timedelta(days=1)) + timedelta(hours=2))
+    assert (tmp_path / "diary" / f"{FIRST}.md").read_text("utf-8").endswith("day one\n")
