@@ -3,7 +3,7 @@ its abilities and the sense of time, each switchable in the config.
 
 The core identity always goes in (shortened to fit the budget if it must, never silently: a file
 that is too large or not UTF-8 is logged in one clear sentence, once, and the bot still replies).
-The self-image goes in on one line, shortened to a fifth of the budget if it must (said once in the
+The self-image goes in on one line, shortened to two fifths of the budget if it must (said once in the
 log); the abilities go in when they fit; the inner state is one sentence, and what is on the bot's
 mind is said only in the owner's private chat.
 """
@@ -24,7 +24,8 @@ from .config import Settings
 
 log = logging.getLogger("engram.plugin")
 
-SELF_IMAGE_SHARE = 0.2  # of the injection budget the self-image may take (cut at a sentence end)
+SELF_IMAGE_SHARE = 0.4  # of the injection budget the self-image may take (the prompt asks for at most
+# 120 words or 200 characters, ~200 tokens: whole at the default budget; a longer one is cut)
 
 
 class Selfhood:
@@ -68,8 +69,8 @@ class Selfhood:
         fitted = fit_identity(text, budget, SELF_IMAGE_SHARE)
         if fitted != text and text != self._shortened:
             self._shortened = text
-            log.warning("Engram: the self-image (identity/self-image.md) has %d characters, more than a "
-                        "fifth of the injection budget (inject_budget_tokens=%d): only its beginning is "
+            log.warning("Engram: the self-image (identity/self-image.md) has %d characters, more than two "
+                        "fifths of the injection budget (inject_budget_tokens=%d): only its beginning is "
                         "injected (%d characters)", len(text), budget, len(fitted) - 1)
         return f"How you see yourself lately (your own words): {fitted}"
 

@@ -280,3 +280,19 @@ async def test_a_diary_file_a_full_disk_kept_from_being_written_follows_its_memo
     await end_days(engram, ScriptedChat(), settings, folder=tmp_path,  # no model call
                    now=start_of(FIRST + timedelta(days=1)) + timedelta(hours=2))
     assert (tmp_path / "diary" / f"{FIRST}.md").read_text("utf-8").endswith("day one\n")
+
+
+@pytest.mark.parametrize("text", [
+    " ".join(["I", "am", "a", "patient", "and", "curious", "companion."] * 17)[:700],  # 119 words
+    ("我是一个耐心、好奇的伙伴，喜欢安静的长谈。" * 10)[:200],  # the Chinese prompt's 200 characters
+], ids=["en-120-words", "zh-200-chars"])
+def test_a_self_image_as_long_as_its_prompt_asks_goes_in_whole_at_the_default_budget(
+        tmp_path: Path, text: str) -> None:
+    ids = IdentityFolder(tmp_path)
+    ids.replace(ids.image_path, text)
+    noon = datetime(2026, 3, 1, 12, tzinfo=SH)
+    extras = Selfhood(tmp_path, Settings(), tz=SH).extras(noon, owner_private=False)
+    block, _ = build_block(['"Bob said: hi" (today)'], "It is Sunday noon.",
+                           "You are Aria, a gentle companion who likes tea.", Settings().inject_budget_tokens,
+                           extras)
+    assert text.strip() in block and "…" not in block
