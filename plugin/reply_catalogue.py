@@ -289,8 +289,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "job_skipped": ("skipped batches: {n}", "跳过的批次：{n}"),
     "job_shown": ("last run {last}; in all {total}", "最近一次 {last}；累计 {total}"),
     "kept_for_later": (
-        "The lines the model could not read are kept and tried again later.",
-        "模型没能读懂的消息都留着，稍后再试。",
+        "The lines of the failed calls are not lost: they are tried again later.",
+        "调用失败的那些消息没有丢，稍后会再试。",
     ),
     "new_elsewhere": (
         "({n} new memories of other places not shown here)",
