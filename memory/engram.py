@@ -19,6 +19,7 @@ import numpy as np
 from .chat import ChatModel
 from .clock import watched_clock
 from .embedders import Embedder, LocalE5
+from .engram_names import NameLookups
 from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
 from .forgetting import (
     Forgetting,
@@ -50,7 +51,7 @@ from .validate import checked_memory
 MAX_K = 200
 
 
-class Engram:
+class Engram(NameLookups):
     """A bot's memory: one store, one embedder, one ranker."""
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
@@ -282,30 +283,9 @@ class Engram:
         eps = await self.store.get_episodes(list(m.sources))
         return [eps[i] for i in m.sources if i in eps]
 
-    async def aliases(self, person: str) -> list[str]:
-        """The display names a person was seen under, most recent first."""
-        return await self.store.aliases(person)
-
-    async def people_named(self, name: str) -> list[str]:
-        """The people who have gone by ``name`` (case ignored)."""
-        return await self.store.people_named(name)
-
-    async def people_named_in(self, space: str, name: str) -> list[str]:
-        """Who went by ``name`` (case ignored) in ``space``, the latest first."""
-        return await self.store.people_named_in(space, name)
-
-    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
-        """The people seen in ``space`` whose name there ``text`` holds."""
-        return await self.store.people_mentioned_in(space, text)
-
     async def has_space(self, space: str) -> bool:
         """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
         return await self.store.has_space(space)
-
-    async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
-        """The name each of ``people`` last went by in ``space`` (those who spoke there only): a note
-        shows the name this chat knows, never one from another chat."""
-        return await self.store.names_in_space(space, people)
 
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
                             kind: str | None = None, people: Sequence[str] = (), named: str = "",
@@ -315,15 +295,6 @@ class Engram:
         there are in all."""
         return await self.store.list_memories(vis, scope=scope, kind=kind, people=people, named=named,
                                               limit=limit, offset=offset)
-
-    async def names(self, people: Iterable[str]) -> dict[str, str]:
-        """The latest display name of each person that has one."""
-        out = {}
-        for person in people:
-            aliases = await self.store.aliases(person)
-            if aliases:
-                out[person] = aliases[0]
-        return out
 
     async def browser(self) -> Store:
         """The store opened once more, read-only, for browsing (the dashboard): its own connections,

@@ -336,6 +336,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "Engram: the diary is the owner's; ask in your private chat with the bot.",
         "Engram：日记仅主人私聊可见；请在你和机器人的私聊里查看。",
     ),
+    "diary_no_owner": (
+        "Engram: the diary is for the bot's owner alone; until one is configured no chat shows it. It is "
+        "kept in diary/<date>.md in Engram's data folder and on the dashboard's Diary page.",
+        "Engram：日记只给机器人的主人看；配置主人之前，任何聊天里都看不到。它保存在 Engram 数据文件夹的 "
+        "diary/日期.md 里，也可以在管理面板的“日记”页查看。",
+    ),
     "diary_off": (
         "Engram: the diary job is not running (diary_enabled is off, or the jobs did not start).",
         "Engram：日记任务没有在运行（diary_enabled 已关闭，或后台任务没有启动）。",

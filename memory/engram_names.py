@@ -1,0 +1,44 @@
+"""Who is who: the names people went by, as ``Engram`` reads them from its store (a mixin)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .store import Store
+
+
+class NameLookups:
+    """Name lookups of ``Engram`` (its ``store``)."""
+
+    store: Store
+
+    async def aliases(self, person: str) -> list[str]:
+        """The display names a person was seen under, most recent first."""
+        return await self.store.aliases(person)
+
+    async def people_named(self, name: str) -> list[str]:
+        """The people who have gone by ``name`` (case ignored)."""
+        return await self.store.people_named(name)
+
+    async def people_named_in(self, space: str, name: str) -> list[str]:
+        """Who went by ``name`` (case ignored) in ``space``, the latest first."""
+        return await self.store.people_named_in(space, name)
+
+    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+        """The people seen in ``space`` whose name there ``text`` holds."""
+        return await self.store.people_mentioned_in(space, text)
+
+    async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
+        """The name each of ``people`` last went by in ``space`` (those who spoke there only): a note
+        shows the name this chat knows, never one from another chat."""
+        return await self.store.names_in_space(space, people)
+
+    async def names(self, people: Iterable[str]) -> dict[str, str]:
+        """The latest display name of each person that has one."""
+        out = {}
+        for person in people:
+            aliases = await self.store.aliases(person)
+            if aliases:
+                out[person] = aliases[0]
+        return out
+
