@@ -142,8 +142,13 @@ class Engram:
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
         changes.setdefault("valid_to", None)
+        scope = parse_scope(changes.pop("scope")) if "scope" in changes else None
         new = next_version(old, now, text=old.text if text is None else text, **changes)
-        mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
+        async with self.store.transaction() as tx:  # the new version keeps the scope as it is then
+            mid = await tx.add_memory(checked_memory(new), supersedes=memory_id)
+            if scope is not None:  # a scope covers the whole history (as ``set_scope``)
+                for version in await tx.all_versions([mid]):
+                    await tx.set_memory_fields(version, scope=scope)
         self.indexer.kick()
         return mid
 
@@ -176,9 +181,8 @@ class Engram:
         scopes.narrow_scope): a scope covers a memory's history, so no old version stays behind."""
         scope = parse_scope(scope)
         await self.get(memory_id)
-        versions = await self.store.versions(memory_id)
-        async with self.store.transaction() as tx:  # all of them or none
-            for version in versions:
+        async with self.store.transaction() as tx:  # all of them or none; listed under the write lock,
+            for version in await tx.all_versions([memory_id]):  # so a version committed meanwhile too
                 await tx.set_memory_fields(version, scope=scope)
 
     async def forget(self, ids: Sequence[int], *, with_sources: bool = False, dry_run: bool = False
