@@ -32,6 +32,7 @@ from .heap import release_free_heap
 from .index import Indexes
 from .index.vectors import VectorIndex
 from .indexing import Indexer
+from .kept import KeptJournal, record_kept
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
 from .model import Audience, Episode, Hit, Memory, next_version, now_utc, possible_ids
@@ -124,6 +125,11 @@ class Engram:
     async def flush(self) -> None:
         """Wait until every queued episode is committed."""
         await self.recorder.flush()
+
+    async def record_kept(self, journal: KeptJournal) -> int:
+        """Write the messages kept in ``journal`` while the store could not take them (``kept.py``),
+        in order and once, then clear it; returns how many were written."""
+        return await record_kept(self.recorder, journal)
 
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, memory: Memory) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from .errors import StoreError
 from .model import Episode
@@ -48,6 +48,20 @@ class Recorder:
         eps = [checked_episode(e) for e in episodes]
         ids = await self.store.add_episodes(eps, [prepare_episode(e) for e in eps])
         self._written()
+        return ids
+
+    async def record_kept(self, records: Sequence[Episode | None], cursor: str) -> list[int]:
+        """Write a journal's kept messages (``kept.py``; numbered from 1, None: one that could not be
+        read) in one transaction that also moves the journal's ``cursor`` to the last number; those
+        the cursor says the store holds already (a kill after that commit, before the journal was
+        cleared) are skipped."""
+        async with self.store.transaction() as tx:
+            done = await tx.cursor(cursor)
+            eps = [checked_episode(e) for e in records[done:] if e is not None]
+            ids = await tx.add_episodes(eps, [prepare_episode(e) for e in eps]) if eps else []
+            await tx.set_cursor(cursor, max(done, len(records)))
+        if ids:
+            self._written()
         return ids
 
     async def flush(self) -> None:
