@@ -3,8 +3,8 @@
 When the store cannot be written (a full disk, a store the weekly check found damaged, a store that
 cannot be opened), the messages said meanwhile are appended to this file, in order, and flushed to
 disk, so a kill, a crash or a stop loses none of them. They are written into the store, in order and
-once, as soon as it takes them again: by the running bot, or at the next start (a repaired or
-replaced store), or by ``python -m astrbot_plugin_engram.memory import-kept``.
+once, as soon as it takes them again: by the running bot, or at the next start (for a damaged
+store: the first start after it was repaired or replaced).
 
 **A full disk.** Appending needs room, and a full disk has none: so the file is a *reserve*,
 ``RESERVE`` bytes of zeros allocated while there is room (when the store opens), and records are

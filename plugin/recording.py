@@ -236,7 +236,8 @@ class RecordingQueue:
         if self.pending:  # a warning unless the outage was said already
             said = self._unwritable.active or self._damaged.active or self._outage.active
             log.log(logging.DEBUG if said else logging.WARNING,
-                    "Engram: %d messages are kept, not written yet (the store cannot be written)", self.pending)
+                    "Engram: %d messages are kept, not written yet (the store cannot be written)",
+                    self.pending)
         return not left and not self.pending
 
     async def stop(self, timeout: float, deadline: float) -> None:

@@ -113,6 +113,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
         "条）。此处：{space}（主人私聊）",
     ),
+    "stats_kept": (
+        "{n} messages said while the store could not be written are kept in {file}; they are recorded "
+        "as soon as it can be (a damaged store: at the first start after it is repaired or replaced)",
+        "有 {n} 条消息在存储无法写入时暂存在 {file}；一旦能写入就会记录（存储损坏时：在修复或替换后的"
+        "首次启动时）",
+    ),
     "hit": (
         "{key} score {score} ({features}) {when}: {text}",
         "{key} 得分 {score}（{features}）{when}：{text}",
