@@ -22,6 +22,7 @@ the next record starts a new generation.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -52,6 +53,17 @@ def _line(ep: Episode) -> bytes:
     if ep.time is not None:
         d["time"] = ep.time.isoformat()
     return (json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _write_all(f: Any, data: bytes) -> None:
+    """``data`` written whole, or OSError (an unbuffered write may take only part of it on a full
+    disk, and say so only by its count)."""
+    view = memoryview(data)
+    while view:
+        n = f.write(view)
+        if not n:
+            raise OSError(errno.ENOSPC, "no space left on device")
+        view = view[n:]
 
 
 def _episode(raw: str) -> Episode | None:
@@ -114,9 +126,8 @@ class KeptJournal:
             size = self.path.stat().st_size if self.path.exists() else 0
             if size >= self.reserve_bytes:
                 return
-            with self.path.open("ab") as f:
-                f.write(b"\0" * (self.reserve_bytes - size))
-                f.flush()
+            with self.path.open("ab", buffering=0) as f:
+                _write_all(f, b"\0" * (self.reserve_bytes - size))
                 os.fsync(f.fileno())
         except OSError as e:
             log.warning("Engram: no room for the reserve of kept messages (%s, %d KB): %s; on a full disk "
@@ -136,7 +147,7 @@ class KeptJournal:
         try:
             with self.path.open("r+b" if self.path.exists() else "wb", buffering=0) as f:
                 f.seek(self.end)
-                f.write(data)
+                _write_all(f, data)
                 os.fsync(f.fileno())
         except OSError as e:
             self.failed = True
@@ -152,7 +163,7 @@ class KeptJournal:
         try:
             with self.path.open("r+b", buffering=0) as f:
                 f.seek(start)
-                f.write(b"\0" * min(length, max(0, os.fstat(f.fileno()).st_size - start)))
+                _write_all(f, b"\0" * min(length, max(0, os.fstat(f.fileno()).st_size - start)))
                 os.fsync(f.fileno())
         except OSError:
             pass
@@ -166,7 +177,7 @@ class KeptJournal:
                     if size > self.reserve_bytes:
                         f.truncate(self.reserve_bytes)
                     f.seek(0)
-                    f.write(b"\0" * min(size, self.reserve_bytes))
+                    _write_all(f, b"\0" * min(size, self.reserve_bytes))
                     os.fsync(f.fileno())
         except OSError as e:  # written into the store already (the cursor says so): nothing is lost
             log.warning("Engram: %s could not be cleared (%s); its messages are in the store and are "
