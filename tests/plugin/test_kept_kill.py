@@ -94,9 +94,9 @@ async def test_messages_said_after_the_store_was_found_damaged_are_written_once_
     assert f"closing with {N + 1} messages kept in {kept_path(svc.path)}" in caplog.text
     moved = tmp_path / "damaged"
     moved.mkdir()
-    for f in data.glob("engram.db*"):  # the owner moves the damaged file away (or puts a repaired one)
-        if not f.name.endswith("-kept"):
-            shutil.move(str(f), moved / f.name)
+    for old in data.glob("engram.db*"):  # the owner moves the damaged file away (or puts a repaired one)
+        if not old.name.endswith("-kept"):
+            shutil.move(str(old), moved / old.name)
     svc = make_service(data_dir=data)
     await svc.memory()
     await svc.flush()
