@@ -19,7 +19,8 @@ T0 = datetime(2026, 5, 1, 20, 30, tzinfo=timezone(timedelta(hours=8)))
 
 def eps(n: int, start: int = 0) -> list[Episode]:
     return [Episode("qq:group:1", f"line {k} 晚上好", actor="qq:7", actor_name="小明",
-                    time=T0 + timedelta(minutes=k), meta={"injected": [f"m{k}"]}) for k in range(start, start + n)]
+                    time=T0 + timedelta(minutes=k), meta={"injected": [f"m{k}"]})
+            for k in range(start, start + n)]
 
 
 def test_kept_messages_read_back_whole_and_in_order_a_cut_one_skipped(tmp_path: Path) -> None:
