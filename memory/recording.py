@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
-from .errors import StoreError
+from .errors import StoreError, StoreUnwritable
 from .model import Episode
 from .store import Store
 from .text import prepare_episode
@@ -75,6 +75,9 @@ class Recorder:
             try:
                 ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
+                if isinstance(e, StoreUnwritable):  # what waits behind this batch fails with it: a
+                    batch, self._queue = batch + self._queue, []  # later one that fits in the room
+                    # left would be stored before it (the caller keeps them all and writes them in order)
                 if isinstance(e, StoreError):  # unwritable or found damaged: each caller hears of it
                     # (the plugin logs it once)
                     log.debug("recording %d episodes failed: %s", len(batch), e)

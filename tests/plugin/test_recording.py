@@ -375,3 +375,33 @@ async def test_messages_said_while_the_data_folder_is_read_only_are_kept_until_i
         said = [e.content for e in await episodes(svc)]
         await svc.close()
     assert said == ["before", "while read-only 0", "while read-only 1", "while read-only 2", "after"]
+
+
+async def test_a_message_whose_write_was_under_way_when_the_disk_filled_keeps_its_place(
+        service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long message's commit fails for want of room while a short one said just after it waits for
+    the next commit, which fits in the room left in the file's pages: the short one was stored, and
+    the long one written after it once there was room, so the two were stored out of order."""
+    service.record_message(event("before", "u1"))
+    await service.flush()
+    store = (await service.memory()).store
+    real_add, started, gate = store.add_episodes, asyncio.Event(), asyncio.Event()
+
+    async def first_held_at_its_commit(*args: Any, **kw: Any) -> Any:
+        if not started.is_set():
+            started.set()
+            await gate.wait()
+        return await real_add(*args, **kw)
+
+    monkeypatch.setattr(store, "add_episodes", first_held_at_its_commit)
+    await disk_full(service, True)
+    service.record_message(event("long " + "words " * 3000, "u1"))
+    await asyncio.wait_for(started.wait(), 5)
+    service.record_message(event("short", "u1"))  # queued behind the long one's commit
+    for _ in range(20):
+        await asyncio.sleep(0)
+    gate.set()
+    await service.flush()
+    await disk_full(service, False)
+    service.record_message(event("after", "u1"))
+    assert [e.content.split(" ")[0] for e in await episodes(service)] == ["before", "long", "short", "after"]
