@@ -16,6 +16,7 @@ from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.diary_files import diary_day
+from ..memory.metabolism import strength_now
 from ..memory.model import now_utc
 from . import selfhood
 from .i18n import Told
@@ -77,8 +78,9 @@ def episode_json(e: Episode) -> dict[str, Any]:
     }
 
 
-def memory_json(m: Memory, names: dict[str, str], sources: bool = True) -> dict[str, Any]:
-    """A memory; list pages leave ``sources`` out (they do not read them)."""
+def memory_json(m: Memory, names: dict[str, str], days: float, sources: bool = True) -> dict[str, Any]:
+    """A memory; list pages leave ``sources`` out (they do not read them). Its strength is the one it
+    has now (``days``: the half-life), not the one stored at its last recall."""
     out: dict[str, Any] = {
         "key": f"m{m.id}",
         "id": m.id,
@@ -88,7 +90,7 @@ def memory_json(m: Memory, names: dict[str, str], sources: bool = True) -> dict[
         "status": m.status,
         "subjects": [{"id": s, "name": names.get(s, "")} for s in m.subjects],
         "importance": round(m.importance, 3),
-        "strength": round(m.strength, 3),
+        "strength": round(strength_now(m, days), 3),
         "created_at": iso(m.created_at),
         "valid_from": iso(m.valid_from),
         "valid_to": iso(m.valid_to),
@@ -191,7 +193,8 @@ async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, s
         args["people"] = (f.person, *await browser.people_named(f.person))
     found, total = await browser.list_memories(None, **args, limit=size, offset=(page - 1) * size)
     names = await _names(engram, found)
-    d = page_json([memory_json(m, names, sources=False) for m in found], total, page, size)
+    days = engram.settings.strength_days
+    d = page_json([memory_json(m, names, days, sources=False) for m in found], total, page, size)
     if f.person:  # whose memories these are, as the page's heading says
         d["person"] = (await engram.names({f.person})).get(f.person) or f.person
     return d
@@ -205,11 +208,14 @@ async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, An
         raise NotFound("no_memory", id=memory_id) from e
     sources = await engram.sources(memory_id)
     names = await _names(engram, versions)
+    days = engram.settings.strength_days
     return {
-        "memory": memory_json(m, names),
+        "memory": memory_json(m, names, days),
+        "scale": {"half_life_days": days, "archive_below": engram.metabolism.archive_below,
+                  "protected_importance": engram.metabolism.protected_importance},
         "sources": [episode_json(ep) for ep in sources],
         "conversations": await conversations(browser, sources),
-        "versions": [memory_json(v, names) for v in versions],
+        "versions": [memory_json(v, names, days) for v in versions],
     }
 
 
@@ -244,7 +250,7 @@ async def place(engram: Engram, browser: Store, space: str, page: int | None, si
     return {
         "space": space,
         "episodes": page_json([episode_json(e) for e in eps], total, page, size),
-        "memories": [memory_json(m, names, sources=False) for m in learned],
+        "memories": [memory_json(m, names, engram.settings.strength_days, sources=False) for m in learned],
         "memories_total": learned_total,
     }
 

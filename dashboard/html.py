@@ -168,7 +168,11 @@ def memories(lang: str, d: Mapping[str, Any], filters: Mapping[str, str]) -> str
 
 
 def memory(lang: str, d: Mapping[str, Any]) -> str:
-    m = d["memory"]
+    m, scale = d["memory"], d["scale"]
+    strength = label(lang, "strength_scale").format(value=m["strength"], days=scale["half_life_days"],
+                                                    below=scale["archive_below"])
+    importance = label(lang, "importance_scale").format(value=m["importance"],
+                                                        protected=scale["protected_importance"])
     facts = table(
         [],
         [
@@ -176,8 +180,8 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
             [esc(label(lang, "kind")), esc(value(lang, m["kind"]))],
             [esc(label(lang, "status")), esc(value(lang, m["status"]))],
             [esc(label(lang, "subjects")), who(m["subjects"]) or "—"],
-            [esc(label(lang, "strength")), esc(m["strength"])],
-            [esc(label(lang, "importance")), esc(m["importance"])],
+            [esc(label(lang, "strength")), esc(strength)],
+            [esc(label(lang, "importance")), esc(importance)],
             [esc(label(lang, "created")), when(m["created_at"])],
         ],
         "facts",

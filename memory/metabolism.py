@@ -24,6 +24,7 @@ from .model import aware, now_utc
 
 if TYPE_CHECKING:
     from .engram import Engram
+    from .model import Memory
 
 log = logging.getLogger("engram.metabolism")
 
@@ -45,6 +46,14 @@ class MetabolismSettings:
 def faded(strength: float | np.ndarray, since: float | np.ndarray, now: float, days: float) -> np.ndarray:
     """The strength now of a memory whose strength was ``strength`` at ``since`` (seconds)."""
     return np.asarray(strength) * 0.5 ** (np.maximum(0.0, now - np.asarray(since, np.float64)) / DAY / days)
+
+
+def strength_now(m: Memory, days: float, now: datetime | None = None) -> float:
+    """``m``'s strength now: its stored strength faded from its last recall or its making, the later
+    (as ``fade()`` and recall see it)."""
+    recalled = aware(m.last_recalled).timestamp() if m.last_recalled else 0.0
+    since = max(recalled, aware(m.created_at).timestamp())
+    return float(faded(m.strength, since, aware(now).timestamp(), days))
 
 
 @dataclass

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 import sqlite3
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -541,3 +542,18 @@ def test_the_command_lines_dashboard_shows_times_in_the_diaries_zone(tmp_path: P
     assert command_line_settings(tmp_path / "engram.db", TOKEN).tz is None  # no diary yet: UTC
     day_rule(tmp_path, ZoneInfo("Asia/Shanghai"), 4, remember=True)  # as the bot's diary job keeps it
     assert str(command_line_settings(tmp_path / "engram.db", TOKEN).tz) == "Asia/Shanghai"
+
+
+async def test_a_memory_shows_its_strength_now_not_the_strength_it_was_stored_with(dash):
+    """The strength is stored as it was at the last recall and fades from there: a memory made two
+    half-lives ago and never recalled showed "Strength 1.0", when it had a quarter of that and was on
+    its way to being archived. The page says its strength now and what the numbers mean."""
+    client, engram, _ = dash
+    days = engram.settings.strength_days
+    made = datetime.now(timezone.utc) - timedelta(days=2 * days)
+    mid = await engram.add_memory(Memory(text="老周以前养过一只猫", scope=f"space:{GROUP}", created_at=made))
+    memory = (await (await client.get(f"/api/memories/{mid}", headers=AUTH)).json())["memory"]
+    assert abs(memory["strength"] - 0.25) < 0.01
+    page = await (await client.get(f"/memories/{mid}?lang=en", headers=AUTH)).text()
+    assert "0.25" in page and "1.0" not in page.split("Strength", 1)[1][:200]
+    assert f"halves every {days:g} days" in page and "archived below 0.1" in page
