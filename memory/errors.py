@@ -29,6 +29,10 @@ class StoreUnwritable(StoreError):
     the write was stored, and the same write may be tried again once it can be."""
 
 
+class StoreDamaged(StoreError):
+    """The check in the background found the open store damaged: nothing more is written to it."""
+
+
 class ErasedMeanwhile(EngramError):
     """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
 

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Engram, Episode, StoreError, StoreUnwritable
+from ..memory import Engram, Episode, StoreDamaged, StoreError, StoreUnwritable
 from ..memory.kept import KeptJournal
 from ..memory.outage import Outage
 
@@ -128,9 +128,12 @@ class RecordingQueue:
         if isinstance(error, StoreUnwritable) and episode is not None:
             self._unwritable.failed(error)
             self._hold([episode])
-        elif isinstance(error, StoreError) and episode is not None:  # found damaged while running:
+        elif isinstance(error, StoreDamaged) and episode is not None:  # found damaged while running:
             self.refused = True  # nothing more is written until a restart (which refuses the file)
             self._damaged.failed(error)  # said once
+            self._hold([episode])
+        elif isinstance(error, StoreError) and episode is not None:  # locked by another writer too long
+            self._outage.failed(error)
             self._hold([episode])
         else:
             log.error("Engram: an episode was not recorded: %s", error)
@@ -179,9 +182,11 @@ class RecordingQueue:
                 written += batch
         except StoreUnwritable as e:
             self._unwritable.failed(e)
-        except StoreError as e:  # still damaged (or found so now)
+        except StoreDamaged as e:  # still damaged (or found so now)
             self.refused = True
             self._damaged.failed(e)
+        except StoreError as e:  # a store that cannot open, or stayed locked by another writer
+            self._outage.failed(e)
         if not written:
             return
         self._unwritable.recovered()
