@@ -52,6 +52,8 @@ class RecordingQueue:
         self._outage = Outage(log, f"Engram: messages are not being recorded: %s; {kept} and written once "
                                    "the store opens", "Engram: messages are recorded again",
                               level=logging.ERROR, trace=True)
+        self._failing = Outage(log, "Engram: messages are not being recorded: %s",  # anything else
+                               "Engram: messages are recorded again", level=logging.ERROR, trace=True)
         self.held: list[Episode] = []  # not written and not in the journal (oldest first; after its)
         self._dropped = 0  # held ones given up for newer ones (over ``MAX_HELD``)
         self._unwritable = Outage(
@@ -108,14 +110,15 @@ class RecordingQueue:
                     task.add_done_callback(partial(self._write_done, episode=ep))
                     task.add_done_callback(partial(self._recorded, space=ep.space))
                 self._outage.recovered()
+                self._failing.recovered()
             except StoreUnwritable as e:  # cannot be opened for writing now: kept until it can be
                 self._unwritable.failed(e)
                 self._hold(episodes)
             except StoreError as e:  # a store that cannot open (damaged, not SQLite): kept until it can
                 self._outage.failed(e)  # said once, in full
                 self._hold(episodes)
-            except Exception as e:  # one bad message must not stop the recorder
-                self._outage.failed(e)
+            except Exception as e:  # one bad message must not stop the recorder (it is not kept)
+                self._failing.failed(e)
             finally:
                 queue.task_done()
 
