@@ -229,8 +229,11 @@ class RecordingQueue:
 
     async def flush(self, timeout: float, deadline: float) -> bool:
         """Wait until everything queued so far is handed to the core and its writes are done, for at
-        most ``timeout`` seconds (ending at ``deadline``, the loop's time); False (logged) if not."""
+        most ``timeout`` seconds (ending at ``deadline``, the loop's time); False (logged) if not.
+        Kept messages are tried once more (a forget waits for them to be written)."""
         if self._queue is not None:
+            if self.pending and self._queue.empty():
+                self._queue.put_nowait([])
             try:
                 await asyncio.wait_for(self._queue.join(), timeout)
             except asyncio.TimeoutError:

@@ -255,6 +255,13 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "erase_place": ("the place {space}: {summary}", "地点 {space} 的一切：{summary}"),
     "confirm_failed": ("Engram: {error}. Nothing was forgotten.", "Engram：{error}。什么也没有忘记。"),
+    "confirm_kept": (
+        "Engram: nothing was forgotten yet: messages said while the store could not be written ({n}) are "
+        "still waiting to be written, and a forget now would not reach them; try again once they are "
+        "(the same code works until it expires)",
+        "Engram：还没有忘记任何内容：存储无法写入时说的消息（{n} 条）还在等待写入，现在忘记会漏掉它们；"
+        "等它们写入后再试（验证码在过期前仍然有效）",
+    ),
     "confirm_unknown": ("no pending confirmation with code {code}", "没有等待确认的验证码 {code}"),
     "confirm_elsewhere": (
         "that code was given in another chat (or to someone else); ask again here",
