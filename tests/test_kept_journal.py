@@ -70,3 +70,20 @@ def test_on_a_full_disk_the_reserve_takes_records_and_past_it_they_are_refused_w
         journal.clear()
         assert KeptJournal(disk / "engram.db-kept").records == [] and not journal.failed
         assert journal.append(eps(2)) == 2  # the reserve is kept, and works again while still full
+
+
+def test_the_cli_forgets_no_person_or_place_while_the_bot_keeps_messages_beside_the_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: the command line forgot what the store held, and the lines the bot kept meanwhile
+    (a full disk) were written afterwards: the person's words came back."""
+    from astrbot_plugin_engram.memory.cli import main
+
+    db = tmp_path / "engram.db"
+    assert main(["--db", str(db), "--embedder", "none", "record", "my code is 4471", "--space", "qq:group:1",
+                 "--actor", "qq:carol", "--name", "Carol"]) == 0
+    KeptJournal(kept_path(db)).append([Episode("qq:group:1", "my pin is 9911", actor="qq:carol")])
+    for argv in (["forget-person", "qq:carol"], ["forget-place", "qq:group:1"]):
+        assert main(["--db", str(db), "--embedder", "none", *argv]) == 2
+        assert "1 messages the bot kept in" in capsys.readouterr().err
+    assert main(["--db", str(db), "--embedder", "none", "show", "e1"]) == 0
+    assert "my code is 4471" in capsys.readouterr().out  # still there: nothing was forgotten
