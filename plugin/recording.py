@@ -63,7 +63,7 @@ class RecordingQueue:
         self._damaged = Outage(log, f"Engram: messages are not being recorded: %s; {kept} and written "
                                     "into the store at the first start after it is repaired or replaced",
                                "", level=logging.ERROR)
-        self.refused = False  # the store was found damaged: no retry until a restart
+        self.refused = False  # damaged, or cannot open: no timed retries (a new message still tries)
         self._retry: asyncio.Task[None] | None = None
         self._writing_kept = False
 
@@ -116,7 +116,8 @@ class RecordingQueue:
                 self._hold(episodes)
             except StoreError as e:  # a store that cannot open (damaged, not SQLite): kept until it can
                 self._outage.failed(e)  # said once, in full
-                self._hold(episodes)
+                self.refused = True  # tried again with the next message, not every few seconds (an
+                self._hold(episodes)  # open may check the whole file)
             except Exception as e:  # one bad message must not stop the recorder (it is not kept)
                 self._failing.failed(e)
             finally:
@@ -192,6 +193,7 @@ class RecordingQueue:
             self._outage.failed(e)
         if not written:
             return
+        self.refused = False
         self._unwritable.recovered()
         log.info("Engram: %d kept messages written%s", len(written),
                  f" ({self._dropped} older ones were given up)" if self._dropped else "")
