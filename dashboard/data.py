@@ -78,15 +78,18 @@ def episode_json(e: Episode) -> dict[str, Any]:
     }
 
 
-def memory_json(m: Memory, names: dict[str, str], days: float, sources: bool = True) -> dict[str, Any]:
+def memory_json(m: Memory, names: dict[str, str], days: float, titles: dict[str, str],
+                sources: bool = True) -> dict[str, Any]:
     """A memory; list pages leave ``sources`` out (they do not read them). Its strength is the one it
-    has now (``days``: the half-life), not the one stored at its last recall."""
+    has now (``days``: the half-life), not the one stored at its last recall; ``titles``: the places'
+    titles (``scope_title``: its place's, for a memory kept to one place)."""
     out: dict[str, Any] = {
         "key": f"m{m.id}",
         "id": m.id,
         "text": m.text,
         "kind": m.kind,
         "scope": m.scope,
+        "scope_title": titles.get(m.scope[6:], "") if m.scope.startswith("space:") else "",
         "status": m.status,
         "subjects": [{"id": s, "name": names.get(s, "")} for s in m.subjects],
         "importance": round(m.importance, 3),
@@ -169,12 +172,14 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
     episodes = await browser.count_episodes()
     indexed = len(engram.index) if engram.index else 0
     live = episodes + counts["status"].get("active", 0) + counts["status"].get("archived", 0)
+    titles = await browser.place_titles()
     return {
         "counts": counts,
         "episodes": episodes,
         "memories": sum(counts["status"].values()),
         "episodes_per_day": await browser.episodes_per_day(),
-        "places": [{"space": s, "episodes": n, "last": iso(t)} for s, n, t in await browser.places()],
+        "places": [{"space": s, "title": titles.get(s, ""), "episodes": n, "last": iso(t)}
+                   for s, n, t in await browser.places()],
         "people": [{"id": p, "name": name, "episodes": n} for p, name, n in await browser.people()],
         "jobs": await job_runs(browser, settings),
         "embedder": engram.embedder.name,
@@ -194,7 +199,8 @@ async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, s
     found, total = await browser.list_memories(None, **args, limit=size, offset=(page - 1) * size)
     names = await _names(engram, found)
     days = engram.settings.strength_days
-    d = page_json([memory_json(m, names, days, sources=False) for m in found], total, page, size)
+    titles = await browser.place_titles()
+    d = page_json([memory_json(m, names, days, titles, sources=False) for m in found], total, page, size)
     if f.person:  # whose memories these are, as the page's heading says
         d["person"] = (await engram.names({f.person})).get(f.person) or f.person
     return d
@@ -208,14 +214,14 @@ async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, An
         raise NotFound("no_memory", id=memory_id) from e
     sources = await engram.sources(memory_id)
     names = await _names(engram, versions)
-    days = engram.settings.strength_days
+    days, titles = engram.settings.strength_days, await browser.place_titles()
     return {
-        "memory": memory_json(m, names, days),
+        "memory": memory_json(m, names, days, titles),
         "scale": {"half_life_days": days, "archive_below": engram.metabolism.archive_below,
                   "protected_importance": engram.metabolism.protected_importance},
         "sources": [episode_json(ep) for ep in sources],
         "conversations": await conversations(browser, sources),
-        "versions": [memory_json(v, names, days) for v in versions],
+        "versions": [memory_json(v, names, days, titles) for v in versions],
     }
 
 
@@ -246,11 +252,13 @@ async def place(engram: Engram, browser: Store, space: str, page: int | None, si
     page = page or max(1, -(-total // size))
     eps = await browser.space_episodes(space, size, (page - 1) * size)
     learned, learned_total = await browser.list_memories(None, space=space, status=None, limit=PLACE_MEMORIES)
-    names = await _names(engram, learned)
+    names, titles = await _names(engram, learned), await browser.place_titles()
     return {
         "space": space,
+        "title": titles.get(space, ""),
         "episodes": page_json([episode_json(e) for e in eps], total, page, size),
-        "memories": [memory_json(m, names, engram.settings.strength_days, sources=False) for m in learned],
+        "memories": [memory_json(m, names, engram.settings.strength_days, titles, sources=False)
+                     for m in learned],
         "memories_total": learned_total,
     }
 

@@ -23,6 +23,7 @@ from .markup import (
     link,
     memory_table,
     pager,
+    place_link,
     scope,
     shown_of,
     table,
@@ -81,9 +82,11 @@ LIST_ROWS = 50  # places and people on the overview
 
 
 def overview(lang: str, d: Mapping[str, Any]) -> str:
+    titles = {p["space"]: p.get("title", "") for p in d["places"]}
+
     def counts(axis: str) -> str:
-        rows = [[scope(lang, k) if axis == "scope" else esc(value(lang, k)), esc(n)] for k, n in
-                sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:COUNT_ROWS]]
+        rows = [[scope(lang, k, titles.get(k[6:], "")) if axis == "scope" else esc(value(lang, k)), esc(n)]
+                for k, n in sorted(d["counts"][axis].items(), key=lambda kv: -kv[1])[:COUNT_ROWS]]
         return (
             f'<section class="card"><h3>{esc(label(lang, "by_" + axis))}</h3>'
             f"{table([esc(label(lang, k)) for k in (axis, 'memories')], rows) if rows else ''}"
@@ -93,7 +96,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
 
     places = [
         [
-            f'<a href="{link("/place", space=p["space"])}">{esc(p["space"])}</a>',
+            place_link(p["space"], p.get("title", "")),
             esc(p["episodes"]),
             when(p["last"]),
         ]
@@ -176,7 +179,7 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
     facts = table(
         [],
         [
-            [esc(label(lang, "scope")), scope(lang, m["scope"])],
+            [esc(label(lang, "scope")), scope(lang, m["scope"], m.get("scope_title", ""))],
             [esc(label(lang, "kind")), esc(value(lang, m["kind"]))],
             [esc(label(lang, "status")), esc(value(lang, m["status"]))],
             [esc(label(lang, "subjects")), who(m["subjects"]) or "—"],
@@ -229,7 +232,8 @@ def place(lang: str, d: Mapping[str, Any]) -> str:
     if d["memories_total"] > len(d["memories"]):  # the rest, on the memories page filtered to here
         body += (f'<p><a href="{link("/memories", place=d["space"])}">'
                  f'{esc(label(lang, "all_n").format(n=d["memories_total"]))}</a></p>')
-    return layout(lang, f"{label(lang, 'place')}: {d['space']}", body)
+    named = f"{d['title']} · {d['space']}" if d.get("title") else d["space"]
+    return layout(lang, f"{label(lang, 'place')}: {named}", body)
 
 
 def graph(lang: str, d: Mapping[str, Any]) -> str:

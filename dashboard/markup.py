@@ -93,11 +93,17 @@ def who(subjects: Sequence[Mapping[str, str]]) -> str:
     )
 
 
-def scope(lang: str, s: str) -> str:
-    """A scope in words; a place's scope links to the place."""
+def scope(lang: str, s: str, title: str = "") -> str:
+    """A scope in words; a place's scope links to the place, named by its ``title`` where it has one."""
     if s.startswith("space:"):
-        return f'<a href="{link("/place", space=s[6:])}">{esc(s)}</a>'
+        return place_link(s[6:], title)
     return esc(value(lang, s))
+
+
+def place_link(space: str, title: str = "") -> str:
+    """A link to a place: its title with its id beside it, or its id."""
+    named = f'{esc(title)} <small class="id">{esc(space)}</small>' if title else esc(space)
+    return f'<a href="{link("/place", space=space)}">{named}</a>'
 
 
 def empty(lang: str, key: str) -> str:
@@ -110,7 +116,7 @@ def memory_rows(lang: str, items: Sequence[Mapping[str, Any]]) -> list[list[str]
             f'<a href="/memories/{m["id"]}">{esc(m["key"])}</a>',
             f'<span class="text">{esc(m["text"])}</span>',
             esc(value(lang, m["kind"])),
-            scope(lang, m["scope"]),
+            scope(lang, m["scope"], m.get("scope_title", "")),
             esc(value(lang, m["status"])),
             who(m["subjects"]),
             esc(m["importance"]),

@@ -2,6 +2,10 @@
 
 A day of the bot's life ends at ``boundary_hour`` (4 am by default): a chat at 1 am belongs to the
 day before. Ages never come out negative, even when the clock jumps backward.
+
+Clocks jump (NTP at boot, a VM resumed, a far-ahead clock corrected): ``JumpWatch`` logs a jump the
+moment the memory's clock is read across one; a reading before ``EARLIEST`` (a machine at 1970
+before NTP) is never right, and the daily fade redates what such a clock dated (``metabolism``).
 """
 
 from __future__ import annotations
@@ -10,14 +14,63 @@ import logging
 import os
 import re
 import time as _time
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .model import aware
+from .model import aware, now_utc
 
 log = logging.getLogger("engram.clock")
 
 DEFAULT_BOUNDARY_HOUR = 4
+EARLIEST = datetime(2024, 1, 1, tzinfo=timezone.utc)  # a clock reading before this is wrong (no Engram yet)
+AHEAD = timedelta(days=1)  # a time further ahead of the clock than this was dated by a wrong clock
+JUMP = 60.0  # seconds the wall clock may move apart from the steady one before it counts as a jump
+
+
+def plausible(t: datetime) -> bool:
+    """Whether a clock could rightly read ``t`` (not before ``EARLIEST``: 1970 is a clock not set yet)."""
+    return aware(t) >= EARLIEST
+
+
+def _steady() -> float:
+    """Seconds on a clock no one sets, that runs on while the machine sleeps (where there is one)."""
+    try:
+        return _time.clock_gettime(_time.CLOCK_BOOTTIME)  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):
+        return _time.monotonic()
+
+
+class JumpWatch:
+    """The wall clock checked against a steady one at each reading: a jump of more than ``JUMP``
+    seconds either way is logged once, with where the clock was and where it is."""
+
+    def __init__(self, steady: Callable[[], float] = _steady, threshold: float = JUMP):
+        self.steady = steady
+        self.threshold = threshold
+        self._last: tuple[datetime, float] | None = None
+
+    def seen(self, now: datetime) -> datetime:
+        """``now``, read from the wall clock; logs a jump since the last reading."""
+        tick = self.steady()
+        if self._last is not None:
+            wall, was = self._last
+            jump = (aware(now) - aware(wall)).total_seconds() - (tick - was)
+            if abs(jump) > self.threshold:
+                way = "forward" if jump > 0 else "back"
+                early = ("" if plausible(now)
+                         else "; a time this early is wrong: nothing fades until the clock is set")
+                log.warning("Engram: the clock jumped %s by %s (it read %s, now %s)%s", way,
+                            timedelta(seconds=round(abs(jump))), aware(wall).isoformat(timespec="seconds"),
+                            aware(now).isoformat(timespec="seconds"), early)
+        self._last = (now, tick)
+        return now
+
+
+def watched_clock() -> Callable[[], datetime]:
+    """The real time (``model.now_utc``, read at each call), with a ``JumpWatch`` on it."""
+    watch = JumpWatch()
+    return lambda: watch.seen(now_utc())
 
 
 def host_timezone() -> tzinfo:

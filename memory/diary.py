@@ -21,7 +21,7 @@ from .diary_files import data_folder, day_rule, diary_path, rewritten
 from .engram import Engram
 from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
-from .model import Episode, Memory, aware, next_version, now_utc
+from .model import Episode, Memory, aware, next_version
 from .outage import Outage
 from .replies import json_object, text_field
 from .scopes import OWNER
@@ -159,13 +159,14 @@ async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, forc
     reply = await chat_model.complete(diary_messages(date, episodes, persona, tz), json=True, timeout=TIMEOUT)
     entry = text_field(json_object(reply.text, ("entry",)), "entry", MAX_ENTRY)
     sources = tuple(e.id for e in episodes if e.id is not None)
+    made = aware(now) if now else engram.clock()
     if old is not None and old.id is not None:
         # the rewrite tells of the same day: valid from its start too (as ``Engram.update`` writes it)
-        new = next_version(old, now_utc(), text=entry, sources=sources, valid_from=start, valid_to=None)
+        new = next_version(old, made, text=entry, sources=sources, valid_from=start, valid_to=None)
         status = "rewritten"
     else:
         new = Memory(text=entry, scope=OWNER, kind="diary", sources=sources, importance=0.6,
-                     created_at=aware(now or now_utc()), valid_from=start)
+                     created_at=made, valid_from=start)
         status = "written"
     try:  # only if no other writer (the command line beside the bot) wrote this day meanwhile
         [mid] = await engram.commit_memories([(new, old.id if old is not None else None)],

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .chat import ChatModel
+from .clock import watched_clock
 from .embedders import Embedder, LocalE5
 from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
 from .forgetting import (
@@ -35,7 +36,7 @@ from .indexing import Indexer
 from .kept import KeptJournal, record_kept
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
-from .model import Audience, Episode, Hit, Memory, next_version, now_utc, possible_ids
+from .model import Audience, Episode, Hit, Memory, next_version, possible_ids
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
@@ -54,10 +55,13 @@ class Engram:
     """A bot's memory: one store, one embedder, one ranker."""
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
-                 query_timeout: float, metabolism: MetabolismSettings | None = None):
+                 query_timeout: float, metabolism: MetabolismSettings | None = None,
+                 clock: Callable[[], datetime] | None = None):
         self.store = store
         self.metabolism = metabolism or MetabolismSettings()
-        self.toucher = Toucher(self)
+        # the time as this memory reads it (new versions, merges, fading, recall's recency, touches)
+        self.clock: Callable[[], datetime] = clock or watched_clock()  # logs a jump when it reads one
+        self.toucher = Toucher(self, lambda: self.clock().timestamp())
         # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
         self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
         self.ranker = ranker
@@ -73,8 +77,10 @@ class Engram:
     async def open(cls, path: str | Path, embedder: Embedder | None = None, *,
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False, read_only: bool = False,
-                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None) -> Engram:
+                   query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None,
+                   clock: Callable[[], datetime] | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
+        ``clock``: the current time (aware), the real one unless given.
 
         ``read_only``: an existing store that nothing can be written to (no background embedding;
         recall uses the vectors already stored).
@@ -82,7 +88,8 @@ class Engram:
         store = await open_store(path, durable=durable, read_only=read_only)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
-                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism)
+                       ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism,
+                       clock)
             self._path = Path(path)
             await self.indexes.load(store)
             await self.indexer.start(background and not read_only)
@@ -142,8 +149,9 @@ class Engram:
         """Write a new version of a memory (the old one is kept, marked superseded); returns its id."""
         old = await self.get(memory_id)
         if old.status == "superseded":
-            raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version")
-        now = now_utc()
+            raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version",
+                                    code="memory_superseded", id=memory_id)
+        now = self.clock()
         # valid_from: when the new fact became true (given, else now); the old one's valid_to is set
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
@@ -171,10 +179,12 @@ class Engram:
         cited = sorted({*read, *(e for m, _ in checked for e in m.sources)})
         async with self.store.transaction() as tx:
             if len(await tx.existing("episodes", cited)) < len(cited):
-                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile")
+                raise ErasedMeanwhile("some of the lines these memories came from were forgotten meanwhile",
+                                      code="erased_meanwhile")
             for name, value in (expect or {}).items():
                 if await tx.cursor(name) != value:
-                    raise MovedMeanwhile(f"{name} moved meanwhile: another writer applied this work")
+                    raise MovedMeanwhile(f"{name} moved meanwhile: another writer applied this work",
+                                         code="moved_meanwhile")
             ids = [await tx.add_memory(m, supersedes=old) for m, old in checked]
             for name, value in cursors.items():
                 await tx.set_cursor(name, value)
@@ -245,13 +255,13 @@ class Engram:
     async def fade(self, now: datetime | None = None) -> FadeReport:
         """Archive the memories that faded below the threshold (the daily job)."""
         await self.toucher.flush()
-        return await fade(self, now)
+        return await fade(self, now or self.clock())
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
         found = await self.store.get_memories(possible_ids([memory_id]))
         if memory_id not in found:
-            raise UnknownIdError(f"no memory with id {memory_id}")
+            raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
         return found[memory_id]
 
     async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
@@ -265,14 +275,14 @@ class Engram:
     async def get_episode(self, episode_id: int) -> Episode:
         found = await self.store.get_episodes(possible_ids([episode_id]))
         if episode_id not in found:
-            raise UnknownIdError(f"no episode with id {episode_id}")
+            raise UnknownIdError(f"no episode with id {episode_id}", code="no_episode", id=episode_id)
         return found[episode_id]
 
     async def history(self, memory_id: int) -> list[Memory]:
         """Every version of a memory, oldest first."""
         ids = await self.store.versions(memory_id) if possible_ids([memory_id]) else []
         if not ids:
-            raise UnknownIdError(f"no memory with id {memory_id}")
+            raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
         found = await self.store.get_memories(ids)
         return [found[i] for i in ids]
 
@@ -361,7 +371,7 @@ class Engram:
             return []
         qvec = await self.embed_query(query)
         found = await recall(self.store, self.indexes, self.ranker, self.settings, query, qvec,
-                             visibility(audience), k, include_archived, now or now_utc())
+                             visibility(audience), k, include_archived, now or self.clock())
         if include_archived:  # a deliberate search: what it finds in the archive is active again
             back = [h.id for h in found if isinstance(h.item, Memory) and h.item.status == "archived"]
             if back:

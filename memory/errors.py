@@ -1,8 +1,23 @@
-"""The core's small error hierarchy."""
+"""The core's small error hierarchy.
+
+An error a person may read carries a stable ``code`` and the ``values`` it names (``raise
+StoreError(f"{path} is ...", code="store_not_sqlite", path=path)``): the message is the English, and
+a reply in another language says the same from its own catalogue by the code (the plugin's
+``reply_errors``); the core itself knows no language but English.
+"""
 
 
 class EngramError(Exception):
-    """Base class of every error the core raises on purpose."""
+    """Base class of every error the core raises on purpose; ``code`` (``""``: none) and ``values``
+    say what went wrong for a translation."""
+
+    code = ""
+
+    def __init__(self, *args: object, code: str = "", **values: object):
+        super().__init__(*args)
+        if code:
+            self.code = code
+        self.values = values
 
 
 class UnknownIdError(EngramError, KeyError):
@@ -32,6 +47,9 @@ class StoreUnwritable(StoreError):
 class StoreDamaged(StoreError):
     """The check in the background found the open store damaged: nothing more is written to it."""
 
+    code = "store_damaged_open"
+    final = True  # no retry can succeed (the background indexer stops instead of retrying)
+
 
 class ErasedMeanwhile(EngramError):
     """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
@@ -53,8 +71,8 @@ class ChatError(EngramError):
     answer being bad; consolidation waits for it instead of counting it against the batch.
     """
 
-    def __init__(self, message: str, *, transient: bool = False):
-        super().__init__(message)
+    def __init__(self, message: str, *, transient: bool = False, code: str = "", **values: object):
+        super().__init__(message, code=code, **values)
         self.transient = transient
 
 

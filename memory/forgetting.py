@@ -93,21 +93,22 @@ async def episodes_plan(engram: Engram, ids: list[int]) -> Forgetting:
 def _whole(ids: list[int], kind: str) -> list[int]:
     """``ids`` when they are a non-empty list of whole numbers, else a clear error."""
     if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise InvalidInputError(f"give {kind} ids (whole numbers)")
+        raise InvalidInputError(f"give {kind} ids (whole numbers)", code="ids_not_numbers")
     return ids
 
 
 def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
     """Refuse the forget when any of ``ids`` is not in ``found`` (nothing is touched)."""
     if missing := [i for i in ids if i not in found]:
-        raise UnknownIdError(f"no {kind} with id {', '.join(map(str, missing))}")
+        said = ", ".join(map(str, missing))
+        raise UnknownIdError(f"no {kind} with id {said}", code=f"no_{kind}", id=said)
 
 
 async def person_plan(engram: Engram, person: str) -> Forgetting:
     """Everything said by or about ``person``: a person id, or the name of someone only talked about
     (who never spoke, so has no id: the lines and memories that name them)."""
     if not person.strip():  # "" is the actor of every line recorded without one
-        raise InvalidInputError("name the person to forget")
+        raise InvalidInputError("name the person to forget", code="name_person")
     store = engram.store
     names = await _names_of(engram, [person])
     only_named = not await store.aliases(person)
@@ -119,7 +120,8 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     mems = set(await store.all_versions(about))
     eps |= set(await store.source_ids(list(mems)))
     if not eps and not mems and (only_named or not names):
-        raise UnknownIdError(f"nothing is remembered by or about {person!r}; nothing was forgotten")
+        raise UnknownIdError(f"nothing is remembered by or about {person!r}; nothing was forgotten",
+                             code="nothing_of_person", person=repr(person))
     return await _along_provenance(engram, Forgetting(people=[person]), eps, mems)
 
 
@@ -127,12 +129,13 @@ async def place_plan(engram: Engram, space: str) -> Forgetting:
     """Every line of ``space`` and every memory kept for it."""
     space = space.strip()
     if not space:
-        raise InvalidInputError("name the place to forget")
+        raise InvalidInputError("name the place to forget", code="name_place")
     store = engram.store
     eps = {i for i, _ in await store.episodes_where(space=space)}
     mems = set(await store.all_versions(await store.memories_where(scope=space_scope(space))))
     if not eps and not mems:
-        raise UnknownIdError(f"nothing is remembered of the place {space!r}; nothing was forgotten")
+        raise UnknownIdError(f"nothing is remembered of the place {space!r}; nothing was forgotten",
+                             code="nothing_of_place", space=repr(space))
     return await _along_provenance(engram, Forgetting(spaces=[space]), eps, mems)
 
 

@@ -190,6 +190,9 @@ class Indexer:
                 if task is not None and getattr(task, "cancelling", lambda: 0)():  # 3.11+
                     # a cancel that hit mid-transaction can surface as the store's rollback error
                     raise asyncio.CancelledError() from e
+                if getattr(e, "final", False):  # a store found damaged: it said so; no write will pass
+                    log.info("indexing stopped: %s", e)
+                    return
                 self._embed_outage.failed(e)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 300.0)

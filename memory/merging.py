@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +22,7 @@ from .chat import ChatModel
 from .display import flat
 from .errors import ChatError
 from .index.vectors import normalise
-from .model import Memory, now_utc
+from .model import Memory
 from .replies import WrongShape, json_object
 from .text import MAX_TEXT
 
@@ -128,7 +129,7 @@ async def _ask(engram: Engram, chat: ChatModel, group: list[int], s: MergeSettin
         await engram.store.keep_apart(group)
         report.kept_apart += 1
         return
-    mid = await engram.merge(_merged(text, mems), [m.id for m in mems if m.id is not None])
+    mid = await engram.merge(_merged(text, mems, engram.clock()), [m.id for m in mems if m.id is not None])
     if mid is not None:
         report.merged += 1
         report.superseded += len(mems)
@@ -162,11 +163,11 @@ def _answer(raw: str, mems: Sequence[Memory]) -> str | None:
     return text.strip()
 
 
-def _merged(text: str, mems: Sequence[Memory]) -> Memory:
+def _merged(text: str, mems: Sequence[Memory], now: datetime) -> Memory:
     first = mems[0]
     froms = [m.valid_from for m in mems if m.valid_from is not None]
     return Memory(text=text, scope=first.scope, kind=first.kind,
                   subjects=tuple(dict.fromkeys(p for m in mems for p in m.subjects)),
                   sources=tuple(sorted({e for m in mems for e in m.sources})),
                   importance=max(m.importance for m in mems), strength=max(m.strength for m in mems),
-                  created_at=now_utc(), valid_from=min(froms) if froms else None)
+                  created_at=now, valid_from=min(froms) if froms else None)

@@ -57,6 +57,9 @@ class Episode:
     id: int | None = None
     seq: int | None = None
     section: int | None = None
+    # the place's title as its platform shows it (a group's name): kept per place (the latest one),
+    # not with the line, so an episode read back has none
+    place_title: str = ""
 
 
 @dataclass(frozen=True)

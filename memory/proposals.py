@@ -66,7 +66,8 @@ class Proposals:
             return int(data.get("next_id", 1)), [Proposal(**p) for p in data.get("items", [])]
         except (OSError, ValueError, TypeError, AttributeError) as e:  # bad JSON, missing keys, not a dict
             raise InvalidInputError(f"identity/proposals.json cannot be read ({type(e).__name__}: {e}); "
-                                    "nothing was changed: fix or move the file") from e
+                                    "nothing was changed: fix or move the file",
+                                    code="proposals_unreadable") from e
 
     def _save(self, next_id: int, items: list[Proposal]) -> None:
         atomic_write(self.path, json.dumps({"next_id": next_id, "items": [asdict(p) for p in items]},
@@ -83,16 +84,18 @@ class Proposals:
         """Add a proposal; raises InvalidInputError for an empty or too long one, ProposalFlood when full."""
         change, reason = " ".join(str(change).split()), " ".join(str(reason).split())
         if not change:
-            raise InvalidInputError("a proposal needs the change itself")
+            raise InvalidInputError("a proposal needs the change itself", code="proposal_empty")
         if len(change) > MAX_CHANGE or len(reason) > MAX_REASON:
-            raise InvalidInputError(f"a proposal is at most {MAX_CHANGE} characters, its reason {MAX_REASON}")
+            raise InvalidInputError(f"a proposal is at most {MAX_CHANGE} characters, its reason {MAX_REASON}",
+                                    code="proposal_too_long", change=MAX_CHANGE, reason=MAX_REASON)
         with locked(self.path):  # the bot and the command line: neither loses the other's change
             next_id, items = self._load()
             if sum(p.status == PENDING for p in items) >= self.max_pending:
                 log.warning("Engram: identity proposal refused: %d already wait for the owner",
                             self.max_pending)
                 raise ProposalFlood(f"{self.max_pending} proposals already wait for the owner; "
-                                    "no new one is taken until they are decided")
+                                    "no new one is taken until they are decided", code="proposal_flood",
+                                    n=self.max_pending)
             p = Proposal(next_id, change, reason, place, self._now(now), person=person)
             self._save(next_id + 1, [*items, p])
             return p
@@ -102,10 +105,11 @@ class Proposals:
         for i, p in enumerate(items):
             if p.id == pid:
                 if p.status != PENDING:
-                    raise InvalidInputError(f"proposal #{pid} was already {p.status}")
+                    raise InvalidInputError(f"proposal #{pid} was already {p.status}",
+                                            code="proposal_decided", id=pid, status=p.status)
                 items[i] = replace(p, status=status, decided_at=self._now(now))
                 return items[i], next_id, items
-        raise UnknownIdError(f"no proposal #{pid}")
+        raise UnknownIdError(f"no proposal #{pid}", code="no_proposal", id=pid)
 
     def approve(self, pid: int, now: datetime | None = None) -> Proposal:
         """Append the change to ``self.md`` under a dated section (old version kept); mark it approved."""
@@ -113,7 +117,7 @@ class Proposals:
             p, next_id, items = self._decide(pid, APPROVED, now)
             core = self.folder.core()
             if core.problem:  # never overwrite a file that could not be read whole
-                raise InvalidInputError(f"not approved: {core.problem}")
+                raise InvalidInputError(f"not approved: {core.problem}", code="not_approved")
             if f"(approved proposal #{p.id})\n\n{p.change}" not in core.text:  # not already: a kill
                 # after the file was written, before the mark; dated in the bot's zone
                 day = self._now(now)[:10]

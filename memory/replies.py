@@ -35,26 +35,30 @@ def json_values(text: str, brackets: str = "{") -> Iterator[Any]:
 def json_object(text: str, required: tuple[str, ...]) -> dict[str, Any]:
     """The first JSON object in ``text`` (plain, fenced or in prose) holding every key of ``required``."""
     if not text or not text.strip():
-        raise WrongShape("the answer is empty")
+        raise WrongShape("the answer is empty", code="answer_empty")
     for obj in json_values(text):
         if isinstance(obj, dict) and all(k in obj for k in required):
             return obj
-    raise WrongShape(f"no JSON object with {', '.join(required)} in the answer ({len(text)} characters)")
+    raise WrongShape(f"no JSON object with {', '.join(required)} in the answer ({len(text)} characters)",
+                     code="answer_no_json", keys=", ".join(required), n=len(text))
 
 
 def text_field(obj: dict[str, Any], key: str, limit: int) -> str:
     """``obj[key]`` as non-empty text of at most ``limit`` characters."""
     value = obj.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise WrongShape(f"{key!r} must be non-empty text, got {type(value).__name__}")
+        raise WrongShape(f"{key!r} must be non-empty text, got {type(value).__name__}", code="field_not_text",
+                         key=key)
     value = value.strip()
     if len(value) > limit:
-        raise WrongShape(f"{key!r} is {len(value)} characters, at most {limit}")
+        raise WrongShape(f"{key!r} is {len(value)} characters, at most {limit}",
+                         code="field_too_long", key=key, n=len(value), max=limit)
     return value
 
 
 def number_field(obj: dict[str, Any], key: str, low: float, high: float) -> float:
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= float(value) <= high:
-        raise WrongShape(f"{key!r} must be a number from {low} to {high}, got {value!r}")
+        raise WrongShape(f"{key!r} must be a number from {low} to {high}, got {value!r}",
+                         code="field_not_number", key=key, low=low, high=high)
     return float(value)

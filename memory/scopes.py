@@ -26,8 +26,8 @@ def parse_scope(scope: object) -> str:
     if s.startswith(SPACE_PREFIX) and s[len(SPACE_PREFIX):].strip():
         return SPACE_PREFIX + s[len(SPACE_PREFIX):].strip()
     raise InvalidScopeError(
-        f"invalid scope {scope!r}: use public, self, owner or space:<space>"
-    )
+        f"invalid scope {scope!r}: use public, self, owner or space:<space>", code="scope_invalid",
+        scope=repr(scope))
 
 
 def space_scope(space: str) -> str:

@@ -6,7 +6,8 @@ Recall prefers items whose event time falls inside it (the ``in_window`` feature
 days, as the diary counts them (``clock.day_of``: a day ends at the boundary hour, 4 am by default):
 at 01:30 "today" is the evening still going on and "yesterday" the day before it; a week, weekend,
 month or year starts and ends at that hour too. No zone counts days in UTC. A month with no year is
-its latest occurrence that is not in the future.
+its latest occurrence that is not in the future. "The weekend" (周末) asked about in the past tense
+on a weekday is the one just gone; else the coming one.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
     (rf"\b({_EN_N}) days? ago", "en_days"),
     (rf"({_ZN})\s*(?:个)?(?:星期|礼拜|周)前", "zh_weeks"), (rf"\b({_EN_N}) weeks? ago", "en_weeks"),
     (r"上上(?:个)?周末|the weekend before last", "weekend2"),
-    (r"上(?:个)?周末|上(?:个)?星期六日|last weekend", "weekend1"),
-    (r"(?:这|本)(?:个)?周末|this weekend|the weekend", "weekend0"),
+    (r"上(?:个)?周末|上(?:个)?星期六日|last weekend|(?:this )?past weekend", "weekend1"),
+    (r"(?:这|本)(?:个)?周末|(?<![上下这本个])周末|this weekend|the weekend", "weekend0"),
     (r"上上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last2_wd"),
     (r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", "zh_last_wd"),
     (rf"\blast ({_WD})", "en_last_wd"),
@@ -153,6 +154,15 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
 
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# A question in the past tense about "the weekend" / 周末 on a weekday means the one just gone ("what
+# did we do at the weekend?", "周末去哪了"); with no past tense, or a future, the coming one.
+_PAST = re.compile(r"\b(?:did|was|were|had|went|came|been|got|spent|saw|made|ate|drank|said|told|met|"
+                   r"bought|took|gave|left|won|lost|found|felt|heard|kept|sent|brought|thought|slept|ran|wrote|"
+                   r"(?!(?:need|feed|speed|seed|indeed|planned|scheduled|supposed|interested|excited|shed)\b)"
+                   r"[a-z]{2,}ed)\b|了|过", re.I)
+_FUTURE = re.compile(r"\b(?:will|going to|gonna|plan|plans|planning|planned|next|coming|upcoming)\b|'ll\b"
+                     r"|要|打算|准备|将要|计划", re.I)
+_HERE_AND_NOW = re.compile(r"(?:这|本)(?:个)?周末")  # this week's, said in Chinese: never the last one
 
 
 def query_window(query: str, now: datetime, tz: tzinfo | None,
@@ -188,6 +198,9 @@ def _window(kind: str, m: re.Match[str], d: _Days) -> Window | None:
     if kind in ("zh_months", "en_months"):
         n = zh_number(m.group(1)) if kind == "zh_months" else _en_number(m.group(1))
         return d.months_back(n, said) if n is not None and 0 < n < 120 else None
+    if kind == "weekend0" and d.today.weekday() < 5 and not _HERE_AND_NOW.fullmatch(said) \
+            and _PAST.search(m.string) and not _FUTURE.search(m.string):
+        return d.weekend(1, said)  # asked on a weekday about what happened: the weekend just gone
     if kind.startswith("weekend"):
         return d.weekend(int(kind[-1]), said)
     if kind in ("zh_last2_wd", "zh_last_wd", "zh_wd"):

@@ -25,7 +25,7 @@ def checked_episode(ep: Episode) -> Episode:
     if not isinstance(ep.space, str) or not ep.space.strip():
         raise InvalidInputError("an episode needs a space")
     if not isinstance(ep.content, str) or not ep.content.strip():
-        raise InvalidInputError("an episode needs some text")
+        raise InvalidInputError("an episode needs some text", code="no_text")
     _check_episode_fields(ep)
     text, cut = cap(ep.content)
     meta = dict(ep.meta)
@@ -35,7 +35,7 @@ def checked_episode(ep: Episode) -> Episode:
     # built directly: dataclasses.replace costs ~3x more, on every recorded message
     return Episode(space=clean(ep.space.strip()), content=clean(text), actor=clean(ep.actor),
                    actor_name=clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
-                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section)
+                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section, place_title=clean(ep.place_title))
 
 
 def clean(s: str) -> str:
@@ -51,7 +51,7 @@ def clean(s: str) -> str:
 
 def _check_episode_fields(ep: Episode) -> None:
     """Refuse what would fail inside the store: one bad episode must not sink its group commit."""
-    for name in ("actor", "actor_name", "kind", "source"):
+    for name in ("actor", "actor_name", "kind", "source", "place_title"):
         if not isinstance(getattr(ep, name), str):
             raise InvalidInputError(f"an episode's {name} must be a string")
     if ep.kind not in EPISODE_KINDS:
@@ -72,13 +72,14 @@ def checked_memory(m: Memory) -> Memory:
     if not isinstance(m, Memory):
         raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
     if not isinstance(m.text, str) or not m.text.strip():
-        raise InvalidInputError("a memory needs some text")
+        raise InvalidInputError("a memory needs some text", code="no_text")
     if m.status not in MEMORY_STATUSES:
         raise InvalidInputError(f"unknown memory status {m.status!r}: use {', '.join(MEMORY_STATUSES)}")
     if m.kind not in MEMORY_KINDS:
-        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}")
+        raise InvalidInputError(f"unknown memory kind {m.kind!r}: use one of {', '.join(MEMORY_KINDS)}",
+                                code="arg_kind", kind=repr(m.kind), kinds=", ".join(MEMORY_KINDS))
     if not 0.0 <= float(m.importance) <= 1.0:
-        raise InvalidInputError("importance must be between 0 and 1")
+        raise InvalidInputError("importance must be between 0 and 1", code="importance_range")
     for name in ("created_at", "valid_from", "valid_to", "last_recalled"):
         _check_time(f"a memory's {name}", getattr(m, name))
     text, cut = cap(m.text)
@@ -101,4 +102,5 @@ def _check_time(what: str, t: datetime | None) -> None:
     except (OverflowError, ValueError):
         year = 0
     if not 1 < year < 9999:
-        raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)")
+        raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)",
+                                code="time_range", time=t.isoformat())

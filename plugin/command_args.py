@@ -12,17 +12,20 @@ from ..memory.scopes import parse_scope
 from .command_text import short
 from .events import COMMAND
 from .reply_catalogue import say
+from .reply_words import word
 
 
 class Said(Exception):
-    """A reply from the catalogue: its key and the values it is filled with (``say``)."""
+    """A reply from the catalogue: its key and the values it is filled with (``say``); a value that is
+    a function of the language is said in the reply's."""
 
     def __init__(self, key: str = "", **values: object):
         self.key, self.values = key, values
         super().__init__(self.text("en"))
 
     def text(self, lang: str) -> str:
-        return say(lang, self.key, **self.values) if self.key else ""
+        values = {k: v(lang) if callable(v) else v for k, v in self.values.items()}
+        return say(lang, self.key, **values) if self.key else ""
 
 
 class UsageError(Said):
@@ -32,6 +35,13 @@ class UsageError(Said):
 class Refused(Said):
     """The command cannot be done here (no such memory here, a scope this chat does not see...); the
     reply is ``Engram: <why>``."""
+
+
+def kinds_said(lang: str) -> str:
+    """The kinds ``--kind`` takes, as the reply's language lists them (``fact（事实）、...`` in Chinese)."""
+    if lang != "zh":
+        return ", ".join(MEMORY_KINDS)
+    return "、".join(f"{k}（{word(lang, 'kind', k)}）" for k in MEMORY_KINDS)
 
 
 # "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
@@ -75,7 +85,7 @@ def list_args(args: str) -> tuple[str, str | None, int]:
             value = tokens[i + 1]
             if t == "--kind":
                 if value not in MEMORY_KINDS:
-                    raise UsageError("arg_kind", kind=repr(short(value)), kinds=", ".join(MEMORY_KINDS))
+                    raise UsageError("arg_kind", kind=repr(short(value)), kinds=kinds_said)
                 kind = value
             else:
                 if not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:  # not '²', not 10**20

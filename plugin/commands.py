@@ -39,6 +39,7 @@ from .command_text import SOURCES_CHARS, WHOLE_CHARS, erased, fit_lines, short, 
 from .events import COMMAND, platform_of
 from .reply_catalogue import TEXTS, counted, say
 from .reply_lang import EN, reply_language, when
+from .reply_words import error_text, word
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -154,7 +155,7 @@ class Registry:
         except UsageError as e:
             return "\n".join(x for x in (e.text(lang), self.usage(name, lang)) if x)
         except (Refused, EngramError) as e:
-            return say(lang, "error", error=e.text(lang) if isinstance(e, Refused) else e)
+            return say(lang, "error", error=e.text(lang) if isinstance(e, Refused) else error_text(lang, e))
         except Exception as e:  # the owner gets a line, the log gets the traceback
             log.exception("Engram: /%s %s failed", COMMAND, name)
             return say(lang, "failed", prog=self.prog, name=name, error=type(e).__name__)
@@ -199,7 +200,7 @@ async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
 
 def hit_line(h: Hit, ctx: CommandContext) -> str:
     top = sorted(((k, v) for k, v in h.features.items() if v), key=lambda kv: -abs(kv[1]))[:3]
-    feats = ", ".join(f"{k}={v:.2f}" for k, v in top)
+    feats = ", ".join(f"{word(ctx.lang, 'feature', k)}={v:.2f}" for k, v in top)
     return ctx.say("hit", key=h.key, score=f"{h.score:.2f}", features=feats, when=ctx.when(h.time),
                    text=quoted(short(h.text)))
 
@@ -291,14 +292,14 @@ async def _show(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     assert m.id is not None
     ctx.service.touch([f"m{m.id}"])
-    head = [ctx.say("show_head", id=m.id, kind=m.kind, status=m.status, scope=m.scope,
-                    importance=f"{m.importance:.2f}")]
+    head = [ctx.say("show_head", id=m.id, kind=word(ctx.lang, "kind", m.kind), scope=m.scope,
+                    status=word(ctx.lang, "status", m.status), importance=f"{m.importance:.2f}")]
     lines = [ctx.say("show_created", when=ctx.when(m.created_at))]
     if m.subjects:
         lines.append(short(ctx.say("show_about", who=", ".join(m.subjects))))
     versions = await mem.history(m.id)
     if len(versions) > 1:
-        chain = " -> ".join(f"m{v.id} ({v.status})" for v in versions)
+        chain = " -> ".join(f"m{v.id} ({word(ctx.lang, 'status', v.status)})" for v in versions)
         lines.append(short(ctx.say("show_versions", chain=chain)))
     sources = await mem.sources(m.id)
     shown = [e for e in sources if ctx.sees_episode(e.space)]
@@ -315,7 +316,8 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
     who = (ctx.say("the_bot") if ep.kind == "message_out"
            else f"{short(ep.actor_name or ep.actor)} ({flat(ep.actor)})")
-    head = ctx.say("episode_head", id=ep.id, kind=ep.kind, space=ep.space, when=ctx.when(ep.time), who=who)
+    head = ctx.say("episode_head", id=ep.id, kind=word(ctx.lang, "line", ep.kind), space=ep.space,
+                   when=ctx.when(ep.time), who=who)
     tail = ctx.say("episode_tail", id=ep.id)
     text = shown_whole(ep.content, f"e{ep.id}", ctx.lang, WHOLE_CHARS - len(head + tail) - 2)
     return "\n".join([head, text, tail])
@@ -387,14 +389,14 @@ async def _list(ctx: CommandContext, args: str) -> str:
                                            people=people, named=words if people else "",
                                            limit=PAGE, offset=(page - 1) * PAGE)
     if kind:
-        what = ctx.say("list_kind", what=what, kind=kind)
+        what = ctx.say("list_kind", what=what, kind=word(ctx.lang, "kind", kind))
     if not total:
         return ctx.say("list_none", what=what)
     pages = (total + PAGE - 1) // PAGE
     if not found:
         return ctx.say("list_past", pages=pages, what=what, page=page)
-    lines = [f"m{m.id} [{m.scope}] ({m.kind}) {ctx.when(m.created_at)}: {quoted(short(m.text))}"
-             for m in found]
+    lines = [f"m{m.id} [{m.scope}] ({word(ctx.lang, 'kind', m.kind)}) {ctx.when(m.created_at)}: "
+             f"{quoted(short(m.text))}" for m in found]
     head = ctx.say("list_head", what=what[0].upper() + what[1:], page=page, pages=pages, total=total)
     again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
     turn = ctx.say("list_next", args=again + " " if again else "", next=page + 1) if page < pages else ""

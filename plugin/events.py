@@ -13,6 +13,8 @@ from astrbot.core.star.filter.command import CommandFilter
 from astrbot.core.star.filter.command_group import CommandGroupFilter
 
 from ..memory import SELF, Audience, Episode
+from ..memory.clock import AHEAD, plausible
+from ..memory.model import now_utc
 from .config import Settings
 
 COMMAND = "mem"  # the command group addressed to Engram: such messages are not conversation
@@ -81,12 +83,14 @@ def actor_of(event: Any) -> str:
 
 def event_time(event: Any) -> datetime:
     """When the message was sent (the platform's timestamp), else now; never after now (a platform
-    clock ahead of this server's would put the bot's reply before the message it answers)."""
-    now = datetime.now(timezone.utc)
+    clock ahead of this server's would put the bot's reply before the message it answers), unless
+    this server's clock reads a time too early to be right (1970, before NTP): then the platform's."""
+    now = now_utc()
     ts = getattr(getattr(event, "message_obj", None), "timestamp", None)
     try:
         if isinstance(ts, int | float) and ts > 0:
-            return min(now, datetime.fromtimestamp(ts, timezone.utc))
+            sent = datetime.fromtimestamp(ts, timezone.utc)
+            return sent if not plausible(now) and plausible(sent) else min(now, sent)
     except (OverflowError, OSError, ValueError):
         pass
     return now
@@ -191,6 +195,12 @@ def _safe(event: Any, method: str) -> Any:
         return ""
 
 
+def place_title_of(event: Any) -> str:
+    """The group's name as the platform gives it with the message ("" for a private chat or none)."""
+    name = getattr(getattr(getattr(event, "message_obj", None), "group", None), "group_name", None)
+    return " ".join(name.split()) if isinstance(name, str) else ""
+
+
 def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | None = None) -> list[Episode]:
     """The episodes of an incoming message: its text, then one per image (none for stickers or blanks)."""
     meta = dict(parsed.meta)
@@ -198,7 +208,8 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
     if message_id:
         meta["message_id"] = message_id
     base = {"space": space_of(event), "actor": actor_of(event), "time": event_time(event),
-            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}"}
+            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}",
+            "place_title": place_title_of(event)}
     out = [Episode(content=parsed.text, kind="message_in", meta=meta, **base)] if parsed.text else []
     for ref in parsed.images:
         caption = (captions or {}).get(ref)
@@ -208,12 +219,15 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
 
 
 def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> Episode | None:
-    """The bot's own reply in the event's place, attributed to the bot."""
+    """The bot's own reply in the event's place, attributed to the bot: now, but no later than a day
+    after the message it answers (this server's clock set far ahead of the platform's would date it
+    years on), and the message's time when this server's clock is too early to be right."""
     if not text or not text.strip():
         return None
+    now, asked = now_utc(), event_time(event)
     return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
-                   time=datetime.now(timezone.utc), source=f"astrbot:{platform_of(event)}",
-                   meta=dict(meta or {}))
+                   time=min(now, asked + AHEAD) if plausible(now) else asked,
+                   source=f"astrbot:{platform_of(event)}", meta=dict(meta or {}))
 
 
 def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -> Audience:

@@ -8,6 +8,7 @@ from ..memory.render import quoted
 from .command_text import fit_lines, short
 from .commands import COMMANDS, CommandContext
 from .reply_catalogue import say
+from .reply_words import word
 
 SHOWN_NEW = 8  # new memories listed after /mem consolidate
 
@@ -16,14 +17,14 @@ def run_summary(lang: str, report: Any) -> str:
     """What a consolidation did (``ConsolidationReport.summary`` in ``lang``): ``2 added, 1 updated,
     from 40 lines, 1 model calls; refused ...; failed ...``."""
     def counts(c: Any) -> str:
-        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+        return ", ".join(f"{word(lang, 'count', k)} {v}" for k, v in sorted(c.items()))
     parts = [say(lang, "run_counts", added=report.added, updated=report.updated, episodes=report.episodes,
                  calls=report.calls)]
     if report.refused:
         parts.append(say(lang, "run_refused", counts=counts(report.refused)))
     if report.failed:
         parts.append(say(lang, "run_failed", counts=counts(report.failed))
-                     + (f" ({short(report.error)})" if report.error else ""))
+                     + (f" ({short(report.error)})" if report.error and lang != "zh" else ""))
     if report.skipped_batches:
         parts.append(say(lang, "run_skipped", n=report.skipped_batches))
     return say(lang, "run_sep").join(parts)

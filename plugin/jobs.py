@@ -32,6 +32,7 @@ from . import job_commands  # noqa: F401  (registers /mem consolidate)
 from .config import Settings
 from .reply_catalogue import say
 from .reply_lang import when
+from .reply_words import failure, word
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -101,26 +102,29 @@ class Jobs:
         return [job_line(name, record, self.service.tz, lang) for name, record in status.items()]
 
 
-def _counts(stats: dict[str, int], prefix: str) -> str:
+def _counts(stats: dict[str, int], prefix: str, lang: str) -> str:
     items = sorted((k[len(prefix):], v) for k, v in stats.items() if k.startswith(prefix) and v)
-    return ", ".join(f"{k} {v}" for k, v in items)
+    return ", ".join(f"{word(lang, 'count', k)} {v}" for k, v in items)
 
 
 def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en") -> str:
     """One job: its last run, what it did, and its failures and refusals in total (said in ``lang``)."""
     started = record.get("last_started")
+    job = word(lang, "job", name)
     if started is None:
-        return say(lang, "job_never", name=name)
+        return say(lang, "job_never", name=job)
     at = when(lang, datetime.fromtimestamp(started, timezone.utc), now_utc(), tz)
-    status = record.get("status", "?") + (f": {record['error']}" if record.get("error") else "")
+    status = word(lang, "run", record.get("status", "?"))
+    if record.get("error"):
+        status += ("：" if lang == "zh" else ": ") + failure(lang, record["error"])
     last, total = record.get("stats", {}), record.get("totals", {})
-    parts = [say(lang, "job_last", name=name, when=at, status=status, runs=record.get("runs", 0),
+    parts = [say(lang, "job_last", name=job, when=at, status=status, runs=record.get("runs", 0),
                  failures=record.get("failures", 0))]
     if "added" in total or "updated" in total:
         parts.append(say(lang, "job_added", added=last.get("added", 0), updated=last.get("updated", 0),
                          all_added=total.get("added", 0), all_updated=total.get("updated", 0),
                          calls=total.get("calls", 0)))
-    refused, failed = _counts(total, "refused."), _counts(total, "failed.")
+    refused, failed = _counts(total, "refused.", lang), _counts(total, "failed.", lang)
     if refused:
         parts.append(say(lang, "job_refused", counts=refused))
     if failed:
@@ -128,9 +132,9 @@ def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en") -> st
     if total.get("skipped_batches"):
         parts.append(say(lang, "job_skipped", n=total["skipped_batches"]))
     if name in SHOWN:
-        keys = SHOWN[name]
-        parts.append(say(lang, "job_shown", last=", ".join(f"{k} {last.get(k, 0)}" for k in keys),
-                         total=", ".join(f"{k} {total.get(k, 0)}" for k in keys)))
+        said = [(k, word(lang, "count", k)) for k in SHOWN[name]]
+        parts.append(say(lang, "job_shown", last=", ".join(f"{w} {last.get(k, 0)}" for k, w in said),
+                         total=", ".join(f"{w} {total.get(k, 0)}" for k, w in said)))
     return say(lang, "run_sep").join(parts)
 
 

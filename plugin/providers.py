@@ -42,7 +42,8 @@ class AstrBotEmbedder:
         for p in self._context.get_all_embedding_providers() or []:
             if _provider_id(p) == self.provider_id:
                 return p
-        raise EmbeddingError(f"embedding provider {self.provider_id!r} is gone")
+        raise EmbeddingError(f"embedding provider {self.provider_id!r} is gone", code="embedding_gone",
+                             provider=repr(self.provider_id))
 
     async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
         if not texts:
@@ -51,12 +52,15 @@ class AstrBotEmbedder:
         try:
             vecs = await asyncio.wait_for(provider.get_embeddings(list(texts)), self.timeout)
         except asyncio.TimeoutError as e:
-            raise EmbeddingError(f"embedding provider {self.provider_id!r} timed out") from e
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} timed out",
+                                 code="embedding_timeout", provider=repr(self.provider_id)) from e
         except Exception as e:  # providers raise anything; the core needs one kind
-            raise EmbeddingError(f"embedding provider {self.provider_id!r} failed: {e}") from e
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} failed: {e}",
+                                 code="embedding_failed", provider=repr(self.provider_id)) from e
         arr = np.asarray(vecs, np.float32)
         if arr.ndim != 2 or arr.shape[0] != len(texts):
-            raise EmbeddingError(f"embedding provider {self.provider_id!r} answered shape {arr.shape}")
+            raise EmbeddingError(f"embedding provider {self.provider_id!r} answered shape {arr.shape}",
+                                 code="embedding_shape", provider=repr(self.provider_id))
         return arr
 
 
@@ -178,6 +182,12 @@ class Providers:
                     "nothing is sent to another one until it is back or the setting is changed")
         return "no chat provider is configured in AstrBot"
 
+    def missing_chat_code(self) -> dict[str, str]:
+        """``missing_chat`` as an error's code and values (said in the reply's language)."""
+        if self.chat_provider_id:
+            return {"code": "chat_gone", "provider": repr(self.chat_provider_id)}
+        return {"code": "chat_none"}
+
     def can_see_images(self, provider_id: str) -> bool:
         """Whether the provider's config says its model takes images."""
         for p in self.context.get_all_providers() or []:
@@ -248,18 +258,20 @@ class AstrBotChat:
                        timeout: float = CHAT_TIMEOUT) -> str:
         pid = self._provider_id or await self._providers.resolve_chat(self._umo)
         if not pid:
-            raise ChatError(self._providers.missing_chat())
+            raise ChatError(self._providers.missing_chat(), **self._providers.missing_chat_code())
         try:
             resp = await asyncio.wait_for(self._providers.context.llm_generate(
                 chat_provider_id=pid, prompt=prompt, system_prompt=system or None,
                 image_urls=image_urls or None), timeout)
         except asyncio.TimeoutError as e:
-            raise ChatError(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
+            raise ChatError(f"chat provider {pid!r} timed out after {timeout:.0f}s", code="chat_timeout",
+                            provider=repr(pid), seconds=round(timeout)) from e
         except Exception as e:  # providers raise anything; callers need one kind
-            raise ChatError(f"chat provider {pid!r} failed: {e}") from e
+            raise ChatError(f"chat provider {pid!r} failed: {e}", code="chat_failed",
+                            provider=repr(pid)) from e
         text = getattr(resp, "completion_text", "") or ""
         if not text.strip():
-            raise ChatError(f"chat provider {pid!r} answered nothing")
+            raise ChatError(f"chat provider {pid!r} answered nothing", code="chat_empty", provider=repr(pid))
         return text
 
 
@@ -276,7 +288,8 @@ class AstrBotChatModel:
                        timeout: float = CHAT_TIMEOUT) -> ChatResult:
         pid = await self._providers.resolve_chat(None)
         if not pid:
-            raise ChatError(self._providers.missing_chat(), transient=True)
+            raise ChatError(self._providers.missing_chat(), transient=True,
+                            **self._providers.missing_chat_code())
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
         prompt = turns[-1]["content"] if turns else ""
@@ -286,11 +299,13 @@ class AstrBotChatModel:
                 contexts=[{"role": m["role"], "content": m["content"]} for m in turns[:-1]] or None),
                 timeout)
         except asyncio.TimeoutError as e:
-            raise ChatTimeout(f"chat provider {pid!r} timed out after {timeout:.0f}s") from e
+            raise ChatTimeout(f"chat provider {pid!r} timed out after {timeout:.0f}s", code="chat_timeout",
+                              provider=repr(pid), seconds=round(timeout)) from e
         except Exception as e:  # AstrBot's providers raise anything; treated as the endpoint being down
-            raise ChatError(f"chat provider {pid!r} failed: {e}", transient=True) from e
+            raise ChatError(f"chat provider {pid!r} failed: {e}", transient=True, code="chat_failed",
+                            provider=repr(pid)) from e
         text = visible_text(getattr(resp, "completion_text", "") or "")
         if not text:
-            raise ChatError(f"chat provider {pid!r} answered nothing")
+            raise ChatError(f"chat provider {pid!r} answered nothing", code="chat_empty", provider=repr(pid))
         usage = getattr(resp, "usage", None)
         return ChatResult(text, getattr(usage, "input", None), getattr(usage, "output", None))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..dashboard.i18n import pick
+from .reply_errors import ERROR_TEXTS
 from .reply_subcommands import SUBCOMMAND_TEXTS
 
 TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
@@ -382,6 +383,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "cookie，再从地址栏里去掉令牌。",
     ),
     **SUBCOMMAND_TEXTS,
+    **ERROR_TEXTS,
 }
 
 

@@ -20,6 +20,7 @@ from .commands import COMMANDS, CommandContext
 from .events import actor_of, audience_of, platform_of, sender_of
 from .reply_catalogue import TEXTS, counted, say
 from .reply_lang import EN
+from .reply_words import word
 from .service import EngramService
 from .tools import ToolArgError, text_arg
 
@@ -111,7 +112,7 @@ async def _diary(ctx: CommandContext, args: str) -> str:
     r = await jobs.diary_now(day, force=force)
     if r.status == "empty":
         return ctx.say("diary_empty", day=r.day)
-    head = ctx.say("diary_head", day=r.day, status=r.status, id=r.memory_id)
+    head = ctx.say("diary_head", day=r.day, status=word(ctx.lang, "diary", r.status), id=r.memory_id)
     return f"{head}\n{diary_text(ctx.lang, r.text, r.day, WHOLE_CHARS - len(head) - 1)}"
 
 

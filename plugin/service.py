@@ -99,7 +99,7 @@ class EngramService:
         """The open memory (opened on first use, when AstrBot's providers exist)."""
         async with self._lock:
             if self._closing and not self.recording.running:
-                raise EngramError("Engram is shut down")
+                raise EngramError("Engram is shut down", code="shut_down")
             embedder = self._fixed_embedder or self.providers.embedder()
             if self.engram is None:
                 self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ job's record."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
@@ -14,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Engram, Episode, Memory, NoEmbedder, StoreError
@@ -21,6 +23,7 @@ from astrbot_plugin_engram.memory.store.sqlite import store as store_module
 from astrbot_plugin_engram.memory.store.sqlite.damage import StoreDamaged
 from astrbot_plugin_engram.scheduler import CHECK, JobRegistry, Scheduler, check_job
 
+from .conftest import HashEmbedder
 from .test_damaged_store import a_store, pages_of, zero
 
 
@@ -176,3 +179,38 @@ def _engram(e: Engram):  # type: ignore[no-untyped-def]
 
 async def _records(records):  # type: ignore[no-untyped-def]
     return records
+
+
+class _HeldEmbedder(HashEmbedder):
+    """Embeds once ``go`` is set: the store can be found damaged while a batch is being embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        await self.go.wait()
+        return await super().embed(texts, kind)
+
+
+async def test_the_indexer_stops_quietly_on_a_store_found_damaged(db_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The indexer took a damaged store for an embedder outage: it warned "embedding failed (will
+    retry; recall uses keywords meanwhile)" beside the recorder's and the check's own lines, and went
+    on retrying a write that can never succeed, every 5 minutes, until the bot stopped."""
+    embedder = _HeldEmbedder()
+    e = await Engram.open(db_path, embedder, background=True)
+    try:
+        await e.record(Episode("web", "a line to embed", "web:1", "Ann"))
+        e.store.damage = "the store is damaged (found by the check in the background)"  # as the check sets it
+        with caplog.at_level(logging.DEBUG, "engram"):
+            embedder.go.set()
+            for _ in range(200):
+                if e.indexer._task is not None and e.indexer._task.done():
+                    break
+                await asyncio.sleep(0.01)
+        assert e.indexer._task is not None and e.indexer._task.done()  # no retry can succeed
+        assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert "indexing stopped" in caplog.text
+    finally:
+        await e.close()

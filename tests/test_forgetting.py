@@ -243,6 +243,19 @@ async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other
     assert traces(folder) == []
 
 
+async def test_a_forgotten_place_takes_its_title_with_it(folder: Path, open_engram: EngramOpener) -> None:
+    """A group's name (the dashboard names a place by it) is erased with the place."""
+    e = await open_engram()
+    await e.record_many([Episode(space=GROUP, content="hi", actor=MING, time=T0, place_title=f"club {MARK}"),
+                         Episode(space=OTHER, content="hi", actor=BOB, time=T0, place_title="Bob's group")])
+    assert await e.store.place_titles() == {GROUP: f"club {MARK}", OTHER: "Bob's group"}
+    await e.forget_place(GROUP)
+    assert await e.store.place_titles() == {OTHER: "Bob's group"}
+    assert traces(folder) == []
+    await e.close()
+    assert traces(folder) == []
+
+
 async def test_an_erased_id_is_never_given_out_again(folder: Path, open_engram: EngramOpener) -> None:
     e = await open_engram()
     first = await e.record(ep(GROUP, f"about {MARK}"))

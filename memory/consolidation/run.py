@@ -12,7 +12,6 @@ endpoint that is down (connection, HTTP 429/5xx) only delays, it never makes a b
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -127,13 +126,13 @@ class Consolidator:
 
     def __init__(self, engram: Engram, chat: ChatModel, settings: ConsolidationSettings | None = None, *,
                  audience_for: Callable[[str], Audience] | None = None, tz: tzinfo | None = None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] | None = None):
         self.engram = engram
         self.chat = chat
         self.settings = settings or ConsolidationSettings()
         self.audience_for = audience_for or (lambda space: Audience(space))
         self.tz = tz
-        self.clock = clock
+        self.clock = clock or (lambda: engram.clock().timestamp())  # the memory's one clock
 
     async def run(self, places: Sequence[str] | None = None, *, force: bool = False) -> Report:
         """Consolidate the due places (or ``places``); ``force``: now, ignoring backoff and minimums."""

@@ -557,3 +557,21 @@ async def test_a_memory_shows_its_strength_now_not_the_strength_it_was_stored_wi
     page = await (await client.get(f"/memories/{mid}?lang=en", headers=AUTH)).text()
     assert "0.25" in page and "1.0" not in page.split("Strength", 1)[1][:200]
     assert f"halves every {days:g} days" in page and "archived below 0.1" in page
+
+
+async def test_a_place_is_named_by_its_groups_title_with_its_id_beside_it(dash):
+    """Places showed only as ids ("qq:group:5150"); a group's name as its platform gives it now
+    names it on the overview, on its own page and where a memory is kept to it."""
+    client, engram, ids = dash
+    await engram.record(Episode(space=GROUP, content="今晚读书会见", actor="qq:7", place_title="周三读书会"))
+    overview = await (await client.get("/", headers=AUTH)).text()
+    link = r'<a href="/place\?space=qq%3Agroup%3A5150">周三读书会 <small class="id">qq:group:5150</small>'
+    assert re.search(link, overview)
+    place = await (await client.get(f"/place?space={GROUP}", headers=AUTH)).text()
+    assert "<title>" in place and "周三读书会 · qq:group:5150" in place
+    memory = await (await client.get(f"/memories/{ids['second']}", headers=AUTH)).text()
+    assert "周三读书会" in memory  # the memory is kept to that group
+    data = await (await client.get(f"/api/memories/{ids['second']}", headers=AUTH)).json()
+    assert data["memory"]["scope_title"] == "周三读书会"
+    untitled = await (await client.get("/place?space=qq:private:10001", headers=AUTH)).text()
+    assert "<small class=\"id\">" not in untitled.split("<main", 1)[-1].split("</h1>", 1)[0]

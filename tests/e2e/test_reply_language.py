@@ -25,7 +25,7 @@ async def test_auto_answers_a_chinese_chat_in_chinese_and_an_english_group_in_en
     assert "/mem recall [--archived] <查询>" in help_text
     stats = (await bot.send("/mem stats", ADMIN, "g-zh")).text
     assert stats.startswith("Engram（此处：e2e:group:g-zh）：这里记录了 "), stats
-    assert "任务 consolidate：" in stats and "job " not in stats
+    assert "任务 整理：" in stats and "job " not in stats and "consolidate" not in stats
 
     await bot.overhear("see you at the pub tonight", "bob", "g-en")
     await bot.overhear("bring the cards", "carol", "g-en")

@@ -46,7 +46,8 @@ __all__ = ["At", "Image", "Plain", "Reply", "event", "request"]
 
 def event(text: str = "", sender: str | None = "alice", group: str | None = None, *,
           name: str | None = None, platform: str = "qq", components: list[Any] | None = None,
-          admin: bool = False, timestamp: int | None = None) -> AstrMessageEvent:
+          admin: bool = False, timestamp: int | None = None,
+          group_name: str | None = None) -> AstrMessageEvent:
     """A real AstrBot message event as a platform adapter would build it."""
     msg = AstrBotMessage()
     msg.type = MessageType.GROUP_MESSAGE if group is not None else MessageType.FRIEND_MESSAGE
@@ -55,7 +56,7 @@ def event(text: str = "", sender: str | None = "alice", group: str | None = None
     msg.message_id = f"m{next(_ids)}"
     msg.sender = MessageMember(user_id=sender, nickname=name or (sender or "").title())  # type: ignore[arg-type]
     if group is not None:
-        msg.group = Group(group_id=group)
+        msg.group = Group(group_id=group, group_name=group_name)
     msg.message = components if components is not None else ([Plain(text)] if text else [])
     msg.message_str = text
     msg.raw_message = None

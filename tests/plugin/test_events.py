@@ -32,6 +32,17 @@ def test_group_message_names_place_person_mentions_and_reply() -> None:
     assert ep.meta["reply_to"] == {"message_id": "99", "actor": SELF}
 
 
+def test_a_groups_name_comes_with_its_lines_and_a_private_chat_has_none() -> None:
+    """The platform's name of a group (QQ gives it with each message) names the place on the
+    dashboard, instead of its number."""
+    [ep] = episodes_of(event("hi", "u1", "g7", group_name=" 读书会 \n"))
+    assert ep.place_title == "读书会"
+    [ep] = episodes_of(event("hi", "u1", "g7"))
+    assert ep.place_title == ""
+    [ep] = episodes_of(event("hi", "u1"))
+    assert ep.place_title == ""
+
+
 def test_private_message_is_the_senders_private_place() -> None:
     [ep] = episodes_of(event("hi", "u1", platform="telegram"))
     assert (ep.space, ep.actor) == ("telegram:private:u1", "telegram:u1")

@@ -220,7 +220,7 @@ async def test_fading_and_merging_are_jobs_whose_counts_show_in_stats(make_servi
     assert {j.name for j in jobs.registry} >= {"consolidate", "fade", "merge"}
     e = await svc.memory()
     await e.add_memory(Memory(text="an old detail", scope="public",
-                              created_at=datetime(2020, 1, 1, tzinfo=timezone.utc)))
+                              created_at=datetime(2025, 1, 1, tzinfo=timezone.utc)))
     await jobs.scheduler.run_now("fade")
     await jobs.scheduler.run_now("merge")
     stats = await mem(svc, "mem stats")

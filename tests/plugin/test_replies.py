@@ -192,8 +192,8 @@ async def test_a_consolidation_and_the_job_lines_of_stats_are_reported_in_chines
         assert reply.startswith("整理完成：新增 2 条，更新 0 条，来自 2 条消息，调用模型 1 次。"), reply
         assert "kitten named Miso" in reply and "[space:qq:group:g1]" in reply
         stats = await mem(svc, "mem stats", group="g1")
-        assert "任务 consolidate：最近一次运行 " in stats and "（ok）；共运行 1 次，失败 0 次" in stats
-        assert "累计新增 2 条、更新 0 条，调用模型 1 次" in stats and "任务 fade：还没有运行过" in stats
+        assert "任务 整理：最近一次运行 " in stats and "（成功）；共运行 1 次，失败 0 次" in stats
+        assert "累计新增 2 条、更新 0 条，调用模型 1 次" in stats and "任务 淡忘：还没有运行过" in stats
     finally:
         await jobs.stop()
 

@@ -93,6 +93,18 @@ async def test_each_place_knows_the_name_a_person_last_went_by_there(store: Stor
     assert await store.people_mentioned_in(A, "Annie was there, and a bonbon") == []  # B's name; not a word
 
 
+async def test_each_place_keeps_the_latest_title_it_went_by_and_a_line_keeps_none(store: Store) -> None:
+    """A group renamed keeps its new name (the latest line's, whatever order a batch holds them in);
+    a late line with the old name does not undo it; a place never titled has none."""
+    await store.add_episodes([ep("hi", A, 2, place_title="Book club"), ep("yo", A, 1, place_title="Old club"),
+                              ep("hey", B)])
+    assert await store.place_titles() == {A: "Book club"}
+    await store.add_episodes([ep("renamed", A, 5, place_title="读书会"), ep("late", A, 3, place_title="Old")])
+    await store.add_episodes([ep("later", A, 4, place_title="Old club")])
+    assert await store.place_titles() == {A: "读书会"}
+    assert all(e.place_title == "" for e in await store.space_episodes(A, 10))  # not kept per line
+
+
 async def test_a_second_store_on_the_same_file_never_shares_a_place_in_a_space(
         open_store: Opener, tmp_path: Path) -> None:
     """Two writers on one file (the bot and the CLI): each re-reads the places the other wrote in."""

@@ -43,14 +43,14 @@ def _places(where: list[str]) -> str:
 
 def damaged(path: Path, where: list[str]) -> StoreError:
     return StoreError(f"{path} is damaged ({_places(where)}); it was left untouched and nothing is "
-                      f"recorded until it is dealt with. {_recover(path)}")
+                      f"recorded until it is dealt with. {_recover(path)}", code="store_damaged", path=path)
 
 
 def found_damage(path: Path, where: list[str]) -> StoreDamaged:
     """The damage the weekly check found in the store while it was open."""
     return StoreDamaged(f"{path} is damaged ({_places(where)}), found by the check in the background; "
                         f"nothing more is written to it (recall goes on from what can be read). Stop the "
-                        f"bot; {_recover(path)}")
+                        f"bot; {_recover(path)}", path=path)
 
 
 async def find_damage(db: aiosqlite.Connection) -> list[str]:
@@ -116,7 +116,7 @@ def check_log(path: Path, *, copied: bool = False) -> None:
             f"{path} was copied while its store was open, without its log {wal.name} ({how}): the "
             f"{lost} changes it held are not in {path.name}. Nothing was changed. Copy {wal.name} too, "
             f"from the folder it was copied from (stop the bot there first); or, to open it without "
-            f"those changes, delete {shm.name}")
+            f"those changes, delete {shm.name}", code="store_copied", path=path, wal=wal.name, shm=shm.name)
     log.error("Engram: %s is %s, while %s says it held %d changes not yet copied into %s: they are "
               "lost. If this folder was copied from a running bot, copy %s from there too and "
               "start again before anything new is recorded", wal.name, how, shm.name, lost, path.name,

@@ -58,6 +58,13 @@ class ItemReads(Connections):
             row = await cur.fetchone()
         return dt(row[0], row[1]) if row else None
 
+    async def last_heard(self) -> datetime | None:
+        """When the latest message someone sent came in (by the time index, newest first)."""
+        async with self._reader.execute("SELECT time, tz FROM episodes WHERE kind = 'message_in'"
+                                        " ORDER BY time DESC LIMIT 1") as cur:
+            row = await cur.fetchone()
+        return dt(row[0], row[1]) if row else None
+
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
         """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
         return [EpisodeColumnRow(i, t, tz, space, seq, section, shape, name,

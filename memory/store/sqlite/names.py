@@ -7,14 +7,34 @@ from collections.abc import Sequence
 
 import aiosqlite
 
+from ...model import Episode, aware
 from ...person_names import given_names
 from ...text import holds_name
 from .base import Connections
 from .codec import chunks, fetch_rows, in_list
 
+TITLE_CHARS = 200  # a place title longer than this is cut (a platform's names are far shorter)
+UPSERT_TITLES = ("INSERT INTO place_titles VALUES (?,?,?) ON CONFLICT(space) DO UPDATE SET"
+                 " title = excluded.title, seen = excluded.seen"
+                 " WHERE excluded.seen >= place_titles.seen AND excluded.title != place_titles.title")
+
+
+def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
+    """(place, title, time) of the latest titled episode of each place in a batch (``UPSERT_TITLES``)."""
+    latest: dict[str, tuple[str, str, float]] = {}
+    for ep in episodes:
+        t = aware(ep.time).timestamp()
+        if ep.place_title.strip() and t >= latest.get(ep.space, ("", "", t))[2]:
+            latest[ep.space] = (ep.space, ep.place_title.strip()[:TITLE_CHARS], t)
+    return list(latest.values())
+
 
 class NameReads(Connections):
-    """The ``aliases`` and ``place_names`` tables."""
+    """The ``aliases``, ``place_names`` and ``place_titles`` tables."""
+
+    async def place_titles(self) -> dict[str, str]:
+        """Each place's latest title (a group's name), for the places that have one."""
+        return dict(await fetch_rows(self._reader, "SELECT space, title FROM place_titles"))
 
     async def aliases(self, person: str) -> list[str]:
         async with self._reader.execute(
@@ -71,3 +91,9 @@ async def drop_unspoken_names(db: aiosqlite.Connection, people: Sequence[str]) -
                          " WHERE actor = aliases.person AND actor_name = aliases.alias)", (person,))
         await db.execute("DELETE FROM place_names WHERE person = ? AND NOT EXISTS (SELECT 1 FROM episodes"
                          " WHERE actor = place_names.person AND space = place_names.space)", (person,))
+
+
+async def drop_place_names(db: aiosqlite.Connection, space: str) -> None:
+    """A forgotten place's names: who went by what there, and its own title."""
+    await db.execute("DELETE FROM place_names WHERE space = ?", (space,))
+    await db.execute("DELETE FROM place_titles WHERE space = ?", (space,))

@@ -79,7 +79,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         try:
             writer = await aiosqlite.connect(path, isolation_level=None)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open {path}: {e}") from e
+            raise StoreError(f"cannot open {path}: {e}", code="store_cannot_open", path=path) from e
         try:
             if not clean_close.trusted(path):  # closed cleanly and unchanged since: checked weekly
                 await check_intact(writer, path)  # before anything is written to it
@@ -103,18 +103,19 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             if isinstance(e, sqlite3.Error) and cannot_write(e):  # a read-only folder, a full disk
                 raise StoreUnwritable(
                     f"cannot open {path} for writing ({e}): is the folder {path.parent} read-only or its "
-                    "disk full? Nothing was changed; it is opened again at the next message") from e
+                    "disk full? Nothing was changed; it is opened again at the next message",
+                    code="store_unwritable_open", path=path, folder=path.parent) from e
             raise
         return cls(path, writer, reader, quick)
 
     @classmethod
     async def _open_read_only(cls, path: Path) -> SQLiteStore:
         if not path.exists():  # noqa: ASYNC240 - one stat, before anything opens
-            raise StoreError(f"no store at {path} to open read-only")
+            raise StoreError(f"no store at {path} to open read-only", code="store_missing", path=path)
         try:
             reader, quick = await _readers(path)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open {path}: {e}") from e
+            raise StoreError(f"cannot open {path}: {e}", code="store_cannot_open", path=path) from e
         try:
             await check_known_schema(reader, path)
             await check_migrated(reader, path)

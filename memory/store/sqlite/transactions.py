@@ -59,9 +59,9 @@ class Transactions(Connections):
         """
         db = self._writer
         if db is None:
-            raise StoreError(f"{self.path} was opened read-only")
+            raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
         if self.damage is not None and not bookkeeping:
-            raise StoreDamaged(self.damage)
+            raise StoreDamaged(self.damage, path=self.path)
         async with self._lock:
             writes = SQLiteWrites(db, self._view, self.section_gap)
             try:
@@ -81,7 +81,8 @@ class Transactions(Connections):
                         except sqlite3.Error as e2:
                             log.warning("rollback failed (%s); the transaction had already ended", e2)
                     if full:
-                        raise StoreUnwritable(f"{self.path} cannot be written: {e}") from e
+                        raise StoreUnwritable(f"{self.path} cannot be written: {e}", code="store_unwritable",
+                                              path=self.path) from e
                     raise
             except BaseException:
                 self._view.forget()  # the cached seq/section may be ahead of the file now
@@ -101,9 +102,9 @@ class Transactions(Connections):
         On a connection of its own: SQLiteStore's readers may be in the middle of a read, and SQLite
         refuses a checkpoint on a connection with a statement open."""
         if self._writer is None:
-            raise StoreError(f"{self.path} was opened read-only")
+            raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
         if self.damage is not None:
-            raise StoreDamaged(self.damage)
+            raise StoreDamaged(self.damage, path=self.path)
         async with self._lock:
             if self._copier is not None:
                 await self._copier.idle()  # a copy under way holds the checkpoint lock
@@ -213,7 +214,8 @@ async def _begin(db: aiosqlite.Connection, then: str) -> None:
             waited = time.monotonic() - start
             if waited >= BUSY_WAIT:
                 raise StoreError(f"the memory file stayed locked by another writer for {waited:.0f} s "
-                                 "(another process writing it?); nothing was written") from e
+                                 "(another process writing it?); nothing was written",
+                                 code="store_locked", seconds=round(waited)) from e
             log.warning("the memory file is locked by another writer (%.0f s so far); waiting", waited)
         except BaseException:
             if db.in_transaction:

@@ -29,9 +29,9 @@ from .. import (
 )
 from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
-from .names import drop_unspoken_names, speakers_of
+from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
 
-SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance"})
+SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
 Deferred = list[tuple[str, list[tuple[Any, ...]]]]
 
@@ -78,8 +78,7 @@ class SQLiteWrites:
         self.deferred: Deferred = []
 
     def later(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """``executemany(sql, rows)`` with the COMMIT, in its trip (a failure rolls everything back as
-        it would here); only for writes that nothing later in the transaction reads."""
+        """``executemany(sql, rows)`` with the COMMIT, in its trip; only for what nothing here reads after."""
         if rows:
             self.deferred.append((sql, rows))
 
@@ -125,6 +124,7 @@ class SQLiteWrites:
         self.later("INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
                    " name = excluded.name, last_seen = excluded.last_seen"
                    " WHERE excluded.last_seen >= place_names.last_seen", names)
+        self.later(UPSERT_TITLES, titles_of(episodes))
         self._view.last_episode = last + len(rows)
         if columns:
             self.changes.append(EpisodesAdded(columns, keys, lengths))
@@ -181,9 +181,10 @@ class SQLiteWrites:
                                   (supersedes,)) as cur:
                 row = await cur.fetchone()
             if row is None:
-                raise UnknownIdError(f"no memory with id {supersedes}")
+                raise UnknownIdError(f"no memory with id {supersedes}", code="no_memory", id=supersedes)
             if row[1] == "superseded":
-                raise UnknownIdError(f"memory {supersedes} was already superseded")
+                raise UnknownIdError(f"memory {supersedes} was already superseded", code="memory_superseded",
+                                     id=supersedes)
             root = row[0]
             m = replace(m, scope=row[2])
             # valid_to: when we learned otherwise (the new version's valid_from, else its creation)
@@ -209,7 +210,8 @@ class SQLiteWrites:
         return mid
 
     async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
-        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
+        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place;
+        ``created_at`` only to redate what a wrong clock dated (``metabolism.fade``)."""
         if not fields or set(fields) - SETTABLE:
             raise ValueError(f"only {sorted(SETTABLE)} can be set in place")
         vals = [timestamp(v) if isinstance(v, datetime) else v for v in fields.values()]
@@ -270,7 +272,7 @@ class SQLiteWrites:
             await db.execute("DELETE FROM place_names WHERE person = ?", (person,))
         for space in spaces:
             await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
-            await db.execute("DELETE FROM place_names WHERE space = ?", (space,))
+            await drop_place_names(db, space)
             await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
             self._places.pop(space, None)
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
