@@ -31,10 +31,24 @@ from tests.soak.driver import Day, Soak, SoakSettings, problems  # noqa: E402
 
 COLUMNS = ("month", "days", "lines", "said KB", "file KB", "log KB", "file/said", "active", "archived",
            "superseded", "diaries", "backlog max", "objects", "fds", "threads", "log lines/day max",
-           "prompt chars max", "s/day")
+           "prompt chars max", "s/day", "image history", "image sources")
 
 
-def row(month: int, days: list[Day], seconds: float) -> list[str]:
+def identity_growth(folder: Path) -> list[str]:
+    """The self-image's earlier versions kept in ``identity/history/`` and its rows in ``sources``."""
+    import sqlite3
+
+    history = len(list((folder / "identity" / "history").glob("self-image.*.md")))
+    db = sqlite3.connect(f"file:{folder / 'engram.db'}?mode=ro", uri=True)
+    try:
+        [(rows,)] = db.execute("SELECT count(*) FROM sources s JOIN memories m ON m.id = s.memory_id"
+                               " WHERE m.kind = 'reflection'").fetchall()
+    finally:
+        db.close()
+    return [str(history), str(rows)]
+
+
+def row(month: int, days: list[Day], seconds: float, folder: Path | None = None) -> list[str]:
     last = days[-1]
     objects = [d.objects for d in days if d.objects >= 0]
     return [str(month), str(len(days)), str(last.lines), f"{last.text_bytes / 1024:.0f}",
@@ -44,7 +58,7 @@ def row(month: int, days: list[Day], seconds: float) -> list[str]:
             str(objects[-1] if objects else "-"), str(max(d.fds for d in days)),
             f"{max(d.threads for d in days)}+{max(d.executor for d in days)}",
             str(max(d.log_lines for d in days)), str(max(d.prompt_chars for d in days)),
-            f"{seconds / len(days):.2f}"]
+            f"{seconds / len(days):.2f}", *(identity_growth(folder) if folder else ["-", "-"])]
 
 
 async def diary_cost(days: int = 365, lines: int = 150) -> None:
@@ -104,8 +118,8 @@ async def main() -> None:
     def on_day(d: Day) -> None:
         month.append(d)
         if len(month) == 30 or d.day == args.days - 1:
-            print("| " + " | ".join(row(d.day // 30 + 1, month, time.perf_counter() - started[0])) + " |",
-                  flush=True)
+            print("| " + " | ".join(row(d.day // 30 + 1, month, time.perf_counter() - started[0],
+                                        Path(folder))) + " |", flush=True)
             month.clear()
             started[0] = time.perf_counter()
 

@@ -166,7 +166,7 @@ COUNTERS_ZH: dict[str, str] = {
     "calls": "模型调用", "prompt_tokens": "提示词元", "completion_tokens": "回复词元", "episodes": "消息",
     "added": "新增", "updated": "更新", "skipped_batches": "跳过的批次", "diaries": "日记",
     "inner_state": "内心状态", "checked": "检查", "archived": "归档", "protected": "保护",
-    "written": "写入", "refused": "拒绝",
+    "written": "写入", "refused": "拒绝", "diaries_left": "待写的日记", "diaries_skipped": "跳过的日记",
 }
 
 

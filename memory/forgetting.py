@@ -36,6 +36,7 @@ from .model import Memory, aware, possible_ids
 from .person_names import given_names
 from .proposals import APPROVED, Proposal, Proposals
 from .scopes import space_scope
+from .self_image_file import DIARIES as SELF_IMAGE_DIARIES
 from .text import holds_name
 
 if TYPE_CHECKING:
@@ -145,11 +146,32 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     mems |= set(await engram.store.all_versions(derived))
     plan.episodes, plan.memories = sorted(eps), sorted(mems)
     found = await engram.store.get_memories(plan.memories)
+    diaries = [m for m in found.values() if m.kind == DIARY]
+    if diaries and await _self_image_drew_on(engram, diaries, mems):
+        mems |= set(await engram.store.all_versions(await engram.store.memory_ids_of_kind(SELF_IMAGE)))
+        plan.memories = sorted(mems)
+        found = await engram.store.get_memories(plan.memories)
     days = {_day(engram, m.valid_from or m.created_at) for m in found.values() if m.kind == DIARY}
     plan.diary_days = sorted(d for d in days if d is not None)
     plan.self_image = any(m.kind == SELF_IMAGE for m in found.values())
     plan.proposals = await _proposals_reached(engram, plan, found.values())
     return plan
+
+
+async def _self_image_drew_on(engram: Engram, diaries: list[Memory], taken: set[int]) -> bool:
+    """Whether a version of the self-image was written from one of ``diaries`` (only its current
+    version cites lines, ``self_image``): each version is written from the diaries before it, so any
+    diary from those its first version was written from on; one told of before (the self-image was
+    forgotten and written again since) is not."""
+    images = await engram.store.memory_ids_of_kind(SELF_IMAGE)
+    versions = await engram.store.get_memories(await engram.store.all_versions(images)) if images else {}
+    if not versions or set(versions) <= taken:
+        return False
+    first = min(aware(v.created_at) for v in versions.values())
+    read = await engram.store.get_memories(await engram.store.memory_ids_of_kind(
+        DIARY, before=first, latest=SELF_IMAGE_DIARIES))  # what the first version was written from
+    since = min((aware(d.valid_from or d.created_at) for d in read.values()), default=first)
+    return any(aware(d.valid_from or d.created_at) >= since for d in diaries)
 
 
 async def _proposals_reached(engram: Engram, plan: Forgetting, memories: Iterable[Memory]) -> list[int]:

@@ -2,8 +2,10 @@
 
 ``identity/self.md`` is the core identity, written by the owner (the old ``identity.md`` is copied
 there once and left in place); ``identity/self-image.md`` is the bot's own "how I see myself";
-``identity/history/`` keeps every earlier version of both. A file that is too large or not UTF-8 is
-reported in one clear sentence and read as far as it can be; nothing is ever lost.
+``identity/history/`` keeps the earlier versions: every one of the owner's ``self.md``; of the
+self-image, rewritten by the bot after each diary, every one replaced in the last 30 days and, before
+that, the last of each month (``compact``: one file a day for ever otherwise). A file that is too large
+or not UTF-8 is reported in one clear sentence and read as far as it can be.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 import os
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from .model import now_utc
@@ -22,6 +24,8 @@ log = logging.getLogger("engram.identity")
 FOLDER, HISTORY = "identity", "history"
 SELF_FILE, IMAGE_FILE, OLD_FILE = "self.md", "self-image.md", "identity.md"
 MAX_BYTES = 64 * 1024  # an identity document larger than this is read only this far
+KEEP_ALL = timedelta(days=30)  # every self-image replaced this recently is kept; before, one a month
+STAMP = "%Y%m%dT%H%M%S%fZ"  # a history file's name: ``<name>.<when it was replaced, UTC>.md``
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,21 @@ def temporaries(path: Path) -> list[Path]:
     prefix = f".{path.name}."
     return [p for p in path.parent.iterdir()
             if p.name.startswith(prefix) and p.name.endswith(".tmp")]
+
+
+def _utc(now: datetime | None) -> datetime:
+    """``now`` (default: the clock's) in UTC, as the history's file names stamp it (naive: UTC)."""
+    t = now or now_utc()
+    return t.astimezone(timezone.utc) if t.tzinfo else t
+
+
+def _replaced_at(path: Path) -> datetime | None:
+    """When a history file's version was replaced (naive UTC), from its name; None if it holds none."""
+    stamp = path.name[:-len(path.suffix)].rsplit(".", 1)[-1]
+    try:
+        return datetime.strptime(stamp, STAMP)
+    except ValueError:
+        return None
 
 
 def read_document(path: Path, limit: int = MAX_BYTES) -> Document:
@@ -140,12 +159,36 @@ class IdentityFolder:
         """Write ``text`` to ``path``, its current version kept in ``history/`` first; returns that copy."""
         kept = None
         if path.exists():
-            stamp = (now or now_utc()).strftime("%Y%m%dT%H%M%S%fZ")
+            stamp = _utc(now).strftime(STAMP)
             self.history_dir.mkdir(parents=True, exist_ok=True)
             kept = self.history_dir / f"{path.stem}.{stamp}{path.suffix}"
             atomic_write(kept, path.read_bytes())  # never a cut version in the history
         atomic_write(path, text.rstrip() + "\n")
+        if path == self.image_path:
+            self.compact(path.stem, now)
         return kept
+
+    def compact(self, name: str, now: datetime | None = None) -> list[Path]:
+        """Thin out the earlier versions of ``name``: those replaced in the last 30 days stay, and of
+        older ones the last replaced in each month (UTC); a file whose name holds no time is left.
+        Returns the files removed (a removal that fails is logged and tried again next time)."""
+        cutoff = _utc(now).replace(tzinfo=None) - KEEP_ALL
+        last_of_month: dict[tuple[int, int], Path] = {}
+        removed = []
+        for path in self.history(name):  # oldest first: a later one of the month replaces the earlier
+            when = _replaced_at(path)
+            if when is None or when > cutoff:
+                continue
+            month = (when.year, when.month)
+            earlier = last_of_month.get(month)
+            last_of_month[month] = path
+            if earlier is not None:
+                try:
+                    earlier.unlink()
+                    removed.append(earlier)
+                except OSError as e:
+                    log.warning("Engram: an old self-image version (%s) could not be removed: %s", earlier, e)
+        return removed
 
     def history(self, name: str) -> list[Path]:
         """Earlier versions of ``self`` or ``self-image``, oldest first."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from .chat import ChatModel
 from .clock import age
 from .consolidation.prompt import language, templates
+from .display import flat
 from .identity import FOLDER, atomic_write
 from .leaks import PrivateDetails, leaks, names_to_leave_out
 from .model import aware, now_utc
@@ -94,9 +95,9 @@ def sentence(state: InnerState, *, owner_private: bool) -> str:
     """One sentence for the injected block; what is on its mind only in the owner's private chat."""
     energy = "tired" if state.energy < 0.3 else "lively" if state.energy >= 0.7 else "steady"
     feel = "low" if state.valence < -0.3 else "bright" if state.valence > 0.3 else "even"
-    out = f"How you feel: {state.mood} (spirits {feel}, energy {energy})."
-    if owner_private and state.on_mind:
-        out = out[:-1] + f"; on your mind lately: {state.on_mind}"
+    out = f"How you feel: {flat(state.mood)} (spirits {feel}, energy {energy})."
+    if owner_private and flat(state.on_mind):  # one line, whatever the model or a hand edit wrote
+        out = out[:-1] + f"; on your mind lately: {flat(state.on_mind)}"
     return out
 
 

@@ -125,10 +125,11 @@ def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
     return out
 
 
-def fit_identity(identity: str, budget: int) -> str:
-    """The identity document within ``IDENTITY_SHARE`` of the budget: whole, or its beginning cut at a
-    line or sentence end and marked with "…" (it is the bot's identity: it always goes in)."""
-    room = max(1, int(budget * IDENTITY_SHARE))
+def fit_identity(identity: str, budget: int, share: float = IDENTITY_SHARE) -> str:
+    """The identity document within ``share`` of the budget: whole, or its beginning cut at a line or
+    sentence end and marked with "…" (it is the bot's identity: it always goes in; the self-image is
+    fitted the same way to its own share)."""
+    room = max(1, int(budget * share))
     if budget_tokens(identity) <= room:
         return identity
     lo, hi = 0, len(identity)

@@ -5,8 +5,10 @@ It may be read in any chat (scope ``self``), so code checks it carries no privat
 The prompt lists the private names to leave out, so fewer answers are refused; the check decides.
 The memory (kind ``reflection``, scope ``self``, about the bot) gets a new superseding version
 first, then the file (its previous version to ``identity/history/``); a stop between the two is
-repaired at the next open (``self_image_file``). Its sources are the diaries' episodes, so forgetting
-one of them takes the self-image along the provenance chain, like the diary itself.
+repaired at the next open (``self_image_file``). The current version cites the diaries' episodes (the
+why the dashboard shows); an earlier version keeps its text but no sources (it would cite each line
+seven times more than its diary does: most of the store's growth). A forget that reaches a diary
+takes every version of the self-image (``forgetting``), as when each version cited its lines.
 """
 
 from __future__ import annotations
@@ -25,15 +27,14 @@ from .diary_files import data_folder, diary_day
 from .engram import Engram
 from .identity import IdentityFolder
 from .leaks import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
-from .model import SELF, Memory, aware, now_utc
+from .model import SELF, Memory, aware, next_version, now_utc
 from .replies import json_object, text_field
 from .scopes import SELF as SELF_SCOPE
-from .self_image_file import KIND, current_self_image, done, finish_self_image, note_pending
+from .self_image_file import DIARIES, KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")
 
 MAX_IMAGE = 1500  # characters
-DIARIES = 7  # recent entries it is written from
 NOTHING = {"en": "(nothing yet)", "zh": "（还没有）"}
 
 
@@ -78,8 +79,11 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     old = await current_self_image(engram)
     sources = tuple(sorted({s for d in recent for s in d.sources}))
     note_pending(folder, old)  # the memory first, then the file (``self_image_file``)
-    if old is not None and old.id is not None:
-        mid = await engram.update(old.id, text, sources=sources)
+    if old is not None and old.id is not None:  # made ``now`` (the forget's reach counts from it)
+        at = aware(now or now_utc())
+        [mid] = await engram.commit_memories(
+            [(next_version(old, at, text=text, sources=sources, valid_from=at, valid_to=None), old.id)], {})
+        await _unlink_earlier(engram, mid)
     else:
         mid = await engram.add_memory(Memory(text=text, scope=SELF_SCOPE, kind=KIND, subjects=(SELF,),
                                              sources=sources, importance=0.5,
@@ -87,6 +91,14 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     kept = ids.replace(ids.image_path, text, now)
     done(folder)
     return SelfImageResult("written", text, mid, kept)
+
+
+async def _unlink_earlier(engram: Engram, current: int) -> None:
+    """The earlier versions' sources dropped (all of them: a run stopped before this, or a store
+    written before session 12, is made up for)."""
+    earlier = [i for i in await engram.store.all_versions([current]) if i != current]
+    if earlier and await engram.store.source_ids(earlier):
+        await engram.store.drop_sources(earlier)
 
 
 def _day(folder: Path, diary: Memory) -> str:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("engram.self_image")
 
 KIND = "reflection"
+DIARIES = 7  # recent diaries a self-image is written from
 PENDING = ".self-image-pending.json"
 
 

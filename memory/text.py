@@ -83,6 +83,16 @@ def words(text: str) -> list[str]:
     return out
 
 
+# spaces and the characters that show nothing: zero-width ones, direction marks, soft hyphen, fillers
+_INVISIBLE = re.compile(r"[\s\u00ad\u034f\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+                        r"\u3164\ufeff\uffa0]+")
+
+
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only spaces and invisible characters ("\\u200b")."""
+    return not _INVISIBLE.sub("", text)
+
+
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a Chinese character (a run ``words`` cuts with jieba)."""
     return _ANY_CJK.search(text) is not None

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from .errors import InvalidInputError
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
 from .scopes import parse_scope
-from .text import MAX_TEXT, cap
+from .text import MAX_TEXT, blank, cap
 
 log = logging.getLogger("engram")
 
@@ -71,7 +71,7 @@ def _check_episode_fields(ep: Episode) -> None:
 def checked_memory(m: Memory) -> Memory:
     if not isinstance(m, Memory):
         raise InvalidInputError(f"expected a Memory, got {type(m).__name__}")
-    if not isinstance(m.text, str) or not m.text.strip():
+    if not isinstance(m.text, str) or blank(m.text):  # nothing visible: an empty-looking memory
         raise InvalidInputError("a memory needs some text", code="no_text")
     if m.status not in MEMORY_STATUSES:
         raise InvalidInputError(f"unknown memory status {m.status!r}: use {', '.join(MEMORY_STATUSES)}")

@@ -302,8 +302,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "job_skipped": ("skipped batches: {n}", "跳过的批次：{n}"),
     "job_shown": ("last run {last}; in all {total}", "最近一次 {last}；累计 {total}"),
     "kept_for_later": (
-        "The lines the model could not read are kept and tried again later.",
-        "模型没能读懂的消息都留着，稍后再试。",
+        "The lines of the failed calls are not lost: they are tried again later.",
+        "调用失败的那些消息没有丢，稍后会再试。",
     ),
     "new_elsewhere": (
         "({n} new memories of other places not shown here)",
@@ -343,6 +343,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "diary_not_owner": (
         "Engram: the diary is the owner's; ask in your private chat with the bot.",
         "Engram：日记仅主人私聊可见；请在你和机器人的私聊里查看。",
+    ),
+    "diary_no_owner": (
+        "Engram: the diary is for the bot's owner alone; until one is configured no chat shows it. It is "
+        "kept in diary/<date>.md in Engram's data folder and on the dashboard's Diary page.",
+        "Engram：日记只给机器人的主人看；配置主人之前，任何聊天里都看不到。它保存在 Engram 数据文件夹的 "
+        "diary/日期.md 里，也可以在管理面板的“日记”页查看。",
     ),
     "diary_off": (
         "Engram: the diary job is not running (diary_enabled is off, or the jobs did not start).",

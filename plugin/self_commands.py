@@ -90,7 +90,10 @@ async def _reject(ctx: CommandContext, args: str) -> str:
 @COMMANDS.command("diary", "usage_diary", "sub_diary")
 async def _diary(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx) or not ctx.audience.owner_private:
-        return ctx.say("diary_not_owner") + ctx.owner_hint()
+        hint, s = ctx.owner_hint(), ctx.service.settings
+        if hint and not s.owner_ids and not s.owner_private_spaces:  # an admin's private chat, no owner
+            return ctx.say("diary_no_owner") + hint
+        return ctx.say("diary_not_owner") + hint
     jobs = ctx.service.self_jobs
     if jobs is None:
         return ctx.say("diary_off")

@@ -47,7 +47,7 @@ class SelfJobs:
             self.jobs.scheduler.trigger(SELF_IMAGE)
 
     async def end_days(self, **_: Any) -> DaysReport:
-        """The diary job: every finished day's missing diary (at most 7), then the inner state."""
+        """The diary job: every finished day's missing diary (``memory.days``), then the inner state."""
         async with self.service.days_lock.hold(DIARY_TURN):
             report = await end_days(await self.service.memory(), self.service.providers.chat_model(),
                                     self.day_settings(), folder=self.service.data_dir, now=self.clock())

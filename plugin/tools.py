@@ -16,7 +16,7 @@ from ..memory.display import cut
 from ..memory.model import now_utc
 from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
-from ..memory.text import budget_tokens
+from ..memory.text import blank, budget_tokens
 from .echo import TOOL_HEAD
 from .events import actor_of, parse_message
 from .service import EngramService
@@ -43,7 +43,7 @@ def text_arg(name: str, value: Any, limit: int, required: bool = True) -> str:
     if not isinstance(value, str):
         raise ToolArgError(f"error: {name} must be a string, not {type(value).__name__}")
     value = value.strip()
-    if required and not value:
+    if required and blank(value):
         raise ToolArgError(f"error: {name} must not be empty")
     if len(value) > limit:
         raise ToolArgError(f"error: {name} is too long ({len(value)} characters, at most {limit})")

@@ -1,5 +1,6 @@
-"""The jobs of the bot's days: the diary (checked hourly, so it runs soon after the boundary hour and
-writes the days missed while stopped, at most the last 7, once at start) and the self-image after it."""
+"""The jobs of the bot's days: the diary (checked hourly, so it runs soon after the boundary hour and,
+once at start, writes every day missed while stopped, at most 14 a run: ``memory.days``) and the
+self-image after it."""
 
 from __future__ import annotations
 

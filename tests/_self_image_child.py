@@ -50,6 +50,7 @@ async def main(path: str, text: str) -> None:
     eng = await Engram.open(path, NoEmbedder(), background=False)
     Engram.update = pausing("memory", Engram.update)  # type: ignore[method-assign]
     Engram.add_memory = pausing("memory", Engram.add_memory)  # type: ignore[method-assign]
+    Engram.commit_memories = pausing("memory", Engram.commit_memories)  # type: ignore[method-assign]
     IdentityFolder.replace = pausing("file", IdentityFolder.replace)  # type: ignore[method-assign]
     await write_self_image(eng, ScriptedChat(json.dumps({"self_image": text})), folder=Path(path).parent)
     os.write(1, b"done\n")

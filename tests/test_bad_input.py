@@ -49,6 +49,14 @@ async def test_empty_text_is_refused(engram: Engram, text: str) -> None:
     assert (await engram.stats())["episodes"] == 0
 
 
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u2060 \ufeff", "\u202e\u200d\n"])
+async def test_a_memory_of_only_invisible_characters_is_refused(engram: Engram, text: str) -> None:
+    """"\\u200b" was kept as a memory that shows as nothing (and the tool answered "Remembered")."""
+    with pytest.raises(InvalidInputError, match="needs some text"):
+        await engram.add_memory(Memory(text=text, scope="public"))
+    assert (await engram.stats())["memories"] == 0
+
+
 async def test_an_episode_needs_a_space(engram: Engram) -> None:
     with pytest.raises(InvalidInputError, match="space"):
         await engram.record(Episode(space=" ", content="hello"))

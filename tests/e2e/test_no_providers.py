@@ -58,7 +58,7 @@ async def test_the_first_mem_commands_answer(bare_bot) -> None:
 async def test_mem_consolidate_says_there_is_no_chat_model(bare_bot) -> None:
     said = (await bare_bot.send("/mem consolidate", ADMIN)).text
     assert NO_MODEL in said, said
-    assert "0 added" in said and "kept" in said, said
+    assert "0 added" in said and "not lost" in said, said
 
 
 async def test_k_new_lines_start_a_consolidation_that_logs_why_it_did_nothing(bare_bot, caplog) -> None:

@@ -232,7 +232,7 @@ async def test_the_job_lines_of_stats_and_a_failed_consolidation_are_said_in_chi
     finally:
         await jobs.stop()
     assert said == ("整理完成：新增 0 条，更新 0 条，来自 0 条消息，调用模型 1 次；失败 模型不可用 1。\n"
-                    "模型没能读懂的消息都留着，稍后再试。"), said
+                    "调用失败的那些消息没有丢，稍后会再试。"), said  # was: the model could not read them
     svc, jobs, _, _ = await lived_in(make_service, "zh")  # its self-image job failed: the model's answer
     try:
         stats = await mem(svc, "mem stats")

@@ -108,6 +108,7 @@ async def test_an_about_of_a_bare_at_sign_names_no_one(make_service: MakeService
 @pytest.mark.parametrize("text, about, error", [
     (["a"], "", "error: text must be a string, not list"),
     ("  ", "", "error: text must not be empty"),
+    ("\u200b\u2060\ufeff ", "", "error: text must not be empty"),  # invisible: was "Remembered (m1)"
     ("x" * 2001, "", "error: text is too long (2001 characters, at most 2000)"),
     ("fine", 7, "error: about must be a string, not int"),
 ])

@@ -553,6 +553,7 @@ async def problems(soak: Soak) -> list[str]:
     undo = patch_now(soak.clock)
     try:
         out += await _diaries(soak, e)
+        out += await _self_image(soak, e)
         out += await _early_fact(soak, e)
         out += await _fading(soak, e)
     finally:
@@ -653,6 +654,22 @@ async def _diaries(soak: Soak, e: Engram) -> list[str]:
         out.append(f"{refused} self-images refused")
     if status.get(DIARY, {}).get("stats", {}).get("failed.diary"):
         out.append("the last diary run failed")
+    return out
+
+
+async def _self_image(soak: Soak, e: Engram) -> list[str]:
+    """Its history bounded (the last 30 days' versions, then one a month) and only its current
+    version citing lines (each line was cited by seven versions besides its diary)."""
+    out = []
+    history = list((soak.folder / "identity" / "history").glob("self-image.*.md"))
+    if len(history) > 30 + len(soak.days) // 28 + 2:
+        out.append(f"{len(history)} earlier self-images kept after {len(soak.days)} days")
+    ids = await e.store.memory_ids_of_kind("reflection")
+    if ids:
+        earlier = [i for i in await e.store.all_versions(ids) if i not in ids]
+        cited = await e.store.source_ids(earlier)
+        if cited:
+            out.append(f"{len(cited)} source rows of {len(earlier)} earlier self-images")
     return out
 
 

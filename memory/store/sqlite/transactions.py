@@ -128,6 +128,11 @@ class Transactions(Connections):
         async with self.transaction() as tx:
             return await tx.add_memory(memory, supersedes=supersedes)
 
+    async def drop_sources(self, memory_ids: Sequence[int]) -> None:
+        """Unlink memories from their source episodes, their text kept (see ``SQLiteWrites``)."""
+        async with self.transaction() as tx:
+            await tx.drop_sources(memory_ids)
+
     async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
         """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
         async with self.transaction() as tx:

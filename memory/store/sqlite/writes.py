@@ -209,6 +209,13 @@ class SQLiteWrites:
         self.changes.append(MemoryAdded(mid, m.scope, m.status, word_count(words), supersedes))
         return mid
 
+    async def drop_sources(self, memory_ids: Sequence[int]) -> None:
+        """Unlink ``memory_ids`` from the episodes they were drawn from; their text stays (a superseded
+        self-image's: the current version keeps the why, and a forget of a diary takes them all)."""
+        for chunk in chunks(list(map(int, memory_ids))):
+            sql, vals = in_list(chunk)
+            await self._writer.execute(f"DELETE FROM sources WHERE memory_id IN {sql}", vals)
+
     async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
         """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place;
         ``created_at`` only to redate what a wrong clock dated (``metabolism.fade``)."""
