@@ -10,6 +10,7 @@ from .errors import (
     ErasedMeanwhile,
     InvalidInputError,
     InvalidScopeError,
+    StoreDamaged,
     StoreError,
     StoreUnwritable,
     UnknownIdError,
@@ -31,6 +32,6 @@ __all__ = [
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
-    "StoreUnwritable", "Store", "UnknownIdError", "make_embedder", "narrow_scope", "open_store",
-    "parse_scope", "space_scope", "visibility",
+    "StoreDamaged", "StoreUnwritable", "Store", "UnknownIdError", "make_embedder", "narrow_scope",
+    "open_store", "parse_scope", "space_scope", "visibility",
 ]

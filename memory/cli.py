@@ -27,6 +27,7 @@ from .display import flat, visible
 from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from .engram import Engram
 from .errors import EngramError, InvalidInputError
+from .kept import KeptJournal, kept_path
 from .model import Audience, Episode, Hit, Memory
 from .recall.features import COLUMNS
 from .scopes import OWNER, parse_scope, space_scope
@@ -278,7 +279,19 @@ async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
     print(f"forgot {len(done.memories)} memory rows (every version){extra}")
 
 
+def _kept_first(db: str) -> None:
+    """A forget of a person or a place would miss the messages the bot keeps beside the store until
+    it can be written (``kept.py``), and they would come back once written: refused meanwhile."""
+    if waiting := KeptJournal(kept_path(Path(db))).count:
+        raise InvalidInputError(
+            f"{waiting} messages the bot kept in {kept_path(Path(db))} while the store could not be written "
+            "are not in it yet, and this forget would not reach them; nothing was forgotten. Run it again "
+            "once the bot has written them (as soon as the store can be written; a damaged store: at the "
+            "bot's first start after it is repaired or replaced)")
+
+
 async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
+    _kept_first(args.db)
     people = [args.person] if ":" in args.person else await e.people_named(args.person)
     if len(people) > 1:
         raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
@@ -287,6 +300,7 @@ async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
+    _kept_first(args.db)
     done = await e.forget_place(args.space)
     print(f"forgot the place {args.space}: {done.summary()}")
 

@@ -34,6 +34,7 @@ from .heap import release_free_heap
 from .index import Indexes
 from .index.vectors import VectorIndex
 from .indexing import Indexer
+from .kept import KeptJournal, record_kept
 from .merging import MergeReport, MergeSettings, merge_duplicates
 from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
 from .model import Audience, Episode, Hit, Memory, next_version, possible_ids
@@ -133,6 +134,11 @@ class Engram(NameLookups):
         """Wait until every queued episode is committed."""
         await self.recorder.flush()
 
+    async def record_kept(self, journal: KeptJournal) -> int:
+        """Write the messages kept in ``journal`` while the store could not take them (``kept.py``),
+        in order and once, then clear it; returns how many were written."""
+        return await record_kept(self.recorder, journal)
+
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, memory: Memory) -> int:
         """Store a memory; returns its id."""
@@ -151,8 +157,13 @@ class Engram(NameLookups):
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
         changes.setdefault("valid_to", None)
+        scope = parse_scope(changes.pop("scope")) if "scope" in changes else None
         new = next_version(old, now, text=old.text if text is None else text, **changes)
-        mid = await self.store.add_memory(checked_memory(new), supersedes=memory_id)
+        async with self.store.transaction() as tx:  # the new version keeps the scope as it is then
+            mid = await tx.add_memory(checked_memory(new), supersedes=memory_id)
+            if scope is not None:  # a scope covers the whole history (as ``set_scope``)
+                for version in await tx.all_versions([mid]):
+                    await tx.set_memory_fields(version, scope=scope)
         self.indexer.kick()
         return mid
 
@@ -187,9 +198,8 @@ class Engram(NameLookups):
         scopes.narrow_scope): a scope covers a memory's history, so no old version stays behind."""
         scope = parse_scope(scope)
         await self.get(memory_id)
-        versions = await self.store.versions(memory_id)
-        async with self.store.transaction() as tx:  # all of them or none
-            for version in versions:
+        async with self.store.transaction() as tx:  # all of them or none; listed under the write lock,
+            for version in await tx.all_versions([memory_id]):  # so a version committed meanwhile too
                 await tx.set_memory_fields(version, scope=scope)
 
     async def forget(self, ids: Sequence[int], *, with_sources: bool = False, dry_run: bool = False

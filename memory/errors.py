@@ -44,6 +44,13 @@ class StoreUnwritable(StoreError):
     the write was stored, and the same write may be tried again once it can be."""
 
 
+class StoreDamaged(StoreError):
+    """The check in the background found the open store damaged: nothing more is written to it."""
+
+    code = "store_damaged_open"
+    final = True  # no retry can succeed (the background indexer stops instead of retrying)
+
+
 class ErasedMeanwhile(EngramError):
     """What a write was drawn from was hard-forgotten meanwhile; nothing was written."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
-from .errors import StoreError
+from .errors import StoreError, StoreUnwritable
 from .model import Episode
 from .store import Store
 from .text import prepare_episode
@@ -50,6 +50,20 @@ class Recorder:
         self._written()
         return ids
 
+    async def record_kept(self, records: Sequence[Episode | None], cursor: str) -> list[int]:
+        """Write a journal's kept messages (``kept.py``; numbered from 1, None: one that could not be
+        read) in one transaction that also moves the journal's ``cursor`` to the last number; those
+        the cursor says the store holds already (a kill after that commit, before the journal was
+        cleared) are skipped."""
+        async with self.store.transaction() as tx:
+            done = await tx.cursor(cursor)
+            eps = [checked_episode(e) for e in records[done:] if e is not None]
+            ids = await tx.add_episodes(eps, [prepare_episode(e) for e in eps]) if eps else []
+            await tx.set_cursor(cursor, max(done, len(records)))
+        if ids:
+            self._written()
+        return ids
+
     async def flush(self) -> None:
         """Wait until every queued episode is committed."""
         while self._flusher is not None and not self._flusher.done():
@@ -61,6 +75,9 @@ class Recorder:
             try:
                 ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
+                if isinstance(e, StoreUnwritable):  # what waits behind this batch fails with it: a
+                    batch, self._queue = batch + self._queue, []  # later one that fits in the room
+                    # left would be stored before it (the caller keeps them all and writes them in order)
                 if isinstance(e, StoreError):  # unwritable or found damaged: each caller hears of it
                     # (the plugin logs it once)
                     log.debug("recording %d episodes failed: %s", len(batch), e)

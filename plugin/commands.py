@@ -230,6 +230,8 @@ async def _stats(ctx: CommandContext, args: str) -> str:
     else:  # every count the line names: 0 when the store has none
         counts = {**dict.fromkeys(STATS, 0), "embedder": None, **await mem.stats()}
         key, hint = "stats_all", ""
+        if kept := ctx.service.recording.pending:  # the store could not take them (full, damaged)
+            hint = "\n" + ctx.say("stats_kept", n=kept, file=ctx.service.recording.journal.path.name)
     head = ctx.say(key, **{**counts, "space": ctx.audience.space}) + hint
     return fit_lines([head, *jobs], ctx.lang, ctx.say("rest_dashboard"))
 

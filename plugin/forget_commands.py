@@ -80,6 +80,9 @@ async def _forget_place(ctx: CommandContext, args: str) -> str:
 async def _confirm(ctx: CommandContext, args: str) -> str:
     if not args.strip():
         raise UsageError("")
+    await ctx.service.flush()  # messages kept while the store could not take them go in first, so
+    if kept := ctx.service.recording.pending:  # the forget reaches them; else it waits (code kept)
+        return ctx.say("confirm_kept", n=kept)
     try:
         pending = ctx.service.confirmations.take(args, chat_of(ctx.event), str(ctx.event.get_sender_id()))
     except ConfirmError as e:

@@ -114,6 +114,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
         "条）。此处：{space}（主人私聊）",
     ),
+    "stats_kept": (
+        "{n} messages said while the store could not be written are kept in {file}; they are recorded "
+        "as soon as it can be (a damaged store: at the first start after it is repaired or replaced)",
+        "有 {n} 条消息在存储无法写入时暂存在 {file}；一旦能写入就会记录（存储损坏时：在修复或替换后的"
+        "首次启动时）",
+    ),
     "hit": (
         "{key} score {score} ({features}) {when}: {text}",
         "{key} 得分 {score}（{features}）{when}：{text}",
@@ -250,6 +256,13 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "erase_place": ("the place {space}: {summary}", "地点 {space} 的一切：{summary}"),
     "confirm_failed": ("Engram: {error}. Nothing was forgotten.", "Engram：{error}。什么也没有忘记。"),
+    "confirm_kept": (
+        "Engram: nothing was forgotten yet: messages said while the store could not be written ({n}) are "
+        "still waiting to be written, and a forget now would not reach them; try again once they are "
+        "(the same code works until it expires)",
+        "Engram：还没有忘记任何内容：存储无法写入时说的消息（{n} 条）还在等待写入，现在忘记会漏掉它们；"
+        "等它们写入后再试（验证码在过期前仍然有效）",
+    ),
     "confirm_unknown": ("no pending confirmation with code {code}", "没有等待确认的验证码 {code}"),
     "confirm_elsewhere": (
         "that code was given in another chat (or to someone else); ask again here",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
+from ..memory.kept import kept_path
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
@@ -72,7 +73,7 @@ class EngramService:
         self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
         self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
-        self.recording = RecordingQueue(self.memory, self.episode_listeners)
+        self.recording = RecordingQueue(self.memory, self.episode_listeners, kept_path(self.path))
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
         self.days_lock = DaysLock()  # the diary and self-image jobs and forgets take turns
@@ -120,6 +121,7 @@ class EngramService:
                 self._opening = None
                 assert self.engram is not None
                 self.engram.after_forget.append(self._after_forget)
+                self.recording.opened()  # messages kept while the store could not take them
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)

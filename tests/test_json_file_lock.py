@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from astrbot_plugin_engram.memory.diary_files import REWRITE_FILE, rewrite_later, rewrites_pending, rewritten
-from astrbot_plugin_engram.memory.file_lock import lock_path
+from astrbot_plugin_engram.memory.file_lock import lock_path, locked
 from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write, temporaries
 from astrbot_plugin_engram.memory.proposals import PROPOSALS_FILE, Proposals
 
@@ -58,3 +59,39 @@ def test_the_lock_file_is_no_cut_write_and_outlives_the_file(tmp_path: Path) -> 
     assert not path.exists() and lock_path(path).exists()
     rewrite_later(tmp_path, [date(2026, 1, 2)])
     assert json.loads(path.read_text("utf-8")) == {"days": ["2026-01-02"]}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl.flock on Windows: no lock there")
+def test_a_change_inside_a_change_of_the_same_file_goes_on_and_other_threads_still_wait(
+        tmp_path: Path) -> None:
+    """Today no change of these files calls another under its lock (proposals.py, diary_files.py);
+    one that did (a helper reused under the lock) hung its thread for ever: a second flock on a new
+    descriptor waits for the first, held by the same thread. Now it goes on, and the lock still
+    keeps another thread (and process) out until the outer change ends."""
+    path = tmp_path / "identity" / PROPOSALS_FILE
+    order: list[str] = []
+    inner_done, outer_may_end = threading.Event(), threading.Event()
+
+    def nested() -> None:
+        with locked(path):
+            with locked(path):  # the same file again, in the same thread
+                order.append("inner")
+            inner_done.set()
+            outer_may_end.wait(10)
+            order.append("outer ends")
+
+    def other() -> None:
+        with locked(path):
+            order.append("other")
+
+    first = threading.Thread(target=nested, daemon=True)
+    first.start()
+    assert inner_done.wait(5), "a change inside a change of the same file waited for itself"
+    second = threading.Thread(target=other, daemon=True)
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # kept out while the outer change holds the lock
+    outer_may_end.set()
+    first.join(5)
+    second.join(5)
+    assert order == ["inner", "outer ends", "other"]

@@ -264,6 +264,8 @@ async def test_finished_writes_are_not_kept_without_a_flush(service) -> None:
 
 async def test_a_store_that_cannot_open_is_said_once_in_full_then_its_recovery(
         make_service: MakeService, caplog: pytest.LogCaptureFixture) -> None:
+    """The lines said while it could not open were lost; now they are kept beside it (``-kept``) and
+    written, before the newer one, once a store opens there."""
     svc = make_service()
     svc.path.parent.mkdir(parents=True, exist_ok=True)
     svc.path.write_bytes(b"not a database, " * 512)  # a file that is not SQLite: every open fails
@@ -273,11 +275,13 @@ async def test_a_store_that_cannot_open_is_said_once_in_full_then_its_recovery(
         await svc.flush()
         loud = [r for r in caplog.records if r.levelno >= logging.WARNING and "record" in r.getMessage()]
         assert len(loud) == 1 and loud[0].exc_info is not None  # once, with its traceback, not 3 times
-        assert "messages are not being recorded" in loud[0].getMessage()
+        assert "messages are not being recorded" in loud[0].getMessage() and "kept in" in loud[0].getMessage()
         svc.path.unlink()  # the owner moves the broken file away
-        svc.record_message(event("kept line", "u1"))
-        assert [e.content for e in await episodes(svc)] == ["kept line"]
+        svc.record_message(event("new line", "u1"))
+        assert [e.content for e in await episodes(svc)] == ["lost line 0", "lost line 1", "lost line 2",
+                                                            "new line"]
     assert "messages are recorded again (3 failed meanwhile)" in caplog.text
+    assert "3 kept messages written" in caplog.text
 
 
 async def test_a_store_found_damaged_while_running_is_said_once_not_per_message(
@@ -370,3 +374,33 @@ async def test_messages_said_while_the_data_folder_is_read_only_are_kept_until_i
         said = [e.content for e in await episodes(svc)]
         await svc.close()
     assert said == ["before", "while read-only 0", "while read-only 1", "while read-only 2", "after"]
+
+
+async def test_a_message_whose_write_was_under_way_when_the_disk_filled_keeps_its_place(
+        service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long message's commit fails for want of room while a short one said just after it waits for
+    the next commit, which fits in the room left in the file's pages: the short one was stored, and
+    the long one written after it once there was room, so the two were stored out of order."""
+    service.record_message(event("before", "u1"))
+    await service.flush()
+    store = (await service.memory()).store
+    real_add, started, gate = store.add_episodes, asyncio.Event(), asyncio.Event()
+
+    async def first_held_at_its_commit(*args: Any, **kw: Any) -> Any:
+        if not started.is_set():
+            started.set()
+            await gate.wait()
+        return await real_add(*args, **kw)
+
+    monkeypatch.setattr(store, "add_episodes", first_held_at_its_commit)
+    await disk_full(service, True)
+    service.record_message(event("long " + "words " * 3000, "u1"))
+    await asyncio.wait_for(started.wait(), 5)
+    service.record_message(event("short", "u1"))  # queued behind the long one's commit
+    for _ in range(20):
+        await asyncio.sleep(0)
+    gate.set()
+    await service.flush()
+    await disk_full(service, False)
+    service.record_message(event("after", "u1"))
+    assert [e.content.split(" ")[0] for e in await episodes(service)] == ["before", "long", "short", "after"]

@@ -307,9 +307,9 @@ async def test_second_vectors_are_kept_compact_per_model_and_read_back_in_pages(
 
 async def test_memories_to_embed_carry_scope_and_status(store: Store) -> None:
     old = await store.add_memory(Memory("v1", "self"))
-    new = await store.add_memory(Memory("v2", "owner"), supersedes=old)
+    new = await store.add_memory(Memory("v2", "owner"), supersedes=old)  # a version keeps the scope
     rows = await store.items_to_embed("m", 0, 10)
-    assert rows == [EmbedRow(old, "self", "superseded", "v1"), EmbedRow(new, "owner", "active", "v2")]
+    assert rows == [EmbedRow(old, "self", "superseded", "v1"), EmbedRow(new, "self", "active", "v2")]
 
 
 # ---- browsing (the dashboard) -----------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from ...errors import StoreError
+from ...errors import StoreDamaged, StoreError
 
 log = logging.getLogger("engram.store")
 
@@ -29,13 +29,6 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     if code is not None:
         return code & 0xFF in DAMAGE_CODES
     return "malformed" in str(e) or "not a database" in str(e)
-
-
-class StoreDamaged(StoreError):
-    """The check in the background found the open store damaged: nothing more is written to it."""
-
-    code = "store_damaged_open"
-    final = True  # no retry can succeed (the background indexer stops instead of retrying)
 
 
 def _recover(path: Path) -> str:

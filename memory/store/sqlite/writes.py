@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -167,11 +167,16 @@ class SQLiteWrites(SideWrites):
 
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, m: Memory, *, supersedes: int | None = None) -> int:
-        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
+        """Insert a memory (or a new version superseding ``supersedes``) with its sources.
+
+        A new version takes the scope its memory has now, read under the write lock, not the one in
+        ``m`` (read before, maybe seconds before: a model's answer): a scope change committed
+        meanwhile (``/mem scope``) is never undone (``Engram.update(scope=...)`` changes one)."""
         db = self._writer
         root = None
         if supersedes is not None:
-            async with db.execute("SELECT root, status FROM memories WHERE id = ?", (supersedes,)) as cur:
+            async with db.execute("SELECT root, status, scope FROM memories WHERE id = ?",
+                                  (supersedes,)) as cur:
                 row = await cur.fetchone()
             if row is None:
                 raise UnknownIdError(f"no memory with id {supersedes}", code="no_memory", id=supersedes)
@@ -179,6 +184,7 @@ class SQLiteWrites(SideWrites):
                 raise UnknownIdError(f"memory {supersedes} was already superseded", code="memory_superseded",
                                      id=supersedes)
             root = row[0]
+            m = replace(m, scope=row[2])
             # valid_to: when we learned otherwise (the new version's valid_from, else its creation)
             await db.execute(
                 "UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, ?) WHERE id = ?",
