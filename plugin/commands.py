@@ -21,10 +21,7 @@ from astrbot.api.message_components import Plain
 from ..memory import (
     Audience,
     EngramError,
-    Episode,
-    Hit,
     Memory,
-    UnknownIdError,
     space_scope,
     visibility,
 )
@@ -44,6 +41,7 @@ from .command_args import (
     scope_arg,
     split_command,
 )
+from .command_reach import hit_line, reachable, reachable_episode
 from .command_text import SOURCES_CHARS, WHOLE_CHARS, fit_lines, short, shown_whole
 from .events import COMMAND, platform_of
 from .forget_counts import erased_here, seen_part
@@ -177,42 +175,6 @@ def _text(lang: str, text: str) -> str:
 
 
 COMMANDS = Registry()
-
-
-async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
-    """The episode, if it was said in this chat or this is the owner's private chat; else 'no episode'."""
-    mem = await ctx.service.memory()
-    try:
-        ep = await mem.get_episode(episode_id)
-    except UnknownIdError:
-        ep = None
-    if ep is None or not ctx.sees_episode(ep.space):
-        raise Refused("no_episode_here", id=episode_id)
-    return ep
-
-
-async def reachable(ctx: CommandContext, memory_id: int) -> Memory:
-    """The memory, if this chat may see it or this is the owner's private chat; else 'no memory'.
-
-    A memory's scope covers all its versions: an old version is reachable exactly when every version
-    of it is (moving a memory moves its history), so no version tells a chat about a newer one.
-    """
-    mem = await ctx.service.memory()
-    try:
-        m = await mem.get(memory_id)
-        versions = await mem.history(memory_id)
-    except UnknownIdError:
-        m, versions = None, []
-    if m is None or not all(ctx.sees_memory(v.scope) for v in versions):
-        raise Refused("no_memory_here", id=memory_id)
-    return m
-
-
-def hit_line(h: Hit, ctx: CommandContext) -> str:
-    top = sorted(((k, v) for k, v in h.features.items() if v), key=lambda kv: -abs(kv[1]))[:3]
-    feats = ", ".join(f"{word(ctx.lang, 'feature', k)}={v:.2f}" for k, v in top)
-    return ctx.say("hit", key=h.key, score=f"{h.score:.2f}", features=feats, when=ctx.when(h.time),
-                   text=quoted(short(h.text)))
 
 
 @COMMANDS.command("help", "usage_help", "sub_help")
