@@ -55,18 +55,21 @@ class MetabolismSettings:
 
 
 def faded(strength: float | np.ndarray, since: float | np.ndarray, now: float, days: float) -> np.ndarray:
-    """The strength now of a memory whose strength was ``strength`` at ``since`` (seconds)."""
-    return np.asarray(strength) * 0.5 ** (np.maximum(0.0, now - np.asarray(since, np.float64)) / DAY / days)
+    """The strength now of a memory whose strength was ``strength`` at ``since`` (seconds). A ``since``
+    before ``EARLIEST`` (made while the clock read 1970, not set yet) is no age: it counts from now, as
+    ``fade()`` redates it."""
+    since = np.asarray(since, np.float64)
+    if now >= EARLIEST.timestamp():
+        since = np.where(since < EARLIEST.timestamp(), now, since)
+    return np.asarray(strength) * 0.5 ** (np.maximum(0.0, now - since) / DAY / days)
 
 
 def strength_now(m: Memory, days: float, now: datetime | None = None) -> float:
     """``m``'s strength now: its stored strength faded from its last recall or its making, the later
     (as ``fade()`` and recall see it)."""
     recalled = aware(m.last_recalled).timestamp() if m.last_recalled else 0.0
-    since, t = max(recalled, aware(m.created_at).timestamp()), aware(now).timestamp()
-    if since < EARLIEST.timestamp() <= t:  # made while the clock read 1970: as fade() will redate it
-        since = t
-    return float(faded(m.strength, since, t, days))
+    since = max(recalled, aware(m.created_at).timestamp())
+    return float(faded(m.strength, since, aware(now).timestamp(), days))
 
 
 @dataclass
@@ -181,9 +184,7 @@ class Toucher:
         rows = []
         for i, (strength, since, status) in (await self.engram.store.strength_of(list(pending))).items():
             t, reactivate = pending[i]
-            if since < EARLIEST.timestamp() <= t:  # made at 1970 (a clock not set yet): not 56 years faded
-                since = t
-            now = float(faded(strength, since, t, days))
+            now = float(faded(strength, since, t, days))  # made at 1970: not 56 years faded
             new_status = "active" if reactivate and status == "archived" else status
             # a making dated far ahead (a wrong clock since set back) is no later recall
             last = max(t, since) if since <= t + AHEAD.total_seconds() else t

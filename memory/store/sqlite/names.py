@@ -23,6 +23,8 @@ def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
     """(place, title, time) of the latest titled episode of each place in a batch (``UPSERT_TITLES``)."""
     latest: dict[str, tuple[str, str, float]] = {}
     for ep in episodes:
+        if not ep.place_title:  # most lines (private chats, the bot's own): nothing to work out
+            continue
         t = aware(ep.time).timestamp()
         if ep.place_title.strip() and t >= latest.get(ep.space, ("", "", t))[2]:
             latest[ep.space] = (ep.space, ep.place_title.strip()[:TITLE_CHARS], t)
