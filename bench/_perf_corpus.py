@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from astrbot_plugin_engram.memory import Episode, Memory, space_scope
+from astrbot_plugin_engram.memory import Episode, Memory, place_scope
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.exists():  # the checkout may live elsewhere; the shared data sits beside it
@@ -98,7 +98,7 @@ def dialogue_queries(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def spaces() -> tuple[list[str], list[float]]:
+def places() -> tuple[list[str], list[float]]:
     """Every space with its share of the traffic (largest first within groups and privates)."""
     names = [f"qq:group:{1000 + i}" for i in range(GROUPS)]
     names += [f"qq:private:{5000 + i}" for i in range(PRIVATES)]
@@ -119,22 +119,22 @@ def _vary(rng: random.Random, line: Line, pool: list[Line]) -> str:
     return text
 
 
-def items(n: int, one_space: str | None = None, seed: int = 1) -> Iterator[Episode | Memory]:
+def items(n: int, one_place: str | None = None, seed: int = 1) -> Iterator[Episode | Memory]:
     """``n`` items in time order: ~95 % episodes over the skewed spaces, ~5 % memories."""
     rng = random.Random(seed)
     pool = _texts()
-    names, weights = spaces()
+    names, weights = places()
     t = datetime(2024, 1, 1, tzinfo=timezone.utc)
     for _ in range(n):
         t += timedelta(seconds=rng.expovariate(1 / 120))  # ~one message every two minutes overall
-        space = one_space or rng.choices(names, weights)[0]
+        place = one_place or rng.choices(names, weights)[0]
         line = pool[rng.randrange(len(pool))]
         if rng.random() < MEMORY_SHARE:
-            scope = rng.choice(("public", "self", "owner", space_scope(space), space_scope(space)))
+            scope = rng.choice(("public", "self", "owner", place_scope(place), place_scope(place)))
             yield Memory(text=_vary(rng, line, pool), scope=scope, created_at=t)
             continue
         bot = line.speaker == "bot"
-        actor = "self" if bot else f"qq:{zlib.crc32((space + line.speaker).encode())}"
-        yield Episode(space=space, content=_vary(rng, line, pool), actor=actor,
+        actor = "self" if bot else f"qq:{zlib.crc32((place + line.speaker).encode())}"
+        yield Episode(place=place, content=_vary(rng, line, pool), actor=actor,
                       actor_name="" if bot else line.speaker, time=t,
                       kind="message_out" if bot else "message_in")

@@ -72,15 +72,15 @@ def main() -> None:
         print(f"building a {a.size:,}-item store with {rev} ...", flush=True)
         built = worker(base_perf, root, "build", old, a.size, 0)
         shutil.copy(old, new)  # closed cleanly: the write-ahead log is empty
-        space = built["largest_space"]
+        place = built["largest_space"]
         rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
         for r in range(a.rounds):
             if a.shape == "plugin":
-                rows[rev].append(worker(HERE / "perf.py", root, "query", old, space, a.queries, "plugin"))
-                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries, "plugin"))
+                rows[rev].append(worker(HERE / "perf.py", root, "query", old, place, a.queries, "plugin"))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, place, a.queries, "plugin"))
             else:
-                rows[rev].append(worker(base_perf, root, "query", old, space, a.queries))
-                rows["this"].append(worker(HERE / "perf.py", None, "query", new, space, a.queries))
+                rows[rev].append(worker(base_perf, root, "query", old, place, a.queries))
+                rows["this"].append(worker(HERE / "perf.py", None, "query", new, place, a.queries))
             print(f"round {r + 1}: {rev} p50 {rows[rev][-1]['recall_p50_ms']:.1f} ms, "
                   f"this p50 {rows['this'][-1]['recall_p50_ms']:.1f} ms", flush=True)
     print(f"\n{a.size:,} items, largest space ({built['largest_count']:,} episodes), {a.queries} "

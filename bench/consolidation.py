@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from astrbot_plugin_engram.memory import SELF, Engram, Episode, Memory, NoEmbedder, space_scope
+from astrbot_plugin_engram.memory import SELF, Engram, Episode, Memory, NoEmbedder, place_scope
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator, Report
 
@@ -48,7 +48,7 @@ def chats(mode: str) -> list[Episode]:
     users = json.loads(DATA.read_text("utf-8"))
     out = []
     for n, (name, user) in enumerate(users.items()):
-        space, actor = f"mb:private:{n}", f"mb:{n}"
+        place, actor = f"mb:private:{n}", f"mb:{n}"
         start = datetime(2023, 4, 27, 8, tzinfo=timezone.utc) + timedelta(minutes=7 * n)
         i = 0
         for day, pairs in sorted(user["history"].items()):
@@ -57,7 +57,7 @@ def chats(mode: str) -> list[Episode]:
                      ((actor, p["query"], "message_in"), (SELF, p["response"], "message_out"))]
             for j, (who, text, kind) in enumerate(lines):
                 t = start + timedelta(minutes=i) if mode == "busy" else d + timedelta(minutes=j)
-                out.append(Episode(space, text, actor=who, actor_name=name if who != SELF else BOT,
+                out.append(Episode(place, text, actor=who, actor_name=name if who != SELF else BOT,
                                    kind=kind, time=t))
                 i += 1
     return sorted(out, key=lambda e: e.time or 0)
@@ -94,9 +94,9 @@ async def replay(mode: str, server: FakeOpenAI, folder: Path, max_wait_hours: fl
                 next_tick += TICK.total_seconds()
             clock[0] = t
             await eng.record(ep)
-            new[ep.space] = new.get(ep.space, 0) + 1
-            if new[ep.space] >= K:  # the K-new-lines trigger
-                new[ep.space] = 0
+            new[ep.place] = new.get(ep.place, 0) + 1
+            if new[ep.place] >= K:  # the K-new-lines trigger
+                new[ep.place] = 0
                 add(total, await con.run())
         for _ in range(48):  # the timer goes on after the last line: a day of ticks
             clock[0] += TICK.total_seconds()
@@ -123,11 +123,11 @@ async def prompt_size(size: int, server: FakeOpenAI, folder: Path) -> dict[str, 
     started = time.perf_counter()
     for start in range(0, size, 2000):
         batch = [(Memory(text=texts[i % len(texts)][:120] + f" #{i}",
-                         scope=space_scope(place if i % 10 == 0 else f"mb:private:{i % 97 + 1}")), None)
+                         scope=place_scope(place if i % 10 == 0 else f"mb:private:{i % 97 + 1}")), None)
                  for i in range(start, min(size, start + 2000))]
         await eng.commit_memories(batch, {})
     fill = time.perf_counter() - started
-    await eng.record_many([e for e in chats("busy") if e.space == place][:60])
+    await eng.record_many([e for e in chats("busy") if e.place == place][:60])
     before = len(server.chat_requests())
     chat = OpenAIChat("bench", server.base_url)
     started = time.perf_counter()

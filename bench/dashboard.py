@@ -58,12 +58,12 @@ async def timed_gets(http: aiohttp.ClientSession, urls: list[str]) -> list[float
     return out
 
 
-async def inject(engram: Engram, qs: list[str], space: str) -> list[float]:
-    aud, out = Audience(space=space), []
+async def inject(engram: Engram, qs: list[str], place: str) -> list[float]:
+    aud, out = Audience(place=place), []
     for q in qs:
         t = time.perf_counter()
         hits = await engram.recall(q, aud, k=8)
-        await memory_block(engram, space, hits, time_now(), budget=600)
+        await memory_block(engram, place, hits, time_now(), budget=600)
         out.append((time.perf_counter() - t) * 1000)
     return out
 
@@ -74,7 +74,7 @@ def time_now() -> Any:
     return now_utc()
 
 
-async def measure(db: str, space: str, nq: int, rounds: int) -> dict[str, Any]:
+async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
     qs = queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
@@ -91,26 +91,26 @@ async def measure(db: str, space: str, nq: int, rounds: int) -> dict[str, Any]:
             pick = random.Random(3)
             mem_urls = [f"{base}/memories?page={pick.randrange(1, pages + 1)}" for _ in range(nq)]
             filt_urls = [f"{base}/memories?{pick.choice(MEMORY_PAGES)}" for _ in range(nq)]
-            recall_urls = [f"{base}/recall?q={quote(q)}&space={quote(space)}" for q in qs]
+            recall_urls = [f"{base}/recall?q={quote(q)}&space={quote(place)}" for q in qs]
             await timed_gets(http, mem_urls[:20] + recall_urls[:20])  # warm up
-            place = f"{base}/place?space={quote(space)}"
-            place_urls = [f"{place}&page={pick.randrange(1, 200)}" for _ in range(nq)]
+            place_page = f"{base}/place?space={quote(place)}"
+            place_urls = [f"{place_page}&page={pick.randrange(1, 200)}" for _ in range(nq)]
             for key, urls in (("memories_page", mem_urls), ("memories_filtered", filt_urls),
                               ("recall_explained", recall_urls), ("place_timeline", place_urls),
                               ("overview", [f"{base}/"] * 20), ("graph", [f"{base}/graph"] * 20)):
                 lat = await timed_gets(http, urls)
                 res[key] = {"p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "n": len(lat)}
-        await inject(engram, qs[:20], space)  # warm up
+        await inject(engram, qs[:20], place)  # warm up
         alone: list[float] = []
         paging: list[float] = []
         pages_served = 0
         for _ in range(rounds):
-            alone += await inject(engram, qs, space)
+            alone += await inject(engram, qs, place)
             client = await asyncio.create_subprocess_exec(
                 sys.executable, str(CLIENT), base, TOKEN, str(pages), stdout=asyncio.subprocess.PIPE)
             assert client.stdout is not None
             assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
-            paging += await inject(engram, qs, space)
+            paging += await inject(engram, qs, place)
             client.terminate()
             out, _ = await client.communicate()
             pages_served += int(out.decode().split()[-1])

@@ -47,10 +47,10 @@ async def add_sourced_memories(db: str, largest: str) -> int:
         found, _ = await engram.store.list_memories(None, text="[bench] cites", limit=1)
         if found:
             return found[0].id
-        total = await engram.store.count_space_episodes(largest)
+        total = await engram.store.count_place_episodes(largest)
         mid = 0
         for at in (0.05, 0.3, 0.5, 0.7, 0.95):
-            [ep] = await engram.store.space_episodes(largest, 1, int(total * at))
+            [ep] = await engram.store.place_episodes(largest, 1, int(total * at))
             mid = await engram.add_memory(Memory(text=f"[bench] cites e{ep.id}", scope="public",
                                                  sources=(ep.id,)))
         return mid

@@ -55,13 +55,13 @@ def load(path: Path = DATA) -> dict[str, Any]:
 
 
 def episodes(conv: dict[str, Any], chatter: list[list[Any]]) -> list[Episode]:
-    space = f"firstweek:private:{conv['id']}"
+    place = f"firstweek:private:{conv['id']}"
     out = []
     for day, hhmm, who, text in [*conv["turns"], *chatter]:
         h, m = map(int, hhmm.split(":"))
         t = START + timedelta(days=day, hours=h, minutes=m)
         bot = who == "bot"
-        out.append(Episode(space=space, content=text, time=t,
+        out.append(Episode(place=place, content=text, time=t,
                            actor=SELF if bot else f"firstweek:{conv['id']}",
                            actor_name="" if bot else conv["user"],
                            kind="message_out" if bot else "message_in"))
@@ -76,7 +76,7 @@ async def run(engram: Engram, data: dict[str, Any], k: int = 8) -> list[Answer]:
         ids = await engram.record_many(episodes(conv, data.get("chatter", {}).get(conv["lang"], [])))
         await engram.embed_pending()
         where = {i: n for n, i in enumerate(ids)}
-        audience = Audience(space=f"firstweek:private:{conv['id']}", people=(f"firstweek:{conv['id']}",))
+        audience = Audience(place=f"firstweek:private:{conv['id']}", people=(f"firstweek:{conv['id']}",))
         for q in conv["questions"]:
             hits = await engram.recall(q["q"], audience, k=k, now=now)
             turns = [where.get(h.id, -1) if h.kind == "episode" else -1 for h in hits]

@@ -28,7 +28,7 @@ def main() -> None:
     qwen = get_tokenizer("qwen-turbo")
     print(f"{'lang':<6} {'budget':>6} {'notes':>5} {'estimate':>8} {'approx':>6} {'qwen':>5}")
     for lang, texts in TEXTS.items():
-        eps = [Episode(space="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1", actor_name="小明",
+        eps = [Episode(place="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1", actor_name="小明",
                        time=NOW - timedelta(days=i)) for i in range(60)]
         notes = [note(Hit("episode", 1, e.content, 1.0, {}, e), {}, NOW, timezone.utc) for e in eps]
         time = time_line(NOW, NOW - timedelta(hours=2), timezone.utc)

@@ -77,14 +77,14 @@ def plugin_query(text: str) -> str:
     return recall_query(text, []) if lines is None else recall_query(lines[-1], lines[:-1])
 
 
-def space(sample_id: str) -> str:
+def place(sample_id: str) -> str:
     return f"locomo:{sample_id}"
 
 
 async def record(engram: Engram, conv: Conversation) -> dict[int, str]:
     """Record one conversation as episodes; returns episode id -> dia_id."""
-    sp = space(conv.sample_id)
-    eps = [Episode(space=sp, content=t.text, actor=f"{sp}:{t.speaker}", actor_name=t.speaker,
+    sp = place(conv.sample_id)
+    eps = [Episode(place=sp, content=t.text, actor=f"{sp}:{t.speaker}", actor_name=t.speaker,
                    kind="message_in", time=t.time, source="locomo",
                    meta={"dia_id": t.dia_id, **({"image": True} if t.has_image else {})})
            for t in conv.turns]
@@ -99,7 +99,7 @@ query_of = plugin_query
 async def ranked(engram: Engram, conv: Conversation, ids: dict[int, str], k: int
                  ) -> list[tuple[Question, list[str], list[dict[str, float]]]]:
     """Recall every question of ``conv`` with the engram's current ranker."""
-    aud, now = Audience(space(conv.sample_id)), conv.end
+    aud, now = Audience(place(conv.sample_id)), conv.end
     out = []
     for q in conv.questions:
         hits = await engram.recall(query_of(q.text), aud, k=k, now=now)
@@ -114,7 +114,7 @@ async def crowd(engram: Engram, n: int) -> None:
     eps = [e for e in items(n + n // 10, seed=7) if isinstance(e, Episode)][:n]
     for i in range(0, len(eps), 5000):
         await engram.record_many(eps[i : i + 5000])
-    print(f"recorded {len(eps)} episodes of {len({e.space for e in eps})} other chats")
+    print(f"recorded {len(eps)} episodes of {len({e.place for e in eps})} other chats")
 
 
 def recall_at(evidence: frozenset[str], dia: Sequence[str], k: int) -> float:

@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, space_scope
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, place_scope
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WORDS = "tea cake river mountain bike violin garden window winter summer letter market".split()
@@ -28,7 +28,7 @@ def text(n: int) -> str:
 
 async def fill_memories(e: Engram, n: int) -> None:
     for start in range(0, n, 5000):
-        batch = [(Memory(text=text(i), scope=space_scope(f"qq:group:{i % 50}"), created_at=T0,
+        batch = [(Memory(text=text(i), scope=place_scope(f"qq:group:{i % 50}"), created_at=T0,
                          importance=0.9 if i % 10 == 0 else 0.5), None)
                  for i in range(start, min(n, start + 5000))]
         await e.commit_memories(batch, {})
@@ -60,7 +60,7 @@ async def bench_fade(folder: Path, n: int) -> dict[str, float]:
 async def bench_forget_person(folder: Path, lines: int, person_lines: int) -> dict[str, float]:
     e = await Engram.open(folder / "forget.db", NoEmbedder(), background=False)
     every = lines // person_lines
-    eps = [Episode(space=f"qq:group:{n % 20}", content=text(n),
+    eps = [Episode(place=f"qq:group:{n % 20}", content=text(n),
                    actor="qq:ming" if n % every == 0 else f"qq:p{n % 97}",
                    actor_name="Ming" if n % every == 0 else f"P{n % 97}",
                    time=T0 + timedelta(seconds=n)) for n in range(lines)]

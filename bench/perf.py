@@ -81,12 +81,12 @@ def peak_rss_mb() -> float:
 
 
 # ---- workers (each runs in its own process) ------------------------------------------------------
-async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
+async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
     """Fill a store with ``n`` items; returns the time taken and the largest space."""
     eng = await Engram.open(path, RandomEmbedder(), background=False)
     eps: list[Episode] = []
     mems: list[Memory] = []
-    for it in items(n, WORST_SPACE if one_space else None):
+    for it in items(n, WORST_SPACE if one_place else None):
         (eps if isinstance(it, Episode) else mems).append(it)
     t0 = time.perf_counter()
     for i in range(0, len(eps), 5000):
@@ -103,9 +103,9 @@ async def build(path: str, n: int, one_space: bool) -> dict[str, Any]:
                                   ("%#as-query",)).fetchone()[0]
     second.close()
     file_mb = Path(path).stat().st_size / 2**20  # noqa: ASYNC240 (a bench worker, after the store closed)
-    spaces = Counter(e.space for e in eps)
-    largest, count = spaces.most_common(1)[0]
-    return {"episodes": len(eps), "memories": len(mems), "spaces": len(spaces),
+    places = Counter(e.place for e in eps)
+    largest, count = places.most_common(1)[0]
+    return {"episodes": len(eps), "memories": len(mems), "spaces": len(places),
             "largest_space": largest, "largest_count": count, "record_many_s": t1 - t0,
             "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2, "file_mb": file_mb,
             "second_vectors_mb": second_bytes / 2**20}
@@ -156,7 +156,7 @@ async def timed_recalls(eng: Engram, qs: list[str], aud: Audience,
     return lat, cpu, hits
 
 
-async def query(path: str, space: str, nq: int, shape: str = "question") -> dict[str, Any]:
+async def query(path: str, place: str, nq: int, shape: str = "question") -> dict[str, Any]:
     """Recall latency over ``nq`` questions in ``space`` with k = 10 (``shape`` "plugin": the plugin's
     queries, a message with the turns before it), the plugin's queries with its k (also beside a
     background passage batch), LocalE5 query time, and RSS."""
@@ -168,7 +168,7 @@ async def query(path: str, space: str, nq: int, shape: str = "question") -> dict
     t0 = time.perf_counter()
     eng = await Engram.open(path, RandomEmbedder(table), background=False)
     open_s = time.perf_counter() - t0
-    aud = Audience(space=space)
+    aud = Audience(place=place)
     for q in qs[:20]:  # warm the page cache and jieba
         await eng.recall(q, aud)
     lat, cpu, hits = await timed_recalls(eng, qs, aud, 10)

@@ -118,13 +118,13 @@ def build(users: dict, lang: str, per_user: int) -> tuple[list[tuple[str, Episod
     episodes: list[tuple[str, Episode]] = []
     lines: dict[str, list[tuple[int, date, str, str]]] = {}  # user -> (index, day, speaker, text)
     for u, user in users.items():
-        space = f"mb:private:{u}"
+        place = f"mb:private:{u}"
         for day_s, pairs in sorted(user["history"].items()):
             day = date.fromisoformat(day_s)
             for i, p in enumerate(pairs):
                 t = datetime.combine(day, time(20, 0), TZ) + timedelta(minutes=2 * i)
                 for who, text, dt in ((u, p["query"], 0), (SELF, p["response"], 1)):
-                    ep = Episode(space, text, actor=SELF if who == SELF else f"mb:{u}",
+                    ep = Episode(place, text, actor=SELF if who == SELF else f"mb:{u}",
                                  actor_name="" if who == SELF else u,
                                  kind="message_out" if who == SELF else "message_in",
                                  time=t + timedelta(minutes=dt))

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
-from locomo import CACHE, FITTED, POOL_K, dialogue_lines, plugin_query, recall_at, record, space
+from locomo import CACHE, FITTED, POOL_K, dialogue_lines, place, plugin_query, recall_at, record
 
 from astrbot_plugin_engram.memory import Audience, Engram, LocalE5
 from astrbot_plugin_engram.memory.recall.ranker import HAND_SET, LinearRanker
@@ -59,7 +59,7 @@ async def pools_of(
             for c in convs:
                 ids = await record(engram, c)
                 await engram.embed_pending()
-                aud, now = Audience(space(c.sample_id)), c.end
+                aud, now = Audience(place(c.sample_id)), c.end
                 for q in c.questions:
                     hits = await engram.recall(qshape(q.text), aud, k=POOL_K, now=now)
                     out.append(

@@ -179,23 +179,23 @@ async def memory(request: web.Request) -> web.Response:
 
 
 async def place(request: web.Request) -> web.Response:
-    space, (page, size) = text(request.query, "space"), paging(request.query)
+    place, (page, size) = text(request.query, "space"), paging(request.query)
     engram, browser = await _open(request)
     latest = "page" not in request.query  # a timeline opens on its latest page
-    d = await data.place(engram, browser, space, None if latest else page, size)
+    d = await data.place(engram, browser, place, None if latest else page, size)
     return _answer(request, d, lambda: html.place(_lang(request), d))
 
 
 async def recall(request: web.Request) -> web.Response:
-    q, space = text(request.query, "q"), text(request.query, "space")
+    q, place = text(request.query, "q"), text(request.query, "space")
     owner = flag(request.query, "owner") if "owner" in request.query else None  # None: the host decides
     engram, browser = await _open(request)
     if not _is_api(request):
-        places = sorted((await browser.spaces()).values())
+        places = sorted((await browser.keyed_places()).values())
         if not q:  # the empty form
             return _answer(request, None, lambda: html.recall(_lang(request), None, request.query, places))
         try:
-            d = await data.recall(engram, browser, request.app[SETTINGS], q, space, owner)
+            d = await data.recall(engram, browser, request.app[SETTINGS], q, place, owner)
         except BadParam as e:
             return web.Response(
                 text=html.recall(_lang(request), None, request.query, places, e.say(_lang(request))),
@@ -203,7 +203,7 @@ async def recall(request: web.Request) -> web.Response:
                 content_type="text/html",
             )
         return _answer(request, d, lambda: html.recall(_lang(request), d, request.query, places))
-    d = await data.recall(engram, browser, request.app[SETTINGS], q, space, owner)
+    d = await data.recall(engram, browser, request.app[SETTINGS], q, place, owner)
     return _answer(request, d, lambda: "")
 
 

@@ -69,7 +69,7 @@ def episode_json(e: Episode) -> dict[str, Any]:
         "key": f"e{e.id}",
         "id": e.id,
         "time": iso(e.time),
-        "space": e.space,
+        "space": e.place,
         "seq": e.seq,
         "actor": e.actor,
         "name": e.actor_name,
@@ -228,34 +228,34 @@ async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, An
 async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str, Any]]:
     """The source episodes with the lines around them; sources close together share one conversation."""
     out: list[dict[str, Any]] = []
-    for ep in sorted(sources, key=lambda e: (e.space, e.seq or 0)):
+    for ep in sorted(sources, key=lambda e: (e.place, e.seq or 0)):
         lines = await browser.episodes_around(ep)
         last = out[-1] if out else None
-        if last and last["space"] == ep.space and last["episodes"][-1]["seq"] >= (lines[0].seq or 0) - 1:
+        if last and last["space"] == ep.place and last["episodes"][-1]["seq"] >= (lines[0].seq or 0) - 1:
             seen = {e["id"] for e in last["episodes"]}
             last["episodes"] += [episode_json(e) for e in lines if e.id not in seen]
             last["sources"].append(ep.id)
         else:
-            out.append({"space": ep.space, "sources": [ep.id], "episodes": [episode_json(e) for e in lines]})
+            out.append({"space": ep.place, "sources": [ep.id], "episodes": [episode_json(e) for e in lines]})
     for c in out:  # the page of its place (as the place pages it) that holds the first source
         first = next(e for e in c["episodes"] if e["id"] in c["sources"])
-        before = await browser.count_space_episodes(c["space"], before_seq=first["seq"] or 0)
+        before = await browser.count_place_episodes(c["space"], before_seq=first["seq"] or 0)
         c["page"], c["size"] = before // PLACE_PAGE + 1, PLACE_PAGE
     return out
 
 
-async def place(engram: Engram, browser: Store, space: str, page: int | None, size: int) -> dict[str, Any]:
+async def place(engram: Engram, browser: Store, place: str, page: int | None, size: int) -> dict[str, Any]:
     """A place's episodes in order, one page (``None``: the latest page), and what was learned there."""
-    if not space or not await browser.has_space(space):
-        raise NotFound("no_place", space=space[:80])
-    total = await browser.count_space_episodes(space)
+    if not place or not await browser.has_place(place):
+        raise NotFound("no_place", place=place[:80])
+    total = await browser.count_place_episodes(place)
     page = page or max(1, -(-total // size))
-    eps = await browser.space_episodes(space, size, (page - 1) * size)
-    learned, learned_total = await browser.list_memories(None, space=space, status=None, limit=PLACE_MEMORIES)
+    eps = await browser.place_episodes(place, size, (page - 1) * size)
+    learned, learned_total = await browser.list_memories(None, place=place, status=None, limit=PLACE_MEMORIES)
     names, titles = await _names(engram, learned), await browser.place_titles()
     return {
-        "space": space,
-        "title": titles.get(space, ""),
+        "space": place,
+        "title": titles.get(place, ""),
         "episodes": page_json([episode_json(e) for e in eps], total, page, size),
         "memories": [memory_json(m, names, engram.settings.strength_days, titles, sources=False)
                      for m in learned],
@@ -265,7 +265,7 @@ async def place(engram: Engram, browser: Store, space: str, page: int | None, si
 
 def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
     item = h.item
-    where = item.space if isinstance(item, Episode) else item.scope
+    where = item.place if isinstance(item, Episode) else item.scope
     who = item.actor_name if isinstance(item, Episode) else ""
     return {
         "key": h.key,
@@ -282,25 +282,25 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
 
 
 async def recall(
-    engram: Engram, browser: Store, settings: DashboardSettings, query: str, space: str, owner: bool | None
+    engram: Engram, browser: Store, settings: DashboardSettings, query: str, place: str, owner: bool | None
 ) -> dict[str, Any]:
     """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
     if not query:
         raise BadParam("query_empty")
-    if not space or not await browser.has_space(space):
-        raise BadParam("unknown_audience", space=space[:80])
+    if not place or not await browser.has_place(place):
+        raise BadParam("unknown_audience", place=place[:80])
     if owner is None:
-        owner = settings.owner_spaces(space) if settings.owner_spaces else False
-    audience = Audience(space=space, owner_private=owner)
+        owner = settings.owner_places(place) if settings.owner_places else False
+    audience = Audience(place=place, owner_private=owner)
     now = now_utc()
     hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
     block = await memory_block(
-        engram, space, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
+        engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
     )
     taken = set(block.taken)
     return {
         "query": query,
-        "audience": {"space": space, "owner_private": owner},
+        "audience": {"space": place, "owner_private": owner},
         "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
         "block": block.text,
         "tokens": block.tokens,

@@ -188,9 +188,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "bad_scope": ("{detail}", "范围 {raw!r} 无效：可用 public、owner、self 或 space:<地点>"),
     "one_of": ("{name} must be one of {options}", "{name}必须是以下之一：{options}"),
     "no_memory": ("no memory m{id}", "没有记忆 m{id}"),
-    "no_place": ("no place {space!r}", "没有地点 {space!r}"),
+    "no_place": ("no place {place!r}", "没有地点 {place!r}"),
     "query_empty": ("query is empty: type what to recall", "查询为空：请输入要召回的内容"),
-    "unknown_audience": ("unknown audience: no place {space!r}", "未知的受众：没有地点 {space!r}"),
+    "unknown_audience": ("unknown audience: no place {place!r}", "未知的受众：没有地点 {place!r}"),
     "no_page": ("no page at {path}", "没有这个页面：{path}"),
 }
 PARAM_NAMES: dict[str, tuple[str, str]] = {  # a parameter as a message names it

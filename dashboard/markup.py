@@ -100,10 +100,10 @@ def scope(lang: str, s: str, title: str = "") -> str:
     return esc(value(lang, s))
 
 
-def place_link(space: str, title: str = "") -> str:
+def place_link(place: str, title: str = "") -> str:
     """A link to a place: its title with its id beside it, or its id."""
-    named = f'{esc(title)} <small class="id">{esc(space)}</small>' if title else esc(space)
-    return f'<a href="{link("/place", space=space)}">{named}</a>'
+    named = f'{esc(title)} <small class="id">{esc(place)}</small>' if title else esc(place)
+    return f'<a href="{link("/place", space=place)}">{named}</a>'
 
 
 def empty(lang: str, key: str) -> str:

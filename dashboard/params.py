@@ -23,7 +23,7 @@ class MemoryFilter:
     scope: str = ""
     kind: str = ""
     status: str = ""
-    space: str = ""  # learned there: scoped to it or derived from its episodes
+    place: str = ""  # learned there: scoped to it or derived from its episodes
     person: str = ""  # among the memory's subjects
     text: str = ""  # a substring of the text
 
@@ -99,7 +99,7 @@ def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
         scope=scope,
         kind=kind,
         status=status,
-        space=text(params, "place"),
+        place=text(params, "place"),
         person=text(params, "person"),
         text=text(params, "q"),
     )

@@ -30,7 +30,7 @@ class DashboardSettings:
     identity: Callable[[], str] = no_identity  # the identity note the plugin adds to the block
     tz: tzinfo | None = None
     chat_model: str = ""  # the chat model the plugin's own calls use, as the host names it
-    owner_spaces: Callable[[str], bool] | None = None  # whether a place is the owner's private chat
+    owner_places: Callable[[str], bool] | None = None  # whether a place is the owner's private chat
     # the names of the jobs the host schedules, listed even before their first run; the runs
     # themselves are read from the store (``Store.job_runs``), as ``/mem stats`` shows them
     jobs: Callable[[], Iterable[str]] = no_jobs

@@ -22,7 +22,7 @@ from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience,
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .render import Block, memory_block
-from .scopes import narrow_scope, parse_scope, space_scope, visibility
+from .scopes import narrow_scope, parse_scope, place_scope, visibility
 from .store import Store
 from .store.sqlite import open_store
 
@@ -33,5 +33,5 @@ __all__ = [
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",
     "StoreDamaged", "StoreUnwritable", "Store", "UnknownIdError", "make_embedder", "narrow_scope",
-    "open_store", "parse_scope", "space_scope", "visibility",
+    "open_store", "parse_scope", "place_scope", "visibility",
 ]

@@ -30,7 +30,7 @@ from .errors import EngramError, InvalidInputError
 from .kept import KeptJournal, kept_path
 from .model import Audience, Episode, Hit, Memory
 from .recall.features import COLUMNS
-from .scopes import OWNER, parse_scope, space_scope
+from .scopes import OWNER, parse_scope, place_scope
 
 log = logging.getLogger("engram.cli")
 USAGE_ERROR = 2
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("init", help="create the store (or check an existing one)")
     r = sub.add_parser("record", help="append an episode (a message) to a space")
     r.add_argument("text")
-    _audience_args(r, need_space=True)
+    _audience_args(r, need_place=True)
     r.add_argument("--actor", default="", help="stable person id, e.g. qq:10001")
     r.add_argument("--name", default="", help="the speaker's display name")
     r.add_argument("--kind", default="message_in", help="message_in, message_out, observation, ...")
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("remember", help="store a memory with a scope")
     m.add_argument("text")
     _audience_args(m)
-    m.add_argument("--scope", help="public, self, owner or space:<space> (default: from --owner/--space)")
+    m.add_argument("--scope", help="public, self, owner or space:<space> (default: from --owner/--place)")
     m.add_argument("--kind", default="fact", help="fact, preference, event, relation, ...")
     m.add_argument("--importance", type=float, default=0.5, help="0 to 1")
 
@@ -119,15 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
     fp = sub.add_parser("forget-person", help="hard-delete everything said by or about a person (id or name)")
     fp.add_argument("person")
     fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
-    fs.add_argument("space")
+    fs.add_argument("place")
     c = sub.add_parser("consolidate", help="turn new episodes into memories with a chat model, now",
                        description="The key is read from $ENGRAM_CHAT_API_KEY, never from a file.")
-    c.add_argument("--space", help="only this place (default: every place with new episodes)")
+    c.add_argument("--place", "--space", help="only this place (default: every place with new episodes)")
     c.add_argument("--chat-base-url", help="base URL of an OpenAI-compatible chat endpoint")
     c.add_argument("--chat-model", required=True, help="the chat model's name")
-    c.add_argument("--owner-space", action="append", default=[],
+    c.add_argument("--owner-place", "--owner-space", action="append", default=[],
                    help="a place that is the owner's private chat (repeatable)")
-    c.add_argument("--public-space", action="append", default=None,
+    c.add_argument("--public-place", "--public-space", action="append", default=None,
                    help="a place whose facts about no one may become public (repeatable; default web)")
     c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
                    "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
@@ -137,8 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _audience_args(p: argparse.ArgumentParser, need_space: bool = False) -> None:
-    p.add_argument("--space", required=need_space, help="the place, e.g. qq:group:123 or qq:private:42")
+def _audience_args(p: argparse.ArgumentParser, need_place: bool = False) -> None:
+    p.add_argument("--place", "--space", required=need_place,
+                   help="the place, e.g. qq:group:123 or qq:private:42")
     p.add_argument("--people", default="", help="comma-separated person ids present (or the subjects)")
     p.add_argument("--owner", action="store_true", help="it is the owner's private chat")
 
@@ -158,9 +159,9 @@ def audience_of(args: argparse.Namespace) -> Audience:
     """The audience the options describe; --all is the owner's console."""
     if getattr(args, "all", False):
         return Audience.owner_console()
-    if not args.space:
-        raise InvalidInputError("say who is asking: --space SPACE (--owner in the owner's chat) or --all")
-    return Audience(args.space, _people(args.people), owner_private=args.owner)
+    if not args.place:
+        raise InvalidInputError("say who is asking: --place PLACE (--owner in the owner's chat) or --all")
+    return Audience(args.place, _people(args.people), owner_private=args.owner)
 
 
 def embedder_of(args: argparse.Namespace) -> Embedder:
@@ -176,7 +177,7 @@ async def cmd_init(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_record(e: Engram, args: argparse.Namespace) -> None:
-    eid = await e.record(Episode(space=args.space, content=args.text, actor=args.actor,
+    eid = await e.record(Episode(place=args.place, content=args.text, actor=args.actor,
                                  actor_name=args.name, kind=args.kind, time=args.time))
     print(f"e{eid}")
 
@@ -186,10 +187,10 @@ async def cmd_remember(e: Engram, args: argparse.Namespace) -> None:
         scope = parse_scope(args.scope)
     elif args.owner:
         scope = OWNER
-    elif args.space:
-        scope = space_scope(args.space)
+    elif args.place:
+        scope = place_scope(args.place)
     else:
-        raise InvalidInputError("give the memory a --scope (or --space / --owner to keep it there)")
+        raise InvalidInputError("give the memory a --scope (or --place / --owner to keep it there)")
     mid = await e.add_memory(Memory(text=args.text, scope=scope, kind=args.kind,
                                     subjects=_people(args.people), importance=args.importance))
     print(f"m{mid}  [{scope}]")
@@ -217,7 +218,7 @@ def where(h: Hit) -> str:
     """Where a hit lives: an episode's space and speaker, or a memory's scope."""
     if isinstance(h.item, Episode):
         who = f" {h.item.actor_name}" if h.item.actor_name else ""
-        return f"{h.item.space}{who}"
+        return f"{h.item.place}{who}"
     return f"[{h.item.scope}]"
 
 
@@ -259,13 +260,13 @@ async def cmd_show(e: Engram, args: argparse.Namespace) -> None:
     if kind == "e":
         ep = await e.get_episode(int(num))
         # what chat users wrote reaches the terminal as text: no escape sequence, no bidi override
-        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {flat(ep.space)}  {flat(ep.actor_name or ep.actor)}: "
+        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {flat(ep.place)}  {flat(ep.actor_name or ep.actor)}: "
               f"{visible(ep.content)}")
         return
     for v in await e.history(int(num)):
         print(f"m{v.id}  {v.status:<10} [{flat(v.scope)}] {v.kind}: {visible(v.text)}")
     for ep in await e.sources(int(num)):
-        print(f"   source e{ep.id}  {flat(ep.space)}  {flat(ep.actor_name)}: {clip(ep.content, 70)}")
+        print(f"   source e{ep.id}  {flat(ep.place)}  {flat(ep.actor_name)}: {clip(ep.content, 70)}")
 
 
 async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
@@ -301,8 +302,8 @@ async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
 
 async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
     _kept_first(args.db)
-    done = await e.forget_place(args.space)
-    print(f"forgot the place {args.space}: {done.summary()}")
+    done = await e.forget_place(args.place)
+    print(f"forgot the place {args.place}: {done.summary()}")
 
 
 async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
@@ -310,14 +311,14 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
     from .consolidation import ConsolidationSettings, Consolidator
 
     chat = OpenAIChat(args.chat_model, args.chat_base_url)
-    settings = ConsolidationSettings(public_spaces=tuple(args.public_space or ("web",)))
-    owners = set(args.owner_space)
+    settings = ConsolidationSettings(public_spaces=tuple(args.public_place or ("web",)))
+    owners = set(args.owner_place)
     # the bot's zone, as the plugin's job uses it: given, else its diaries' (``diary/.days.json``)
     tz, _ = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
     con = Consolidator(e, chat, settings, tz=tz,
                        audience_for=lambda s: Audience(s, owner_private=s in owners))
     try:
-        report = await con.run([args.space] if args.space else None, force=True)
+        report = await con.run([args.place] if args.place else None, force=True)
     finally:
         await chat.close()
     found = await e.memories(report.new_ids)

@@ -39,7 +39,7 @@ def add_parsers(sub: Any) -> None:
     s = sub.add_parser("self-image", help="rewrite identity/self-image.md from the recent diaries",
                        description="The key is read from $ENGRAM_CHAT_API_KEY, never from a file.")
     _chat_args(s)
-    s.add_argument("--public-space", action="append", default=None,
+    s.add_argument("--public-place", "--public-space", action="append", default=None,
                    help="a place whose facts are not private (repeatable; default none)")
 
 
@@ -67,10 +67,10 @@ async def cmd_self_image(e: Engram, args: argparse.Namespace) -> None:
     from .chat import OpenAIChat
     from .self_image import write_self_image
 
-    public = tuple(args.public_space or ())
+    public = tuple(args.public_place or ())
     chat = OpenAIChat(args.chat_model, args.chat_base_url)
     try:
-        r = await write_self_image(e, chat, is_public=lambda space: place_listed(space, public))
+        r = await write_self_image(e, chat, is_public=lambda place: place_listed(place, public))
     finally:
         await chat.close()
     if r.status == "no_diaries":

@@ -49,7 +49,7 @@ class DaySettings:
     catch_up_days: int = 7  # looked back on the first run
     catch_up_per_run: int = 14  # missed days written in one run (the rest on the next runs)
     inner_state: bool = True
-    is_public: Callable[[str], bool] = field(default=lambda space: False)
+    is_public: Callable[[str], bool] = field(default=lambda place: False)
 
 
 @dataclass

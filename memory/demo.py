@@ -20,7 +20,7 @@ from .cli import clip, pad
 from .embedders import Embedder, LocalE5, NoEmbedder
 from .engram import Engram
 from .model import SELF, Audience, Episode, Hit, Memory
-from .scopes import space_scope
+from .scopes import place_scope
 
 SAMPLE = Path(__file__).with_name("samples") / "demo.json"
 LEFT, RIGHT, TOP = 18, 82, 3  # column widths and hits shown per audience
@@ -54,7 +54,7 @@ def episodes(sample: dict[str, Any], today: datetime) -> list[Episode]:
     for chat, day, hhmm, who, text in sample["lines"]:
         hour, minute = map(int, hhmm.split(":"))
         person = sample["people"][who]
-        out.append(Episode(space=sample["chats"][chat]["space"], content=text, actor=person["id"],
+        out.append(Episode(place=sample["chats"][chat]["space"], content=text, actor=person["id"],
                            actor_name=person["name"], source="demo",
                            kind="message_out" if person["id"] == SELF else "message_in",
                            time=base + timedelta(days=day, hours=hour, minutes=minute)))
@@ -65,7 +65,7 @@ def memories(sample: dict[str, Any]) -> list[Memory]:
     """The sample's memories; ``in`` names the chat they were learned in and stay in."""
     out = []
     for m in sample["memories"]:
-        scope = m.get("scope") or space_scope(sample["chats"][m["in"]]["space"])
+        scope = m.get("scope") or place_scope(sample["chats"][m["in"]]["space"])
         subjects = tuple(sample["people"][p]["id"] for p in m.get("about", ()))
         out.append(Memory(text=m["text"], scope=scope, kind=m["kind"], subjects=subjects))
     return out

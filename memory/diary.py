@@ -99,8 +99,8 @@ def diary_messages(day: date, episodes: list[Episode], persona: str,
     while True:
         places: dict[str, list[str]] = {}
         for e in _spread(episodes, n):
-            places.setdefault(e.space, []).append(episode_line(e, lang, tz))
-        lines = "\n\n".join(f"[{space}]\n" + "\n".join(ls) for space, ls in places.items())
+            places.setdefault(e.place, []).append(episode_line(e, lang, tz))
+        lines = "\n\n".join(f"[{place}]\n" + "\n".join(ls) for place, ls in places.items())
         if len(lines) <= MAX_CHARS or n <= 10:
             break
         n = n * 3 // 4

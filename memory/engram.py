@@ -214,9 +214,9 @@ class Engram(NameLookups):
         plan = await person_plan(self, person)
         return plan if dry_run else await execute(self, plan)
 
-    async def forget_place(self, space: str, *, dry_run: bool = False) -> Forgetting:
+    async def forget_place(self, place: str, *, dry_run: bool = False) -> Forgetting:
         """Hard-forget every line of ``space`` and every memory kept for it."""
-        plan = await place_plan(self, space)
+        plan = await place_plan(self, place)
         return plan if dry_run else await execute(self, plan)
 
     async def forget_episodes(self, ids: Sequence[int], *, dry_run: bool = False) -> Forgetting:
@@ -293,9 +293,9 @@ class Engram(NameLookups):
         eps = await self.store.get_episodes(list(m.sources))
         return [eps[i] for i in m.sources if i in eps]
 
-    async def has_space(self, space: str) -> bool:
+    async def has_place(self, place: str) -> bool:
         """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
-        return await self.store.has_space(space)
+        return await self.store.has_place(place)
 
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
                             kind: str | None = None, people: Sequence[str] = (), named: str = "",
@@ -321,14 +321,14 @@ class Engram(NameLookups):
         as no more than its job-run records."""
         return self.store
 
-    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+    async def last_episode_time(self, place: str, before: datetime | None = None) -> datetime | None:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""
-        return await self.store.last_episode_time(space, before)
+        return await self.store.last_episode_time(place, before)
 
     async def last_time_with(self, actor: str, before: datetime | None = None,
-                             space: str | None = None) -> datetime | None:
+                             place: str | None = None) -> datetime | None:
         """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
-        return await self.store.last_time_with(actor, before, space)
+        return await self.store.last_time_with(actor, before, place)
 
     async def recall(self, query: str, audience: Audience, k: int = 10, *,
                      include_archived: bool = False, now: datetime | None = None) -> list[Hit]:
@@ -363,7 +363,7 @@ class Engram(NameLookups):
     async def place_stats(self, audience: Audience) -> dict[str, Any]:
         """What one chat may count: the lines of its own place and the memories it may see."""
         _, seen = await self.store.list_memories(visibility(audience), limit=1)
-        return {"episodes": await self.store.count_space_episodes(audience.space), "memories": seen,
+        return {"episodes": await self.store.count_place_episodes(audience.place), "memories": seen,
                 "embedder": self.embedder.name}
 
     async def counts(self) -> dict[str, int]:

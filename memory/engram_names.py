@@ -20,18 +20,18 @@ class NameLookups:
         """The people who have gone by ``name`` (case ignored)."""
         return await self.store.people_named(name)
 
-    async def people_named_in(self, space: str, name: str) -> list[str]:
+    async def people_named_in(self, place: str, name: str) -> list[str]:
         """Who went by ``name`` (case ignored) in ``space``, the latest first."""
-        return await self.store.people_named_in(space, name)
+        return await self.store.people_named_in(place, name)
 
-    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+    async def people_mentioned_in(self, place: str, text: str) -> list[str]:
         """The people seen in ``space`` whose name there ``text`` holds."""
-        return await self.store.people_mentioned_in(space, text)
+        return await self.store.people_mentioned_in(place, text)
 
-    async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
+    async def names_in_place(self, place: str, people: Sequence[str]) -> dict[str, str]:
         """The name each of ``people`` last went by in ``space`` (those who spoke there only): a note
         shows the name this chat knows, never one from another chat."""
-        return await self.store.names_in_space(space, people)
+        return await self.store.names_in_place(place, people)
 
     async def names(self, people: Iterable[str]) -> dict[str, str]:
         """The latest display name of each person that has one."""

@@ -35,7 +35,7 @@ from .leaks import PrivateDetails, leaks
 from .model import Memory, aware, possible_ids
 from .person_names import given_names
 from .proposals import APPROVED, Proposal, Proposals
-from .scopes import space_scope
+from .scopes import place_scope
 from .self_image_file import DIARIES as SELF_IMAGE_DIARIES
 from .text import holds_name
 
@@ -58,7 +58,7 @@ class Forgetting:
     episodes: list[int] = field(default_factory=list)
     memories: list[int] = field(default_factory=list)
     people: list[str] = field(default_factory=list)
-    spaces: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
     diary_days: list[date] = field(default_factory=list)  # days whose diary is to be rewritten
     self_image: bool = False  # a self-image (reflection) drew on what went: regenerate it
     proposals: list[int] = field(default_factory=list)  # identity proposals drawn from what goes
@@ -126,18 +126,18 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     return await _along_provenance(engram, Forgetting(people=[person]), eps, mems)
 
 
-async def place_plan(engram: Engram, space: str) -> Forgetting:
+async def place_plan(engram: Engram, place: str) -> Forgetting:
     """Every line of ``space`` and every memory kept for it."""
-    space = space.strip()
-    if not space:
+    place = place.strip()
+    if not place:
         raise InvalidInputError("name the place to forget", code="name_place")
     store = engram.store
-    eps = {i for i, _ in await store.episodes_where(space=space)}
-    mems = set(await store.all_versions(await store.memories_where(scope=space_scope(space))))
+    eps = {i for i, _ in await store.episodes_where(place=place)}
+    mems = set(await store.all_versions(await store.memories_where(scope=place_scope(place))))
     if not eps and not mems:
-        raise UnknownIdError(f"nothing is remembered of the place {space!r}; nothing was forgotten",
-                             code="nothing_of_place", space=repr(space))
-    return await _along_provenance(engram, Forgetting(spaces=[space]), eps, mems)
+        raise UnknownIdError(f"nothing is remembered of the place {place!r}; nothing was forgotten",
+                             code="nothing_of_place", place=repr(place))
+    return await _along_provenance(engram, Forgetting(places=[place]), eps, mems)
 
 
 async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mems: set[int]) -> Forgetting:
@@ -182,7 +182,7 @@ async def _proposals_reached(engram: Engram, plan: Forgetting, memories: Iterabl
         log.error("Engram: identity/proposals.json cannot be read (%s); a forget cannot look into it", e)
         return []
     names = await _names_of(engram, plan.people)
-    reached = {p.id for p in proposals if p.place in plan.spaces or p.person in plan.people
+    reached = {p.id for p in proposals if p.place in plan.places or p.person in plan.people
                or (names and _names_in(f"{p.change}\n{p.reason}", names))}
     left = [p for p in proposals if p.id not in reached]
     if not left:
@@ -226,7 +226,7 @@ async def _erased_texts(engram: Engram, plan: Forgetting, memories: Iterable[Mem
     for i in range(0, len(plan.episodes), CHUNK):
         found = await engram.store.get_episodes(plan.episodes[i:i + CHUNK])
         for e in found.values():
-            yield e.space, e.time, e.content
+            yield e.place, e.time, e.content
 
 
 def _erase_files(engram: Engram, plan: Forgetting) -> None:
@@ -331,7 +331,7 @@ async def finish_pending(engram: Engram) -> None:
 async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     noted = _note_pending(engram, plan)
-    eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, spaces=plan.spaces)
+    eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
     try:

@@ -49,7 +49,9 @@ def kept_path(store: Path) -> Path:
 
 
 def _line(ep: Episode) -> bytes:
-    d = {k: v for k, v in asdict(ep).items() if v not in (None, "", {}) and k not in ("id", "seq", "section")}
+    # the journal keeps its stored key "space" (files written before the code said "place")
+    d = {("space" if k == "place" else k): v for k, v in asdict(ep).items()
+         if v not in (None, "", {}) and k not in ("id", "seq", "section")}
     if ep.time is not None:
         d["time"] = ep.time.isoformat()
     return (json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
@@ -71,6 +73,8 @@ def _episode(raw: str) -> Episode | None:
         d: dict[str, Any] = json.loads(raw)
         if "time" in d:
             d["time"] = datetime.fromisoformat(d["time"])
+        if "space" in d:
+            d["place"] = d.pop("space")
         return checked_episode(Episode(**d))
     except (ValueError, TypeError, EngramError):
         return None

@@ -116,7 +116,7 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
             out.add_name(e.actor_name)
             for alias in aliases.get(e.actor, ()):
                 out.add_name(alias)
-        if is_public(e.space):
+        if is_public(e.place):
             public.append(e.content)
             continue
         out.add_private_text(e.content)

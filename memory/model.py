@@ -46,7 +46,7 @@ def zone_minutes(t: datetime) -> int:
 class Episode:
     """One thing the bot lived through: a message in or out, an image, an observation."""
 
-    space: str
+    place: str
     content: str
     actor: str = ""
     actor_name: str = ""
@@ -89,7 +89,7 @@ class Audience:
     ``everything`` is for the owner's own tools (dashboard, CLI): it sees every space.
     """
 
-    space: str
+    place: str
     people: tuple[str, ...] = ()
     owner_private: bool = False
     everything: bool = False
@@ -97,7 +97,7 @@ class Audience:
     @classmethod
     def owner_console(cls) -> Audience:
         """The owner's dashboard / CLI view, which may see every space."""
-        return cls(space="", everything=True)
+        return cls(place="", everything=True)
 
 
 @dataclass(frozen=True)

@@ -182,22 +182,22 @@ class Block:
         return budget_tokens(self.text)
 
 
-async def hit_names(engram: Engram, space: str, hits: Sequence[Hit]) -> dict[str, str]:
+async def hit_names(engram: Engram, place: str, hits: Sequence[Hit]) -> dict[str, str]:
     """The name each person the hits are about (or said by) went by in ``space``; a person this
     place never saw has no name here (notes then show the id's plain form), so a note never tells
     a place a name it only heard elsewhere."""
     people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
     people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-    return await engram.names_in_space(space, sorted(people))
+    return await engram.names_in_place(place, sorted(people))
 
 
-async def memory_block(engram: Engram, space: str, hits: Sequence[Hit], now: datetime, *, budget: int,
+async def memory_block(engram: Engram, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
                        identity: str = "", tz: tzinfo | None = None,
                        before: datetime | None = None) -> Block:
     """The block the plugin injects for ``hits`` in ``space`` (``before``: the time of the message
     replied to); the dashboard's recall explained shows exactly this."""
-    names = await hit_names(engram, space, hits)
-    last = await engram.last_episode_time(space, before=before or now)
+    names = await hit_names(engram, place, hits)
+    last = await engram.last_episode_time(place, before=before or now)
     lines = notes(hits, names, now, tz)
     fitted = fit_identity(identity, budget) if identity else ""
     text, taken = build_block(lines, time_line(now, last, tz), fitted, budget)

@@ -30,9 +30,9 @@ def parse_scope(scope: object) -> str:
         scope=repr(scope))
 
 
-def space_scope(space: str) -> str:
+def place_scope(place: str) -> str:
     """The scope of things learned in ``space`` and meant to stay there."""
-    return parse_scope(SPACE_PREFIX + space)
+    return parse_scope(SPACE_PREFIX + place)
 
 
 @dataclass(frozen=True)
@@ -40,25 +40,25 @@ class Visibility:
     """What one audience may see. ``None`` means no restriction (the owner's console)."""
 
     memory_scopes: frozenset[str] | None
-    episode_spaces: frozenset[str] | None
+    episode_places: frozenset[str] | None
 
     def sees_memory(self, scope: str) -> bool:
         return self.memory_scopes is None or scope in self.memory_scopes
 
-    def sees_episode(self, space: str) -> bool:
-        return self.episode_spaces is None or space in self.episode_spaces
+    def sees_episode(self, place: str) -> bool:
+        return self.episode_places is None or place in self.episode_places
 
 
 def visibility(audience: Audience) -> Visibility:
     """The one function that decides what ``audience`` may see."""
     if audience.everything:
         return Visibility(None, None)
-    space = audience.space.strip()  # spaces are compared as episodes store them: stripped
-    scopes = {PUBLIC, SELF, space_scope(space)} if space else {PUBLIC, SELF}
+    place = audience.place.strip()  # spaces are compared as episodes store them: stripped
+    scopes = {PUBLIC, SELF, place_scope(place)} if place else {PUBLIC, SELF}
     if audience.owner_private:
         scopes.add(OWNER)
-    spaces = frozenset({space}) if space else frozenset()
-    return Visibility(frozenset(scopes), spaces)
+    places = frozenset({place}) if place else frozenset()
+    return Visibility(frozenset(scopes), places)
 
 
 def narrow_scope(proposed: str, learned_in: str, subjects: tuple[str, ...] = ()) -> str:
@@ -67,7 +67,7 @@ def narrow_scope(proposed: str, learned_in: str, subjects: tuple[str, ...] = ())
     Memories about people stay in the space they were learned in (or ``owner``, if learned
     there); only memories about no person may become ``public`` or ``self``.
     """
-    home = space_scope(learned_in)
+    home = place_scope(learned_in)
     try:
         wanted = parse_scope(proposed)
     except InvalidScopeError:
@@ -89,13 +89,13 @@ class ScopeDecision:
     widened: bool  # the hint was wider than the rule allows (refused, narrowed to ``scope``)
 
 
-def place_listed(space: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
+def place_listed(place: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
     """``space`` is in a list of places: listed in full (``aiocqhttp:group:123``), or a group listed by
     its bare id (``123``). A bare id never matches a private chat (``*:private:123`` is a person, not
     group 123), so a place list cannot make a private chat public by accident."""
-    if space in entries:
+    if place in entries:
         return True
-    _, kind, rest = (space.split(":", 2) + ["", ""])[:3]
+    _, kind, rest = (place.split(":", 2) + ["", ""])[:3]
     return kind == "group" and rest in entries and ":" not in rest
 
 
@@ -108,7 +108,7 @@ def learned_scope(hint: object, place: str, *, about_people: bool, owner_private
     ``public`` (or ``self``); what the bot drew from its own thoughts stays with the owner. ``owner``
     is always allowed: the owner may see everything the bot knows.
     """
-    home = OWNER if owner_private or own_thoughts else space_scope(place)
+    home = OWNER if owner_private or own_thoughts else place_scope(place)
     allowed = {home, OWNER}
     if public_place and not about_people and not own_thoughts:
         allowed |= {PUBLIC, SELF}

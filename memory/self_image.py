@@ -53,7 +53,7 @@ class SelfImageResult:
 
 
 async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
-                           diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda space: False,
+                           diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda place: False,
                            now: datetime | None = None) -> SelfImageResult:
     """Rewrite ``identity/self-image.md`` from the recent diaries (ChatError, WrongShape: no change)."""
     folder = folder or data_folder(engram)

@@ -22,7 +22,7 @@ log = logging.getLogger("engram")
 def checked_episode(ep: Episode) -> Episode:
     if not isinstance(ep, Episode):
         raise InvalidInputError(f"expected an Episode, got {type(ep).__name__}")
-    if not isinstance(ep.space, str) or not ep.space.strip():
+    if not isinstance(ep.place, str) or not ep.place.strip():
         raise InvalidInputError("an episode needs a space")
     if not isinstance(ep.content, str) or not ep.content.strip():
         raise InvalidInputError("an episode needs some text", code="no_text")
@@ -33,7 +33,7 @@ def checked_episode(ep: Episode) -> Episode:
         log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
         meta["truncated_from"] = cut
     # built directly: dataclasses.replace costs ~3x more, on every recorded message
-    return Episode(space=clean(ep.space.strip()), content=clean(text), actor=clean(ep.actor),
+    return Episode(place=clean(ep.place.strip()), content=clean(text), actor=clean(ep.actor),
                    actor_name=clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
                    meta=meta, id=ep.id, seq=ep.seq, section=ep.section, place_title=clean(ep.place_title))
 

@@ -21,7 +21,7 @@ async def reachable_episode(ctx: CommandContext, episode_id: int) -> Episode:
         ep = await mem.get_episode(episode_id)
     except UnknownIdError:
         ep = None
-    if ep is None or not ctx.sees_episode(ep.space):
+    if ep is None or not ctx.sees_episode(ep.place):
         raise Refused("no_episode_here", id=episode_id)
     return ep
 

@@ -22,7 +22,7 @@ from ..memory import (
     Audience,
     EngramError,
     Memory,
-    space_scope,
+    place_scope,
     visibility,
 )
 from ..memory.dedup import remember
@@ -80,10 +80,10 @@ class CommandContext:
         except Exception:
             log.exception("Engram: sending a line before the answer failed")
 
-    def sees_episode(self, space: str) -> bool:
+    def sees_episode(self, place: str) -> bool:
         """Whether a line of ``space`` may be shown here: said in a place this chat sees, or this is
         the owner's private chat (which sees everything)."""
-        return self.audience.owner_private or visibility(self.audience).sees_episode(space)
+        return self.audience.owner_private or visibility(self.audience).sees_episode(place)
 
     def sees_memory(self, scope: str) -> bool:
         """Whether a memory of ``scope`` may be shown here (the owner's private chat: any)."""
@@ -92,13 +92,13 @@ class CommandContext:
     def owner_hint(self) -> str:
         """For a refusal of the owner's commands in a private chat that is not the owner's: how to make
         it the owner's ("" elsewhere: a group is never the owner's private chat)."""
-        space = self.audience.space.split(":")
-        if self.audience.owner_private or len(space) < 3 or space[1] != "private":
+        place = self.audience.place.split(":")
+        if self.audience.owner_private or len(place) < 3 or place[1] != "private":
             return ""
-        settings, me = self.service.settings, f"{platform_of(self.event)}:{space[2]}"
+        settings, me = self.service.settings, f"{platform_of(self.event)}:{place[2]}"
         if not settings.owner_ids and not settings.owner_private_spaces:
             return self.say("hint_no_owner", me=me)
-        return self.say("hint_bare_id", bare=space[2], me=me) if space[2] in settings.owner_ids else ""
+        return self.say("hint_bare_id", bare=place[2], me=me) if place[2] in settings.owner_ids else ""
 
     def forget_turn(self) -> AbstractAsyncContextManager[None]:
         """A forget's turn with the diary and self-image jobs; told at once when it must wait (what
@@ -194,7 +194,7 @@ async def _stats(ctx: CommandContext, args: str) -> str:
         key, hint = "stats_all", ""
         if kept := ctx.service.recording.pending:  # the store could not take them (full, damaged)
             hint = "\n" + ctx.say("stats_kept", n=kept, file=ctx.service.recording.journal.path.name)
-    head = ctx.say(key, **{**counts, "space": ctx.audience.space}) + hint
+    head = ctx.say(key, **{**counts, "place": ctx.audience.place}) + hint
     return fit_lines([head, *jobs], ctx.lang, ctx.say("rest_dashboard"))
 
 
@@ -209,7 +209,7 @@ async def _recall(ctx: CommandContext, args: str) -> str:
     ctx.service.touch(hits)
     if not hits:
         return ctx.say("recall_none", query=quoted(short(args)))
-    _, taken = await ctx.service.render(ctx.audience.space, hits, now_utc())
+    _, taken = await ctx.service.render(ctx.audience.place, hits, now_utc())
     lines = [hit_line(h, ctx) + ("" if i in taken else ctx.say("over_budget")) for i, h in enumerate(hits)]
     return fit_lines([ctx.say("recall_head", query=quoted(short(args))), *lines], ctx.lang,
                      ctx.say("rest_dashboard"))
@@ -217,7 +217,7 @@ async def _recall(ctx: CommandContext, args: str) -> str:
 
 @COMMANDS.command("why", "usage_why", "sub_why")
 async def _why(ctx: CommandContext, args: str) -> str:
-    inj = ctx.service.last_injection.get(ctx.audience.space)
+    inj = ctx.service.last_injection.get(ctx.audience.place)
     if inj is None:
         return ctx.say("why_none")
     head = ctx.say("why_head", when=ctx.when(inj.at), query=quoted(short(inj.query)))
@@ -239,7 +239,7 @@ async def _remember(ctx: CommandContext, args: str) -> str:
     found = re.search(r"(?:^|\s)--scope(?:\s+|=)(\S+)", args)
     if re.search(r"(?:^|\s)--scope\s*$", args):
         raise UsageError("arg_scope_value")
-    scope = scope_arg(found.group(1)) if found else space_scope(ctx.audience.space)
+    scope = scope_arg(found.group(1)) if found else place_scope(ctx.audience.place)
     text = (args[: found.start()] + args[found.end():]).strip() if found else args.strip()
     if not text:
         raise UsageError("")
@@ -275,7 +275,7 @@ async def _show(ctx: CommandContext, args: str) -> str:
         chain = " -> ".join(f"m{v.id} ({word(ctx.lang, 'status', v.status)})" for v in versions)
         lines.append(short(ctx.say("show_versions", chain=chain)))
     sources = await mem.sources(m.id)
-    shown = [e for e in sources if ctx.sees_episode(e.space)]
+    shown = [e for e in sources if ctx.sees_episode(e.place)]
     said = [ctx.say("show_source", id=e.id, when=ctx.when(e.time), who=short(e.actor_name or e.actor),
                     text=quoted(short(e.content))) for e in shown]
     # uncounted: how many lines another chat said (the self-image draws on every chat's) is theirs
@@ -290,7 +290,7 @@ async def _show_episode(ctx: CommandContext, episode_id: int) -> str:
     ep = await reachable_episode(ctx, episode_id)
     who = (ctx.say("the_bot") if ep.kind == "message_out"
            else f"{short(ep.actor_name or ep.actor)} ({flat(ep.actor)})")
-    head = ctx.say("episode_head", id=ep.id, kind=word(ctx.lang, "line", ep.kind), space=ep.space,
+    head = ctx.say("episode_head", id=ep.id, kind=word(ctx.lang, "line", ep.kind), place=ep.place,
                    when=ctx.when(ep.time), who=who)
     tail = ctx.say("episode_tail", id=ep.id)
     text = shown_whole(ep.content, f"e{ep.id}", ctx.lang, WHOLE_CHARS - len(head + tail) - 2)
@@ -313,7 +313,7 @@ async def _forget(ctx: CommandContext, args: str) -> str:
             seen = await seen_part(ctx, await mem.forget_episodes([key], dry_run=True))
             gone = await mem.forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return ctx.say("forgot_episode", id=key, space=ep.space, summary=erased_here(ctx, seen, gone))
+        return ctx.say("forgot_episode", id=key, place=ep.place, summary=erased_here(ctx, seen, gone))
     m = await reachable(ctx, key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -322,7 +322,7 @@ async def _forget(ctx: CommandContext, args: str) -> str:
         # only from the owner's private chat
         plan = await mem.forget([m.id], with_sources=True, dry_run=True)
         lines = await mem.episodes(plan.episodes)
-        if any(not ctx.sees_episode(e.space) for e in lines.values()):
+        if any(not ctx.sees_episode(e.place) for e in lines.values()):
             raise Refused("forget_elsewhere", id=m.id)
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
         seen = await seen_part(ctx, await mem.forget([m.id], with_sources=with_sources, dry_run=True))
@@ -357,14 +357,14 @@ async def _list(ctx: CommandContext, args: str) -> str:
     scope, what = None, ctx.say("list_all")
     people: list[str] = []
     if words == "place":
-        scope, what = space_scope(ctx.audience.space), ctx.say("list_place")
+        scope, what = place_scope(ctx.audience.place), ctx.say("list_place")
     elif words:
         # someone by a display name they went by, by id, as the model named them (earlier versions of
         # tools.subjects_for), or by a name the model kept as text (memory_remember without a known id);
         # outside the owner's private chat only by a name they went by here: a name used in another
         # chat must not tell which of this place's people goes by it there
         named = (await mem.people_named(words) if ctx.audience.owner_private
-                 else await mem.people_named_in(ctx.audience.space, words))
+                 else await mem.people_named_in(ctx.audience.place, words))
         people = [*named, words, f"{platform_of(ctx.event)}:name:{words}"]
         what = ctx.say("list_person", who=short(words))
     found, total = await mem.list_memories(visibility(ctx.audience), scope=scope, kind=kind,

@@ -61,15 +61,15 @@ class Settings:
     def bare_owner_ids(self) -> tuple[str, ...]:
         return tuple(o for o in self.owner_ids if ":" not in o)
 
-    def is_blacklisted(self, space: str) -> bool:
+    def is_blacklisted(self, place: str) -> bool:
         """Whether nothing may be recorded, injected or used by the tools in ``space``."""
-        return place_listed(space, self.blacklist_spaces)
+        return place_listed(place, self.blacklist_spaces)
 
-    def is_owner_private_space(self, space: str) -> bool:
-        return space in self.owner_private_spaces  # a full place id only: it grants the owner's rights
+    def is_owner_private_place(self, place: str) -> bool:
+        return place in self.owner_private_spaces  # a full place id only: it grants the owner's rights
 
-    def is_public_space(self, space: str) -> bool:
-        return place_listed(space, self.public_spaces)
+    def is_public_place(self, place: str) -> bool:
+        return place_listed(place, self.public_spaces)
 
 
 WEBCHAT = "webchat"  # AstrBot's own chat page: always loaded, reached only by its dashboard's users

@@ -18,12 +18,12 @@ from .service import EngramService
 log = logging.getLogger("engram.plugin")
 
 
-def owner_space(service: EngramService) -> Callable[[str], bool]:
+def owner_place(service: EngramService) -> Callable[[str], bool]:
     """Whether a place is the owner's private chat, as ``events.audience_of`` decides it (a bare owner
     id counts only on the bot's one chat platform, see ``Settings.is_owner``)."""
 
-    def check(space: str) -> bool:
-        return place_audience(space, service.settings, service.providers.platforms()).owner_private
+    def check(place: str) -> bool:
+        return place_audience(place, service.settings, service.providers.platforms()).owner_private
 
     return check
 
@@ -51,7 +51,7 @@ async def start_dashboard(service: EngramService) -> DashboardServer | None:
             identity=service.identity,
             tz=service.tz,
             chat_model=s.chat_provider_id or "the chat's current provider",
-            owner_spaces=owner_space(service),
+            owner_places=owner_place(service),
             jobs=job_names(service),
             data_dir=service.data_dir,
         )

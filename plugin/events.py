@@ -64,7 +64,7 @@ def _group(event: Any) -> str | None:
     return group if group or not private else None
 
 
-def space_of(event: Any) -> str:
+def place_of(event: Any) -> str:
     """``<platform>:group:<gid>`` or ``<platform>:private:<uid>``; the session id when an id is missing."""
     group = _group(event)
     if group is not None:
@@ -207,7 +207,7 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
     message_id = _clean(getattr(getattr(event, "message_obj", None), "message_id", ""))
     if message_id:
         meta["message_id"] = message_id
-    base = {"space": space_of(event), "actor": actor_of(event), "time": event_time(event),
+    base = {"place": place_of(event), "actor": actor_of(event), "time": event_time(event),
             "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}",
             "place_title": place_title_of(event)}
     out = [Episode(content=parsed.text, kind="message_in", meta=meta, **base)] if parsed.text else []
@@ -225,7 +225,7 @@ def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> 
     if not text or not text.strip():
         return None
     now, asked = now_utc(), event_time(event)
-    return Episode(space=space_of(event), content=text.strip(), actor=SELF, kind="message_out",
+    return Episode(place=place_of(event), content=text.strip(), actor=SELF, kind="message_out",
                    time=min(now, asked + AHEAD) if plausible(now) else asked,
                    source=f"astrbot:{platform_of(event)}", meta=dict(meta or {}))
 
@@ -233,9 +233,9 @@ def reply_episode(event: Any, text: str, meta: dict[str, Any] | None = None) -> 
 def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
     """Who will read the reply: this place, the people present, whether it is the owner's DM
     (``platforms``: the bot's platforms, see ``Settings.is_owner``)."""
-    space = space_of(event)
+    place = place_of(event)
     people = [actor_of(event)]
     people += [m["id"] for m in parse_message(event).meta.get("mentions", []) if m["id"] not in ("all", SELF)]
     owner = _group(event) is None and (settings.is_owner(platform_of(event), sender_of(event), platforms)
-                                       or settings.is_owner_private_space(space))
-    return Audience(space=space, people=tuple(dict.fromkeys(people)), owner_private=owner)
+                                       or settings.is_owner_private_place(place))
+    return Audience(place=place, people=tuple(dict.fromkeys(people)), owner_private=owner)

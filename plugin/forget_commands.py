@@ -27,10 +27,10 @@ async def _person(mem: Engram, who: str, audience: Audience) -> str:
     if audience.owner_private:
         people = [who] if ":" in who else await mem.people_named(who) or [who]
     elif ":" in who:
-        seen = await mem.last_time_with(who, space=audience.space) is not None
+        seen = await mem.last_time_with(who, place=audience.place) is not None
         people = [who] if seen else []
     else:
-        people = await mem.people_named_in(audience.space, who)
+        people = await mem.people_named_in(audience.place, who)
     if not people:
         raise Refused("no_person" if audience.owner_private else "no_person_here", who=repr(short(who)))
     if len(people) > 1:
@@ -67,13 +67,13 @@ async def _forget_person(ctx: CommandContext, args: str) -> str:
 
 @COMMANDS.command(FORGET_PLACE, "usage_forget-place", "sub_forget-place")
 async def _forget_place(ctx: CommandContext, args: str) -> str:
-    space = args.strip() or ctx.audience.space
-    if space != ctx.audience.space and not ctx.audience.owner_private:
-        raise Refused("no_place_here", space=repr(short(space)))
-    plan = await _plan((await ctx.service.memory()).forget_place(space, dry_run=True), "nothing_of_place",
-                       space=repr(short(space)))
+    place = args.strip() or ctx.audience.place
+    if place != ctx.audience.place and not ctx.audience.owner_private:
+        raise Refused("no_place_here", place=repr(short(place)))
+    plan = await _plan((await ctx.service.memory()).forget_place(place, dry_run=True), "nothing_of_place",
+                       place=repr(short(place)))
     summary = erased_here(ctx, await seen_part(ctx, plan), plan)
-    return _ask(ctx, FORGET_PLACE, space, ctx.say("erase_place", space=short(space), summary=summary))
+    return _ask(ctx, FORGET_PLACE, place, ctx.say("erase_place", place=short(place), summary=summary))
 
 
 @COMMANDS.command("confirm", "usage_confirm", "sub_confirm")
@@ -94,7 +94,7 @@ async def _confirm(ctx: CommandContext, args: str) -> str:
             what = {"person": repr(short(pending.target))}
         else:
             forget, nothing = mem.forget_place, "nothing_of_place"
-            what = {"space": repr(short(pending.target))}
+            what = {"place": repr(short(pending.target))}
         # counted as this chat may see it, read before it goes (after, the erased lines tell no place)
         seen = await seen_part(ctx, await _plan(forget(pending.target, dry_run=True), nothing, **what))
         done = await _plan(forget(pending.target), nothing, **what)

@@ -23,7 +23,7 @@ async def seen_part(ctx: CommandContext, plan: Forgetting) -> Forgetting | None:
     lines, kept = await mem.episodes(plan.episodes), await mem.memories(plan.memories)
     places = {p.id: p.place for p in ctx.service.selfhood.proposals.all()}
     return replace(plan,
-                   episodes=[i for i in plan.episodes if i in lines and ctx.sees_episode(lines[i].space)],
+                   episodes=[i for i in plan.episodes if i in lines and ctx.sees_episode(lines[i].place)],
                    memories=[i for i in plan.memories if i in kept and ctx.sees_memory(kept[i].scope)],
                    proposals=[i for i in plan.proposals if i in places and ctx.sees_episode(places[i])])
 

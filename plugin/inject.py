@@ -24,7 +24,7 @@ __all__ = ["pool_depth", "recall_query"]  # the recall query's shape lives in qu
 class Injection:
     """One injection: what was asked, what was recalled, what went in (for ``/mem why``)."""
 
-    space: str
+    place: str
     query: str
     at: datetime
     hits: list[Hit] = field(default_factory=list)

@@ -39,17 +39,17 @@ async def _consolidate(ctx: CommandContext, args: str) -> str:
     if jobs is None:
         return ctx.say("jobs_off")
     place = args.strip()
-    places = None if not place else [ctx.audience.space if place == "here" else place]
-    if places and places[0] != ctx.audience.space and not ctx.audience.owner_private:
+    places = None if not place else [ctx.audience.place if place == "here" else place]
+    if places and places[0] != ctx.audience.place and not ctx.audience.owner_private:
         # another chat is named (and counted) only from the owner's private chat: its lines are its own
-        raise Refused("no_place_here", space=repr(short(places[0])))
+        raise Refused("no_place_here", place=repr(short(places[0])))
     mem = await ctx.service.memory()
-    if places and not await mem.has_space(places[0]):  # a typo: not 'Consolidated ...' as if done
-        return ctx.say("no_lines_place", place=repr(short(places[0])), here=ctx.audience.space)
+    if places and not await mem.has_place(places[0]):  # a typo: not 'Consolidated ...' as if done
+        return ctx.say("no_lines_place", place=repr(short(places[0])), here=ctx.audience.place)
     # outside the owner's private chat only this place, and only what it may see is counted: a memory
     # drawn from its lines for the owner is neither shown nor counted there
     mine = ctx.audience.owner_private
-    report = await jobs.consolidate_now(places or (None if mine else [ctx.audience.space]))
+    report = await jobs.consolidate_now(places or (None if mine else [ctx.audience.place]))
     found = await mem.memories(report.new_ids if not mine else report.new_ids[-50:])
     shown = [m for m in found.values() if ctx.sees_memory(m.scope)]
     hidden = len(found) - len(shown)

@@ -40,15 +40,15 @@ log = logging.getLogger("engram.plugin")
 CATCH_UP_DELAY = 60.0  # seconds after start before missed jobs run (providers are loaded by then)
 
 
-def place_audience(space: str, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
+def place_audience(place: str, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
     """Who reads a place's memories: the owner's private chat may also see ``owner`` memories
     (``platforms``: the bot's chat platforms; a bare owner id counts only on the one, see
     ``Settings.is_owner``)."""
-    platform, _, rest = space.partition(":")
+    platform, _, rest = place.partition(":")
     kind, _, who = rest.partition(":")
     owner = kind == "private" and (settings.is_owner(platform, who, platforms)
-                                   or settings.is_owner_private_space(space))
-    return Audience(space=space, owner_private=owner)
+                                   or settings.is_owner_private_place(place))
+    return Audience(place=place, owner_private=owner)
 
 
 class Jobs:
@@ -80,7 +80,7 @@ class Jobs:
         settings, platforms = self.service.settings, self.service.providers.platforms()
         return Consolidator(await self.service.memory(), self.service.providers.chat_model(),
                             self.consolidation, tz=self.service.tz,
-                            audience_for=lambda space: place_audience(space, settings, platforms))
+                            audience_for=lambda place: place_audience(place, settings, platforms))
 
     async def start(self) -> None:
         await self.scheduler.start(self.catch_up_delay)

@@ -108,7 +108,7 @@ class RecordingQueue:
                     task = asyncio.create_task(mem.record(ep))
                     self._writes.add(task)
                     task.add_done_callback(partial(self._write_done, episode=ep))
-                    task.add_done_callback(partial(self._recorded, space=ep.space))
+                    task.add_done_callback(partial(self._recorded, place=ep.place))
                 self._outage.recovered()
                 self._failing.recovered()
             except StoreUnwritable as e:  # cannot be opened for writing now: kept until it can be
@@ -201,17 +201,17 @@ class RecordingQueue:
         for ep in written:
             for listener in self._listeners:
                 try:
-                    listener(ep.space)
+                    listener(ep.place)
                 except Exception:
                     log.exception("Engram: an episode listener failed")
 
-    def _recorded(self, task: asyncio.Task[Any], *, space: str) -> None:
+    def _recorded(self, task: asyncio.Task[Any], *, place: str) -> None:
         """Tell the listeners (the K-new-messages trigger) about an episode once it is committed."""
         if task.cancelled() or task.exception() is not None:
             return
         for listener in self._listeners:
             try:
-                listener(space)
+                listener(place)
             except Exception:
                 log.exception("Engram: an episode listener failed")
 

@@ -102,18 +102,18 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     # ---- stats, recall, why ------------------------------------------------------------------------
     "stats_here": (
-        "Engram here ({space}): {episodes} lines recorded in this place, {memories} memories this chat "
+        "Engram here ({place}): {episodes} lines recorded in this place, {memories} memories this chat "
         "may see; embeddings {embedder}. Totals over every place: /mem stats in the owner's private chat.",
-        "Engram（此处：{space}）：这里记录了 {episodes} 条消息，本聊天可见 {memories} 条记忆；向量模型 "
+        "Engram（此处：{place}）：这里记录了 {episodes} 条消息，本聊天可见 {memories} 条记忆；向量模型 "
         "{embedder}。所有地方的总数：在主人私聊里发送 /mem stats。",
     ),
     "stats_all": (
         "Engram: {episodes} episodes, {memories} memories ({archived} archived, {superseded} superseded), "
-        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed). This place: {space} "
+        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed). This place: {place} "
         "(the owner's private chat)",
         "Engram：{episodes} 条消息，{memories} 条记忆（{archived} 条已淡忘归档，{superseded} "
         "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
-        "条）。此处：{space}（主人私聊）",
+        "条）。此处：{place}（主人私聊）",
     ),
     "stats_kept": (
         "{n} messages said while the store could not be written are kept in {file}; they are recorded "
@@ -177,13 +177,13 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "the_bot": ("the bot", "机器人"),
     "episode_head": (
-        "e{id} ({kind}) in {space}, {when}, {who}:",
-        "e{id}（{kind}），在 {space}，{when}，{who}：",
+        "e{id} ({kind}) in {place}, {when}, {who}:",
+        "e{id}（{kind}），在 {place}，{when}，{who}：",
     ),
     "episode_tail": ("(/mem forget e{id} erases it)", "（/mem forget e{id} 可以删除它）"),
     "forgot_episode": (
-        "Forgot e{id}, the line from {space}, with what was drawn from it: {summary} erased.",
-        "已忘记 e{id}（{space} 里的一条消息）以及由它得出的内容：共删除 {summary}。",
+        "Forgot e{id}, the line from {place}, with what was drawn from it: {summary} erased.",
+        "已忘记 e{id}（{place} 里的一条消息）以及由它得出的内容：共删除 {summary}。",
     ),
     "forget_elsewhere": (
         "m{id} came from lines of other chats; forget it with its lines in the owner's private chat "
@@ -239,12 +239,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "不记得 {person} 说过的或关于 {person} 的任何内容；什么也没有忘记",
     ),
     "nothing_of_place": (
-        "nothing is remembered of the place {space}; nothing was forgotten",
-        "不记得地点 {space} 的任何内容；什么也没有忘记",
+        "nothing is remembered of the place {place}; nothing was forgotten",
+        "不记得地点 {place} 的任何内容；什么也没有忘记",
     ),
     "no_place_here": (
-        "no place {space} here (name another place only in the owner's private chat)",
-        "这里没有地点 {space}（别的地点只能在主人私聊里指定）",
+        "no place {place} here (name another place only in the owner's private chat)",
+        "这里没有地点 {place}（别的地点只能在主人私聊里指定）",
     ),
     "ask_confirm": (
         "This erases {what} for good, from every place. To go on, send /mem confirm {code} in this chat "
@@ -255,7 +255,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "everything by or about {person}: {summary}",
         "{person} 说过的和关于 {person} 的一切：{summary}",
     ),
-    "erase_place": ("the place {space}: {summary}", "地点 {space} 的一切：{summary}"),
+    "erase_place": ("the place {place}: {summary}", "地点 {place} 的一切：{summary}"),
     "confirm_failed": ("Engram: {error}. Nothing was forgotten.", "Engram：{error}。什么也没有忘记。"),
     "confirm_kept": (
         "Engram: nothing was forgotten yet: messages said while the store could not be written ({n}) are "

@@ -100,8 +100,8 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "不记得 {person} 说过的或关于 {person} 的任何内容；什么也没有忘记",
     ),
     "err_nothing_of_place": (
-        "nothing is remembered of the place {space}; nothing was forgotten",
-        "不记得地点 {space} 的任何内容；什么也没有忘记",
+        "nothing is remembered of the place {place}; nothing was forgotten",
+        "不记得地点 {place} 的任何内容；什么也没有忘记",
     ),
     "err_scope_invalid": (
         "invalid scope {scope}: use public, self, owner or space:<space>",

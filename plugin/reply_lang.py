@@ -17,7 +17,7 @@ from typing import Any
 
 from ..memory.clock import ago
 from .config import REPLY_LANGUAGES
-from .events import space_of
+from .events import place_of
 from .reply_catalogue import counted, say
 
 log = logging.getLogger("engram.plugin")
@@ -46,21 +46,21 @@ async def reply_language(service: Any, event: Any, command_text: str) -> str:
         return str(setting)
     if has_chinese(command_text):
         return ZH
-    return ZH if mostly_chinese(await recent_lines(service, space_of(event))) else EN
+    return ZH if mostly_chinese(await recent_lines(service, place_of(event))) else EN
 
 
-async def recent_lines(service: Any, space: str) -> list[str]:
+async def recent_lines(service: Any, place: str) -> list[str]:
     """This chat's recent lines: those the last recall here read (kept by the service, no store read),
     else the last ``RECENT_LINES`` recorded here; [] when there are none or the store cannot be read."""
-    injection = service.last_injection.get(space)
+    injection = service.last_injection.get(place)
     if injection is not None:
         return str(injection.query).splitlines()
     if service.engram is None and not service.path.exists():
         return []  # nothing recorded yet: no store is created to find that out
     try:
         store = await (await service.memory()).browser()  # read-only, the dashboard's way in
-        n = await store.count_space_episodes(space)
-        return [e.content for e in await store.space_episodes(space, RECENT_LINES, max(0, n - RECENT_LINES))]
+        n = await store.count_place_episodes(place)
+        return [e.content for e in await store.place_episodes(place, RECENT_LINES, max(0, n - RECENT_LINES))]
     except Exception:  # the language is a courtesy: a store that cannot be read answers in English
         log.debug("Engram: this chat's recent lines could not be read (the reply's language)", exc_info=True)
         return []

@@ -136,7 +136,7 @@ async def identity_propose(service: EngramService, event: Any, change: Any, reas
         r = text_arg("reason", reason, 500, required=False)
     except ToolArgError as e:
         return str(e)
-    place = audience_of(event, service.settings).space
+    place = audience_of(event, service.settings).place
     if service.settings.is_blacklisted(place):  # an opted-out place: nothing of what is said there is kept
         return "Not proposed: " + OPTED_OUT
     try:

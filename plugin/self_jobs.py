@@ -40,7 +40,7 @@ class SelfJobs:
     def day_settings(self) -> DaySettings:
         s = self.service.settings
         return DaySettings(tz=self.service.tz, boundary_hour=s.diary_boundary_hour,
-                           inner_state=s.inner_state_enabled, is_public=s.is_public_space)
+                           inner_state=s.inner_state_enabled, is_public=s.is_public_place)
 
     def _after_diary(self) -> None:
         if any(job.name == SELF_IMAGE for job in self.jobs.registry):
@@ -59,7 +59,7 @@ class SelfJobs:
         s = self.service
         async with s.days_lock.hold(SELF_IMAGE_TURN):
             return await write_self_image(await s.memory(), s.providers.chat_model(), folder=s.data_dir,
-                                          is_public=s.settings.is_public_space, now=self.clock())
+                                          is_public=s.settings.is_public_place, now=self.clock())
 
     async def diary_now(self, day: date | None = None, *, force: bool = False) -> DiaryResult:
         """``/mem diary``: one day's diary now (default: the day that ended last)."""
@@ -88,7 +88,7 @@ class SelfJobs:
                     log.exception("Engram: rewriting the diary of %s after a forget failed", day)
             if plan.self_image:  # a self-image drew on what went: written again from the diaries left
                 try:
-                    await write_self_image(mem, chat, folder=s.data_dir, is_public=s.settings.is_public_space,
+                    await write_self_image(mem, chat, folder=s.data_dir, is_public=s.settings.is_public_place,
                                            now=self.clock())
                 except Exception:
                     log.exception("Engram: regenerating the self-image after a forget failed")

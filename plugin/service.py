@@ -31,8 +31,8 @@ from .events import (
     incoming_episodes,
     is_command,
     parse_message,
+    place_of,
     reply_episode,
-    space_of,
 )
 from .inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
 from .providers import Providers
@@ -173,10 +173,10 @@ class EngramService:
         if self.rewrite is not None:
             await self.rewrite(plan)
 
-    async def names(self, space: str, hits: Sequence[Hit]) -> dict[str, str]:
+    async def names(self, place: str, hits: Sequence[Hit]) -> dict[str, str]:
         """The name each person the hits are about (or said by) went by in ``space``; a person this
         place never saw has no name here (notes then show the id's plain form)."""
-        return await hit_names(await self.memory(), space, hits)
+        return await hit_names(await self.memory(), place, hits)
 
     def identity(self) -> str:
         """The bot's core identity (``identity/self.md`` in the data folder), or ""."""
@@ -185,7 +185,7 @@ class EngramService:
     # ---- recording -----------------------------------------------------------------------
     def record_message(self, event: Any) -> None:
         """Queue an incoming message for recording; returns at once."""
-        if self._closing or is_command(event) or self.settings.is_blacklisted(space_of(event)):
+        if self._closing or is_command(event) or self.settings.is_blacklisted(place_of(event)):
             return
         parsed = parse_message(event)
         if not parsed.text and not parsed.images:
@@ -199,7 +199,7 @@ class EngramService:
     def record_reply(self, event: Any, text: str) -> None:
         """Queue what the bot said in the event's place (not the notes it was handed or only read
         back: see ``echo``), with the keys of the memories injected for it."""
-        if self._closing or self.settings.is_blacklisted(space_of(event)):
+        if self._closing or self.settings.is_blacklisted(place_of(event)):
             return
         said = own_words(text, event.get_extra(GIVEN_EXTRA) or [])
         if said != (text or "").strip():
@@ -269,7 +269,7 @@ class EngramService:
 
     async def _inject(self, event: Any, req: Any) -> Injection | None:
         audience = self.audience(event)
-        if self.settings.is_blacklisted(audience.space):
+        if self.settings.is_blacklisted(audience.place):
             return None  # an opted-out place gets nothing of the memory, not even the time line
         contexts = getattr(req, "contexts", None) or []
         prompt = getattr(req, "prompt", "") or ""
@@ -279,11 +279,11 @@ class EngramService:
         hits = await self.recall(audience, query, self.settings.recall_k,
                                  seen=[prompt, *recent_turns(contexts, len(contexts))])
         person = (actor_of(event), str(event.get_sender_name() or ""))
-        text, taken = await self.render(audience.space, hits, now, before=event_time(event),
+        text, taken = await self.render(audience.place, hits, now, before=event_time(event),
                                         audience=audience, person=person)
         apply(req, text, self.settings.inject_mode)
-        inj = Injection(audience.space, query, now, hits, [hits[i] for i in taken], text)
-        self.last_injection[audience.space] = inj
+        inj = Injection(audience.place, query, now, hits, [hits[i] for i in taken], text)
+        self.last_injection[audience.place] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
         self.handed(event, [h.text for h in inj.injected])
         self.touch(inj.keys)
@@ -291,9 +291,9 @@ class EngramService:
 
     def forget_injections(self, key: str) -> None:
         """Drop the remembered injections (``/mem why``) that hold ``key``: it was erased."""
-        for space, inj in list(self.last_injection.items()):
+        for place, inj in list(self.last_injection.items()):
             if key in {h.key for h in inj.hits}:
-                del self.last_injection[space]
+                del self.last_injection[place]
 
     @staticmethod
     def handed(event: Any, texts: Sequence[str]) -> None:
@@ -303,7 +303,7 @@ class EngramService:
         except Exception:  # an event without extras: the reply is recorded as it comes
             log.debug("Engram: this event keeps no extras")
 
-    async def render(self, space: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
+    async def render(self, place: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
                      audience: Audience | None = None,
                      person: tuple[str, str] = ("", "")) -> tuple[str, list[int]]:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
@@ -311,7 +311,7 @@ class EngramService:
         ``person``: (id, name) of who wrote the message being answered, for the sense of time.
         """
         mem = await self.memory()
-        names = await self.names(space, hits)
+        names = await self.names(place, hits)
         lines = notes(hits, names, now, self.tz)
         budget = self.settings.inject_budget_tokens
         identity = self.identity()
@@ -324,18 +324,18 @@ class EngramService:
                         "only its beginning is injected (%d characters)", len(identity), budget,
                         len(fitted) - 1)
         extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
-        return build_block(lines, await self._time_line(mem, space, now, before or now, audience, person),
+        return build_block(lines, await self._time_line(mem, place, now, before or now, audience, person),
                            fitted, budget, extras)
 
-    async def _time_line(self, mem: Engram, space: str, now: datetime, before: datetime,
+    async def _time_line(self, mem: Engram, place: str, now: datetime, before: datetime,
                          audience: Audience | None, person: tuple[str, str]) -> str:
         if not self.settings.time_enabled:
             return ""
-        last = await mem.last_episode_time(space, before=before)
+        last = await mem.last_episode_time(place, before=before)
         actor, name = person
         if not actor:
             return time_line(now, last, self.tz)
         # in a group, only this place's lines count (a person's private chat is not the group's business)
-        private = audience is not None and (audience.owner_private or ":private:" in space)
-        last_person = await mem.last_time_with(actor, before=before, space=None if private else space)
+        private = audience is not None and (audience.owner_private or ":private:" in place)
+        last_person = await mem.last_time_with(actor, before=before, place=None if private else place)
         return time_line(now, last, self.tz, last_person, name or "This person")

@@ -10,7 +10,7 @@ import logging
 import re
 from typing import Any
 
-from ..memory import SELF, Memory, narrow_scope, space_scope
+from ..memory import SELF, Memory, narrow_scope, place_scope
 from ..memory.dedup import remember
 from ..memory.display import cut
 from ..memory.model import now_utc
@@ -83,12 +83,12 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
     except ToolArgError as e:
         return str(e)
     audience = service.audience(event)
-    if service.settings.is_blacklisted(audience.space):
+    if service.settings.is_blacklisted(audience.place):
         return OPTED_OUT
     try:
         hits = await service.recall(audience, q, k, include_archived=old)
         service.touch(hits)
-        names = await service.names(audience.space, hits)
+        names = await service.names(audience.place, hits)
     except Exception:  # the model gets a sentence, the log the traceback
         log.exception("Engram: memory_recall failed")
         return "error: memory is unavailable right now"
@@ -115,7 +115,7 @@ def bounded(notes: list[str]) -> list[str]:
     return out
 
 
-async def subjects_for(service: EngramService, event: Any, space: str, about: str) -> tuple[str, ...] | None:
+async def subjects_for(service: EngramService, event: Any, place: str, about: str) -> tuple[str, ...] | None:
     """Person ids for ``about``: none, the user, the bot, someone mentioned or seen here under that
     name; None when ``about`` names someone this place has not seen (no id is made up for a name)."""
     low = about.lower()
@@ -129,7 +129,7 @@ async def subjects_for(service: EngramService, event: Any, space: str, about: st
     for m in parse_message(event).meta.get("mentions", []):
         if m.get("name", "").lower() == low.lstrip("@") and m["id"] not in ("all", SELF):
             return (m["id"],)
-    seen = await (await service.memory()).people_named_in(space, about.lstrip("@"))
+    seen = await (await service.memory()).people_named_in(place, about.lstrip("@"))
     return (seen[0],) if seen else None
 
 
@@ -143,10 +143,10 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
     if not who.lstrip("@").strip():  # "@" alone names no one
         who = ""
     audience = service.audience(event)
-    if service.settings.is_blacklisted(audience.space):
+    if service.settings.is_blacklisted(audience.place):
         return "Not remembered: " + OPTED_OUT
     try:
-        found = await subjects_for(service, event, audience.space, who)
+        found = await subjects_for(service, event, audience.place, who)
     except Exception:
         log.exception("Engram: memory_remember failed")
         return "error: memory is unavailable right now; nothing was stored"
@@ -154,16 +154,16 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
     if found is None and who.lower() not in t.lower():
         t = f"{t} (about {who})"  # a name kept as text: it still says whom the note is about
     people = tuple(s for s in subjects if s != SELF) or ((who,) if found is None else ())
-    public = service.settings.is_public_space(audience.space)
+    public = service.settings.is_public_place(audience.place)
     if public and not people:  # the model's "about no one" is not trusted where that makes a fact public
         try:
-            named = await (await service.memory()).people_mentioned_in(audience.space, t)
+            named = await (await service.memory()).people_mentioned_in(audience.place, t)
         except Exception:
             log.exception("Engram: memory_remember failed")
             return "error: memory is unavailable right now; nothing was stored"
         subjects = people = tuple(named)
-    proposed = PUBLIC_SCOPE if public else space_scope(audience.space)
-    scope = narrow_scope(proposed, audience.space, people)  # about someone: it stays where it was learned
+    proposed = PUBLIC_SCOPE if public else place_scope(audience.place)
+    scope = narrow_scope(proposed, audience.place, people)  # about someone: it stays where it was learned
     try:
         mid, how = await remember(await service.memory(), Memory(text=t, scope=scope, kind="fact",
                                                                  subjects=subjects))

@@ -14,11 +14,11 @@ class NewEpisodeTrigger:
         self._fire = fire
         self._new: Counter[str] = Counter()
 
-    def saw(self, space: str, n: int = 1) -> bool:
+    def saw(self, place: str, n: int = 1) -> bool:
         """Count ``n`` new episodes in ``space``; True when that fired the job."""
-        self._new[space] += n
-        if self.threshold <= 0 or self._new[space] < self.threshold:
+        self._new[place] += n
+        if self.threshold <= 0 or self._new[place] < self.threshold:
             return False
-        self._new[space] = 0
+        self._new[place] = 0
         self._fire()
         return True

@@ -29,7 +29,7 @@ def content_of(token: str) -> str:
             f"猕猴桃{zlib.crc32(token.encode()) % 89}个.")
 
 
-def space_of(token: str) -> str:
+def place_of(token: str) -> str:
     return f"test:group:{zlib.crc32(token.encode()) % 4}"
 
 
@@ -50,7 +50,7 @@ def ack(pairs: list[tuple[int, str]]) -> None:
 
 
 def episode(token: str, p: int) -> Episode:
-    return Episode(space=space_of(token), content=content_of(token), actor=f"test:{p}",
+    return Episode(place=place_of(token), content=content_of(token), actor=f"test:{p}",
                    actor_name=f"Tester {p}")
 
 

@@ -29,13 +29,13 @@ def count_episodes(path: Path) -> Counted:
     per_day = Counter(datetime.fromtimestamp(min(t + tz * 60, last), timezone.utc).date().isoformat()
                       for t, tz, _, _, _ in rows)
     places: dict[str, tuple[int, float]] = {}
-    for t, _, space, _, _ in rows:
-        n, last = places.get(space, (0, float("-inf")))
-        places[space] = (n + 1, max(last, t))
+    for t, _, place, _, _ in rows:
+        n, last = places.get(place, (0, float("-inf")))
+        places[place] = (n + 1, max(last, t))
     speakers = Counter(actor for *_, actor in rows if actor)
     talks: Counter[tuple[str, str]] = Counter()
-    for space in places:
-        said = [actor for _, _, s, _, actor in sorted(rows, key=lambda r: r[3]) if s == space and actor]
+    for place in places:
+        said = [actor for _, _, s, _, actor in sorted(rows, key=lambda r: r[3]) if s == place and actor]
         for a, b in zip(said, said[1:]):
             if a != b:
                 talks[(min(a, b), max(a, b))] += 1

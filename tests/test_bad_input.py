@@ -43,7 +43,7 @@ def write(path: Path, data: bytes) -> None:
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
 async def test_empty_text_is_refused(engram: Engram, text: str) -> None:
     with pytest.raises(InvalidInputError, match="needs some text"):
-        await engram.record(Episode(space=SPACE, content=text))
+        await engram.record(Episode(place=SPACE, content=text))
     with pytest.raises(InvalidInputError, match="needs some text"):
         await engram.add_memory(Memory(text=text, scope="public"))
     assert (await engram.stats())["episodes"] == 0
@@ -57,15 +57,15 @@ async def test_a_memory_of_only_invisible_characters_is_refused(engram: Engram, 
     assert (await engram.stats())["memories"] == 0
 
 
-async def test_an_episode_needs_a_space(engram: Engram) -> None:
+async def test_an_episode_needs_a_place(engram: Engram) -> None:
     with pytest.raises(InvalidInputError, match="space"):
-        await engram.record(Episode(space=" ", content="hello"))
+        await engram.record(Episode(place=" ", content="hello"))
 
 
 async def test_huge_episode_is_capped_and_says_so(engram: Engram, caplog: pytest.LogCaptureFixture) -> None:
     text = "长" * (MAX_TEXT + 500)
     with caplog.at_level(logging.WARNING, logger="engram"):
-        eid = await engram.record(Episode(space=SPACE, content=text))
+        eid = await engram.record(Episode(place=SPACE, content=text))
     ep = await engram.get_episode(eid)
     assert len(ep.content) == MAX_TEXT
     assert ep.meta["truncated_from"] == MAX_TEXT + 500
@@ -80,13 +80,13 @@ async def test_huge_memory_is_capped_and_says_so(engram: Engram, caplog: pytest.
 
 
 async def test_huge_query_still_answers(engram: Engram) -> None:
-    await engram.record(Episode(space=SPACE, content="the piano lesson is on Friday"))
+    await engram.record(Episode(place=SPACE, content="the piano lesson is on Friday"))
     hits = await engram.recall("piano " * MAX_TEXT, Audience(SPACE))
     assert [h.text for h in hits] == ["the piano lesson is on Friday"]
 
 
 async def test_blank_query_finds_nothing(engram: Engram) -> None:
-    await engram.record(Episode(space=SPACE, content="anything"))
+    await engram.record(Episode(place=SPACE, content="anything"))
     assert await engram.recall("   ", Audience(SPACE)) == []
 
 
@@ -109,7 +109,7 @@ async def test_record_refuses_what_is_not_an_episode(engram: Engram, thing: obje
 
 
 async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> None:
-    good = Episode(space=SPACE, content="fine")
+    good = Episode(place=SPACE, content="fine")
     with pytest.raises(InvalidInputError):
         await engram.record_many([good, "bad"])  # type: ignore[list-item]
     assert (await engram.stats())["episodes"] == 0
@@ -126,8 +126,8 @@ async def test_record_many_with_one_bad_item_records_nothing(engram: Engram) -> 
     ({"time": datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-12)))}, "out of range"),
 ])
 async def test_one_bad_episode_does_not_sink_its_commit(engram: Engram, bad: dict, msg: str) -> None:
-    good = engram.record(Episode(space=SPACE, content="a good message"))
-    worse = engram.record(Episode(space=SPACE, content="a bad one", **bad))
+    good = engram.record(Episode(place=SPACE, content="a good message"))
+    worse = engram.record(Episode(place=SPACE, content="a bad one", **bad))
     results: list[object] = list(await asyncio.gather(good, worse, return_exceptions=True))
     ok, err = results
     assert isinstance(err, InvalidInputError) and msg in str(err)
@@ -135,8 +135,8 @@ async def test_one_bad_episode_does_not_sink_its_commit(engram: Engram, bad: dic
 
 
 async def test_a_broken_emoji_is_stored_with_a_replacement_character(engram: Engram) -> None:
-    good = engram.record(Episode(space=SPACE, content="a good message"))
-    broken = engram.record(Episode(space=SPACE, content="nice \ud83d shot", actor_name="Zo\udc00e"))
+    good = engram.record(Episode(place=SPACE, content="a good message"))
+    broken = engram.record(Episode(place=SPACE, content="nice \ud83d shot", actor_name="Zo\udc00e"))
     ok, eid = await asyncio.gather(good, broken)
     ep = await engram.get_episode(eid)
     assert (ep.content, ep.actor_name) == ("nice \ufffd shot", "Zo\ufffde")
@@ -147,7 +147,7 @@ async def test_a_broken_emoji_is_stored_with_a_replacement_character(engram: Eng
 
 async def test_add_memory_refuses_an_episode(engram: Engram) -> None:
     with pytest.raises(InvalidInputError, match="expected a Memory"):
-        await engram.add_memory(Episode(space=SPACE, content="hi"))  # type: ignore[arg-type]
+        await engram.add_memory(Episode(place=SPACE, content="hi"))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("changes, msg", [({"kind": "gossip"}, "unknown memory kind"),
@@ -200,7 +200,7 @@ async def test_another_programs_sqlite_file_is_refused_untouched(db_path: Path) 
 
 async def test_a_store_from_a_newer_schema_is_refused_untouched(db_path: Path) -> None:
     e = await Engram.open(db_path, background=False)
-    await e.record(Episode(space=SPACE, content="kept"))
+    await e.record(Episode(place=SPACE, content="kept"))
     await e.close()
     db = sqlite3.connect(db_path)
     db.execute("INSERT INTO _migrations VALUES ('m999_from_the_future', 0)")
@@ -223,7 +223,7 @@ async def test_a_damaged_vector_leaves_recall_on_keywords_and_reindex_rebuilds_i
         e = await open_engram()
     assert "cannot be read" in caplog.text and "engram reindex" in caplog.text
     assert (await e.recall("dentist Monday", Audience(SPACE)))[0].text == "the dentist is on Monday"
-    await e.record(Episode(space=SPACE, content="still recording"))
+    await e.record(Episode(place=SPACE, content="still recording"))
     assert await e.reindex(e.embedder) == 7
     assert "vec" in _routes((await e.recall("kitten Miso", Audience(SPACE)))[0])
 
@@ -255,7 +255,7 @@ async def test_a_file_name_with_uri_characters_works(tmp_path: Path) -> None:
     path.parent.mkdir()
     e = await Engram.open(path, background=False)
     try:
-        await e.record(Episode(space=SPACE, content="odd file names are fine"))
+        await e.record(Episode(place=SPACE, content="odd file names are fine"))
         assert (await e.stats())["episodes"] == 1  # read through the read-only connection
     finally:
         await e.close()
@@ -272,7 +272,7 @@ def remote(server: FakeOpenAI, dims: int | None = 8) -> OpenAIEmbedder:
 async def record_chat(e: Engram, n: int = 6) -> list[int]:
     lines = ["I adopted a kitten called Miso", "my sister lives in Lisbon", "the dentist is on Monday",
              "we should try the ramen place", "Miso knocked over my tea", "Lisbon trip in June"]
-    return [await e.record(Episode(space=SPACE, content=lines[i % len(lines)])) for i in range(n)]
+    return [await e.record(Episode(place=SPACE, content=lines[i % len(lines)])) for i in range(n)]
 
 
 async def test_endpoint_down_degrades_to_keywords_and_fills_in_later(
@@ -370,7 +370,7 @@ async def test_a_model_that_changes_dimension_is_noticed(
             hits = await e.recall("dentist Monday", Audience(SPACE))
         assert hits[0].text == "the dentist is on Monday"
         assert "recall uses keywords only" in caplog.text
-        await e.record(Episode(space=SPACE, content="one more"))
+        await e.record(Episode(place=SPACE, content="one more"))
         with pytest.raises(Exception, match="shape"):
             await e.embed_pending()
         assert (await e.stats())["episodes"] == 7

@@ -58,7 +58,7 @@ SPACE = "qq:group:1"
 async def build(path: Path) -> None:
     e = await Engram.open(path, NoEmbedder(), background=False)
     try:
-        await e.record_many(Episode(space=SPACE, content=t, actor=f"qq:{n % 2}",
+        await e.record_many(Episode(place=SPACE, content=t, actor=f"qq:{n % 2}",
                                     actor_name=["Bart", "小明"][n % 2], time=T0 + timedelta(minutes=n))
                             for n, t in enumerate(LINES))
         await e.add_memory(Memory(text="Bart喜欢和Tom一起玩跳绳", scope=f"space:{SPACE}", kind="fact"))
@@ -133,7 +133,7 @@ def test_relative_coverage_is_the_same_for_a_short_question_and_a_long_context()
     def feats(query: str) -> dict[int, dict[str, float]]:
         pool = Pool()
         for n, t in enumerate(lines, 1):
-            pool.add_item(Episode(space="g", content=t, id=n, seq=n, section=n, time=T0), kw=1.0)
+            pool.add_item(Episode(place="g", content=t, id=n, seq=n, section=n, time=T0), kw=1.0)
         f = featurize(pool, query, T0, RecallSettings())
         return {h.id: h.features for h in rank(f, FeatureRanker("kw"), len(lines))}
 

@@ -310,11 +310,11 @@ def test_diary_and_self_image_through_the_cli(  # type: ignore[no-untyped-def]
 
 def test_a_self_image_naming_someone_talked_about_in_private_is_refused_through_the_cli(  # type: ignore[no-untyped-def]
         cli, db_path: Path, fake_openai: FakeOpenAI) -> None:
-    for space, text, at in [("qq:private:2", "my sister Mei was diagnosed with cancer last week", "20:00"),
+    for place, text, at in [("qq:private:2", "my sister Mei was diagnosed with cancer last week", "20:00"),
                             ("qq:private:2", "我妹妹小美上周确诊了", "20:05"),
                             ("qq:group:9", "Taylor Swift sang our song", "21:00"),
                             ("qq:private:2", "we listened to Taylor Swift all evening", "21:30")]:
-        cli("record", text, "--space", space, "--actor", "qq:2", "--name", "Alice",
+        cli("record", text, "--space", place, "--actor", "qq:2", "--name", "Alice",
             "--time", f"2026-11-30T{at}:00+08:00")
     chat = ["--chat-base-url", fake_openai.base_url, "--chat-model", "tiny", "--timezone", "Asia/Shanghai"]
     fake_openai.replies.append(json.dumps({"entry": "Alice told me about her sister; we listened to music."}))

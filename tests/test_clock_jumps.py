@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory, MergeSettings, space_scope
+from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory, MergeSettings, place_scope
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
@@ -73,7 +73,7 @@ class Clock:
 
 
 AHEAD = datetime(2031, 6, 1, 12, tzinfo=timezone.utc)
-HERE = space_scope("qq:group:1")
+HERE = place_scope("qq:group:1")
 
 
 async def test_a_new_version_and_a_merge_are_dated_by_the_memorys_clock(open_engram: EngramOpener) -> None:
@@ -217,7 +217,7 @@ async def test_the_memorys_own_clock_logs_a_jump(db_path: Path, monkeypatch: pyt
 async def test_consolidation_dates_its_memories_by_the_memorys_clock(engram: Engram,
                                                                     fake_openai: FakeOpenAI) -> None:
     engram.clock = Clock(AHEAD)
-    [one] = await engram.record_many([Episode(space="qq:group:1", content="I adopted a kitten called Miso",
+    [one] = await engram.record_many([Episode(place="qq:group:1", content="I adopted a kitten called Miso",
                                               actor="qq:7", actor_name="Alice", time=AHEAD)])
     fake_openai.replies.append(json.dumps({"actions": [
         {"op": "add", "text": "Alice adopted a kitten called Miso", "kind": "fact", "about": ["qq:7"],
@@ -235,23 +235,23 @@ UMBRELLA = "Dana once mentioned a red umbrella"
 async def test_a_clock_set_years_ahead_does_not_archive_everything(engram: Engram,
                                                                   caplog: pytest.LogCaptureFixture) -> None:
     mid = await engram.add_memory(Memory(text=UMBRELLA, scope=HERE, created_at=RIGHT))
-    await engram.record(Episode(space="qq:group:1", content="hi", actor="qq:7",
+    await engram.record(Episode(place="qq:group:1", content="hi", actor="qq:7",
                                 time=RIGHT + timedelta(days=1)))
     with caplog.at_level(logging.WARNING, "engram.metabolism"):
         report = await engram.fade(AHEAD)  # five years ahead; the platform's clock says a day later
     assert (await engram.get(mid)).status == "active" and report.archived == 0
     assert "after the last message came in" in caplog.text
     # once it hears again, as far on, it fades as before
-    await engram.record(Episode(space="qq:group:1", content="back", actor="qq:7", time=AHEAD))
+    await engram.record(Episode(place="qq:group:1", content="back", actor="qq:7", time=AHEAD))
     assert (await engram.fade(AHEAD)).archived == 1
 
 
 async def test_with_messages_coming_in_fading_is_as_before(engram: Engram) -> None:
     mid = await engram.add_memory(Memory(text=UMBRELLA, scope=HERE, created_at=RIGHT))
     for day in range(0, 110, 10):
-        await engram.record(Episode(space="qq:group:1", content=f"day {day}", actor="qq:7",
+        await engram.record(Episode(place="qq:group:1", content=f"day {day}", actor="qq:7",
                                     time=RIGHT + timedelta(days=day)))
-    await engram.record(Episode(space="qq:group:1", content="ok", actor=SELF, kind="message_out",
+    await engram.record(Episode(place="qq:group:1", content="ok", actor=SELF, kind="message_out",
                                 time=AHEAD))  # the bot's own line, dated by a wrong clock: not heard
     assert (await engram.fade(RIGHT + timedelta(days=90))).archived == 0
     assert (await engram.fade(RIGHT + timedelta(days=101))).archived == 1
@@ -260,7 +260,7 @@ async def test_with_messages_coming_in_fading_is_as_before(engram: Engram) -> No
 
 async def test_a_rewritten_diary_is_dated_by_the_time_it_was_given(engram: Engram, tmp_path: Path) -> None:
     day = date(2026, 5, 30)
-    await engram.record(Episode(space="qq:group:1", content="anyone up for hiking?", actor="qq:1",
+    await engram.record(Episode(place="qq:group:1", content="anyone up for hiking?", actor="qq:1",
                                 time=datetime(2026, 5, 30, 10, tzinfo=SH)))
     later = datetime(2026, 6, 2, 9, tzinfo=timezone.utc)
     first = await write_diary(engram, ScriptedChat(json.dumps({"entry": "one"})), day, tz=SH,
@@ -286,7 +286,7 @@ def test_the_strength_shown_of_a_memory_made_at_1970_is_not_56_years_faded() -> 
 
 
 async def test_in_a_bot_no_one_talks_to_a_memory_added_today_is_not_misdated(engram: Engram) -> None:
-    await engram.record(Episode(space="qq:group:1", content="hi", actor="qq:7", time=RIGHT))
+    await engram.record(Episode(place="qq:group:1", content="hi", actor="qq:7", time=RIGHT))
     today = RIGHT + timedelta(days=60)  # no one wrote since; the owner added a memory by hand today
     mid = await engram.add_memory(Memory(text="Dana moved to Bergen", scope=HERE, created_at=today))
     report = await engram.fade(today + timedelta(hours=1))

@@ -22,9 +22,9 @@ T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
 FAST = ConsolidationSettings(backoff_seconds=0.0, timeout=5.0)
 
 
-def ep(space: str, text: str, actor: str = "qq:7", name: str = "Alice", minutes: int = 0,
+def ep(place: str, text: str, actor: str = "qq:7", name: str = "Alice", minutes: int = 0,
        kind: str = "message_in") -> Episode:
-    return Episode(space=space, content=text, actor=actor, actor_name=name, kind=kind,
+    return Episode(place=place, content=text, actor=actor, actor_name=name, kind=kind,
                    time=T0 + timedelta(minutes=minutes))
 
 
@@ -169,7 +169,7 @@ async def test_with_no_owner_a_memory_scoped_owner_stays_where_its_lines_were_sa
     fake_openai.replies.append(actions(
         add("Alice's birthday is on June 3rd", [f"e{g}"], ["qq:7"], scope="owner"),
         add("Bob seemed tired", [f"e{t}"], [])))
-    con = run(engram, fake_openai, replace(FAST, owner_known=False), owner_spaces=())
+    con = run(engram, fake_openai, replace(FAST, owner_known=False), owner_places=())
     with caplog.at_level(logging.INFO, "engram.consolidate"):
         report = await con.run(force=True)
     got = {m.text: m.scope for m in await memories(engram)}

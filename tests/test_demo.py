@@ -26,9 +26,9 @@ def allowed(aud: Audience, h: object) -> bool:
     """The visibility rules restated for the demo's chats."""
     item = h.item  # type: ignore[attr-defined]
     if isinstance(item, Episode):
-        return item.space == aud.space
+        return item.place == aud.place
     return item.scope in ("public", "self") or (item.scope == "owner" and aud.owner_private) \
-        or item.scope == f"space:{aud.space}"
+        or item.scope == f"space:{aud.place}"
 
 
 @pytest.fixture(scope="module", params=["keywords", "hash-vectors"])

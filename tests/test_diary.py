@@ -228,7 +228,7 @@ async def test_a_name_said_in_a_public_group_too_may_be_in_the_self_image(engram
                                                                           tmp_path: Path) -> None:
     await _a_private_worry(engram, tmp_path, public="Mei from the choir sang so well")
     chat = ScriptedChat(json.dumps({"self_image": "I loved hearing Mei sing."}))
-    r = await write_self_image(engram, chat, folder=tmp_path, is_public=lambda space: space == "qq:group:7")
+    r = await write_self_image(engram, chat, folder=tmp_path, is_public=lambda place: place == "qq:group:7")
     assert r.status == "written"
     assert IdentityFolder(tmp_path).image_path.read_text("utf-8").startswith("I loved")
     refused = await write_self_image(engram, ScriptedChat(json.dumps({"self_image": "I loved hearing Mei."})),

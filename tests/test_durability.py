@@ -23,7 +23,7 @@ from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, epi
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text import episode_words
 
-from ._record_child import content_of, space_of
+from ._record_child import content_of, place_of
 from .conftest import EngramOpener
 from .counting import count_episodes
 
@@ -90,7 +90,7 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
     try:
         rows = dict(db.execute("SELECT id, content FROM episodes").fetchall())
         fts = [r[0] for r in db.execute("SELECT rowid FROM episodes_fts ORDER BY rowid")]
-        spaces = dict(db.execute("SELECT id, space FROM episodes").fetchall())
+        places = dict(db.execute("SELECT id, space FROM episodes").fetchall())
         indexed = dict(db.execute("SELECT rowid, words FROM episodes_fts").fetchall())
         keys = dict(db.execute("SELECT name, id FROM spaces").fetchall())
         episodes = {r[0]: episode_row(r) for r in db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes")}
@@ -103,11 +103,11 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
         db.close()
     missing = [i for i in acked if i not in rows]
     assert not missing, f"{len(missing)} acknowledged episodes lost, e.g. {missing[:5]}"
-    wrong = [i for i, t in acked.items() if rows[i] != content_of(t) or spaces[i] != space_of(t)]
+    wrong = [i for i, t in acked.items() if rows[i] != content_of(t) or places[i] != place_of(t)]
     assert not wrong, f"acknowledged episodes with other content: {wrong[:5]}"
     assert fts == sorted(rows), "the keyword index and the episodes table disagree"
     # and each row of the index holds exactly the words of its episode, in its chat
-    stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.space])]
+    stale = [i for i, ep in episodes.items() if indexed[i] != keyed_words(episode_words(ep), keys[ep.place])]
     assert not stale, f"{len(stale)} episodes indexed under other words, e.g. {stale[:5]}"
     # the counts kept beside the episodes (the dashboard's) commit with them: equal to a count
     c = count_episodes(path)
@@ -127,7 +127,7 @@ async def check_store(open_engram: EngramOpener, acked: dict[int, str], rng: ran
     assert await eng.store.integrity() == []
     for i in rng.sample(sorted(acked), min(5, len(acked))):
         token = acked[i]
-        hits = await eng.recall(token, Audience(space_of(token)))
+        hits = await eng.recall(token, Audience(place_of(token)))
         assert i in [h.id for h in hits if h.kind == "episode"], f"keyword search misses {token}"
     await eng.close()  # the child opens the file next
 

@@ -15,13 +15,13 @@ from astrbot_plugin_engram.memory import (
     Memory,
     NoEmbedder,
     UnknownIdError,
-    space_scope,
+    place_scope,
     visibility,
 )
 from astrbot_plugin_engram.memory.dedup import remember, similarity
 
 SPACE = "webchat:private:sam"
-HERE = space_scope(SPACE)
+HERE = place_scope(SPACE)
 
 
 async def test_the_same_sentence_remembered_three_times_is_kept_once(engram: Engram) -> None:
@@ -53,7 +53,7 @@ async def test_a_different_number_is_a_different_memory(engram: Engram) -> None:
 
 async def test_the_same_sentence_in_another_scope_is_a_memory_of_its_own(engram: Engram) -> None:
     a, _ = await remember(engram, Memory(text="The gate code is 4417", scope=HERE))
-    elsewhere = space_scope("webchat:group:1")
+    elsewhere = place_scope("webchat:group:1")
     b, how = await remember(engram, Memory(text="The gate code is 4417", scope=elsewhere))
     assert how == "new" and a != b
 
@@ -62,7 +62,7 @@ async def test_list_memories_pages_newest_first_and_only_what_the_chat_may_see(e
     ids = [await engram.add_memory(Memory(text=f"note {i}", scope=HERE, kind="fact" if i % 2 else "event",
                                           subjects=("webchat:sam",) if i == 3 else ()))
            for i in range(5)]
-    await engram.add_memory(Memory(text="a secret elsewhere", scope=space_scope("webchat:group:9")))
+    await engram.add_memory(Memory(text="a secret elsewhere", scope=place_scope("webchat:group:9")))
     vis = visibility(Audience(SPACE))
     page, total = await engram.store.list_memories(vis, limit=2)
     assert total == 5 and [m.id for m in page] == ids[:-3:-1]
@@ -76,7 +76,7 @@ async def test_list_memories_pages_newest_first_and_only_what_the_chat_may_see(e
 
 async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(engram: Engram,
                                                                               db_path: Path) -> None:
-    eps = [Episode(space=SPACE, content=t, actor="webchat:sam") for t in
+    eps = [Episode(place=SPACE, content=t, actor="webchat:sam") for t in
            ("my bank pin is 8080 zanzibar", "the weather is nice", "zanzibar is an island")]
     ids = await engram.record_many(eps)
     await engram.embed_pending()
@@ -98,7 +98,7 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
 
 
 async def test_forgetting_a_line_takes_the_memories_drawn_from_it_and_no_other(engram: Engram) -> None:
-    ids = await engram.record_many([Episode(space=SPACE, content=t, actor="webchat:sam") for t in
+    ids = await engram.record_many([Episode(place=SPACE, content=t, actor="webchat:sam") for t in
                                     ("my bank pin is 8080", "I like green tea")])
     pin = await engram.add_memory(Memory(text="Sam's bank pin is 8080", scope=HERE, sources=(ids[0],)))
     both = await engram.add_memory(Memory(text="Sam banks and drinks tea", scope=HERE, sources=tuple(ids)))
@@ -115,7 +115,7 @@ async def test_forgetting_a_line_takes_the_memories_drawn_from_it_and_no_other(e
 
 
 async def test_forgetting_no_line_or_a_bad_id_is_refused_and_erases_nothing(engram: Engram) -> None:
-    ids = await engram.record_many([Episode(space=SPACE, content="keep me", actor="webchat:sam")])
+    ids = await engram.record_many([Episode(place=SPACE, content="keep me", actor="webchat:sam")])
     for bad in ([], ["1"], [True]):
         with pytest.raises(InvalidInputError):
             await engram.forget_episodes(bad)  # type: ignore[arg-type]
@@ -127,7 +127,7 @@ async def test_forgetting_no_line_or_a_bad_id_is_refused_and_erases_nothing(engr
 async def test_a_forgotten_episode_stays_gone_after_reopening(db_path: Path) -> None:
     e = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
-        ids = await e.record_many([Episode(space=SPACE, content="erase me: zanzibar")])
+        ids = await e.record_many([Episode(place=SPACE, content="erase me: zanzibar")])
         await e.forget_episodes(ids)
     finally:
         await e.close()

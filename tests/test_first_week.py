@@ -46,7 +46,7 @@ def test_acknowledgements_and_emoji_have_no_content_of_their_own() -> None:
 
 async def tell(e: Engram, lines: list[tuple[str, str]], start: datetime = T0) -> list[int]:
     """Record (who, text) turns a minute apart; who is 'user' or 'bot'."""
-    eps = [Episode(space=SPACE, content=text, time=start + timedelta(minutes=i),
+    eps = [Episode(place=SPACE, content=text, time=start + timedelta(minutes=i),
                    actor=SELF if who == "bot" else "webchat:sam", actor_name="" if who == "bot" else "Sam",
                    kind="message_out" if who == "bot" else "message_in")
            for i, (who, text) in enumerate(lines)]

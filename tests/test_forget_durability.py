@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, space_scope
+from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, place_scope
 from astrbot_plugin_engram.memory.diary_files import diary_day, diary_path
 from astrbot_plugin_engram.memory.identity import IdentityFolder
 from astrbot_plugin_engram.memory.proposals import Proposals
@@ -27,10 +27,10 @@ LINES = 300
 
 async def seed(open_engram: EngramOpener) -> None:
     e = await open_engram(NoEmbedder())
-    await e.record_many([Episode(space=SPACE, content=f"line {n} from Ming: {MARK}", actor=PERSON,
+    await e.record_many([Episode(place=SPACE, content=f"line {n} from Ming: {MARK}", actor=PERSON,
                                  actor_name="Ming") for n in range(LINES)]
-                        + [Episode(space=SPACE, content="Bob says hello", actor="qq:bob", actor_name="Bob")])
-    await e.add_memory(Memory(text=f"Ming's code is {MARK}", scope=space_scope(SPACE), subjects=(PERSON,),
+                        + [Episode(place=SPACE, content="Bob says hello", actor="qq:bob", actor_name="Bob")])
+    await e.add_memory(Memory(text=f"Ming's code is {MARK}", scope=place_scope(SPACE), subjects=(PERSON,),
                               sources=(1, 2)))
     await e.close()
 

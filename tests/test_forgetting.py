@@ -20,7 +20,7 @@ from astrbot_plugin_engram.memory import (
     InvalidInputError,
     Memory,
     UnknownIdError,
-    space_scope,
+    place_scope,
 )
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
@@ -38,8 +38,8 @@ T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
 FAST = ConsolidationSettings(backoff_seconds=0.0, timeout=10.0)
 
 
-def ep(space: str, text: str, actor: str = MING, name: str = "Ming", minutes: int = 0) -> Episode:
-    return Episode(space=space, content=text, actor=actor, actor_name=name,
+def ep(place: str, text: str, actor: str = MING, name: str = "Ming", minutes: int = 0) -> Episode:
+    return Episode(place=place, content=text, actor=actor, actor_name=name,
                    time=T0 + timedelta(minutes=minutes))
 
 
@@ -78,9 +78,9 @@ async def test_a_memory_forgotten_with_its_sources_leaves_no_byte_of_the_marker(
     assert report.added == 1
     [mid] = report.new_ids
     newer = await e.update(mid, f"Ming's locker code is {MARK} {ZH} (the left row)")
-    diary = await e.add_memory(Memory(text=f"Today Ming told me a code, {MARK}.", scope=space_scope(GROUP),
+    diary = await e.add_memory(Memory(text=f"Today Ming told me a code, {MARK}.", scope=place_scope(GROUP),
                                       kind="diary", sources=(ids[0],), valid_from=T0))
-    keep = await e.add_memory(Memory(text="Bob has a blue towel", scope=space_scope(GROUP),
+    keep = await e.add_memory(Memory(text="Bob has a blue towel", scope=place_scope(GROUP),
                                      sources=(ids[2],)))
     await e.embed_pending()
     assert await seen_anywhere(e, MARK)  # the marker is recalled ...
@@ -162,11 +162,11 @@ async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
                         json.dumps({"mood": "calm", "valence": 0.1, "energy": 0.5, "on_mind": told}),
                         json.dumps({"self_image": f"I keep {told} in mind."}),
                         json.dumps({"self_image": f"I still keep {told} in mind."}))
-    report = await end_days(e, chat, DaySettings(tz=timezone.utc, is_public=lambda space: True),
+    report = await end_days(e, chat, DaySettings(tz=timezone.utc, is_public=lambda place: True),
                             now=T0 + timedelta(days=1, hours=6))
     assert [r.day for r in report.written] == [T0.date()] and report.inner_state
     for _ in range(2):  # the second moves the first to identity/history/
-        assert (await write_self_image(e, chat, is_public=lambda space: True)).status == "written"
+        assert (await write_self_image(e, chat, is_public=lambda place: True)).status == "written"
     held = files_with_marker(folder)
     assert {f"diary/{T0.date()}.md", "identity/inner-state.json", "identity/self-image.md"} <= held
     assert any(f.startswith("identity/history/self-image.") for f in held)
@@ -186,7 +186,7 @@ async def test_forgetting_a_person_erases_what_they_said_and_what_is_about_them_
                                ep(DM, f"{ZH} is my secret word", minutes=1),
                                ep(OTHER, f"ming's spare key is under the {MARK} mat", BOB, "Bob", minutes=2),
                                ep(OTHER, "the weather is nice", BOB, "Bob", minutes=3)])
-    about = await e.add_memory(Memory(text=f"Ming hides a key under {MARK}", scope=space_scope(GROUP),
+    about = await e.add_memory(Memory(text=f"Ming hides a key under {MARK}", scope=place_scope(GROUP),
                                       subjects=(MING,), sources=(ids[0],)))
     await e.embed_pending()
     assert await e.store.aliases(MING) == ["Ming"]
@@ -212,7 +212,7 @@ async def test_forgetting_a_person_reaches_their_name_written_against_chinese(
     ids = await e.record_many([ep(GROUP, "hello all"),
                                ep(OTHER, f"昨天Ming和同学们一起去了{MARK}", BOB, "Bob", minutes=1),
                                ep(OTHER, "Mingyu也来了", BOB, "Bob", minutes=2)])
-    about = await e.add_memory(Memory(text=f"Bob说Ming和同学们去了{MARK}", scope=space_scope(OTHER)))
+    about = await e.add_memory(Memory(text=f"Bob说Ming和同学们去了{MARK}", scope=place_scope(OTHER)))
 
     done = await e.forget_person(MING)
 
@@ -227,7 +227,7 @@ async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other
     e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob")])
-    mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=space_scope(GROUP)))
+    mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=place_scope(GROUP)))
     await e.embed_pending()
 
     done = await e.forget_place(GROUP)
@@ -246,8 +246,8 @@ async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other
 async def test_a_forgotten_place_takes_its_title_with_it(folder: Path, open_engram: EngramOpener) -> None:
     """A group's name (the dashboard names a place by it) is erased with the place."""
     e = await open_engram()
-    await e.record_many([Episode(space=GROUP, content="hi", actor=MING, time=T0, place_title=f"club {MARK}"),
-                         Episode(space=OTHER, content="hi", actor=BOB, time=T0, place_title="Bob's group")])
+    await e.record_many([Episode(place=GROUP, content="hi", actor=MING, time=T0, place_title=f"club {MARK}"),
+                         Episode(place=OTHER, content="hi", actor=BOB, time=T0, place_title="Bob's group")])
     assert await e.store.place_titles() == {GROUP: f"club {MARK}", OTHER: "Bob's group"}
     await e.forget_place(GROUP)
     assert await e.store.place_titles() == {OTHER: "Bob's group"}
@@ -259,11 +259,11 @@ async def test_a_forgotten_place_takes_its_title_with_it(folder: Path, open_engr
 async def test_an_erased_id_is_never_given_out_again(folder: Path, open_engram: EngramOpener) -> None:
     e = await open_engram()
     first = await e.record(ep(GROUP, f"about {MARK}"))
-    mid = await e.add_memory(Memory(text=f"note {MARK}", scope=space_scope(GROUP), sources=(first,)))
+    mid = await e.add_memory(Memory(text=f"note {MARK}", scope=place_scope(GROUP), sources=(first,)))
     await e.embed_pending()
     await e.forget([mid], with_sources=True)
     again = await e.record(ep(GROUP, "a later line", minutes=5))
-    other = await e.add_memory(Memory(text="a later note", scope=space_scope(GROUP)))
+    other = await e.add_memory(Memory(text="a later note", scope=place_scope(GROUP)))
     assert again > first and other > mid
     assert await e.embed_pending() == 2  # the indexer's cursor is not ahead of them
     await e.close()
@@ -290,7 +290,7 @@ async def test_a_blank_person_is_refused_not_taken_for_every_line_without_a_spea
     """A line recorded without an actor (the CLI's default) has the actor "": forget_person("")
     erased every such line, for good."""
     e = await open_engram()
-    line = await e.record(Episode(space="web", content="a line nobody in particular said"))
+    line = await e.record(Episode(place="web", content="a line nobody in particular said"))
     with pytest.raises(InvalidInputError, match="name the person to forget"):
         await e.forget_person(person)
     assert (await e.get_episode(line)).content == "a line nobody in particular said"
@@ -335,7 +335,7 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
     done = await e.forget_person(MING)
     new = await asyncio.gather(*writes)
     assert done.episodes == old and len(set(new)) == 200 and not set(new) & set(old)
-    left = await e.store.episodes_where(space=GROUP)
+    left = await e.store.episodes_where(place=GROUP)
     assert sorted(i for i, _ in left) == sorted(new) and all("busy line" in t for _, t in left)
     await e.close()
     assert traces(folder) == []
@@ -352,7 +352,7 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
     e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
-    mid = await e.add_memory(Memory(text=f"Ming's locker code is {MARK} {ZH}", scope=space_scope(GROUP),
+    mid = await e.add_memory(Memory(text=f"Ming's locker code is {MARK} {ZH}", scope=place_scope(GROUP),
                                     subjects=(MING,), sources=(ids[0],)))
     proposals = Proposals(IdentityFolder(folder))
     later = T0 + timedelta(hours=2)
@@ -387,7 +387,7 @@ async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
     next_day = proposals.propose("I enjoy long walks.", "", GROUP, now=T0 + timedelta(days=1, minutes=1))
     elsewhere = proposals.propose("I like quiet mornings.", "", OTHER, now=T0 + timedelta(minutes=5))
     [line] = await e.record_many([ep(GROUP, f"my locker code is {MARK}")])
-    mid = await e.add_memory(Memory(text=f"a code {MARK}", scope=space_scope(GROUP), sources=(line,)))
+    mid = await e.add_memory(Memory(text=f"a code {MARK}", scope=place_scope(GROUP), sources=(line,)))
 
     done = await e.forget([mid], with_sources=True)
 

@@ -28,7 +28,7 @@ def hit(item: Episode | Memory) -> Hit:
 
 
 def said(content: str, name: str = "Mallory", actor: str = "qq:66") -> Episode:
-    return Episode(space=GROUP, content=content, actor=actor, actor_name=name, time=NOW - timedelta(hours=1))
+    return Episode(place=GROUP, content=content, actor=actor, actor_name=name, time=NOW - timedelta(hours=1))
 
 
 def note_lines(block: str) -> list[str]:
@@ -73,7 +73,7 @@ def test_a_person_named_like_the_bot_or_the_system_does_not_speak_as_them(name: 
     line = note(hit(said("I promised to give Mallory the admin password", name=name)), {}, NOW, timezone.utc)
     assert "— you said:" not in line and "— you:" not in line
     assert re.search(r"— someone named \"[^\"]+\" said: ", line), line
-    mine = note(hit(Episode(space=GROUP, content="ok", actor=SELF, kind="message_out", time=NOW)), {}, NOW,
+    mine = note(hit(Episode(place=GROUP, content="ok", actor=SELF, kind="message_out", time=NOW)), {}, NOW,
                 timezone.utc)
     assert "— you said:" in mine
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from astrbot_plugin_engram.memory.scopes import OWNER, PUBLIC, SELF, learned_scope, may_write, space_scope
+from astrbot_plugin_engram.memory.scopes import OWNER, PUBLIC, SELF, learned_scope, may_write, place_scope
 
 HINTS = st.one_of(st.none(), st.sampled_from(["public", "self", "owner", "space:qq:group:9", "space:web",
                                               "", "  public ", "everywhere"]), st.text(max_size=12))
@@ -17,7 +17,7 @@ def test_a_proposal_never_widens_the_scope(hint: str | None, people: bool, owner
                                            own: bool, place: str) -> None:
     got = learned_scope(hint, place, about_people=people, owner_private=owner, public_place=public,
                         own_thoughts=own).scope
-    home = OWNER if owner or own else space_scope(place)
+    home = OWNER if owner or own else place_scope(place)
     assert got in (home, OWNER, PUBLIC, SELF)
     if people or not public or own:
         assert got in (home, OWNER)  # about people, or not learned in a public place, or its own thoughts

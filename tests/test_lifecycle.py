@@ -15,15 +15,15 @@ GROUP, DM = "qq:group:1", "qq:private:9"
 
 
 async def test_record_returns_increasing_ids(engram: Engram) -> None:
-    a = await engram.record(Episode(space=GROUP, content="hello"))
-    b = await engram.record(Episode(space=GROUP, content="again"))
+    a = await engram.record(Episode(place=GROUP, content="hello"))
+    b = await engram.record(Episode(place=GROUP, content="again"))
     assert b > a
     assert (await engram.get_episode(a)).content == "hello"
 
 
 async def test_concurrent_records_each_get_their_own_id(engram: Engram) -> None:
     texts = [f"message number {i}" for i in range(200)]
-    ids = await asyncio.gather(*(engram.record(Episode(space=GROUP, content=t)) for t in texts))
+    ids = await asyncio.gather(*(engram.record(Episode(place=GROUP, content=t)) for t in texts))
     assert len(set(ids)) == 200
     eps = await engram.store.get_episodes(ids)
     assert [eps[i].content for i in ids] == texts  # each caller got the id of its own episode
@@ -31,7 +31,7 @@ async def test_concurrent_records_each_get_their_own_id(engram: Engram) -> None:
 
 
 async def test_record_many_keeps_order(engram: Engram) -> None:
-    ids = await engram.record_many([Episode(space=DM, content=f"line {i}") for i in range(5)])
+    ids = await engram.record_many([Episode(place=DM, content=f"line {i}") for i in range(5)])
     assert ids == sorted(ids)
     assert [(await engram.get_episode(i)).content for i in ids] == [f"line {i}" for i in range(5)]
 
@@ -72,7 +72,7 @@ async def test_set_scope_moves_a_memory_between_audiences(engram: Engram) -> Non
 
 async def test_close_commits_what_was_queued(open_engram: EngramOpener) -> None:
     e = await open_engram(NoEmbedder(), background=True)
-    pending = [asyncio.ensure_future(e.record(Episode(space=GROUP, content=f"m{i}"))) for i in range(50)]
+    pending = [asyncio.ensure_future(e.record(Episode(place=GROUP, content=f"m{i}"))) for i in range(50)]
     await asyncio.sleep(0)  # queued, maybe not yet written
     await e.close()
     assert len({await p for p in pending}) == 50
@@ -82,7 +82,7 @@ async def test_close_commits_what_was_queued(open_engram: EngramOpener) -> None:
 
 async def test_background_indexer_embeds_new_items_and_stops_on_close(open_engram: EngramOpener) -> None:
     e = await open_engram(HashEmbedder(), background=True)
-    await e.record(Episode(space=GROUP, content="the kettle is broken"))
+    await e.record(Episode(place=GROUP, content="the kettle is broken"))
     await e.add_memory(Memory(text="buy a new kettle", scope="self"))
     for _ in range(200):
         if (await e.stats())["indexed"] == 2:
@@ -95,8 +95,8 @@ async def test_background_indexer_embeds_new_items_and_stops_on_close(open_engra
 
 
 async def test_reindex_switches_model_and_keeps_recall(engram: Engram, db_path: Path) -> None:
-    await engram.record(Episode(space=GROUP, content="the red bicycle was stolen"))
-    await engram.record(Episode(space=GROUP, content="lunch at noon tomorrow"))
+    await engram.record(Episode(place=GROUP, content="the red bicycle was stolen"))
+    await engram.record(Episode(place=GROUP, content="lunch at noon tomorrow"))
     await engram.embed_pending()
     seen: list[int] = []
     n = await engram.reindex(HashEmbedder(dim=24, name="hash-24"), seen.append)
@@ -107,7 +107,7 @@ async def test_reindex_switches_model_and_keeps_recall(engram: Engram, db_path: 
 
 
 async def test_hits_explain_themselves(engram: Engram) -> None:
-    await engram.record(Episode(space=GROUP, content="Erin moved to Lisbon last spring",
+    await engram.record(Episode(place=GROUP, content="Erin moved to Lisbon last spring",
                                 actor="qq:5", actor_name="Erin"))
     await engram.embed_pending()
     [hit] = await engram.recall("Lisbon", Audience(GROUP))

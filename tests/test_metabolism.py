@@ -8,14 +8,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Memory, MergeSettings, space_scope
+from astrbot_plugin_engram.memory import Audience, Engram, Memory, MergeSettings, place_scope
 from astrbot_plugin_engram.memory.chat import ChatResult
 from astrbot_plugin_engram.memory.consolidation.prompt import templates
 from astrbot_plugin_engram.memory.errors import ChatError
 from astrbot_plugin_engram.memory.metabolism import faded
 
 SPACE, OTHER = "qq:group:1", "qq:group:2"
-HERE = space_scope(SPACE)
+HERE = place_scope(SPACE)
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 DAY = 86400.0
 
@@ -154,13 +154,13 @@ async def test_a_group_kept_apart_is_remembered_and_not_asked_again(engram: Engr
 
 async def test_memories_of_different_scopes_are_never_merged(engram: Engram) -> None:
     await twins(engram, HERE)
-    await twins(engram, space_scope(OTHER))
+    await twins(engram, place_scope(OTHER))
     model = Scripted(SAME, SAME)
     report = await engram.merge_duplicates(model, LOOSE)
     assert report.merged == 2  # one merge within each scope, never one across them
-    for space in (SPACE, OTHER):
-        [m] = [h for h in await engram.recall("Mia Oslo", Audience(space), k=5) if h.kind == "memory"]
-        assert (await engram.get(m.id)).scope == space_scope(space)
+    for place in (SPACE, OTHER):
+        [m] = [h for h in await engram.recall("Mia Oslo", Audience(place), k=5) if h.kind == "memory"]
+        assert (await engram.get(m.id)).scope == place_scope(place)
 
 
 async def test_a_memory_moved_to_another_scope_while_the_model_decides_is_not_merged_back(

@@ -155,4 +155,4 @@ async def test_forget_person_takes_the_lines_calling_them_by_the_given_name(engr
         Episode("qq:private:2", "the weather is fine", "qq:2", "Alice", time=at(21))])
     plan = await engram.forget_person("qq:5")
     assert len(plan.episodes) == 2
-    assert [e.content for e in await engram.store.space_episodes("qq:private:2")] == ["the weather is fine"]
+    assert [e.content for e in await engram.store.place_episodes("qq:private:2")] == ["the weather is fine"]

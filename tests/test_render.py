@@ -31,10 +31,10 @@ def hit(item: Episode | Memory) -> Hit:
 
 
 def test_a_note_names_the_speaker_and_quotes_the_text_on_one_line() -> None:
-    said = Episode(space="s", content='he said "go"\nnow', actor="qq:1", time=NOW - timedelta(days=2))
+    said = Episode(place="s", content='he said "go"\nnow', actor="qq:1", time=NOW - timedelta(days=2))
     assert note(hit(said), {"qq:1": "Ann"}, NOW, timezone.utc) == \
         "- 2026-11-27, 2 days ago — Ann said: \"he said 'go' now\""
-    mine = Episode(space="s", content="on my way", actor=SELF, time=NOW)
+    mine = Episode(place="s", content="on my way", actor=SELF, time=NOW)
     assert "— you said:" in note(hit(mine), {}, NOW, timezone.utc)
     about = Memory("likes tea", "self", subjects=("qq:1",), created_at=NOW)
     assert note(hit(about), {"qq:1": "Ann"}, NOW, timezone.utc).endswith('— about Ann: "likes tea"')
@@ -65,7 +65,7 @@ def test_the_block_holds_its_budget_in_a_real_tokenizer(qwen: Any, lang: str, bu
     """``inject_budget_tokens`` is the most tokens the block may take: so in a real model's tokens
     (numbers cut into digits, emoji and Korean several tokens a character), not only in the estimate."""
     texts = QWEN_TEXTS[lang]
-    notes = [note(hit(Episode(space="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1",
+    notes = [note(hit(Episode(place="s", content=f"{texts[i % len(texts)]} {i}", actor="qq:1",
                               actor_name="小明", time=NOW - timedelta(days=i))), {}, NOW, timezone.utc)
              for i in range(60)]
     text, taken = build_block(notes, time_line(NOW, NOW - timedelta(hours=2), timezone.utc), "", budget)
@@ -76,8 +76,8 @@ def test_the_block_holds_its_budget_in_a_real_tokenizer(qwen: Any, lang: str, bu
 def test_one_huge_note_does_not_starve_the_others() -> None:
     """The best hit is a pasted article (16,000 characters): it is left out whole and the notes after
     it still fill the block."""
-    huge = Episode(space="s", content="tea " * 4000, actor="qq:1", actor_name="Ann", time=NOW)
-    small = [Episode(space="s", content=f"green tea fact {i}", actor="qq:1", actor_name="Ann", time=NOW)
+    huge = Episode(place="s", content="tea " * 4000, actor="qq:1", actor_name="Ann", time=NOW)
+    small = [Episode(place="s", content=f"green tea fact {i}", actor="qq:1", actor_name="Ann", time=NOW)
              for i in range(5)]
     notes = [note(hit(e), {}, NOW, timezone.utc) for e in [huge, *small]]
     text, taken = build_block(notes, time_line(NOW, None, timezone.utc), "", 600)

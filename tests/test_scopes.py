@@ -62,7 +62,7 @@ def test_owner_memories_only_in_the_owners_private_chat() -> None:
     assert not visibility(Audience(DM_BOB)).sees_memory("owner")
 
 
-def test_space_memories_only_in_that_space() -> None:
+def test_place_memories_only_in_that_place() -> None:
     vis = visibility(Audience(GROUP))
     assert vis.sees_memory(f"space:{GROUP}")
     assert not vis.sees_memory(f"space:{DM_BOB}")
@@ -70,7 +70,7 @@ def test_space_memories_only_in_that_space() -> None:
     assert not visibility(Audience(DM_OWNER, owner_private=True)).sees_memory(f"space:{GROUP}")
 
 
-def test_episodes_only_in_their_own_space() -> None:
+def test_episodes_only_in_their_own_place() -> None:
     vis = visibility(Audience(GROUP, people=("qq:bob",)))
     assert vis.sees_episode(GROUP)
     assert not vis.sees_episode(DM_BOB)  # even with Bob present, his DM stays in his DM
@@ -79,7 +79,7 @@ def test_episodes_only_in_their_own_space() -> None:
 
 
 async def test_a_space_is_the_same_place_with_or_without_stray_whitespace(engram: Engram) -> None:
-    await engram.record(Episode(space=" web ", content="the tram strike is on Tuesday"))
+    await engram.record(Episode(place=" web ", content="the tram strike is on Tuesday"))
     await engram.add_memory(Memory(text="tram strike Tuesday", scope="space: web"))
     for aud in (Audience("web"), Audience("web  ")):
         assert len(await engram.recall("tram strike", aud)) == 2
@@ -105,7 +105,7 @@ def test_a_memory_about_someone_never_becomes_public() -> None:
     assert narrow_scope("owner", GROUP, ("qq:bob",)) == "owner"
 
 
-def test_another_space_is_never_granted() -> None:
+def test_another_place_is_never_granted() -> None:
     assert narrow_scope(f"space:{DM_BOB}", GROUP) == f"space:{GROUP}"
 
 
@@ -152,8 +152,8 @@ class Truth:
 def may_see(aud: Audience, kind: str, truth: Truth, item_id: int, include_archived: bool) -> bool:
     """The rules of DESIGN.md, written independently of memory.scopes."""
     if kind == "episode":
-        space = truth.episodes[item_id]
-        return aud.everything or (space == aud.space.strip() and aud.space.strip() != "")
+        place = truth.episodes[item_id]
+        return aud.everything or (place == aud.place.strip() and aud.place.strip() != "")
     scope, status = truth.memories[item_id]
     if status == "superseded" or (status == "archived" and not include_archived):
         return False
@@ -161,7 +161,7 @@ def may_see(aud: Audience, kind: str, truth: Truth, item_id: int, include_archiv
         return True
     if scope == "owner":
         return aud.owner_private
-    return aud.space.strip() != "" and scope == "space:" + aud.space.strip()
+    return aud.place.strip() != "" and scope == "space:" + aud.place.strip()
 
 
 world_items = st.lists(
@@ -181,9 +181,9 @@ async def build(e: Engram, items: list, truth: Truth) -> None:
     rng = random.Random(len(items))
     for kind, where, ws, status, embed in items:
         text = " ".join(ws)
-        space = where if not where.startswith("<") else "web"
+        place = where if not where.startswith("<") else "web"
         if kind == "episode":
-            truth.episodes[await e.record(Episode(space=space, content=text))] = space.strip()
+            truth.episodes[await e.record(Episode(place=place, content=text))] = place.strip()
         elif kind == "memory" or not truth.memories:
             mid = await e.add_memory(Memory(text=text, scope=scope_of(where), status=status))
             truth.memories[mid] = (scope_of(where), status)
@@ -204,7 +204,7 @@ async def build(e: Engram, items: list, truth: Truth) -> None:
 
 audiences = st.builds(
     Audience,
-    space=st.sampled_from(SPACES + ["qq:group:2", "", " ", "space:web", " qq:group:1"]),
+    place=st.sampled_from(SPACES + ["qq:group:2", "", " ", "space:web", " qq:group:1"]),
     people=st.lists(st.sampled_from(["qq:1", "qq:owner", "qq:bob"]), max_size=2).map(tuple),
     owner_private=st.booleans(),
     everything=st.integers(0, 4).map(lambda i: i == 0),
@@ -217,7 +217,7 @@ def check(hits: list, aud: Audience, truth: Truth, include_archived: bool) -> No
         assert may_see(aud, h.kind, truth, h.id, include_archived), (aud, h.key, h.text)
         # the hit's own item must agree with what was stored (no mislabelled item can slip through)
         if h.kind == "episode":
-            assert h.item.space == truth.episodes[h.id]
+            assert h.item.place == truth.episodes[h.id]
         else:
             assert (h.item.scope, h.item.status) == truth.memories[h.id]
     for h in hits:  # a deliberate search (include_archived) makes what it finds in the archive active
@@ -273,7 +273,7 @@ def big_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
         try:  # closed also when building fails (an open store would keep pytest from exiting)
             await build(e, items, truth)
             # leave a tail unembedded: recall must hold for items the vector route cannot see yet
-            eid = await e.record(Episode(space="qq:private:1", content="secret salary 秘密"))
+            eid = await e.record(Episode(place="qq:private:1", content="secret salary 秘密"))
             truth.episodes[eid] = "qq:private:1"
         finally:
             await e.close()

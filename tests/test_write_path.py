@@ -54,8 +54,8 @@ def commit_trips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     return str(request.param)
 
 
-def records(e: Engram, texts: list[str], space: str = SPACES[0]) -> list[asyncio.Task[int]]:
-    return [asyncio.ensure_future(e.record(Episode(space=space, content=t))) for t in texts]
+def records(e: Engram, texts: list[str], place: str = SPACES[0]) -> list[asyncio.Task[int]]:
+    return [asyncio.ensure_future(e.record(Episode(place=place, content=t))) for t in texts]
 
 
 async def settled(tasks: list[asyncio.Task[int]]) -> list[int | BaseException]:
@@ -65,20 +65,20 @@ async def settled(tasks: list[asyncio.Task[int]]) -> list[int | BaseException]:
     return [t.exception() or t.result() if not t.cancelled() else asyncio.CancelledError() for t in tasks]
 
 
-async def test_producers_in_several_spaces_get_their_own_ids_in_order(engram: Engram,
+async def test_producers_in_several_places_get_their_own_ids_in_order(engram: Engram,
                                                                       commit_trips: str) -> None:
     async def produce(p: int) -> list[tuple[int, str]]:
         out = []
         for n in range(25):  # each awaits its id before recording the next, like a chat hook
             text = f"producer {p} message {n}"
-            out.append((await engram.record(Episode(space=SPACES[p % 3], content=text)), text))
+            out.append((await engram.record(Episode(place=SPACES[p % 3], content=text)), text))
         return out
 
     acks = [a for got in await asyncio.gather(*(produce(p) for p in range(8))) for a in got]
     eps = await engram.store.get_episodes([i for i, _ in acks])
     assert len(eps) == 200 and all(eps[i].content == text for i, text in acks)
-    for space in SPACES:  # seq follows the order the episodes were acknowledged in, without gaps
-        ids = sorted(i for i in eps if eps[i].space == space)
+    for place in SPACES:  # seq follows the order the episodes were acknowledged in, without gaps
+        ids = sorted(i for i in eps if eps[i].place == place)
         assert [eps[i].seq for i in ids] == list(range(1, len(ids) + 1))
     for p in range(8):  # one producer's episodes come out in the order it recorded them
         mine = [i for i, text in acks if text.startswith(f"producer {p} ")]
@@ -179,7 +179,7 @@ def test_the_checked_episode_keeps_every_field() -> None:
     from astrbot_plugin_engram.memory.validate import checked_episode
 
     t = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
-    ep = Episode(space="qq:group:1", content="hi", actor="qq:1", actor_name="Ann", kind="image", time=t,
+    ep = Episode(place="qq:group:1", content="hi", actor="qq:1", actor_name="Ann", kind="image", time=t,
                  source="qq", meta={"image": "a.png"}, id=7, seq=3, section=2)
     checked = checked_episode(ep)
     names = [f.name for f in fields(Episode)]

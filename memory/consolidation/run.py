@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
-from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, space_scope, visibility
+from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, place_scope, visibility
 from ..scopes import SELF as SELF_SCOPE
 from .actions import (
     INVENTED_ID,
@@ -65,10 +65,10 @@ class ConsolidationSettings:
     public_spaces: tuple[str, ...] = ("web",)
     owner_known: bool = True  # False: no chat is the owner's, so an ``owner`` memory would show nowhere
 
-    def is_public(self, space: str) -> bool:
+    def is_public(self, place: str) -> bool:
         """``space`` is listed in full (``qq:group:123``), or a group by its bare id (``123``): never a
         private chat by its user's number (``scopes.place_listed``)."""
-        return place_listed(space, self.public_spaces)
+        return place_listed(place, self.public_spaces)
 
 
 @dataclass
@@ -112,7 +112,7 @@ class Report:
 
 @dataclass
 class _Place:
-    space: str
+    place: str
     cursor: int
     failures: int
     retry_at: float
@@ -131,7 +131,7 @@ class Consolidator:
         self.engram = engram
         self.chat = chat
         self.settings = settings or ConsolidationSettings()
-        self.audience_for = audience_for or (lambda space: Audience(space))
+        self.audience_for = audience_for or (lambda place: Audience(place))
         self.tz = tz
         self.clock = clock or (lambda: engram.clock().timestamp())  # the memory's one clock
 
@@ -152,12 +152,12 @@ class Consolidator:
         state = await self.engram.store.cursors("consolidate")
         now, s = self.clock(), self.settings
         out = []
-        for space, n, _, first_time, last_time in await self.engram.store.episode_backlog(
+        for place, n, _, first_time, last_time in await self.engram.store.episode_backlog(
                 {k[len(CURSOR):]: v for k, v in state.items() if k.startswith(CURSOR)}):
-            if places is not None and space not in places:
+            if places is not None and place not in places:
                 continue
-            p = _Place(space, state.get(CURSOR + space, 0), state.get(FAILURES + space, 0),
-                       state.get(RETRY_AT + space, 0))
+            p = _Place(place, state.get(CURSOR + place, 0), state.get(FAILURES + place, 0),
+                       state.get(RETRY_AT + place, 0))
             quiet = now - last_time >= s.idle_seconds and now - first_time >= s.max_wait_seconds
             # a retry time further off than the longest backoff: the clock was set back since; due
             waited = p.retry_at <= now or p.retry_at > now + s.max_backoff
@@ -167,17 +167,17 @@ class Consolidator:
 
     async def _one_batch(self, place: _Place, report: Report) -> bool:
         """Consolidate the next batch of ``place``; True when it may go on this run."""
-        batch = self._cut(await self.engram.store.episodes_after(place.space, place.cursor,
+        batch = self._cut(await self.engram.store.episodes_after(place.place, place.cursor,
                                                                 self.settings.batch_episodes))
         if not batch:
             return False
-        audience = self.audience_for(place.space)
+        audience = self.audience_for(place.place)
         related = await self._related(batch, audience)
-        names = await self._names(place.space, related)
+        names = await self._names(place.place, related)
         now = datetime.fromtimestamp(self.clock(), timezone.utc)
         try:
             report.calls += 1
-            result = await self.chat.complete(messages(place.space, batch, related, names, now, self.tz),
+            result = await self.chat.complete(messages(place.place, batch, related, names, now, self.tz),
                                               json=True, timeout=self.settings.timeout)
             report.prompt_tokens += result.prompt_tokens or 0
             report.completion_tokens += result.completion_tokens or 0
@@ -189,24 +189,24 @@ class Consolidator:
         except MalformedReply as e:
             await self._failed(place, batch, report, "malformed", str(e), False)
             return False
-        plan = await self._resolve(self._plan(raw, place.space, batch, audience, now, report), audience,
-                                   place.space, now, report)
+        plan = await self._resolve(self._plan(raw, place.place, batch, audience, now, report), audience,
+                                   place.place, now, report)
         last = batch[-1].id
         assert last is not None
         try:
             ids = await self.engram.commit_memories(
-                plan, {CURSOR + place.space: last, FAILURES + place.space: 0, RETRY_AT + place.space: 0},
-                read=[e.id for e in batch if e.id is not None], expect={CURSOR + place.space: place.cursor})
+                plan, {CURSOR + place.place: last, FAILURES + place.place: 0, RETRY_AT + place.place: 0},
+                read=[e.id for e in batch if e.id is not None], expect={CURSOR + place.place: place.cursor})
         except ErasedMeanwhile:  # a line of the batch was forgotten while the model read it
-            log.info("consolidating %s: lines were forgotten meanwhile; read again", place.space)
+            log.info("consolidating %s: lines were forgotten meanwhile; read again", place.place)
             return False
         except MovedMeanwhile:  # another process (the command line, the bot) applied this batch
-            log.info("consolidating %s: another writer consolidated these lines meanwhile", place.space)
+            log.info("consolidating %s: another writer consolidated these lines meanwhile", place.place)
             return False
         place.cursor, place.failures, place.retry_at = last, 0, 0
         report.episodes += len(batch)
         report.new_ids += ids
-        counts = report.places.setdefault(place.space, Counter())
+        counts = report.places.setdefault(place.place, Counter())
         for _, old in plan:
             key = "updated" if old is not None else "added"
             setattr(report, key, getattr(report, key) + 1)
@@ -229,41 +229,41 @@ class Consolidator:
         hits = await self.engram.recall(query, audience, k=min(200, 4 * k)) if k else []
         return [h.item for h in hits if isinstance(h.item, Memory)][:k]
 
-    async def _names(self, space: str, related: Sequence[Memory]) -> dict[str, str]:
+    async def _names(self, place: str, related: Sequence[Memory]) -> dict[str, str]:
         """The names the related memories' people went by in ``space`` (a name heard only in another
         chat stays out of this place's prompt; such a person shows as their id)."""
         people = sorted({s for m in related for s in m.subjects if s != SELF})
-        return await self.engram.names_in_space(space, people)
+        return await self.engram.names_in_place(place, people)
 
-    async def _failed(self, place: _Place, batch: Sequence[Episode], report: Report, kind: str,
+    async def _failed(self, due: _Place, batch: Sequence[Episode], report: Report, kind: str,
                       why: str, transient: bool) -> None:
         """Nothing of the batch is applied; the place waits, or its batch is skipped after N tries."""
         report.failed[kind] += 1
         report.error = why
-        place.failures += 1
-        s, space = self.settings, place.space
+        due.failures += 1
+        s, place = self.settings, due.place
         first, last = batch[0].id, batch[-1].id
-        if not transient and place.failures >= s.max_failures:
+        if not transient and due.failures >= s.max_failures:
             assert last is not None
             log.error("consolidation skipped e%s-e%s in %s after %d failed tries (last: %s)",
-                      first, last, space, place.failures, why)
+                      first, last, place, due.failures, why)
             try:
                 await self.engram.commit_memories(
-                    [], {CURSOR + space: last, FAILURES + space: 0, RETRY_AT + space: 0},
-                    expect={CURSOR + space: place.cursor})
+                    [], {CURSOR + place: last, FAILURES + place: 0, RETRY_AT + place: 0},
+                    expect={CURSOR + place: due.cursor})
             except MovedMeanwhile:  # another writer got past this batch meanwhile: not skipped here
                 return
             report.skipped_batches += 1
             return
-        wait = min(s.max_backoff, s.backoff_seconds * 2 ** (place.failures - 1))
+        wait = min(s.max_backoff, s.backoff_seconds * 2 ** (due.failures - 1))
         log.warning("consolidation of %s (e%s-e%s) failed, try %d, retried in %.0fs: %s",
-                    space, first, last, place.failures, wait, why)
-        await self.engram.commit_memories([], {FAILURES + space: place.failures,
-                                               RETRY_AT + space: int(self.clock() + wait)})
+                    place, first, last, due.failures, wait, why)
+        await self.engram.commit_memories([], {FAILURES + place: due.failures,
+                                               RETRY_AT + place: int(self.clock() + wait)})
         if transient:
             raise _Unavailable(why)
 
-    def _plan(self, raw: list[Any], space: str, batch: Sequence[Episode], audience: Audience,
+    def _plan(self, raw: list[Any], place: str, batch: Sequence[Episode], audience: Audience,
               now: datetime, report: Report) -> list[Memory | tuple[Update, tuple[str, ...] | None]]:
         """Each valid action: a new memory, or an update with its people; refusals are counted."""
         ids = frozenset(e.id for e in batch if e.id is not None)
@@ -277,40 +277,40 @@ class Consolidator:
             try:
                 action = check_action(item, ids, self.tz)
                 if isinstance(action, Add):
-                    plan.append(self._added(action, space, by_id, names, audience, now, report))
+                    plan.append(self._added(action, place, by_id, names, audience, now, report))
                 elif isinstance(action, Update):
                     plan.append((action, None if action.about is None else _people(action.about, names)))
             except Refused as r:
                 report.refused[r.reason] += 1
-                log.info("consolidation of %s refused an action: %s", space, r)
+                log.info("consolidation of %s refused an action: %s", place, r)
             except Exception:  # no check foresaw it: refused alone (not the batch, not the run), logged whole
                 report.refused[UNFORESEEN] += 1
-                log.exception("consolidation of %s refused an action no check foresaw: %.300r", space, item)
+                log.exception("consolidation of %s refused an action no check foresaw: %.300r", place, item)
         return plan
 
-    def _added(self, a: Add, space: str, by_id: dict[int | None, Episode], names: dict[str, str],
+    def _added(self, a: Add, place: str, by_id: dict[int | None, Episode], names: dict[str, str],
                audience: Audience, now: datetime, report: Report) -> Memory:
         about = _people(a.about, names)
         sources = [by_id[i] for i in a.sources]
         own = all(e.actor == SELF and e.kind != "message_out" for e in sources)
-        decision = learned_scope(a.scope_hint, space, about_people=any(p != SELF for p in about),
+        decision = learned_scope(a.scope_hint, place, about_people=any(p != SELF for p in about),
                                  owner_private=audience.owner_private,
-                                 public_place=self.settings.is_public(space), own_thoughts=own)
+                                 public_place=self.settings.is_public(place), own_thoughts=own)
         scope = decision.scope
         if decision.widened:
             report.refused[WIDER_SCOPE] += 1
-            log.info("consolidation of %s: scope %r refused, kept %s", space, a.scope_hint, scope)
+            log.info("consolidation of %s: scope %r refused, kept %s", place, a.scope_hint, scope)
         if scope == OWNER and not self.settings.owner_known:  # the narrowest scope its lines allow
-            scope = space_scope(space)
+            scope = place_scope(place)
             log.info("consolidation of %s: no owner is configured, so a memory scoped owner (%s) would show "
-                     "nowhere; kept in %s, where its lines were said", space,
+                     "nowhere; kept in %s, where its lines were said", place,
                      "the bot's own thoughts" if own else f"asked for {a.scope_hint!r}", scope)
         when = aware(a.when) if a.when else min(aware(e.time) for e in sources)
         return Memory(text=a.text, scope=scope, kind=a.kind, subjects=about, sources=a.sources,
                       importance=a.importance, created_at=now, valid_from=when)
 
     async def _resolve(self, plan: list[Memory | tuple[Update, tuple[str, ...] | None]], audience: Audience,
-                       space: str, now: datetime, report: Report) -> list[tuple[Memory, int | None]]:
+                       place: str, now: datetime, report: Report) -> list[tuple[Memory, int | None]]:
         """New memories as they are; updates only of active memories this place may see and write
         (one per memory), as a new version keeping the old one's scope and sources."""
         wanted = [item[0].memory_id for item in plan if isinstance(item, tuple)]
@@ -320,11 +320,11 @@ class Consolidator:
         for item in plan:
             if isinstance(item, Memory):
                 if item.scope in (PUBLIC, SELF_SCOPE):  # "about no one" in a public place: checked
-                    named = await self.engram.people_mentioned_in(space, item.text)
+                    named = await self.engram.people_mentioned_in(place, item.text)
                     if named:
                         report.refused[WIDER_SCOPE] += 1
-                        log.info("consolidation of %s: a memory naming someone seen there kept in it", space)
-                        item = replace(item, scope=space_scope(space), subjects=(*item.subjects, *named))
+                        log.info("consolidation of %s: a memory naming someone seen there kept in it", place)
+                        item = replace(item, scope=place_scope(place), subjects=(*item.subjects, *named))
                 out.append((item, None))
                 continue
             update, about = item
@@ -334,17 +334,17 @@ class Consolidator:
                 continue
             subjects = old.subjects if about is None else about
             if not vis.sees_memory(old.scope) or not may_write(
-                    old.scope, space, about_people=any(p != SELF for p in subjects),
-                    owner_private=audience.owner_private, public_place=self.settings.is_public(space)):
+                    old.scope, place, about_people=any(p != SELF for p in subjects),
+                    owner_private=audience.owner_private, public_place=self.settings.is_public(place)):
                 report.refused[UNSEEN_MEMORY] += 1
                 continue
             # "about no one" is checked, not trusted, for an update too: a public (or self) memory
             # naming someone seen here would carry them into every chat; it stays as it was
             shared = old.scope in (PUBLIC, SELF_SCOPE)
-            if shared and await self.engram.people_mentioned_in(space, update.text):
+            if shared and await self.engram.people_mentioned_in(place, update.text):
                 report.refused[WIDER_SCOPE] += 1
                 log.info("consolidation of %s: an update naming someone seen there refused for %s m%s",
-                         space, old.scope, update.memory_id)
+                         place, old.scope, update.memory_id)
                 continue
             done.add(update.memory_id)
             out.append((next_version(old, now, text=update.text, subjects=subjects,

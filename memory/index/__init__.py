@@ -18,7 +18,7 @@ from ..store import (
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
-    SpacesDeleted,
+    PlacesDeleted,
     Store,
     VectorsSaved,
 )
@@ -85,9 +85,9 @@ class Indexes:
             if self.vectors is not None:
                 for i in change.ids:
                     self.vectors.set_status("m", i, "archived")
-        elif isinstance(change, SpacesDeleted):
-            for space in change.names:
-                self.keywords.forget_space(space)
+        elif isinstance(change, PlacesDeleted):
+            for place in change.names:
+                self.keywords.forget_place(place)
         elif isinstance(change, VectorsSaved):
             self._vectors_saved(change)
 
@@ -102,7 +102,7 @@ class Indexes:
 
     def _episodes_added(self, change: EpisodesAdded) -> None:
         episodes = self.episodes
-        for key, space in {(key, r.space) for key, r in zip(change.space_keys, change.rows)}:
-            episodes.name_space(key, space)
+        for key, place in {(key, r.place) for key, r in zip(change.place_keys, change.rows)}:
+            episodes.name_place(key, place)
         episodes.add(change.rows)
-        self.keywords.episodes.put([r.id for r in change.rows], change.space_keys, change.lengths)
+        self.keywords.episodes.put([r.id for r in change.rows], change.place_keys, change.lengths)

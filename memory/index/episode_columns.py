@@ -48,7 +48,7 @@ class EpisodeColumns:
     def __init__(self) -> None:
         self.time = np.zeros(0, np.float64)
         self.tz = np.zeros(0, np.int16)
-        self.space = np.zeros(0, np.int32)  # the space's key; -1: id not known
+        self.place = np.zeros(0, np.int32)  # the space's key; -1: id not known
         self.seq = np.zeros(0, np.int64)
         self.section = np.zeros(0, np.int64)
         self.shape = np.zeros(0, np.int16)
@@ -57,13 +57,13 @@ class EpisodeColumns:
         self.own = np.zeros(0, bool)
         self.names: list[str] = [""]
         self._name_at: dict[str, int] = {"": 0}
-        self.spaces: dict[int, str] = {}  # key -> space
+        self.places: dict[int, str] = {}  # key -> space
         self._keys: dict[str, int] = {}
         self._lines: dict[int, _Line] = {}
         self.seen = 0  # every episode up to this id is known
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(self.space >= 0))
+        return int(np.count_nonzero(self.place >= 0))
 
     def add(self, rows: Sequence[EpisodeColumnRow]) -> None:
         """Add episodes from their rows (space as its name), their spaces' keys known."""
@@ -73,10 +73,10 @@ class EpisodeColumns:
         if ids[0] == self.seen + 1 and ids[-1] - ids[0] == len(ids) - 1:  # no gap: another process wrote none
             self.seen = int(ids[-1])
         self._grow(int(ids.max()) + 1)
-        new = self.space[ids] < 0
+        new = self.place[ids] < 0
         cols = list(zip(*rows))
         keys = [self._keys[s] for s in cols[3]]
-        self.time[ids], self.tz[ids], self.space[ids] = cols[1], cols[2], keys
+        self.time[ids], self.tz[ids], self.place[ids] = cols[1], cols[2], keys
         self.seq[ids], self.section[ids], self.shape[ids] = cols[4], cols[5], cols[6]
         self.name[ids] = [self._name(n) for n in cols[7]]
         self.image[ids], self.own[ids] = cols[8], cols[9]
@@ -89,17 +89,17 @@ class EpisodeColumns:
 
     def forget(self, ids: Sequence[int]) -> None:
         """Drop hard-forgotten episodes: unknown from now on, and no one's neighbour."""
-        gone = {int(i) for i in ids if 0 <= i < len(self.space) and self.space[i] >= 0}
-        for key in {int(self.space[i]) for i in gone}:  # each line rebuilt once, however many go
+        gone = {int(i) for i in ids if 0 <= i < len(self.place) and self.place[i] >= 0}
+        for key in {int(self.place[i]) for i in gone}:  # each line rebuilt once, however many go
             line = self._lines.get(key)
             if line is not None:
                 kept = [(s, i) for s, i in zip(line.seqs, line.ids) if i not in gone]
                 line.seqs, line.ids = array("q", [s for s, _ in kept]), array("q", [i for _, i in kept])
         if gone:
-            self.space[np.fromiter(gone, np.int64, len(gone))] = -1
+            self.place[np.fromiter(gone, np.int64, len(gone))] = -1
 
-    def name_space(self, key: int, space: str) -> None:
-        self.spaces[key], self._keys[space] = space, key
+    def name_place(self, key: int, place: str) -> None:
+        self.places[key], self._keys[place] = place, key
 
     def _name(self, name: str) -> int:
         at = self._name_at.get(name)
@@ -109,24 +109,24 @@ class EpisodeColumns:
         return at
 
     def _grow(self, size: int) -> None:
-        if size <= len(self.space):
+        if size <= len(self.place):
             return
-        cap = max(size, len(self.space) * 5 // 4 + 1024)  # 25 % headroom: appends are the norm
+        cap = max(size, len(self.place) * 5 // 4 + 1024)  # 25 % headroom: appends are the norm
         for col in ("time", "tz", "seq", "section", "shape", "name", "image", "own"):
             old = getattr(self, col)
             grown = np.zeros(cap, old.dtype)
             grown[: len(old)] = old
             setattr(self, col, grown)
-        self.space = np.concatenate([self.space, np.full(cap - len(self.space), -1, np.int32)])
+        self.place = np.concatenate([self.place, np.full(cap - len(self.place), -1, np.int32)])
 
     def near(self, seeds: Sequence[int], radius: int) -> list[int]:
         """The episodes within ``radius`` places of each seed in its section: seed after seed, each
         one's in order of place (the seed itself included)."""
         out: list[int] = []
         for seed in seeds:
-            if seed >= len(self.space) or self.space[seed] < 0:
+            if seed >= len(self.place) or self.place[seed] < 0:
                 continue
-            key, seq, section = int(self.space[seed]), int(self.seq[seed]), int(self.section[seed])
+            key, seq, section = int(self.place[seed]), int(self.seq[seed]), int(self.section[seed])
             line = self._lines.get(key)
             if line is None:
                 continue
@@ -136,16 +136,16 @@ class EpisodeColumns:
 
     async def load(self, store: Store) -> None:
         """Read every episode after ``seen`` from the store, a page at a time (all of them at open)."""
-        await self._read_spaces(store)
+        await self._read_places(store)
         while rows := await store.episode_columns(self.seen, LOAD_PAGE):
-            if not all(r.space in self._keys for r in rows):  # a space another process just added
-                await self._read_spaces(store)
+            if not all(r.place in self._keys for r in rows):  # a space another process just added
+                await self._read_places(store)
             self.add(rows)
             self.seen = rows[-1].id
 
-    async def _read_spaces(self, store: Store) -> None:
-        for key, space in (await store.spaces()).items():
-            self.name_space(key, space)
+    async def _read_places(self, store: Store) -> None:
+        for key, place in (await store.keyed_places()).items():
+            self.name_place(key, place)
 
     async def sync(self, store: Store) -> None:
         """Read the episodes another process wrote since these columns last looked (cheap when none)."""

@@ -189,18 +189,18 @@ class Keywords:
     def memory_group(self, scope: str, status: str) -> int:
         return self._mgroups.setdefault((scope, status), len(self._mgroups))
 
-    def forget_space(self, space: str) -> None:
+    def forget_place(self, place: str) -> None:
         """A place erased: its key is looked up afresh if it is ever recorded again."""
-        self._keys.pop(space, None)
+        self._keys.pop(place, None)
 
-    async def space_key(self, store: Store, space: str) -> int | None:
+    async def place_key(self, store: Store, place: str) -> int | None:
         """The keyword index's key of ``space``; None if nothing was recorded there yet."""
-        key = self._keys.get(space)
+        key = self._keys.get(place)
         if key is None:
-            key = await store.space_key(space)
+            key = await store.place_key(place)
             if key is None:
                 return None
-            self._keys[space] = key
+            self._keys[place] = key
         return key
 
     async def search_episodes(self, store: Store, query: list[str], vis: Visibility, limit: int,
@@ -210,11 +210,11 @@ class Keywords:
         ``postings``, when given, gets each query word's rowids (those of every visible chat, and
         maybe others'): recall tells from them which words each candidate holds.
         """
-        if not query or vis.episode_spaces == frozenset():
+        if not query or vis.episode_places == frozenset():
             return []
         keys = None
-        if vis.episode_spaces is not None:
-            keys = [k for k in [await self.space_key(store, s) for s in sorted(vis.episode_spaces)]
+        if vis.episode_places is not None:
+            keys = [k for k in [await self.place_key(store, s) for s in sorted(vis.episode_places)]
                     if k is not None]
             if not keys:
                 return []

@@ -254,7 +254,7 @@ class VectorIndex:
 
     def _visible(self, vis: Visibility) -> Iterator[int]:
         """Numbers of the non-empty blocks ``vis`` may see, looked up by name (not by a filter)."""
-        for kind, groups in (("e", vis.episode_spaces), ("m", vis.memory_scopes)):
+        for kind, groups in (("e", vis.episode_places), ("m", vis.memory_scopes)):
             if groups is None:
                 yield from (b for b, block in enumerate(self._blocks) if block.kind == kind and block.n)
                 continue

@@ -89,7 +89,7 @@ def _stamps(values: list[float | None]) -> np.ndarray:
 
 def _episode_facts(ep: Episode) -> tuple[Any, ...]:
     t = ep.time
-    return (np.nan if t is None else timestamp(t), zone_minutes(t) if t else 0, (ep.space, ep.section or 0),
+    return (np.nan if t is None else timestamp(t), zone_minutes(t) if t else 0, (ep.place, ep.section or 0),
             ep.seq or 0, text_shape(ep.content), ep.kind == "image" or bool(ep.meta.get("image")),
             ep.kind == "message_out", ep.actor_name, 1.0, 0.5,
             word_set(ep.content) | name_words(ep.actor_name))
@@ -201,16 +201,16 @@ def _visible(vis: Visibility, episodes: EpisodeColumns, found: dict[tuple[str, i
     Episodes are judged by the space their columns were read with (episodes never move); an id
     the file does not hold is dropped.
     """
-    spaces: dict[int, bool] = {-1: False}
-    size = len(episodes.space)
+    places: dict[int, bool] = {-1: False}
+    size = len(episodes.place)
     out = []
     for key in found:
         kind, i = key
         if kind == "e":
-            sp = int(episodes.space[i]) if i < size else -1
-            ok = spaces.get(sp)
+            sp = int(episodes.place[i]) if i < size else -1
+            ok = places.get(sp)
             if ok is None:
-                ok = spaces[sp] = vis.sees_episode(episodes.spaces[sp])
+                ok = places[sp] = vis.sees_episode(episodes.places[sp])
         else:
             r = mem_rows.get(i)
             status = None if r is None else r.status
@@ -238,7 +238,7 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
     time[eps], tz[eps] = episodes.time[e], episodes.tz[e]
     seq[eps], shape[eps] = episodes.seq[e], episodes.shape[e]
     image[eps], own[eps] = episodes.image[e], episodes.own[e]
-    places = episodes.space[e].astype(np.int64) << 32 | episodes.section[e]
+    places = episodes.place[e].astype(np.int64) << 32 | episodes.section[e]
     section[eps] = np.unique(places, return_inverse=True)[1].reshape(-1)
     names = [""] * n
     for j, at in zip(eps.tolist(), episodes.name[e].tolist()):
@@ -312,7 +312,7 @@ async def load_hits(store: Store, pool: Pool, which: Sequence[int], vis: Visibil
     got: dict[tuple[str, int], Episode | Memory] = {}
     if eps:
         got.update((("e", i), ep) for i, ep in (await store.get_episodes(eps)).items()
-                   if vis.sees_episode(ep.space))
+                   if vis.sees_episode(ep.place))
     if mems:
         got.update((("m", i), m) for i, m in (await store.get_memories(mems)).items()
                    if vis.sees_memory(m.scope))

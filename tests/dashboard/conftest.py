@@ -86,7 +86,7 @@ async def seed(path: Path) -> dict[str, int]:
             await engram.add_memory(m)
         then = datetime.now(timezone.utc) - timedelta(days=1)
         xss_ep = await engram.record(
-            Episode(space=XSS_SPACE, content=XSS_TEXT, actor="qq:666", actor_name=XSS_NAME, time=then)
+            Episode(place=XSS_SPACE, content=XSS_TEXT, actor="qq:666", actor_name=XSS_NAME, time=then)
         )
         first = await engram.add_memory(
             Memory(
@@ -125,7 +125,7 @@ async def dash(
     """A test client (unauthenticated) over the dashboard of the seeded store, opened as the bot would."""
     settings = DashboardSettings(token=TOKEN, budget=300, recall_k=5, jobs=lambda: JOBS,
                                  identity=lambda: "我是小记，读书会的助手。",
-                                 owner_spaces=lambda s: s == OWNER_DM)
+                                 owner_places=lambda s: s == OWNER_DM)
     async for served in serve(seeded, settings):
         yield served
 

@@ -122,7 +122,7 @@ async def test_a_memorys_source_links_to_the_page_of_its_place_that_holds_it(tmp
     memory came from was pages back and the person had to hunt for it."""
     engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
     t = datetime(2026, 11, 1, tzinfo=timezone.utc)
-    ids = await engram.record_many([Episode(space=GROUP, content=f"line {i}", actor="qq:1", actor_name="Ann",
+    ids = await engram.record_many([Episode(place=GROUP, content=f"line {i}", actor="qq:1", actor_name="Ann",
                                             time=t) for i in range(130)])
     mid = await engram.add_memory(Memory(text="Ann said line 7", scope="public", sources=(ids[7],)))
     client = TestClient(TestServer(make_app(engram, DashboardSettings(token=TOKEN))))
@@ -183,7 +183,7 @@ async def test_a_busy_place_leads_to_its_first_page_and_to_all_it_taught(tmp_pat
 
     monkeypatch.setattr(data, "PLACE_MEMORIES", 2)
     engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
-    ids = await engram.record_many([Episode(space=GROUP, content=f"line {i}", actor="qq:1", actor_name="Ann")
+    ids = await engram.record_many([Episode(place=GROUP, content=f"line {i}", actor="qq:1", actor_name="Ann")
                                     for i in range(25)])
     for i in range(3):
         await engram.add_memory(Memory(text=f"fact {i}", scope=f"space:{GROUP}", sources=(ids[i],)))

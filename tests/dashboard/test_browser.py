@@ -31,7 +31,7 @@ async def site(seeded, tmp_path):
     server = DashboardServer(
         make_app(
             engram,
-            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_spaces=lambda s: s == OWNER_DM,
+            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_places=lambda s: s == OWNER_DM,
                               jobs=lambda: JOBS),
         ),
         "127.0.0.1",
@@ -170,7 +170,7 @@ LONG_PLACE = "qq:group:" + "9" * 90  # a place whose name is longer than a phone
 async def long_place(seeded):
     path, _ = seeded
     engram = await Engram.open(path, HashEmbedder(), background=False)
-    await engram.record(Episode(space=LONG_PLACE, content="一条消息" * 40, actor="qq:77",
+    await engram.record(Episode(place=LONG_PLACE, content="一条消息" * 40, actor="qq:77",
                                 actor_name="名字特别长的群友Supercalifragilisticexpialidocious"))
     await engram.close()
 

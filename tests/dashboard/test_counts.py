@@ -55,7 +55,7 @@ async def test_overview_and_graph_count_every_episode_after_writes_and_forgets(
     await assert_pages_count_every_episode(client, path)
 
     later = datetime.now(timezone.utc) + timedelta(days=2)
-    await engram.record_many([Episode(space=GROUP, content=f"new line {i}", actor=f"qq:{20000 + i % 3}",
+    await engram.record_many([Episode(place=GROUP, content=f"new line {i}", actor=f"qq:{20000 + i % 3}",
                                       actor_name=f"New {i % 3}", time=later + timedelta(minutes=i))
                               for i in range(12)])
     await assert_pages_count_every_episode(client, path)

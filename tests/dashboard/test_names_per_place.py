@@ -13,13 +13,13 @@ async def test_the_block_names_a_person_as_this_place_knows_them(engram: Engram)
     await engram.record_many([Episode(G1, "hello all", "qq:u1", "Ann"),
                               Episode(G2, "hi from my other group", "qq:u1",
                                       "Ann from Accounting, secretly")])
-    for space in (G1, G3):
-        await engram.add_memory(Memory("likes green tea", f"space:{space}", subjects=("qq:u1",)))
+    for place in (G1, G3):
+        await engram.add_memory(Memory("likes green tea", f"space:{place}", subjects=("qq:u1",)))
     await engram.embed_pending()
     blocks = {}
-    for space in (G1, G3):
-        hits = await engram.recall("green tea", Audience(space=space), k=5)
+    for place in (G1, G3):
+        hits = await engram.recall("green tea", Audience(place=place), k=5)
         assert any(isinstance(h.item, Memory) for h in hits)
-        blocks[space] = (await memory_block(engram, space, hits, now_utc(), budget=600)).text
+        blocks[place] = (await memory_block(engram, place, hits, now_utc(), budget=600)).text
     assert "about Ann:" in blocks[G1] and "secretly" not in blocks[G1]
     assert "about u1:" in blocks[G3] and "Ann" not in blocks[G3]

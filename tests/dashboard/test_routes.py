@@ -495,7 +495,7 @@ async def test_identity_before_the_self_jobs_ran_says_so_and_copies_nothing(tmp_
 async def test_a_right_to_left_override_or_an_escape_in_a_name_does_not_turn_the_page_around(dash):
     """A name written "\\u202eecilA" showed as "Alice" (the override reverses what follows it)."""
     client, engram, _ = dash
-    await engram.record_many([Episode(space=GROUP, content="cosmic \u202emsg\x1b[2J\x07 tail", actor="qq:77",
+    await engram.record_many([Episode(place=GROUP, content="cosmic \u202emsg\x1b[2J\x07 tail", actor="qq:77",
                                       actor_name="\u202eecilA")])
     mid = await engram.add_memory(Memory(text="cosmic \u202eecilA\x00 likes tea", scope=f"space:{GROUP}",
                                          subjects=("qq:77",)))
@@ -518,7 +518,7 @@ async def test_times_are_shown_in_the_bots_timezone(seeded) -> None:  # type: ig
     path, _ = seeded
     engram = await Engram.open(path, HashEmbedder(), background=False)
     said = datetime(2026, 11, 30, 23, 30, tzinfo=timezone.utc)
-    await engram.record(Episode(space=GROUP, content="早上好，今天读书会几点？", actor="qq:7", time=said))
+    await engram.record(Episode(place=GROUP, content="早上好，今天读书会几点？", actor="qq:7", time=said))
     mid = await engram.add_memory(Memory(text="读书会早上开始", scope=f"space:{GROUP}", created_at=said))
     app = make_app(engram, DashboardSettings(token=TOKEN, tz=ZoneInfo("Asia/Shanghai")))
     client = TestClient(TestServer(app))
@@ -563,7 +563,7 @@ async def test_a_place_is_named_by_its_groups_title_with_its_id_beside_it(dash):
     """Places showed only as ids ("qq:group:5150"); a group's name as its platform gives it now
     names it on the overview, on its own page and where a memory is kept to it."""
     client, engram, ids = dash
-    await engram.record(Episode(space=GROUP, content="今晚读书会见", actor="qq:7", place_title="周三读书会"))
+    await engram.record(Episode(place=GROUP, content="今晚读书会见", actor="qq:7", place_title="周三读书会"))
     overview = await (await client.get("/", headers=AUTH)).text()
     link = r'<a href="/place\?space=qq%3Agroup%3A5150">周三读书会 <small class="id">qq:group:5150</small>'
     assert re.search(link, overview)

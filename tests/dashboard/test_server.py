@@ -117,7 +117,7 @@ async def test_a_read_only_engram_cannot_write_at_all(seeded):
 def engram_audience():
     from astrbot_plugin_engram.memory import Audience
 
-    return Audience(space="qq:group:5150")
+    return Audience(place="qq:group:5150")
 
 
 def run_cli(

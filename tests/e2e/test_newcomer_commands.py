@@ -41,7 +41,7 @@ async def test_an_em_dash_inside_a_remembered_text_is_kept(bot) -> None:
     assert "Tea—especially green—is Ola's favourite" in shown, shown
 
 
-async def test_full_width_spaces_separate_the_words(bot) -> None:
+async def test_full_width_places_separate_the_words(bot) -> None:
     await bot.send("/mem remember Ivo's 猫 is called Bao", ADMIN)
     said = (await bot.send("/mem\u3000recall\u3000猫", ADMIN)).text
     assert "Bao" in said, said

@@ -31,19 +31,19 @@ def conversation() -> list[Episode]:
     for n, text in enumerate(["Where did you go in May?", "我们去了杭州，五月的西湖很美", "ok",
                               "Did you see the photo?", "[image]", "Yes! Lovely 2023 trip."]):
         t = T0 + timedelta(minutes=n) + (timedelta(hours=5) if n >= 3 else timedelta())  # silence
-        out.append(Episode(space="qq:group:1", content=text, time=t.astimezone(TZ8) if n % 2 else t,
+        out.append(Episode(place="qq:group:1", content=text, time=t.astimezone(TZ8) if n % 2 else t,
                            actor=f"qq:{n % 2}", actor_name=("Ann", "小明")[n % 2],
                            kind="image" if text == "[image]" else "message_in"))
-    out.append(Episode(space="qq:private:9", content="see attached", time=T0, meta={"image": "a.png"}))
-    out.append(Episode(space="qq:group:1", content="after a break", time=T0 + timedelta(hours=5, minutes=9),
+    out.append(Episode(place="qq:private:9", content="see attached", time=T0, meta={"image": "a.png"}))
+    out.append(Episode(place="qq:group:1", content="after a break", time=T0 + timedelta(hours=5, minutes=9),
                        meta={"section_break": True}))
     return out
 
 
 def columns(f: EpisodeColumns) -> dict[str, list[Any]]:
-    known = np.flatnonzero(f.space >= 0)
+    known = np.flatnonzero(f.place >= 0)
     cols = {c: getattr(f, c)[known].tolist() for c in ("time", "tz", "seq", "section", "shape", "image")}
-    cols["space"] = [f.spaces[int(k)] for k in f.space[known]]
+    cols["space"] = [f.places[int(k)] for k in f.place[known]]
     cols["name"] = [f.names[int(n)] for n in f.name[known]]
     cols["ids"] = known.tolist()
     return cols
@@ -91,7 +91,7 @@ async def test_a_store_from_before_text_shapes_gets_them_and_stays_append_only(t
         for i, ep in enumerate(eps[:6], 1):
             t = ep.time or T0
             await db.execute("INSERT INTO episodes VALUES (?,?,0,?,?,?,'','',?,?,?,'{}')",
-                             (i, t.timestamp(), ep.space, i, 1, ep.actor_name, ep.kind, ep.content))
+                             (i, t.timestamp(), ep.place, i, 1, ep.actor_name, ep.kind, ep.content))
             await db.execute("INSERT INTO episodes_fts(rowid, words) VALUES (?, ?)",
                              (i, keyed_words(prepare_episode(ep)[0], 1)))
     e = await Engram.open(path, NoEmbedder(), background=False)
@@ -100,7 +100,7 @@ async def test_a_store_from_before_text_shapes_gets_them_and_stays_append_only(t
         found = {h.id: h.features for h in await e.recall("photo trip", Audience("qq:group:1"), k=6)}
         assert found[4]["question_turn"] == 1.0 and found[6]["question_turn"] == 0.0  # from the shapes
         assert found[6]["has_date"] == 1.0 and found[4]["has_date"] == 0.0 and found[4]["length"] > 0
-        new = await e.record(Episode(space="qq:group:1", content="a new line?", time=T0))
+        new = await e.record(Episode(place="qq:group:1", content="a new line?", time=T0))
         assert columns(e.indexes.episodes)["shape"][-1] == text_shape("a new line?")
     finally:
         await e.close()
@@ -115,9 +115,9 @@ async def test_episodes_another_process_wrote_come_with_their_neighbours(db_path
     bot = await Engram.open(db_path, NoEmbedder(), background=False)
     cli = await Engram.open(db_path, NoEmbedder(), background=False)  # e.g. the CLI, beside the bot
     try:
-        await bot.record(Episode(space="qq:group:1", content="good morning", time=T0))
+        await bot.record(Episode(place="qq:group:1", content="good morning", time=T0))
         lines = ["shall we bake?", "the bakery on Elm", "at seven"]
-        ids = await cli.record_many(Episode(space="qq:group:2", content=t, time=T0 + timedelta(minutes=n))
+        ids = await cli.record_many(Episode(place="qq:group:2", content=t, time=T0 + timedelta(minutes=n))
                                     for n, t in enumerate(lines))
         hits = {h.id: h for h in await bot.recall("bakery", Audience("qq:group:2"), k=5)}
         assert set(hits) == set(ids)  # the match, and the lines either side of it
@@ -130,10 +130,10 @@ async def test_episodes_another_process_wrote_come_with_their_neighbours(db_path
         await bot.close()
 
 
-async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
+async def test_a_place_added_between_two_reads_is_looked_up_again() -> None:
     # Another process may add a chat and its first message between the read of the spaces and
     # the read of the episodes: the message is kept, under its chat.
-    spaces: list[dict[int, str]] = [{1: "qq:group:1"}, {1: "qq:group:1", 2: "qq:group:2"}]
+    places: list[dict[int, str]] = [{1: "qq:group:1"}, {1: "qq:group:1", 2: "qq:group:2"}]
     ann = EpisodeColumnRow(1, 0.0, 0, "qq:group:1", 1, 0, 4, "Ann", False, False)
     bob = EpisodeColumnRow(2, 1.0, 0, "qq:group:2", 1, 0, 4, "Bob", False, False)
     rows: list[list[EpisodeColumnRow]] = [[ann, bob], []]
@@ -141,8 +141,8 @@ async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
     class Reads:
         """The two reads ``load`` makes of a store, answered in turn."""
 
-        async def spaces(self) -> dict[int, str]:
-            return spaces.pop(0)
+        async def keyed_places(self) -> dict[int, str]:
+            return places.pop(0)
 
         async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
             return rows.pop(0)
@@ -150,5 +150,5 @@ async def test_a_space_added_between_two_reads_is_looked_up_again() -> None:
     facts = EpisodeColumns()
     await facts.load(Reads())  # type: ignore[arg-type]
     assert facts.seen == 2
-    assert [facts.spaces[int(k)] for k in facts.space[1:3]] == ["qq:group:1", "qq:group:2"]
+    assert [facts.places[int(k)] for k in facts.place[1:3]] == ["qq:group:1", "qq:group:2"]
     assert facts.near([2], 2) == [2]

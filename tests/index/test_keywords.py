@@ -19,14 +19,14 @@ LINES = ["my sister adopted a puppy", "the puppy chewed my shoes", "we walked to
          "lighthouse keeper waved at the puppy and my sister", "rain all day", "pottery class tonight"]
 
 
-async def scores(eng: Engram, query: str, space: str) -> dict[int, float]:
-    vis = visibility(Audience(space))
+async def scores(eng: Engram, query: str, place: str) -> dict[int, float]:
+    vis = visibility(Audience(place))
     return dict(await eng.indexes.keywords.search_episodes(eng.store, query_words(query), vis, 50))
 
 
 async def test_scores_are_fts5_bm25_when_no_line_repeats_a_word(keyword_engram: Engram, db_path: Path
                                                                 ) -> None:
-    await keyword_engram.record_many(Episode(space="qq:group:1", content=t, time=T0) for t in LINES)
+    await keyword_engram.record_many(Episode(place="qq:group:1", content=t, time=T0) for t in LINES)
     query = "puppy sister lighthouse"
     mine = await scores(keyword_engram, query, "qq:group:1")
     db = sqlite3.connect(db_path)
@@ -40,10 +40,10 @@ async def test_scores_are_fts5_bm25_when_no_line_repeats_a_word(keyword_engram: 
 
 
 async def test_a_chats_keyword_scores_do_not_depend_on_other_chats(keyword_engram: Engram) -> None:
-    await keyword_engram.record_many(Episode(space="qq:private:7", content=t, time=T0) for t in LINES)
+    await keyword_engram.record_many(Episode(place="qq:private:7", content=t, time=T0) for t in LINES)
     before = await scores(keyword_engram, "puppy sister rain", "qq:private:7")
     # another chat grows a lot, and talks about the same things
-    await keyword_engram.record_many(Episode(space="qq:group:9", content=f"{t} {n}", time=T0)
+    await keyword_engram.record_many(Episode(place="qq:group:9", content=f"{t} {n}", time=T0)
                                      for n in range(300) for t in LINES[:2])
     after = await scores(keyword_engram, "puppy sister rain", "qq:private:7")
     assert after == pytest.approx(before, rel=1e-12) and len(before) == 4
@@ -51,8 +51,8 @@ async def test_a_chats_keyword_scores_do_not_depend_on_other_chats(keyword_engra
 
 async def test_a_word_most_of_the_chat_says_weighs_less_than_a_rare_one(keyword_engram: Engram) -> None:
     lines = ["rain", "rain again today", "rain rain go away", "the sun came out over the hills at last"]
-    ids = await keyword_engram.record_many(Episode(space="qq:group:3", content=t, time=T0) for t in lines)
-    await keyword_engram.record_many(Episode(space="qq:group:4", content=f"filler {n}", time=T0)
+    ids = await keyword_engram.record_many(Episode(place="qq:group:3", content=t, time=T0) for t in lines)
+    await keyword_engram.record_many(Episode(place="qq:group:4", content=f"filler {n}", time=T0)
                                      for n in range(500))
     found = await scores(keyword_engram, "rain sun", "qq:group:3")
     assert max(found, key=found.__getitem__) == ids[3]
@@ -81,7 +81,7 @@ async def test_memory_keyword_search_follows_scope_and_status(keyword_engram: En
 
 async def test_the_statistics_kept_in_step_equal_those_read_at_open(db_path: Path) -> None:
     e = await Engram.open(db_path, NoEmbedder(), background=False)
-    await e.record_many(Episode(space=f"qq:group:{n % 3}", content=t, time=T0) for n, t in enumerate(LINES))
+    await e.record_many(Episode(place=f"qq:group:{n % 3}", content=t, time=T0) for n, t in enumerate(LINES))
     m1 = await e.add_memory(Memory(text="Ann keeps bees", scope="public"))
     m2 = await e.add_memory(Memory(text="the bot likes rain", scope="self"))
     await e.set_scope(m1, "space:qq:group:1")
@@ -133,9 +133,9 @@ async def test_rows_another_process_wrote_are_found_by_keyword(db_path: Path) ->
     bot = await Engram.open(db_path, NoEmbedder(), background=False)
     cli = await Engram.open(db_path, NoEmbedder(), background=False)  # e.g. the CLI, beside the bot
     try:
-        await bot.record(Episode(space="qq:group:1", content="the bakery on Elm street", time=T0))
+        await bot.record(Episode(place="qq:group:1", content="the bakery on Elm street", time=T0))
         mid = await cli.add_memory(Memory(text="Ann's bakery opens at seven", scope="space:qq:group:1"))
-        eid = await cli.record(Episode(space="qq:group:1", content="bakery closed today", time=T0))
+        eid = await cli.record(Episode(place="qq:group:1", content="bakery closed today", time=T0))
         hits = await bot.recall("bakery", Audience("qq:group:1"), k=5)
         found = {(h.kind, h.id) for h in hits if h.features["kw"] > 0}
         assert {("memory", mid), ("episode", eid)} <= found

@@ -12,8 +12,8 @@ DIM = 32
 EVERYTHING = Visibility(None, None)
 
 
-def chat(space: str, *scopes: str) -> Visibility:
-    return Visibility(frozenset(scopes), frozenset({space}))
+def chat(place: str, *scopes: str) -> Visibility:
+    return Visibility(frozenset(scopes), frozenset({place}))
 
 
 def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:

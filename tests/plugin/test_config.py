@@ -61,11 +61,11 @@ def test_missing_config_gives_defaults() -> None:
     assert parse_settings(None) == (Settings(), [])
 
 
-def test_spaces_match_in_full_or_groups_by_id_and_owner_by_platform_and_id() -> None:
+def test_places_match_in_full_or_groups_by_id_and_owner_by_platform_and_id() -> None:
     s = Settings(owner_ids=("qq:42", "7"), blacklist_spaces=("123",), public_spaces=("tg:group:5",))
     assert s.is_blacklisted("qq:group:123") and not s.is_blacklisted("qq:group:1234")
     assert not s.is_blacklisted("qq:private:123")  # a person numbered 123 is not group 123
-    assert s.is_public_space("tg:group:5") and not s.is_public_space("qq:group:5")
+    assert s.is_public_place("tg:group:5") and not s.is_public_place("qq:group:5")
     assert s.is_owner("qq", "42", ["qq", "tg"]) and not s.is_owner("tg", "42", ["qq", "tg"])
     assert s.is_owner("tg", "7", ["tg", "webchat"])  # a bare id: the bot's one chat platform
     assert not s.is_owner("tg", "7", ["qq", "tg"])  # two platforms: which person 7 is unknown

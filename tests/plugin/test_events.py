@@ -12,7 +12,7 @@ from astrbot_plugin_engram.plugin.events import (
     incoming_episodes,
     is_engram_command,
     parse_message,
-    space_of,
+    place_of,
 )
 
 from .conftest import OWNER, SELF_ID, At, Image, Plain, Reply, event
@@ -26,7 +26,7 @@ def test_group_message_names_place_person_mentions_and_reply() -> None:
     ev = event("see you at 5", "u1", "g7", name="Alice", timestamp=1_700_000_000, components=[
         Reply(id="99", sender_id=SELF_ID), At(qq="u2", name="Bob"), At(qq=SELF_ID), Plain("see you at 5")])
     [ep] = episodes_of(ev)
-    assert (ep.space, ep.actor, ep.actor_name, ep.kind) == ("qq:group:g7", "qq:u1", "Alice", "message_in")
+    assert (ep.place, ep.actor, ep.actor_name, ep.kind) == ("qq:group:g7", "qq:u1", "Alice", "message_in")
     assert ep.content == "see you at 5" and ep.time.timestamp() == 1_700_000_000
     assert ep.meta["mentions"] == [{"id": "qq:u2", "name": "Bob"}, {"id": SELF, "name": ""}]
     assert ep.meta["reply_to"] == {"message_id": "99", "actor": SELF}
@@ -45,7 +45,7 @@ def test_a_groups_name_comes_with_its_lines_and_a_private_chat_has_none() -> Non
 
 def test_private_message_is_the_senders_private_place() -> None:
     [ep] = episodes_of(event("hi", "u1", platform="telegram"))
-    assert (ep.space, ep.actor) == ("telegram:private:u1", "telegram:u1")
+    assert (ep.place, ep.actor) == ("telegram:private:u1", "telegram:u1")
 
 
 def test_image_only_message_is_an_image_episode() -> None:
@@ -65,8 +65,8 @@ def test_stickers_and_blank_messages_give_nothing() -> None:
 
 def test_missing_sender_and_group_ids_fall_back_without_crashing() -> None:
     [ep] = episodes_of(event("hello", None, ""))
-    assert ep.space == "qq:group:unknown" and ep.actor == "qq:unknown"
-    assert space_of(event("hello", None)) == "qq:private:unknown"
+    assert ep.place == "qq:group:unknown" and ep.actor == "qq:unknown"
+    assert place_of(event("hello", None)) == "qq:private:unknown"
 
 
 def woken(ev: AstrMessageEvent) -> AstrMessageEvent:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from astrbot_plugin_engram.memory import Audience, Episode, Memory, space_scope
+from astrbot_plugin_engram.memory import Audience, Episode, Memory, place_scope
 from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers the subcommands)
 from astrbot_plugin_engram.plugin.commands import COMMANDS
 from astrbot_plugin_engram.plugin.service import EngramService
@@ -25,9 +25,9 @@ async def mem(svc: EngramService, line: str, sender: str = OWNER, group: str | N
 async def seed(svc: EngramService) -> list[int]:
     e = await svc.memory()
     return await e.record_many([
-        Episode(space=GROUP, content="my bike lock code is 4471", actor="qq:carol", actor_name="Carol"),
-        Episode(space=GROUP, content="carol always forgets her code", actor="qq:dave", actor_name="Dave"),
-        Episode(space=GROUP, content="the weather is fine", actor="qq:dave", actor_name="Dave")])
+        Episode(place=GROUP, content="my bike lock code is 4471", actor="qq:carol", actor_name="Carol"),
+        Episode(place=GROUP, content="carol always forgets her code", actor="qq:dave", actor_name="Dave"),
+        Episode(place=GROUP, content="the weather is fine", actor="qq:dave", actor_name="Dave")])
 
 
 def code_of(reply: str) -> str:
@@ -63,13 +63,13 @@ async def test_an_expired_or_unknown_code_is_refused(service: EngramService) -> 
     clock[0] += 301
     assert "expired" in await mem(service, f"mem confirm {code}", group="g1")
     assert "no pending confirmation" in await mem(service, "mem confirm 123456", group="g1")
-    assert len(await (await service.memory()).store.episodes_where(space=GROUP)) == 3
+    assert len(await (await service.memory()).store.episodes_where(place=GROUP)) == 3
 
 
 async def test_forget_place_erases_this_place_after_confirmation(service: EngramService) -> None:
     await seed(service)
     e = await service.memory()
-    await e.add_memory(Memory(text="the group meets on Fridays", scope=space_scope(GROUP)))
+    await e.add_memory(Memory(text="the group meets on Fridays", scope=place_scope(GROUP)))
     code = code_of(await mem(service, "mem forget-place", group="g1"))
     assert await mem(service, f"mem confirm {code}", group="g1") == \
         f"Forgot {GROUP}: 3 lines and 1 memory here (plus whatever other chats hold, not counted here) " \
@@ -84,9 +84,9 @@ async def test_someone_talked_about_who_never_spoke_can_be_forgotten_from_the_ow
     was told "no one called '小红' is remembered" and the lines about her stayed."""
     e = await service.memory()
     ids = await e.record_many([
-        Episode(space=GROUP, content="小红昨天和我分手了", actor="qq:dave", actor_name="Dave"),
-        Episode(space=GROUP, content="别难过，红红火火的日子还在后面", actor="qq:erin", actor_name="Erin"),
-        Episode(space="qq:private:dave", content="我还是忘不了小红", actor="qq:dave", actor_name="Dave")])
+        Episode(place=GROUP, content="小红昨天和我分手了", actor="qq:dave", actor_name="Dave"),
+        Episode(place=GROUP, content="别难过，红红火火的日子还在后面", actor="qq:erin", actor_name="Erin"),
+        Episode(place="qq:private:dave", content="我还是忘不了小红", actor="qq:dave", actor_name="Dave")])
     mid = await e.add_memory(Memory(text="Dave的前女友叫小红", scope="owner", sources=(ids[0],)))
     in_group = await mem(service, "mem forget-person 小红", group="g1")  # a group: refused as before
     assert "小红" in in_group and "/mem confirm" not in in_group
@@ -141,7 +141,7 @@ async def test_deliberate_searches_revive_archived_memories_and_recall_touches(
 async def test_a_forget_leaves_no_copy_in_the_last_injection_and_injected_memories_are_strengthened(
         service: EngramService) -> None:
     e = await service.memory()
-    mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope=space_scope(GROUP)))
+    mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope=place_scope(GROUP)))
     await e.embed_pending()
     inj = await service.inject(event("what was the bike lock code", "alice", "g1"),
                                request("what was the bike lock code"))

@@ -274,7 +274,7 @@ async def test_forgetting_a_line_while_the_diary_job_writes_waits_then_leaves_no
     told at once that it waits; when the job is done the line is erased, and the diary the job wrote
     from it is written again from what is left: no file keeps a byte of the line."""
     store = (await bot.svc.memory()).store
-    [eid] = [i for i, text in await store.episodes_where(space=GROUP) if MARK in text]
+    [eid] = [i for i, text in await store.episodes_where(place=GROUP) if MARK in text]
     bot.ctx.held = ENTRY
     running = asyncio.create_task(bot.jobs.scheduler.run_now(DIARY))
     await bot.ctx.waiting.wait()  # the model is writing the diary from the day's lines, the marker's too
@@ -299,7 +299,7 @@ async def test_a_forget_waiting_for_another_forget_says_so_then_both_complete(
     """The first forget rewrites the day's diary and the model is slow: a second forget sent meanwhile
     is told at once, in English like every /mem reply, that it waits for the first."""
     await bot.run(DIARY)
-    lines = await (await bot.svc.memory()).store.episodes_where(space=GROUP)
+    lines = await (await bot.svc.memory()).store.episodes_where(place=GROUP)
     [marked] = [i for i, text in lines if MARK in text]
     [gym] = [i for i, text in lines if "gym" in text]
     bot.ctx.held = ENTRY

@@ -25,7 +25,7 @@ async def test_a_forget_while_messages_are_kept_does_not_let_them_come_back_late
     """Before: the forget erased what the store held, and Carol's line kept meanwhile was written
     once there was room: her words were back, after the owner had been told they were forgotten."""
     await (await service.memory()).record_many([
-        Episode(space=GROUP, content="my bike lock code is 4471", actor="qq:carol", actor_name="Carol")])
+        Episode(place=GROUP, content="my bike lock code is 4471", actor="qq:carol", actor_name="Carol")])
     await disk_full(service, True)
     for _ in range(3):
         service.record_message(event("my new pin is 9911 " + "and more " * 3000, "carol", "g1", name="Carol"))

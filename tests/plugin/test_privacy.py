@@ -120,8 +120,8 @@ async def test_a_note_names_a_person_as_this_place_knows_them(service: EngramSer
     service.record_message(event("hi from my other group", "u1", "g2", name="Ann from Accounting, secretly"))
     await service.flush()
     engram = await service.memory()
-    for space in ("g1", "g3"):
-        await engram.add_memory(Memory("likes green tea", f"space:qq:group:{space}", subjects=("qq:u1",)))
+    for place in ("g1", "g3"):
+        await engram.add_memory(Memory("likes green tea", f"space:qq:group:{place}", subjects=("qq:u1",)))
     in_g1 = await inject(service, "what tea?", "u2", "g1")
     in_g3 = await inject(service, "what tea?", "u2", "g3")
     assert "about Ann:" in in_g1 and "secretly" not in in_g1

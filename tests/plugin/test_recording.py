@@ -24,7 +24,7 @@ async def test_group_and_private_lines_are_recorded_in_their_places(service) -> 
     service.record_message(event("I overheard this", "u1", "g1", name="Ann"))
     service.record_message(event("a secret", "u2"))
     eps = await episodes(service)
-    assert [(e.space, e.actor, e.actor_name, e.content) for e in eps] == [
+    assert [(e.place, e.actor, e.actor_name, e.content) for e in eps] == [
         ("qq:group:g1", "qq:u1", "Ann", "I overheard this"), ("qq:private:u2", "qq:u2", "U2", "a secret")]
 
 
@@ -42,7 +42,7 @@ async def test_the_bots_reply_is_message_out_by_self_in_the_same_place(service) 
     ev.set_extra("engram_injected", ["m3"])
     service.record_reply(ev, "fine, thanks")
     _, out = await episodes(service)
-    assert (out.kind, out.actor, out.space) == ("message_out", SELF, "qq:group:g1")
+    assert (out.kind, out.actor, out.place) == ("message_out", SELF, "qq:group:g1")
     assert out.content == "fine, thanks"
     assert out.meta["injected"] == ["m3"]
 
@@ -136,7 +136,7 @@ async def test_a_very_long_message_is_kept_capped_and_odd_events_do_not_crash(se
     service.record_message(event("no sender here", None, ""))
     long, odd = await episodes(service)
     assert len(long.content) == 16_000 and long.meta["truncated_from"] == 79_999  # stripped
-    assert (odd.space, odd.actor) == ("qq:group:unknown", "qq:unknown")
+    assert (odd.place, odd.actor) == ("qq:group:unknown", "qq:unknown")
     assert await service.inject(event("who?", None, ""), request("who?")) is not None
 
 

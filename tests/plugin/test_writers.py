@@ -29,6 +29,6 @@ async def test_the_cli_writing_beside_the_service_never_shares_a_place_in_a_chat
     assert cli.returncode == 0
     service.record_message(event("after the cli", "u1", "g1"))
     expected += ["cli line", "after the cli"]
-    eps = [e for e in await episodes(service) if e.space == "qq:group:g1"]
+    eps = [e for e in await episodes(service) if e.place == "qq:group:g1"]
     assert sorted(e.content for e in eps) == sorted(expected)  # nothing lost to a clash
     assert [e.seq for e in eps] == list(range(1, len(expected) + 1))  # unique, in the order written

@@ -39,7 +39,7 @@ class TwoKindEmbedder:
 
 
 def lines(*texts: str) -> list[Episode]:
-    return [Episode(space=SPACE, content=t, time=T0 + timedelta(minutes=i)) for i, t in enumerate(texts)]
+    return [Episode(place=SPACE, content=t, time=T0 + timedelta(minutes=i)) for i, t in enumerate(texts)]
 
 
 async def test_an_item_gets_a_second_vector_embedded_as_a_query(tmp_path: Path) -> None:

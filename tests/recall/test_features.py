@@ -16,9 +16,9 @@ NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 T0 = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
 
 
-def turn(seq: int, text: str, kw: float = 0.0, section: int = 1, space: str = "g", who: str = "Ann",
+def turn(seq: int, text: str, kw: float = 0.0, section: int = 1, place: str = "g", who: str = "Ann",
          when: datetime | None = None) -> tuple[Episode, float]:
-    ep = Episode(space=space, content=text, actor=who.lower(), actor_name=who, id=seq, seq=seq,
+    ep = Episode(place=place, content=text, actor=who.lower(), actor_name=who, id=seq, seq=seq,
                  section=section, time=when or T0 + timedelta(minutes=seq))
     return ep, kw
 

@@ -12,7 +12,7 @@ from astrbot_plugin_engram.memory import (
     LinearRanker,
     Memory,
     RecallSettings,
-    space_scope,
+    place_scope,
 )
 from astrbot_plugin_engram.memory.recall.candidates import Columns, gather_candidates
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
@@ -29,10 +29,10 @@ FILLER = [
 ]
 
 
-async def chat(e: Engram, lines: list[str], start: datetime = T0, space: str = SPACE,
+async def chat(e: Engram, lines: list[str], start: datetime = T0, place: str = SPACE,
                meta: dict | None = None) -> list[int]:
     """Record ``lines`` as consecutive turns one minute apart; returns their ids."""
-    eps = [Episode(space=space, content=t, actor=f"u{i % 2}", actor_name=("Ann", "Bob")[i % 2],
+    eps = [Episode(place=place, content=t, actor=f"u{i % 2}", actor_name=("Ann", "Bob")[i % 2],
                    time=start + timedelta(minutes=i), meta=dict(meta or {}) if i == 0 else {})
            for i, t in enumerate(lines)]
     return await e.record_many(eps)
@@ -176,7 +176,7 @@ async def test_the_words_each_candidate_holds_come_from_the_index_as_from_its_te
 
 async def test_a_recalled_memory_comes_with_its_sources(keyword_engram: Engram) -> None:
     ids = await chat(keyword_engram, [*FILLER, "I moved to Lisbon last spring", "Lisbon is lovely"])
-    mid = await keyword_engram.add_memory(Memory("Ann moved to Lisbon", space_scope(SPACE),
+    mid = await keyword_engram.add_memory(Memory("Ann moved to Lisbon", place_scope(SPACE),
                                                  sources=(ids[-2], ids[-1])))
     hits = await keyword_engram.recall("Lisbon move", Audience(SPACE), k=5)
     mem = next(h for h in hits if h.kind == "memory")

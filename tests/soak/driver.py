@@ -312,7 +312,7 @@ class Soak:
         self.touched: set[int] = set()  # memories the early fact's recalls strengthened
         self.forgotten: list[str] = []  # marks that must be nowhere once forgotten
         self.diary_days: set[date] = set()  # days with lines, finished
-        self.day_settings = DaySettings(tz=TZ, boundary_hour=4, is_public=lambda space: False)
+        self.day_settings = DaySettings(tz=TZ, boundary_hour=4, is_public=lambda place: False)
 
     def recall_settings(self) -> RecallSettings:
         return RecallSettings(strength_days=self.s.strength_days)
@@ -365,7 +365,7 @@ class Soak:
         async def consolidator() -> Consolidator:
             settings = ConsolidationSettings(public_spaces=(), min_new=20)
             return Consolidator(e, chat, settings, tz=TZ, clock=self.clock.ts,
-                                audience_for=lambda space: owner if space == OWNER else Audience(space))
+                                audience_for=lambda place: owner if place == OWNER else Audience(place))
 
         async def engram() -> Engram:
             return e
@@ -425,7 +425,7 @@ class Soak:
                 if text == MOCHI_AGAIN:  # the owner's /mem consolidate: what came before is done
                     await self.scheduler.run_now(CONSOLIDATE, places=[OWNER], force=True)
                 ids = await e.record_many([Episode(
-                    space=place, content=text, actor=actor, actor_name=name,
+                    place=place, content=text, actor=actor, actor_name=name,
                     kind="message_out" if actor == SELF else "message_in", time=t)])
                 self.text_bytes += len(text.encode())
                 self._note(day, text, ids)
@@ -488,7 +488,7 @@ class Soak:
         counts = await e.counts()
         cursors = await e.store.cursors("consolidate:")
         backlog = 0
-        for _space, n, *_ in await e.store.episode_backlog(
+        for _place, n, *_ in await e.store.episode_backlog(
                 {k[len("consolidate:"):]: v for k, v in cursors.items()}):
             backlog += n
         finished = day_of(self.clock(), TZ, 4) - timedelta(days=1)

@@ -34,7 +34,7 @@ async def test_a_forgotten_person_s_name_in_a_place_is_gone_from_the_store(
     await _group_day(e)
     await e.forget_person("qq:777")
     assert await e.people_mentioned_in(GROUP, "Did Zedekiah Quorn leave?") == []
-    assert await e.names_in_space(GROUP, ["qq:777"]) == {}
+    assert await e.names_in_place(GROUP, ["qq:777"]) == {}
     assert await e.people_named_in(GROUP, "Susan") == ["qq:5"]  # the others' names stay
     await e.close()
     assert b"Zedekiah" not in _on_disk(db_path) and b"Quorn" not in _on_disk(db_path)
@@ -47,7 +47,7 @@ async def test_a_forgotten_place_keeps_no_names_of_it(open_engram: EngramOpener)
     await e.forget_place(GROUP)
     assert await e.people_named_in(GROUP, "Susan") == []
     assert await e.people_mentioned_in(GROUP, "Zedekiah Quorn and Susan") == []
-    assert await e.names_in_space(GROUP, ["qq:777", "qq:5"]) == {}
+    assert await e.names_in_place(GROUP, ["qq:777", "qq:5"]) == {}
 
 
 async def test_a_forgotten_place_takes_the_names_of_who_spoke_only_there(

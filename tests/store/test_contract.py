@@ -27,8 +27,8 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 A, B = "qq:group:1", "qq:group:2"
 
 
-def ep(text: str, space: str = A, minutes: float = 0, **kw: object) -> Episode:
-    return Episode(space=space, content=text, time=T0 + timedelta(minutes=minutes), **kw)  # type: ignore[arg-type]
+def ep(text: str, place: str = A, minutes: float = 0, **kw: object) -> Episode:
+    return Episode(place=place, content=text, time=T0 + timedelta(minutes=minutes), **kw)  # type: ignore[arg-type]
 
 
 # ---- episodes ---------------------------------------------------------------------------------
@@ -44,28 +44,28 @@ async def test_episodes_come_back_as_written_with_ids_in_order(store: Store) -> 
     assert first.time == T0 and first.time.utcoffset() == timedelta(hours=8)  # its own zone kept
 
 
-async def test_each_space_numbers_its_episodes_and_a_silence_starts_a_section(store: Store) -> None:
+async def test_each_place_numbers_its_episodes_and_a_silence_starts_a_section(store: Store) -> None:
     await store.add_episodes([ep("a", A, 0), ep("b", B, 1), ep("c", A, 2), ep("d", A, 60 * 4)])
     await store.add_episodes([ep("e", A, 60 * 4 + 1, meta={"section_break": True})])
     got = await store.get_episodes([1, 2, 3, 4, 5])
-    assert [(got[i].space, got[i].seq, got[i].section) for i in range(1, 6)] == [
+    assert [(got[i].place, got[i].seq, got[i].section) for i in range(1, 6)] == [
         (A, 1, 0), (B, 1, 0), (A, 2, 0), (A, 3, 1), (A, 4, 2)]
 
 
-async def test_episode_columns_and_spaces_describe_what_was_written(store: Store) -> None:
+async def test_episode_columns_and_places_describe_what_was_written(store: Store) -> None:
     await store.add_episodes([ep("look at this?", A, actor_name="Ann", kind="image"), ep("plain", B)])
     rows = await store.episode_columns(0, 10)
-    assert [(r.id, r.space, r.seq, r.actor_name, r.image) for r in rows] == [
+    assert [(r.id, r.place, r.seq, r.actor_name, r.image) for r in rows] == [
         (1, A, 1, "Ann", True), (2, B, 1, "", False)]
     assert rows[0].shape == prepare_episode(ep("look at this?"))[1] and rows[0].tz == 480
     assert await store.episode_columns(1, 10) == rows[1:]
     assert await store.last_episode_id() == 2
-    spaces = await store.spaces()
-    assert sorted(spaces.values()) == [A, B]
-    assert await store.space_key(A) in spaces and await store.space_key("never") is None
+    places = await store.keyed_places()
+    assert sorted(places.values()) == [A, B]
+    assert await store.place_key(A) in places and await store.place_key("never") is None
 
 
-async def test_last_episode_time_of_a_space(store: Store) -> None:
+async def test_last_episode_time_of_a_place(store: Store) -> None:
     await store.add_episodes([ep("a", A, 0), ep("b", A, 10), ep("c", B, 20)])
     assert await store.last_episode_time(A) == T0 + timedelta(minutes=10)
     assert await store.last_episode_time(A, before=T0 + timedelta(minutes=5)) == T0
@@ -83,9 +83,9 @@ async def test_each_place_knows_the_name_a_person_last_went_by_there(store: Stor
                               ep("yo", B, 1, actor="qq:1", actor_name="Annie"),
                               ep("hey", A, 2, actor="qq:2", actor_name="Bo")])
     await store.add_episodes([ep("back", A, 3, actor="qq:1", actor_name="Ann (away)")])
-    assert await store.names_in_space(A, ["qq:1", "qq:2", "qq:3"]) == {"qq:1": "Ann (away)", "qq:2": "Bo"}
-    assert await store.names_in_space(B, ["qq:1", "qq:2"]) == {"qq:1": "Annie"}  # not A's names
-    assert await store.names_in_space(A, []) == {}
+    assert await store.names_in_place(A, ["qq:1", "qq:2", "qq:3"]) == {"qq:1": "Ann (away)", "qq:2": "Bo"}
+    assert await store.names_in_place(B, ["qq:1", "qq:2"]) == {"qq:1": "Annie"}  # not A's names
+    assert await store.names_in_place(A, []) == {}
     assert await store.people_named_in(B, " annie ") == ["qq:1"]
     assert await store.people_named_in(A, "Annie") == []  # a name from another place
     assert await store.people_named("Annie") == ["qq:1"]  # ... which people_named still knows
@@ -102,10 +102,10 @@ async def test_each_place_keeps_the_latest_title_it_went_by_and_a_line_keeps_non
     await store.add_episodes([ep("renamed", A, 5, place_title="读书会"), ep("late", A, 3, place_title="Old")])
     await store.add_episodes([ep("later", A, 4, place_title="Old club")])
     assert await store.place_titles() == {A: "读书会"}
-    assert all(e.place_title == "" for e in await store.space_episodes(A, 10))  # not kept per line
+    assert all(e.place_title == "" for e in await store.place_episodes(A, 10))  # not kept per line
 
 
-async def test_a_second_store_on_the_same_file_never_shares_a_place_in_a_space(
+async def test_a_second_store_on_the_same_file_never_shares_a_place_in_a_place(
         open_store: Opener, tmp_path: Path) -> None:
     """Two writers on one file (the bot and the CLI): each re-reads the places the other wrote in."""
     first, second = await open_store(tmp_path), await open_store(tmp_path)
@@ -115,7 +115,7 @@ async def test_a_second_store_on_the_same_file_never_shares_a_place_in_a_space(
         await first.add_episodes([ep("4", A, 2), ep("b2", B, 2)])
         await second.add_episodes([ep("5", A, 3)])
         got = await first.get_episodes(range(1, 8))
-        assert sorted((e.space, e.seq, e.content) for e in got.values()) == [
+        assert sorted((e.place, e.seq, e.content) for e in got.values()) == [
             (A, 1, "1"), (A, 2, "2"), (A, 3, "3"), (A, 4, "4"), (A, 5, "5"), (B, 1, "b1"), (B, 2, "b2")]
     finally:
         await second.close()
@@ -230,7 +230,7 @@ async def test_cursors_start_at_zero_and_keep_what_was_set(store: Store) -> None
 async def test_postings_name_the_rows_holding_each_word_in_the_places_asked(store: Store) -> None:
     words = query_words("lighthouse keeper")
     await store.add_episodes([ep("the lighthouse keeper", A), ep("a lighthouse", B), ep("nothing", A)])
-    a, b = await store.space_key(A), await store.space_key(B)
+    a, b = await store.place_key(A), await store.place_key(B)
     assert a is not None and b is not None
     lists, exact = await store.episode_postings(words, [a])
     assert exact and [sorted(x.tolist()) for x in lists] == [[1], [1]]
@@ -247,7 +247,7 @@ async def test_keyword_rows_give_each_rows_group_and_length(store: Store) -> Non
     await store.add_episodes([ep("the lighthouse keeper waved", A), ep("rain", B)])
     mid = await store.add_memory(Memory("Ann keeps bees", "self"))
     rows = await store.episode_keyword_rows(0, 10)
-    a = await store.space_key(A)
+    a = await store.place_key(A)
     assert [(r.id, r.group, r.length) for r in rows][0] == (1, a, 3 + 2)  # 3 words, month and year
     assert [r.id for r in await store.episode_keyword_rows(0, 10, [2])] == [2]
     assert [(r.id, r.group, r.length) for r in await store.memory_keyword_rows(0, 10)] == [
@@ -328,7 +328,7 @@ async def test_memories_are_listed_by_filter_newest_first_a_page_at_a_time(store
     assert await listed(kind="fact", status=None, limit=2, offset=4) == [ids[0]]
     assert (await store.list_memories(kind="fact", status=None, limit=2))[1] == 5  # how many in all
     assert await listed(scope="space:" + A) == [liked]
-    assert await listed(space=A) == [learned, liked]  # said there, or scoped there
+    assert await listed(place=A) == [learned, liked]  # said there, or scoped there
     assert await listed(people=["qq:1"]) == [liked]
     named = await store.add_memory(Memory("ann's cat is Miso", "public"))
     assert await listed(people=["qq:1"], named="Ann") == [named, liked]  # or about no one, naming her
@@ -337,13 +337,13 @@ async def test_memories_are_listed_by_filter_newest_first_a_page_at_a_time(store
     assert await listed(vis=Visibility(frozenset({"self"}), frozenset({A}))) == [learned]
 
 
-async def test_a_spaces_episodes_are_paged_in_order(store: Store) -> None:
+async def test_a_places_episodes_are_paged_in_order(store: Store) -> None:
     await store.add_episodes([ep(f"line {n}", A if n % 2 else B, n) for n in range(9)])
-    page2 = await store.space_episodes(A, limit=2, offset=2)
+    page2 = await store.place_episodes(A, limit=2, offset=2)
     assert [e.content for e in page2] == ["line 5", "line 7"]
-    assert await store.space_episodes(A, limit=2, offset=4) == []
+    assert await store.place_episodes(A, limit=2, offset=4) == []
     with pytest.raises(InvalidInputError):
-        await store.space_episodes(A, limit=0)
+        await store.place_episodes(A, limit=0)
 
 
 async def test_memories_are_counted_by_kind_scope_and_status(store: Store) -> None:
@@ -359,9 +359,9 @@ async def test_memories_are_counted_by_kind_scope_and_status(store: Store) -> No
 
 async def test_episodes_are_counted_per_day_in_their_own_zone(store: Store) -> None:
     late = datetime(2024, 5, 1, 23, 30, tzinfo=timezone(timedelta(hours=8)))  # 15:30 UTC
-    await store.add_episodes([Episode(space=A, content="late", time=late),
-                              Episode(space=A, content="later", time=late + timedelta(hours=1)),
-                              Episode(space=B, content="elsewhere", time=late)])
+    await store.add_episodes([Episode(place=A, content="late", time=late),
+                              Episode(place=A, content="later", time=late + timedelta(hours=1)),
+                              Episode(place=B, content="elsewhere", time=late)])
     assert await store.episodes_per_day(A) == [("2024-05-01", 1), ("2024-05-02", 1)]
     assert await store.episodes_per_day() == [("2024-05-01", 2), ("2024-05-02", 1)]
 
@@ -388,13 +388,13 @@ async def test_places_people_and_who_answers_whom(store: Store) -> None:
     assert [(s, n) for s, n, _ in await store.places()] == [(A, 3), (B, 1)]
     assert await store.people() == [("qq:1", "Ann", 2), ("qq:2", "Bo", 1), ("qq:3", "Cy", 1)]
     assert await store.talks(10) == [("qq:1", "qq:2", 2)]  # Ann -> Bo -> Ann; Cy spoke alone
-    assert await store.count_space_episodes(A) == 3 and await store.count_space_episodes("none") == 0
+    assert await store.count_place_episodes(A) == 3 and await store.count_place_episodes("none") == 0
     middle = (await store.get_episodes([ids[1]]))[ids[1]]
     assert [e.content for e in await store.episodes_around(middle, 1, 1)] == ["hi", "hello", "hey"]
-    assert await store.has_space(A) and not await store.has_space("qq:group:9")
+    assert await store.has_place(A) and not await store.has_place("qq:group:9")
     await store.add_memory(Memory("about Bo", "space:qq:group:9", subjects=("qq:2",), importance=0.9))
     await store.add_memory(Memory("about no one", "public"))
-    assert await store.has_space("qq:group:9")  # a memory scoped there
+    assert await store.has_place("qq:group:9")  # a memory scoped there
     assert [m.text for m in await store.memories_about(10)] == ["about Bo"]
 
 

@@ -17,7 +17,7 @@ from astrbot_plugin_engram.memory.store import (
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
-    SpacesDeleted,
+    PlacesDeleted,
     Store,
 )
 
@@ -27,8 +27,8 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 A, B = "qq:group:1", "qq:group:2"
 
 
-def ep(text: str, space: str = A, minutes: float = 0, **kw: object) -> Episode:
-    return Episode(space=space, content=text, time=T0 + timedelta(minutes=minutes), **kw)  # type: ignore[arg-type]
+def ep(text: str, place: str = A, minutes: float = 0, **kw: object) -> Episode:
+    return Episode(place=place, content=text, time=T0 + timedelta(minutes=minutes), **kw)  # type: ignore[arg-type]
 
 
 async def test_erase_deletes_exactly_what_it_is_given_and_is_heard_after_commit(store: Store) -> None:
@@ -73,10 +73,10 @@ async def test_erasing_a_place_drops_its_name_and_cursors(store: Store) -> None:
     await store.set_cursor("consolidate:" + B, b)
     heard: list[object] = []
     store.listen(heard.append)
-    await store.erase([a], [], spaces=[A])
-    assert await store.space_key(A) is None and await store.space_key(B) is not None
+    await store.erase([a], [], places=[A])
+    assert await store.place_key(A) is None and await store.place_key(B) is not None
     assert await store.cursors("consolidate:") == {"consolidate:" + B: b}
-    assert isinstance(heard[-1], SpacesDeleted) and heard[-1].names == [A]
+    assert isinstance(heard[-1], PlacesDeleted) and heard[-1].names == [A]
     [again] = await store.add_episodes([ep("back again", A, 5)])  # the place starts afresh
     assert (await store.get_episodes([again]))[again].seq == 1
     assert isinstance(heard[-1], EpisodesAdded)
@@ -96,7 +96,7 @@ async def test_what_a_forget_reaches_is_read_by_actor_place_mention_subject_and_
     named = await store.add_memory(Memory("Ming moved", "space:" + B))
     assert [i for i, _ in await store.episodes_where(actor="qq:1")] == [e1]
     assert sorted(i for i, _ in await store.episodes_where(mentions=["Ming"])) == [e1, e2]
-    assert sorted(i for i, _ in await store.episodes_where(space=B)) == [e2, e3]
+    assert sorted(i for i, _ in await store.episodes_where(place=B)) == [e2, e3]
     assert await store.episodes_where() == []
     assert await store.memories_where(subject="qq:1") == [about]
     assert await store.memories_where(scope="space:" + B) == [named]

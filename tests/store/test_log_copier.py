@@ -33,7 +33,7 @@ def episodes_in_file_alone(path: Path, tmp: Path) -> int:
 async def test_commits_reach_the_file_while_the_store_stays_open(engram: Engram, db_path: Path,
                                                                   tmp_path: Path) -> None:
     for n in range(5):
-        await engram.record_many([Episode(space=GROUP, content=f"line {n} {k}") for k in range(20)])
+        await engram.record_many([Episode(place=GROUP, content=f"line {n} {k}") for k in range(20)])
     await asyncio.sleep(GAP + 0.1)
     store = engram.store
     assert isinstance(store, SQLiteStore) and store._copier is not None
@@ -60,7 +60,7 @@ async def test_a_forget_truncates_the_log_while_a_copy_is_under_way(engram: Engr
 
     engram_loop = asyncio.get_running_loop()
     monkeypatch.setattr(LogCopier, "_checkpoint", slow)
-    [kept, gone] = await engram.record_many([Episode(space=GROUP, content=t) for t in ("kept", "secret")])
+    [kept, gone] = await engram.record_many([Episode(place=GROUP, content=t) for t in ("kept", "secret")])
     await asyncio.wait_for(started.wait(), 5)
     await engram.store.erase([gone], [])
     assert log_size(db_path) == 0  # truncated: no frame of the erased line is left
@@ -71,7 +71,7 @@ async def test_closing_stops_a_copy_waiting_for_its_gap(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     store = await open_store(path)
     for n in range(3):  # the first commit starts a copy, the others wait for the gap
-        await store.add_episodes([Episode(space=GROUP, content=f"line {n}")])
+        await store.add_episodes([Episode(place=GROUP, content=f"line {n}")])
     started = time.monotonic()
     await store.close()
     assert time.monotonic() - started < GAP  # not waiting out the gap
@@ -88,7 +88,7 @@ async def test_the_log_shrinks_back_once_a_burst_is_over(engram: Engram, db_path
 
     text = "a long line of a busy chat, " * 40
     for n in range(4):
-        await engram.record_many([Episode(space=GROUP, content=f"{text} {n} {k}") for k in range(1500)])
+        await engram.record_many([Episode(place=GROUP, content=f"{text} {n} {k}") for k in range(1500)])
     grown = log_size(db_path)
     assert grown is not None and grown > LOG_LIMIT
     for _ in range(int((GAP + IDLE) * 20) + 40):
@@ -96,5 +96,5 @@ async def test_the_log_shrinks_back_once_a_burst_is_over(engram: Engram, db_path
         if (log_size(db_path) or 0) <= LOG_LIMIT:
             break
     assert (log_size(db_path) or 0) <= LOG_LIMIT, (grown, log_size(db_path))
-    await engram.record(Episode(space=GROUP, content="still recording"))  # the log works on
+    await engram.record(Episode(place=GROUP, content="still recording"))  # the log works on
     assert (await engram.stats())["episodes"] == 6001

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
-from astrbot_plugin_engram.memory.store.sqlite.keywords import KEY_MARK, postings, space_mark
+from astrbot_plugin_engram.memory.store.sqlite.keywords import KEY_MARK, place_mark, postings
 from astrbot_plugin_engram.memory.store.sqlite.postings_cache import STAMP, STAMP_SQL, PostingsCache, safe
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 
@@ -23,18 +23,18 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 A, B = "qq:group:1", "qq:group:2"
 
 
-def line(text: str, space: str = A, minutes: float = 0) -> Episode:
-    return Episode(space=space, content=text, time=T0 + timedelta(minutes=minutes))
+def line(text: str, place: str = A, minutes: float = 0) -> Episode:
+    return Episode(place=place, content=text, time=T0 + timedelta(minutes=minutes))
 
 
-async def ids_found(eng: Engram, query: str, space: str = A) -> set[int]:
+async def ids_found(eng: Engram, query: str, place: str = A) -> set[int]:
     """The episodes recall finds by keyword (neighbours of a hit come back too, without a keyword score)."""
-    return {h.id for h in await eng.recall(query, Audience(space), k=20)
+    return {h.id for h in await eng.recall(query, Audience(place), k=20)
             if h.kind == "episode" and h.features["kw"] > 0}
 
 
-async def memories_found(eng: Engram, query: str, space: str = A) -> set[int]:
-    return {h.id for h in await eng.recall(query, Audience(space), k=20)
+async def memories_found(eng: Engram, query: str, place: str = A) -> set[int]:
+    return {h.id for h in await eng.recall(query, Audience(place), k=20)
             if h.kind == "memory" and h.features["kw"] > 0}
 
 
@@ -115,7 +115,7 @@ async def test_writes_by_another_connection_to_the_file_are_seen(db_path: Path) 
 
 
 async def test_words_the_tokenizer_may_read_otherwise_are_never_served_stale(db_path: Path) -> None:
-    assert safe("lighthous") and safe("灯塔") and safe("lighthous" + space_mark(12))
+    assert safe("lighthous") and safe("灯塔") and safe("lighthous" + place_mark(12))
     assert not safe("café") and not safe("маяк") and not safe("ﬁsh")
     eng = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
@@ -168,7 +168,7 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
     after each, every word's rows (one chat, several, and every chat) equal an uncached read."""
     rng = random.Random(7)
     vocab = ["lighthouse", "keeper", "storm", "灯塔", "下雨", "zeppelin", "bees", "paris", "monday", "2024"]
-    spaces = [f"qq:group:{n}" for n in range(4)]
+    places = [f"qq:group:{n}" for n in range(4)]
     bot = await Engram.open(db_path, NoEmbedder(), background=False)
     cli = await Engram.open(db_path, NoEmbedder(), background=False)
     raw = sqlite3.connect(db_path, isolation_level=None)
@@ -181,9 +181,9 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
             text = " ".join(rng.sample(vocab, rng.randint(1, 4)))
             if op < 0.5:
                 episodes += await who.record_many(
-                    [line(text, rng.choice(spaces), step) for _ in range(rng.randint(1, 3))])
+                    [line(text, rng.choice(places), step) for _ in range(rng.randint(1, 3))])
             elif op < 0.65:
-                memories.append(await who.add_memory(Memory(text, "space:" + rng.choice(spaces))))
+                memories.append(await who.add_memory(Memory(text, "space:" + rng.choice(places))))
             elif op < 0.75 and memories:
                 old = rng.choice(memories)
                 memories.remove(old)
@@ -205,13 +205,13 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
             words = [w for w in vocab if rng.random() < 0.7] or vocab[:1]
             from astrbot_plugin_engram.memory.text import query_words
             qw = query_words(" ".join(words))
-            keys = [k for k in [await store.space_key(s) for s in spaces] if k is not None]
+            keys = [k for k in [await store.place_key(s) for s in places] if k is not None]
             for chosen in ([keys[0]] if keys else [], keys, None):
                 got, _ = await store.episode_postings(qw, chosen)
                 if chosen is None:
                     want = postings(raw, "episodes_fts", [[w + KEY_MARK] for w in qw], prefix=True)
                 else:
-                    want = postings(raw, "episodes_fts", [[w + space_mark(k) for k in chosen] for w in qw])
+                    want = postings(raw, "episodes_fts", [[w + place_mark(k) for k in chosen] for w in qw])
                 assert [g.tolist() for g in got] == [x.tolist() for x in want], (step, chosen)
                 assert all(g.dtype == np.int64 for g in got)
             got_m = await store.memory_postings(qw)

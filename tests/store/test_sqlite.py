@@ -45,7 +45,7 @@ async def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
 
 async def test_reopen_keeps_episodes_memories_versions_and_vectors(db_path: Path) -> None:
     e = await Engram.open(db_path, HashEmbedder(), background=False)
-    eid = await e.record(Episode(space=GROUP, content="Alice adopted a cat named Miso",
+    eid = await e.record(Episode(place=GROUP, content="Alice adopted a cat named Miso",
                                  actor="qq:1", actor_name="Alice", time=T0))
     m1 = await e.add_memory(Memory(text="Alice has a cat", scope=f"space:{GROUP}", sources=(eid,)))
     m2 = await e.update(m1, "Alice has a cat named Miso")
@@ -70,13 +70,13 @@ async def test_reopen_keeps_episodes_memories_versions_and_vectors(db_path: Path
 
 async def test_episode_time_keeps_its_timezone(engram: Engram) -> None:
     t = datetime(2024, 5, 1, 20, 0, tzinfo=timezone(timedelta(hours=8)))
-    eid = await engram.record(Episode(space=GROUP, content="晚上好", time=t))
+    eid = await engram.record(Episode(place=GROUP, content="晚上好", time=t))
     got = (await engram.get_episode(eid)).time
     assert got == t and got.utcoffset() == timedelta(hours=8)  # type: ignore[union-attr]
 
 
 async def test_episodes_are_append_only(engram: Engram, db_path: Path) -> None:
-    eid = await engram.record(Episode(space=GROUP, content="what was said"))
+    eid = await engram.record(Episode(place=GROUP, content="what was said"))
     with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="append-only"):
         db.execute("UPDATE episodes SET content = 'rewritten' WHERE id = ?", (eid,))
     assert (await engram.get_episode(eid)).content == "what was said"
@@ -124,7 +124,7 @@ async def test_forget_removes_versions_vectors_and_keyword_rows(engram: Engram, 
 
 
 async def test_forget_keeps_the_episodes(engram: Engram) -> None:
-    eid = await engram.record(Episode(space=GROUP, content="I moved to Berlin"))
+    eid = await engram.record(Episode(place=GROUP, content="I moved to Berlin"))
     mid = await engram.add_memory(Memory(text="moved to Berlin", scope="public", sources=(eid,)))
     await engram.forget([mid])
     assert (await engram.get_episode(eid)).content == "I moved to Berlin"
@@ -151,15 +151,15 @@ async def test_a_forgotten_id_is_unknown(engram: Engram) -> None:
 
 async def test_a_renamed_user_stays_one_person(engram: Engram) -> None:
     for i, name in enumerate(["Alice", "Ally", "Alice"]):
-        await engram.record(Episode(space=GROUP, content=f"message {i}", actor="qq:1",
+        await engram.record(Episode(place=GROUP, content=f"message {i}", actor="qq:1",
                                     actor_name=name, time=T0 + timedelta(minutes=i)))
-    await engram.record(Episode(space=GROUP, content="hi", actor="qq:2", actor_name="Bob", time=T0))
+    await engram.record(Episode(place=GROUP, content="hi", actor="qq:2", actor_name="Bob", time=T0))
     assert await engram.store.aliases("qq:1") == ["Alice", "Ally"]  # most recent first
     assert (await engram.stats())["people"] == 2
 
 
 async def test_sources_are_kept_in_order(engram: Engram) -> None:
-    ids = [await engram.record(Episode(space=GROUP, content=f"turn {i}")) for i in range(3)]
+    ids = [await engram.record(Episode(place=GROUP, content=f"turn {i}")) for i in range(3)]
     mid = await engram.add_memory(Memory(text="summary", scope="self", sources=(ids[2], ids[0])))
     assert [e.id for e in await engram.sources(mid)] == [ids[0], ids[2]]
 
@@ -172,14 +172,14 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
             async with store.transaction():
                 await store._writer.execute("COMMIT")  # type: ignore[union-attr]  # the transaction ends early, as when a cancel lands late
                 raise ValueError("first")
-        assert await store.add_episodes([Episode(space="s", content="still writable")]) == [1]
+        assert await store.add_episodes([Episode(place="s", content="still writable")]) == [1]
     finally:
         await store.close()
 
 
 async def test_a_place_never_gives_two_episodes_the_same_sequence_number(engram: Engram,
                                                                           db_path: Path) -> None:
-    await engram.record(Episode(space=GROUP, content="first"))
+    await engram.record(Episode(place=GROUP, content="first"))
     with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
         db.execute("INSERT INTO episodes(time, space, seq, section, kind, content) VALUES (0, ?, 1, 1,"
                    " 'message_in', 'a twin')", (GROUP,))
@@ -188,7 +188,7 @@ async def test_a_place_never_gives_two_episodes_the_same_sequence_number(engram:
 async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path: Path) -> None:
     engram = await Engram.open(db_path, HashEmbedder(), background=False)
     for text in ("one", "two", "three"):
-        await engram.record(Episode(space=GROUP, content=text, time=T0))
+        await engram.record(Episode(place=GROUP, content=text, time=T0))
     await engram.close()
     with sqlite3.connect(db_path) as db:  # as the file was before m007, with a second writer's twin
         db.execute("DELETE FROM _migrations WHERE name = 'm009_unique_space_seq'")
@@ -199,7 +199,7 @@ async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path:
         db.execute("CREATE TRIGGER episodes_append_only BEFORE UPDATE ON episodes"
                    " BEGIN SELECT RAISE(ABORT, 'episodes are append-only'); END")
     engram = await Engram.open(db_path, HashEmbedder(), background=False)
-    await engram.record(Episode(space=GROUP, content="four", time=T0))
+    await engram.record(Episode(place=GROUP, content="four", time=T0))
     await engram.close()
     assert rows(db_path, "SELECT content, seq FROM episodes ORDER BY id") == [
         ("one", 1), ("two", 2), ("three", 3), ("four", 4)]
@@ -207,14 +207,14 @@ async def test_a_file_with_repeated_sequence_numbers_is_renumbered_once(db_path:
 
 async def test_names_per_place_are_filled_from_the_episodes_of_an_older_file(db_path: Path) -> None:
     engram = await Engram.open(db_path, HashEmbedder(), background=False)
-    await engram.record(Episode(space=GROUP, content="hi", actor="qq:1", actor_name="Ann", time=T0))
-    await engram.record(Episode(space="qq:group:2", content="yo", actor="qq:1", actor_name="Annie", time=T0))
+    await engram.record(Episode(place=GROUP, content="hi", actor="qq:1", actor_name="Ann", time=T0))
+    await engram.record(Episode(place="qq:group:2", content="yo", actor="qq:1", actor_name="Annie", time=T0))
     await engram.close()
     with sqlite3.connect(db_path) as db:  # as the file was before m008
         db.execute("DELETE FROM _migrations WHERE name = 'm010_names_per_place'")
         db.execute("DROP TABLE place_names")
     engram = await Engram.open(db_path, HashEmbedder(), background=False)
-    assert await engram.store.names_in_space(GROUP, ["qq:1", "qq:2"]) == {"qq:1": "Ann"}
+    assert await engram.store.names_in_place(GROUP, ["qq:1", "qq:2"]) == {"qq:1": "Ann"}
     assert await engram.store.people_named_in("qq:group:2", "annie") == ["qq:1"]
     await engram.close()
 

@@ -42,7 +42,7 @@ def some_episodes(rng: random.Random, n: int, start: int) -> list[Episode]:
     for i in range(n):
         actor = rng.choice(PEOPLE)
         t = (T0 + timedelta(hours=3 * (start + i) + rng.random())).astimezone(rng.choice(ZONES))
-        out.append(Episode(space=rng.choice(SPACES), content=f"line {start + i}", actor=actor,
+        out.append(Episode(place=rng.choice(SPACES), content=f"line {start + i}", actor=actor,
                            actor_name=f"name of {actor}" if actor else "", time=t))
     return out
 
@@ -88,7 +88,7 @@ async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path
     """Lines are appended, but a file may get one inside a place (an import, another writer): who
     answers whom counts the new neighbours, not the old ones."""
     said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
-    ids = await store.add_episodes([Episode(space=SPACES[0], content=f"l{i}", actor=a,
+    ids = await store.add_episodes([Episode(place=SPACES[0], content=f"l{i}", actor=a,
                                             actor_name=a and "x", time=T0 + timedelta(minutes=i))
                                     for a, i in said])
     assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
@@ -107,7 +107,7 @@ async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(store: Stor
     with sqlite3.connect(path) as db:
         gone = [r[0] for r in db.execute("SELECT id FROM episodes WHERE actor = 'qq:4' OR space = ?",
                                          (SPACES[2],))]
-    await store.erase(gone, [], people=["qq:4"], spaces=[SPACES[2]])
+    await store.erase(gone, [], people=["qq:4"], places=[SPACES[2]])
     with sqlite3.connect(path) as db:
         left = [db.execute(sql, args).fetchone()[0] for sql, args in (
             ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
@@ -163,9 +163,9 @@ async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(store: St
     9999-12-31, and the other lines of its batch are stored with it."""
     end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
     ids = await store.add_episodes([
-        Episode(space=SPACES[0], content="far", time=end, actor="qq:1"),
-        Episode(space=SPACES[0], content="first", time=start),
-        Episode(space=SPACES[0], content="now", time=T0, actor="qq:2")])
+        Episode(place=SPACES[0], content="far", time=end, actor="qq:1"),
+        Episode(place=SPACES[0], content="first", time=start),
+        Episode(place=SPACES[0], content="now", time=T0, actor="qq:2")])
     assert len(ids) == 3
     assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
     assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()

@@ -27,7 +27,7 @@ def _page(limit: int, offset: int) -> None:
 
 
 def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | None, kind: str | None,
-               status: str | None, space: str | None, people: Sequence[str], limit: int, offset: int,
+               status: str | None, place: str | None, people: Sequence[str], limit: int, offset: int,
                named: str = "", text: str | None = None) -> tuple[list[int], int]:
     """Ids of one page of the memories matching every filter, newest first, and how many match.
     ``people`` and ``named`` together: about any of ``people`` or, about no known person, naming
@@ -45,10 +45,10 @@ def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | N
         if value is not None:
             where.append(f"{column} = ?")
             args.append(value)
-    if space is not None:
+    if place is not None:
         where.append("(scope = ? OR EXISTS (SELECT 1 FROM sources s JOIN episodes e ON e.id = s.episode_id"
                      " WHERE s.memory_id = memories.id AND e.space = ?))")
-        args += [f"space:{space}", space]
+        args += [f"space:{place}", place]
     if people or named:
         about = ["instr(subjects, ?) > 0" for _ in people]
         args += [json.dumps(p, ensure_ascii=False) for p in people]
@@ -70,7 +70,7 @@ class BrowseReads(ItemReads):
     """Pages and counts of what the store holds, for the dashboard and ``/mem list``."""
 
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
-                            kind: str | None = None, status: str | None = "active", space: str | None = None,
+                            kind: str | None = None, status: str | None = "active", place: str | None = None,
                             people: Sequence[str] = (), named: str = "", text: str | None = None,
                             limit: int = 10, offset: int = 0) -> tuple[list[Memory], int]:
         """Memories ``vis`` may see (None: all) matching every filter given, newest first: one page
@@ -78,16 +78,16 @@ class BrowseReads(ItemReads):
         scope is that space's, or one of its sources was said there); ``people``: about any of them;
         ``named``: (or) about no known person, naming ``named`` in their text; ``text``: a substring
         of the text (case ignored for ASCII)."""
-        ids, total = memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, space=space,
+        ids, total = memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, place=place,
                                 people=people, named=named, text=text, limit=limit, offset=offset)
         found = await self.get_memories(ids)
         return [found[i] for i in ids if i in found], total
 
-    async def space_episodes(self, space: str, limit: int = 50, offset: int = 0) -> list[Episode]:
+    async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
         """A space's episodes in order of place, one page."""
         _page(limit, offset)
         rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ?"
-                                " ORDER BY seq LIMIT ? OFFSET ?", (space, limit, offset))
+                                " ORDER BY seq LIMIT ? OFFSET ?", (place, limit, offset))
         return [episode_row(r) for r in rows]
 
     async def memory_counts(self, by: str) -> dict[str, int]:
@@ -97,33 +97,33 @@ class BrowseReads(ItemReads):
         return dict(await fetch_rows(self._reader,
                                      f"SELECT {by}, count(*) FROM memories GROUP BY {by} ORDER BY {by}"))
 
-    async def episodes_per_day(self, space: str | None = None) -> list[tuple[str, int]]:
+    async def episodes_per_day(self, place: str | None = None) -> list[tuple[str, int]]:
         """(YYYY-MM-DD in the episode's own zone, count), oldest day first."""
-        if space is None:  # kept by the writer's triggers (migration m011)
+        if place is None:  # kept by the writer's triggers (migration m011)
             rows = await fetch_rows(self._reader, "SELECT day, n FROM episode_days ORDER BY day")
             return [(d, n) for d, n in rows]
         return [(d, n) for d, n in await fetch_rows(
             self._reader, f"SELECT {summaries.DAY} AS day, count(*) FROM episodes"
-            " WHERE space = ? GROUP BY day ORDER BY day", (space,))]
+            " WHERE space = ? GROUP BY day ORDER BY day", (place,))]
 
     # ---- the dashboard's overview, places and graph ------------------------------------------
     async def count_episodes(self) -> int:
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"))[0][0])
 
-    async def count_space_episodes(self, space: str, before_seq: int | None = None) -> int:
+    async def count_place_episodes(self, place: str, before_seq: int | None = None) -> int:
         """A space's episodes (those before ``before_seq`` in it, if given: where one of them stands)."""
         if before_seq is None:
             return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
-                                         (space,)))[0][0])
+                                         (place,)))[0][0])
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"
-                                     " WHERE space = ? AND seq < ?", (space, before_seq)))[0][0])
+                                     " WHERE space = ? AND seq < ?", (place, before_seq)))[0][0])
 
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
         """The episode with its neighbours in its place, in order."""
         seq = episode.seq or 0
         rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
                                 " WHERE space = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                                (episode.space, seq - before, seq + after))
+                                (episode.place, seq - before, seq + after))
         return [episode_row(r) for r in rows]
 
     async def places(self) -> list[tuple[str, int, float]]:
@@ -165,9 +165,9 @@ class BrowseReads(ItemReads):
                                 (limit,))
         return [(r[0], r[1], r[2]) for r in rows]
 
-    async def has_space(self, space: str) -> bool:
+    async def has_place(self, place: str) -> bool:
         """Whether ``space`` has an episode or a memory scoped to it."""
         rows = await fetch_rows(self._reader, "SELECT EXISTS (SELECT 1 FROM episodes WHERE space = ?)"
                                 " OR EXISTS (SELECT 1 FROM memories WHERE scope = ?)",
-                                (space, f"space:{space}"))
+                                (place, f"space:{place}"))
         return bool(rows[0][0])

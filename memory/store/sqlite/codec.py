@@ -77,7 +77,7 @@ MEMORY_COLUMNS = ("id, root, kind, text, scope, subjects, importance, strength, 
 
 
 def episode_row(r: Sequence[Any]) -> Episode:
-    return Episode(id=r[0], time=dt(r[1], r[2]), space=r[3], seq=r[4], section=r[5], source=r[6],
+    return Episode(id=r[0], time=dt(r[1], r[2]), place=r[3], seq=r[4], section=r[5], source=r[6],
                    actor=r[7], actor_name=r[8], kind=r[9], content=r[10],
                    meta={} if r[11] == "{}" else json.loads(r[11]))
 

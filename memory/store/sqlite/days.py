@@ -42,13 +42,13 @@ class DayReads(Connections):
         return [r[0] for r in rows]
 
     async def last_time_with(self, actor: str, before: datetime | None = None,
-                             space: str | None = None) -> datetime | None:
+                             place: str | None = None) -> datetime | None:
         """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
         sql = "SELECT time, tz FROM episodes WHERE actor = ?"
         args: list[Any] = [actor]
-        if space is not None:
+        if place is not None:
             sql += " AND space = ?"
-            args.append(space)
+            args.append(place)
         if before is not None:
             sql += " AND time < ?"
             args.append(timestamp(before))

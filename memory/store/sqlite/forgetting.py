@@ -28,7 +28,7 @@ class ForgettingReads(Connections):
         """The episodes the memories ``memory_ids`` were drawn from."""
         return self._ids("SELECT episode_id FROM sources WHERE memory_id IN {}", memory_ids)
 
-    async def episodes_where(self, *, actor: str | None = None, space: str | None = None,
+    async def episodes_where(self, *, actor: str | None = None, place: str | None = None,
                              mentions: Sequence[str] = ()) -> list[tuple[int, str]]:
         """(id, content) of the episodes said by ``actor``, in ``space``, or whose text holds one of
         ``mentions`` (a substring; the caller checks word edges)."""
@@ -36,9 +36,9 @@ class ForgettingReads(Connections):
         if actor is not None:
             cond.append("actor = ?")
             args.append(actor)
-        if space is not None:
+        if place is not None:
             cond.append("space = ?")
-            args.append(space)
+            args.append(place)
         for m in mentions:
             cond.append("instr(lower(content), lower(?)) > 0")
             args.append(m)

@@ -48,9 +48,9 @@ class ItemReads(Connections):
         rows = self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
         return {i: keywords.unkeyed(words).split(" ") for i, words in rows if words}
 
-    async def last_episode_time(self, space: str, before: datetime | None = None) -> datetime | None:
+    async def last_episode_time(self, place: str, before: datetime | None = None) -> datetime | None:
         sql = "SELECT time, tz FROM episodes WHERE space = ?"
-        args: list[Any] = [space]
+        args: list[Any] = [place]
         if before is not None:
             sql += " AND time < ?"
             args.append(timestamp(before))
@@ -67,22 +67,22 @@ class ItemReads(Connections):
 
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
         """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
-        return [EpisodeColumnRow(i, t, tz, space, seq, section, shape, name,
+        return [EpisodeColumnRow(i, t, tz, place, seq, section, shape, name,
                                  kind == "image" or (meta is not None and meta_names_image(meta)),
                                  kind == "message_out")
-                for i, t, tz, space, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
+                for i, t, tz, place, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
                                                                                         (after, limit))]
 
     async def last_episode_id(self) -> int:
         return int(self._read("SELECT max(id) FROM episodes")[0][0] or 0)
 
-    async def spaces(self) -> dict[int, str]:
+    async def keyed_places(self) -> dict[int, str]:
         """Every space by its key."""
         return dict(self._read("SELECT id, name FROM spaces"))
 
-    async def space_key(self, space: str) -> int | None:
+    async def place_key(self, place: str) -> int | None:
         """The space's key (its number in the keyword table); None if nothing was recorded there."""
-        row = self._quick.execute("SELECT id FROM spaces WHERE name = ?", (space,)).fetchone()
+        row = self._quick.execute("SELECT id FROM spaces WHERE name = ?", (place,)).fetchone()
         return None if row is None else int(row[0])
 
     # ---- memories ------------------------------------------------------------------------

@@ -25,14 +25,14 @@ KEYED_SPACES = 16  # audiences seeing more chats than this search the whole inde
 _NONE = np.zeros(0, np.int64)
 
 
-def space_mark(key: int) -> str:
+def place_mark(key: int) -> str:
     """What each of a space's index tokens ends with: ``KEY_MARK`` and the space's key."""
     return f"{KEY_MARK}{key}"
 
 
 def keyed_words(words: str, key: int) -> str:
     """An episode's index words with each word tied to its space: the episode table's tokens."""
-    mark = space_mark(key)
+    mark = place_mark(key)
     return words.replace(" ", mark + " ") + mark if words else ""
 
 
@@ -78,15 +78,15 @@ _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM 
 class KeywordReads(Connections):
     """The keyword tables' doclists and row lengths, read on the event loop's thread (``_quick``)."""
 
-    async def episode_postings(self, words: list[str], space_keys: list[int] | None) -> Postings:
+    async def episode_postings(self, words: list[str], place_keys: list[int] | None) -> Postings:
         """Each word's episodes: only in the spaces ``space_keys`` when they are few, else in any space."""
-        if space_keys is not None and len(space_keys) <= KEYED_SPACES:
+        if place_keys is not None and len(place_keys) <= KEYED_SPACES:
             # Each word asked in each visible chat: only those chats' doclists are read.
-            marks = [space_mark(k) for k in space_keys]
+            marks = [place_mark(k) for k in place_keys]
             return Postings(self._cached("episodes_fts", [[w + m for m in marks] for w in words]), True)
         # many or all chats (the owner's console): each word in any chat, filtered by chat above
         return Postings(self._cached("episodes_fts", [[w + KEY_MARK] for w in words], prefix=True),
-                        space_keys is None)
+                        place_keys is None)
 
     async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
         return self._cached("memories_fts", [[w] for w in words])

@@ -26,8 +26,8 @@ def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
         if not ep.place_title:  # most lines (private chats, the bot's own): nothing to work out
             continue
         t = aware(ep.time).timestamp()
-        if ep.place_title.strip() and t >= latest.get(ep.space, ("", "", t))[2]:
-            latest[ep.space] = (ep.space, ep.place_title.strip()[:TITLE_CHARS], t)
+        if ep.place_title.strip() and t >= latest.get(ep.place, ("", "", t))[2]:
+            latest[ep.place] = (ep.place, ep.place_title.strip()[:TITLE_CHARS], t)
     return list(latest.values())
 
 
@@ -48,30 +48,30 @@ class NameReads(Connections):
         rows = self._read("SELECT DISTINCT person FROM aliases WHERE lower(alias) = lower(?)", (name,))
         return [r[0] for r in rows]
 
-    async def people_named_in(self, space: str, name: str) -> list[str]:
+    async def people_named_in(self, place: str, name: str) -> list[str]:
         """Who went by ``name`` (case folded) in ``space``, the latest first."""
         rows = self._read("SELECT person FROM place_names WHERE space = ? AND lower(name) = lower(?)"
-                          " ORDER BY last_seen DESC", (space, name.strip()))
+                          " ORDER BY last_seen DESC", (place, name.strip()))
         return [r[0] for r in rows]
 
-    async def people_mentioned_in(self, space: str, text: str) -> list[str]:
+    async def people_mentioned_in(self, place: str, text: str) -> list[str]:
         """Who went by a name (two characters or more) in ``space`` that ``text`` holds, or by the
         given name friends call them (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``); a
         Latin name only as a whole word ("Al" is not in "Also")."""
         rows = self._read("SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2",
-                          (space,))
+                          (place,))
         low = text.lower()
         return list(dict.fromkeys(person for person, name in rows
                                   if any(holds_name(low, n.lower()) for n in {name, *given_names(name)})))
 
-    async def names_in_space(self, space: str, people: Sequence[str]) -> dict[str, str]:
+    async def names_in_place(self, place: str, people: Sequence[str]) -> dict[str, str]:
         """The display name each of ``people`` last went by in ``space``, for those who spoke there: a
         name from one chat is not shown in another."""
         if not people:
             return {}
         ins, vals = in_list(list(people))
         return dict(self._read(f"SELECT person, name FROM place_names WHERE space = ? AND person IN {ins}",
-                               [space, *vals]))
+                               [place, *vals]))
 
 
 async def speakers_of(db: aiosqlite.Connection, episode_ids: Sequence[int]) -> set[str]:
@@ -95,7 +95,7 @@ async def drop_unspoken_names(db: aiosqlite.Connection, people: Sequence[str]) -
                          " WHERE actor = place_names.person AND space = place_names.space)", (person,))
 
 
-async def drop_place_names(db: aiosqlite.Connection, space: str) -> None:
+async def drop_place_names(db: aiosqlite.Connection, place: str) -> None:
     """A forgotten place's names: who went by what there, and its own title."""
-    await db.execute("DELETE FROM place_names WHERE space = ?", (space,))
-    await db.execute("DELETE FROM place_titles WHERE space = ?", (space,))
+    await db.execute("DELETE FROM place_names WHERE space = ?", (place,))
+    await db.execute("DELETE FROM place_titles WHERE space = ?", (place,))

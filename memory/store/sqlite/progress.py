@@ -31,17 +31,17 @@ class ProgressReads(Connections):
         already-consolidated lines are skipped)."""
         db = self._writer_or_reader
         out = []
-        for (space,) in await fetch_rows(db, "SELECT name FROM spaces"):
+        for (place,) in await fetch_rows(db, "SELECT name FROM spaces"):
             rows = await fetch_rows(db, "SELECT count(*), max(id), min(time), max(time) FROM episodes"
-                                    " WHERE space = ? AND id > ?", (space, after.get(space, 0)))
+                                    " WHERE space = ? AND id > ?", (place, after.get(place, 0)))
             if rows and rows[0][0]:
-                out.append((space, *rows[0]))
+                out.append((place, *rows[0]))
         return out
 
-    async def episodes_after(self, space: str, after: int, limit: int) -> list[Episode]:
+    async def episodes_after(self, place: str, after: int, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
         rows = await fetch_rows(self._writer_or_reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
-                                " WHERE space = ? AND id > ? ORDER BY id LIMIT ?", (space, after, limit))
+                                " WHERE space = ? AND id > ? ORDER BY id LIMIT ?", (place, after, limit))
         return [episode_row(r) for r in rows]
 
     async def job_runs(self) -> dict[str, dict[str, Any]]:

@@ -163,10 +163,10 @@ class Transactions(Connections):
             return await tx.delete_episodes(ids)
 
     async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
-                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+                    people: Sequence[str] = (), places: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-forget, in one transaction (see ``SQLiteWrites.erase``); the log is truncated after."""
         async with self.transaction() as tx:
-            return await tx.erase(episode_ids, memory_ids, people=people, spaces=spaces)
+            return await tx.erase(episode_ids, memory_ids, people=people, places=places)
 
     async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
         async with self.transaction() as tx:

@@ -22,7 +22,7 @@ from .. import (
     MemoriesDeleted,
     MemoryAdded,
     MemoryChanged,
-    SpacesDeleted,
+    PlacesDeleted,
 )
 from .codec import EPISODE_COLUMNS, chunks, fetch_rows, in_list
 from .keywords import keyed_words, word_count
@@ -35,7 +35,7 @@ Deferred = list[tuple[str, list[tuple[Any, ...]]]]
 
 
 @dataclass
-class SpacePlace:
+class PlaceCursor:
     """Where the writer is in one space: its key, the last sequence number and section, the last time."""
 
     key: int  # the space's number (``keywords.keyed_words``)
@@ -49,7 +49,7 @@ class WriterView:
     """What the writer keeps between transactions: each space's place, and the newest episode id
     that view includes (None: unknown), so a batch can tell when another process wrote."""
 
-    places: dict[str, SpacePlace] = field(default_factory=dict)
+    places: dict[str, PlaceCursor] = field(default_factory=dict)
     last_episode: int | None = None
 
     def forget(self) -> None:
@@ -98,9 +98,9 @@ class SQLiteWrites(SideWrites):
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
             stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
-            key, seq, section = await self._place(ep.space, stamp, bool(ep.meta.get("section_break")))
+            key, seq, section = await self._place(ep.place, stamp, bool(ep.meta.get("section_break")))
             ws, shape = prepare_episode(ep) if prepared is None else prepared[n]
-            row = (next_id, stamp, zone_minutes(t), ep.space, seq, section, ep.source, ep.actor,
+            row = (next_id, stamp, zone_minutes(t), ep.place, seq, section, ep.source, ep.actor,
                    ep.actor_name, ep.kind, ep.content, meta, shape)
             rows.append(row)
             columns.append(EpisodeColumnRow(*row[:6], shape, ep.actor_name,  # type: ignore[call-arg]
@@ -111,7 +111,7 @@ class SQLiteWrites(SideWrites):
             lengths.append(word_count(ws))
             if ep.actor and ep.actor_name:
                 aliases.append((ep.actor, ep.actor_name, stamp, stamp))
-                names.append((ep.space, ep.actor, ep.actor_name, stamp))
+                names.append((ep.place, ep.actor, ep.actor_name, stamp))
             next_id += 1
         # appended with the COMMIT: one trip for the batch (nothing in this transaction reads them back)
         self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
@@ -136,30 +136,30 @@ class SQLiteWrites(SideWrites):
         if known is None or last < known:
             self._places.clear()
             return
-        for (space,) in await fetch_rows(self._writer, "SELECT DISTINCT space FROM episodes WHERE id > ?",
+        for (place,) in await fetch_rows(self._writer, "SELECT DISTINCT space FROM episodes WHERE id > ?",
                                          (known,)):
-            self._places.pop(space, None)
+            self._places.pop(place, None)
 
-    async def _place(self, space: str, stamp: float, section_break: bool) -> tuple[int, int, int]:
-        """The space's key, the next sequence number in it and its section (new after a silence)."""
-        place = self._places.get(space)
-        if place is None:
+    async def _place(self, place: str, stamp: float, section_break: bool) -> tuple[int, int, int]:
+        """The place's key, the next sequence number in it and its section (new after a silence)."""
+        cursor = self._places.get(place)
+        if cursor is None:
             db = self._writer
-            rows = await fetch_rows(db, "SELECT id FROM spaces WHERE name = ?", (space,))
+            rows = await fetch_rows(db, "SELECT id FROM spaces WHERE name = ?", (place,))
             if rows:
                 key = rows[0][0]
             else:
-                key = (await db.execute("INSERT INTO spaces(name) VALUES (?)", (space,))).lastrowid
+                key = (await db.execute("INSERT INTO spaces(name) VALUES (?)", (place,))).lastrowid
             rows = await fetch_rows(
                 db, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                (space,))
-            place = SpacePlace(key, *rows[0]) if rows else SpacePlace(key, 0, 0, stamp)  # type: ignore[arg-type]
-            self._places[space] = place
-        if section_break or stamp - place.last_time > self._section_gap:
-            place.section += 1
-        place.seq += 1
-        place.last_time = max(place.last_time, stamp)
-        return place.key, place.seq, place.section
+                (place,))
+            cursor = PlaceCursor(key, *rows[0]) if rows else PlaceCursor(key, 0, 0, stamp)  # type: ignore[arg-type]
+            self._places[place] = cursor
+        if section_break or stamp - cursor.last_time > self._section_gap:
+            cursor.section += 1
+        cursor.seq += 1
+        cursor.last_time = max(cursor.last_time, stamp)
+        return cursor.key, cursor.seq, cursor.section
 
     async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
         """Hard-delete episodes with their keyword rows and vectors; returns the ids deleted (``erase``)."""
@@ -244,7 +244,7 @@ class SQLiteWrites(SideWrites):
 
     # ---- hard forgetting (issue 14) --------------------------------------------------------
     async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
-                    people: Sequence[str] = (), spaces: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+                    people: Sequence[str] = (), places: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-delete episodes and memories (the exact ids given) with everything that holds their
         text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
         place's too), ``spaces``' names, cursors and the names people went by there, and any name a
@@ -275,11 +275,11 @@ class SQLiteWrites(SideWrites):
         for person in people:
             await db.execute("DELETE FROM aliases WHERE person = ?", (person,))
             await db.execute("DELETE FROM place_names WHERE person = ?", (person,))
-        for space in spaces:
-            await db.execute("DELETE FROM spaces WHERE name = ?", (space,))
-            await drop_place_names(db, space)
-            await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(space) + 1, ":" + space))
-            self._places.pop(space, None)
+        for place in places:
+            await db.execute("DELETE FROM spaces WHERE name = ?", (place,))
+            await drop_place_names(db, place)
+            await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(place) + 1, ":" + place))
+            self._places.pop(place, None)
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
             if ids:
                 await db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
@@ -287,9 +287,9 @@ class SQLiteWrites(SideWrites):
             self.changes.append(EpisodesDeleted(eps))
         if mems:
             self.changes.append(MemoriesDeleted(mems))
-        if spaces:
-            self.changes.append(SpacesDeleted(list(spaces)))
-        self.erased = self.erased or bool(eps or mems or spaces)
+        if places:
+            self.changes.append(PlacesDeleted(list(places)))
+        self.erased = self.erased or bool(eps or mems or places)
         return eps, mems
 
     async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
