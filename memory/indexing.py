@@ -117,6 +117,7 @@ class Indexer:
                 index.add_many(kind, [r.group for r in rows], [r.id for r in rows], vecs,
                                [r.status for r in rows])
                 after = rows[-1].id
+        index.settle()  # the largest places' inverted files, trained on all their vectors
         second = self.indexes.second
         if second is not None:  # the second vectors, page by page (never searched: no blocks to size)
             for kind in ("e", "m"):
