@@ -15,9 +15,9 @@ from .errors import (
     StoreUnwritable,
     UnknownIdError,
 )
-from .forgetting import Forgetting
-from .merging import MergeSettings
-from .metabolism import MetabolismSettings
+from .metabolism.forgetting import Forgetting
+from .metabolism.merging import MergeSettings
+from .metabolism.strength import MetabolismSettings
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker

@@ -19,9 +19,12 @@ import numpy as np
 from .chat import ChatModel
 from .clock import watched_clock
 from .embedders import Embedder, LocalE5
-from .engram_names import NameLookups
 from .errors import ErasedMeanwhile, InvalidInputError, MovedMeanwhile, UnknownIdError
-from .forgetting import (
+from .heap import release_free_heap
+from .index import Indexes
+from .index.indexer import Indexer
+from .index.vectors import VectorIndex
+from .metabolism.forgetting import (
     Forgetting,
     episodes_plan,
     execute,
@@ -30,23 +33,20 @@ from .forgetting import (
     person_plan,
     place_plan,
 )
-from .heap import release_free_heap
-from .index import Indexes
-from .index.vectors import VectorIndex
-from .indexing import Indexer
-from .kept import KeptJournal, record_kept
-from .merging import MergeReport, MergeSettings, merge_duplicates
-from .metabolism import FadeReport, MetabolismSettings, Toucher, fade
+from .metabolism.merging import MergeReport, MergeSettings, merge_duplicates
+from .metabolism.strength import FadeReport, MetabolismSettings, Toucher, fade
 from .model import Audience, Episode, Hit, Memory, next_version, possible_ids
+from .people import NameLookups
 from .recall import RecallSettings, recall
 from .recall.candidates import _memory_shape
 from .recall.ranker import LinearRanker, Ranker
-from .recording import Recorder
+from .recording.journal import KeptJournal, record_kept
+from .recording.recorder import Recorder
 from .scopes import Visibility, parse_scope, visibility
-from .self_image_file import finish_self_image
+from .self.self_image_file import finish_self_image
 from .store import JobRuns, Store
 from .store.sqlite import open_store
-from .text import MAX_TEXT, _stem, word_set
+from .text.words import MAX_TEXT, _stem, word_set
 from .validate import checked_memory
 
 MAX_K = 200

@@ -18,10 +18,10 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
-from .display import flat, safe_end
-from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
-from .text import budget_tokens
+from .text.display import flat, safe_end
+from .text.display import person as display_name
+from .text.words import budget_tokens
 
 if TYPE_CHECKING:
     from .engram import Engram

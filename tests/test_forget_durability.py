@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, place_scope
-from astrbot_plugin_engram.memory.diary_files import diary_day, diary_path
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.scopes import OWNER
+from astrbot_plugin_engram.memory.self.diary_files import diary_day, diary_path
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 
 from .conftest import EngramOpener
 from .marker import MARK, traces
@@ -136,7 +136,7 @@ DIARY_CHILD = """
 import resource, signal, sys
 from datetime import date
 from pathlib import Path
-from astrbot_plugin_engram.memory.diary import _write_file
+from astrbot_plugin_engram.memory.self.diary import _write_file
 path, text = Path(sys.argv[1]), sys.argv[2]
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
 resource.setrlimit(resource.RLIMIT_FSIZE, (len(text) // 2, len(text) // 2))
@@ -170,7 +170,7 @@ async def test_a_diary_file_cut_by_a_kill_is_erased_by_a_forget_of_its_day(
 IMAGE_CHILD = """
 import resource, signal, sys
 from pathlib import Path
-from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 folder, limit = IdentityFolder(Path(sys.argv[1])), int(sys.argv[2])
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
+from ..prompts.templates import messages, shared_key, shared_names
 from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, place_scope, visibility
 from ..scopes import SELF as SELF_SCOPE
 from .actions import (
@@ -35,7 +36,6 @@ from .actions import (
     check_action,
     parse_reply,
 )
-from .prompt import messages, shared_key, shared_names
 
 if TYPE_CHECKING:  # only for annotations: the diary and the inner state, which a forget in Engram
     from ..engram import Engram  # uses, import this package's prompt

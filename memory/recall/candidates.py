@@ -26,7 +26,7 @@ from ..index.episode_columns import EpisodeColumns
 from ..model import Episode, Hit, Memory, timestamp, zone_minutes
 from ..scopes import Visibility
 from ..store import MemoryRankRow, Store
-from ..text import MONTH_WORDS, name_words, query_words, text_shape, word_set
+from ..text.words import MONTH_WORDS, name_words, query_words, text_shape, word_set
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .clock import AHEAD, EARLIEST, plausible
-from .model import aware, now_utc
+from ..clock import AHEAD, EARLIEST, plausible
+from ..model import aware, now_utc
 
 if TYPE_CHECKING:
-    from .engram import Engram
-    from .model import Memory
+    from ..engram import Engram
+    from ..model import Memory
 
 log = logging.getLogger("engram.metabolism")
 

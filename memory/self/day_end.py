@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
+from ..chat import ChatModel
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
+from ..engram import Engram
+from ..errors import ChatError
+from ..model import SELF, aware, now_utc
+from ..prompts.answers import WrongShape
 from .diary import DiaryResult, recent_diaries, write_diary
 from .diary_files import data_folder, rewrites_pending
-from .engram import Engram
-from .errors import ChatError
 from .identity import IdentityFolder
 from .inner_state import load_state, update_inner_state
-from .leaks import known_names, private_details
-from .model import SELF, aware, now_utc
-from .replies import WrongShape
+from .private_details import known_names, private_details
 
 log = logging.getLogger("engram.days")
 

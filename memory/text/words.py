@@ -9,7 +9,7 @@ from functools import lru_cache
 import rjieba
 import snowballstemmer
 
-from .model import Episode, Memory, aware
+from ..model import Episode, Memory, aware
 
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 

@@ -27,20 +27,20 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .diary_files import data_folder, diary_day, diary_path, rewrite_later
-from .errors import InvalidInputError, UnknownIdError
-from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
-from .inner_state import load_state, state_path
-from .leaks import PrivateDetails, leaks
-from .model import Memory, aware, possible_ids
-from .person_names import given_names
-from .proposals import APPROVED, Proposal, Proposals
-from .scopes import place_scope
-from .self_image_file import DIARIES as SELF_IMAGE_DIARIES
-from .text import holds_name
+from ..errors import InvalidInputError, UnknownIdError
+from ..model import Memory, aware, possible_ids
+from ..scopes import place_scope
+from ..self.diary_files import data_folder, diary_day, diary_path, rewrite_later
+from ..self.identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
+from ..self.inner_state import load_state, state_path
+from ..self.private_details import PrivateDetails, leaks
+from ..self.proposals import APPROVED, Proposal, Proposals
+from ..self.self_image_file import DIARIES as SELF_IMAGE_DIARIES
+from ..text.person_names import given_names
+from ..text.words import holds_name
 
 if TYPE_CHECKING:
-    from .engram import Engram
+    from ..engram import Engram
 
 log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
-from .consolidation.prompt import episode_line, language, templates
+from ..chat import ChatModel
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds
+from ..engram import Engram
+from ..errors import MovedMeanwhile
+from ..model import Episode, Memory, aware, next_version
+from ..outage import Outage
+from ..prompts.answers import json_object, text_field
+from ..prompts.templates import episode_line, language, templates
+from ..scopes import OWNER
 from .diary_files import data_folder, day_rule, diary_path, rewritten
-from .engram import Engram
-from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
-from .model import Episode, Memory, aware, next_version
-from .outage import Outage
-from .replies import json_object, text_field
-from .scopes import OWNER
 
 log = logging.getLogger("engram.diary")
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .chat import ChatModel
-from .consolidation.prompt import language, templates
+from ..chat import ChatModel
+from ..engram import Engram
+from ..model import SELF, Memory, aware, next_version, now_utc
+from ..prompts.answers import json_object, text_field
+from ..prompts.templates import language, templates
+from ..scopes import SELF as SELF_SCOPE
 from .diary import TIMEOUT, recent_diaries
 from .diary_files import data_folder, diary_day
-from .engram import Engram
 from .identity import IdentityFolder
-from .leaks import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
-from .model import SELF, Memory, aware, next_version, now_utc
-from .replies import json_object, text_field
-from .scopes import SELF as SELF_SCOPE
+from .private_details import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
 from .self_image_file import DIARIES, KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .chat import ChatModel
-from .display import flat
-from .errors import ChatError
-from .index.vectors import normalise
-from .model import Memory
-from .replies import WrongShape, json_object
-from .text import MAX_TEXT
+from ..chat import ChatModel
+from ..errors import ChatError
+from ..index.vectors import normalise
+from ..model import Memory
+from ..prompts.answers import WrongShape, json_object
+from ..text.display import flat
+from ..text.words import MAX_TEXT
 
 if TYPE_CHECKING:
-    from .engram import Engram
+    from ..engram import Engram
 
 log = logging.getLogger("engram.merge")
 
@@ -136,7 +136,7 @@ async def _ask(engram: Engram, chat: ChatModel, group: list[int], s: MergeSettin
 
 
 def _messages(mems: Sequence[Memory]) -> list[dict[str, str]]:
-    from .consolidation.prompt import language, templates  # not at import: consolidation imports Engram
+    from ..prompts.templates import language, templates  # not at import: consolidation imports Engram
 
     system, user = templates("merge", language([m.text for m in mems]))
     lines = "\n".join(f"{n + 1}. {flat(m.text)}" for n, m in enumerate(mems))  # one line each

@@ -16,13 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..model import SELF, Memory
+from ..scopes import SELF as SELF_SCOPE
 from .diary_files import data_folder
 from .identity import FOLDER, IdentityFolder, atomic_write
-from .model import SELF, Memory
-from .scopes import SELF as SELF_SCOPE
 
 if TYPE_CHECKING:
-    from .engram import Engram
+    from ..engram import Engram
 
 log = logging.getLogger("engram.self_image")
 

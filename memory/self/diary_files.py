@@ -13,13 +13,13 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from ..model import aware
 from .file_lock import locked
 from .identity import atomic_write
-from .model import aware
 
 if TYPE_CHECKING:
-    from .engram import Engram
+    from ..engram import Engram
 
 log = logging.getLogger("engram.diary")
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from .engram import Engram
-from .model import Memory
-from .scopes import Visibility
-from .text import query_words
+from ..engram import Engram
+from ..model import Memory
+from ..scopes import Visibility
+from ..text.words import query_words
 
 SAME = 0.85  # Jaccard similarity of character pairs above which two memories say the same
 LOOK_AT = 10  # the best keyword matches in the scope that are compared
