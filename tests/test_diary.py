@@ -441,7 +441,7 @@ def test_a_diary_file_that_cannot_be_written_is_logged_once_until_it_can(tmp_pat
                                                                          caplog) -> None:
     """On a full disk each hourly run logged the failure again, with its traceback, until space came
     back."""
-    from astrbot_plugin_engram.memory import diary
+    from astrbot_plugin_engram.memory.self import diary
 
     def full(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import identity
+from astrbot_plugin_engram.memory.self import identity
 from astrbot_plugin_engram.memory.self.identity import atomic_write, temporaries
 
 from .small_disk import fill, small_disk

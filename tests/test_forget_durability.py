@@ -110,7 +110,7 @@ async def test_a_forget_whose_files_cannot_be_written_still_answers_that_it_forg
     """A full disk after the erase: the command answered with an error, though the lines and
     memories were gone (a retry then said "no memory here"). Now it says what was erased and that
     the files are finished at the next start, which does so."""
-    from astrbot_plugin_engram.memory import forgetting
+    from astrbot_plugin_engram.memory.metabolism import forgetting
 
     await seed(open_engram)
     e = await open_engram(NoEmbedder())

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import SELF, Episode, person_names
+from astrbot_plugin_engram.memory import SELF, Episode
+from astrbot_plugin_engram.memory.text import person_names
 from astrbot_plugin_engram.memory.self.private_details import leaks, private_details
 from astrbot_plugin_engram.memory.text.chinese_names import chinese_names
 from astrbot_plugin_engram.memory.text.person_names import english_names

@@ -263,7 +263,7 @@ async def test_a_diary_file_a_full_disk_kept_from_being_written_follows_its_memo
     from being written, is still written by a later run (the last days are looked at again)."""
     import errno
 
-    from astrbot_plugin_engram.memory import diary
+    from astrbot_plugin_engram.memory.self import diary
 
     settings = DaySettings(tz=SH, inner_state=False)
     await lived(engram, FIRST)

@@ -528,7 +528,8 @@ class Soak:
 
 def held(soak: Soak) -> dict[str, int]:
     """Sizes of what the process holds between runs: dicts keyed by place, day or person, caches."""
-    from astrbot_plugin_engram.memory import inner_state, text
+    from astrbot_plugin_engram.memory.self import inner_state
+    from astrbot_plugin_engram.memory.text import words as text
     from astrbot_plugin_engram.scheduler import runner
 
     e, sched = soak.engram, soak.scheduler
