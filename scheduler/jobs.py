@@ -9,8 +9,8 @@ from typing import Any
 from ..memory import Engram
 from ..memory.chat import ChatModel
 from ..memory.consolidation import Consolidator, Report
+from ..memory.metabolism.fading import FadeReport
 from ..memory.metabolism.merging import MergeReport
-from ..memory.metabolism.strength import FadeReport
 from .registry import Job
 
 CONSOLIDATE, FADE, MERGE, CHECK = "consolidate", "fade", "merge", "check"

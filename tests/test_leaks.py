@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import SELF, Episode
-from astrbot_plugin_engram.memory.text import person_names
 from astrbot_plugin_engram.memory.self.private_details import leaks, private_details
+from astrbot_plugin_engram.memory.text import person_names
 from astrbot_plugin_engram.memory.text.chinese_names import chinese_names
 from astrbot_plugin_engram.memory.text.person_names import english_names
 
@@ -105,7 +105,7 @@ def test_the_tagger_runs_apart_and_leaves_no_tables_in_the_bot(tmp_path: Path) -
     # imported, ~150 MB loaded) was never imported here
     code = ("import sys\n"
             "from astrbot_plugin_engram.memory import Episode\n"
-            "from astrbot_plugin_engram.memory.leaks import leaks, private_details\n"
+            "from astrbot_plugin_engram.memory.self.private_details import leaks, private_details\n"
             "d = private_details([Episode('qq:private:2', '我妹妹小美上周确诊了', 'qq:2', 'Alice')], {},"
             " lambda s: False)\n"
             "print(leaks('最近一直挂念小美', d), 'jieba.posseg' in sys.modules)\n")

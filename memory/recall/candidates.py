@@ -282,6 +282,11 @@ _NONE = np.zeros(0, np.int64)
 _memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
 
 
+def forget_cached_shapes() -> None:
+    """Drop the cached shapes of memories' texts (keyed by text, which a forget may have erased)."""
+    _memory_shape.cache_clear()
+
+
 async def _drop_date_only(store: Store, found: np.ndarray, words: list[str], eps: np.ndarray,
                           e: np.ndarray, time: np.ndarray, tz: np.ndarray) -> None:
     """Un-mark the query words an episode's index holds only as its own month or year.

@@ -11,15 +11,12 @@ import json
 import logging
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from ..kernel import Kernel
 from ..model import aware
 from .file_lock import locked
 from .identity import atomic_write
-
-if TYPE_CHECKING:
-    from ..engram import Engram
 
 log = logging.getLogger("engram.diary")
 
@@ -28,7 +25,7 @@ DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last
 REWRITE_FILE = ".rewrite-pending.json"  # the days whose diary a forget erased, to be written again
 
 
-def data_folder(engram: Engram) -> Path:
+def data_folder(engram: Kernel) -> Path:
     """The bot's data folder: where its store file lives."""
     return Path(engram.store.path).resolve().parent
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..chat import ChatModel
-from ..engram import Engram
+from ..kernel import Kernel
 from ..model import SELF, Memory, aware, next_version, now_utc
 from ..prompts.answers import json_object, text_field
 from ..prompts.templates import language, templates
@@ -52,7 +52,7 @@ class SelfImageResult:
         return {"written": int(self.status == "written"), "refused": int(self.status == "refused")}
 
 
-async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
+async def write_self_image(engram: Kernel, chat_model: ChatModel, *, folder: Path | None = None,
                            diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda place: False,
                            now: datetime | None = None) -> SelfImageResult:
     """Rewrite ``identity/self-image.md`` from the recent diaries (ChatError, WrongShape: no change)."""
@@ -93,7 +93,7 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     return SelfImageResult("written", text, mid, kept)
 
 
-async def _unlink_earlier(engram: Engram, current: int) -> None:
+async def _unlink_earlier(engram: Kernel, current: int) -> None:
     """The earlier versions' sources dropped (all of them: a run stopped before this, or a store
     written before session 12, is made up for)."""
     earlier = [i for i in await engram.store.all_versions([current]) if i != current]
@@ -107,7 +107,7 @@ def _day(folder: Path, diary: Memory) -> str:
     return day.isoformat()
 
 
-async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[str], bool],
+async def _details(engram: Kernel, diaries: list[Memory], is_public: Callable[[str], bool],
                    persona: str) -> PrivateDetails:
     """The names and private facts of the diaries' days (a name in the core identity is not private)."""
     episodes = await engram.store.get_episodes(sorted({s for d in diaries for s in d.sources}))

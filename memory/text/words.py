@@ -215,6 +215,12 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(words(text))
 
 
+def forget_cached_words() -> None:
+    """Drop the cached words and stems: they are keyed by text, which a forget may have erased."""
+    word_set.cache_clear()
+    _stem.cache_clear()
+
+
 @lru_cache(maxsize=20_000)
 def name_words(name: str) -> frozenset[str]:
     """The index words of a person's name (cached: names repeat in every recall)."""

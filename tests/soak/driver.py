@@ -684,7 +684,8 @@ async def _early_fact(soak: Soak, e: Engram) -> list[str]:
 async def _fading(soak: Soak, e: Engram) -> list[str]:
     """Every active memory that may fade is at least at the threshold; those recalled on the way
     (the early fact's) are active."""
-    from astrbot_plugin_engram.memory.metabolism.strength import NEVER_ARCHIVED, faded
+    from astrbot_plugin_engram.memory.metabolism.fading import NEVER_ARCHIVED
+    from astrbot_plugin_engram.memory.strength import faded
 
     out = []
     now, days = soak.clock.ts(), e.settings.strength_days
