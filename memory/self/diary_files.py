@@ -1,8 +1,8 @@
 """Where the diary's files are and how its days are counted: the data folder, ``diary/<date>.md``,
 and the zone and boundary hour the diaries were last written with (``diary/.days.json``).
 
-Apart from ``diary.py`` so that a forget (``forgetting.py``, imported by ``engram.py``) can find a
-diary's day and file without importing the diary writer, which needs ``Engram`` itself.
+(Split from ``diary.py`` to dodge an import cycle through ``Engram``, which the kernel removed: it can
+go back into ``diary.py``.)
 """
 
 from __future__ import annotations
