@@ -102,7 +102,7 @@ class Engram(Kernel):
         await self.recorder.flush()
 
     async def record_kept(self, journal: KeptJournal) -> int:
-        """Write the messages kept in ``journal`` while the store could not take them (``kept.py``),
+        """Write the messages kept in ``journal`` while the store could not take them (``journal``),
         in order and once, then clear it; returns how many were written."""
         return await record_kept(self.recorder, journal)
 

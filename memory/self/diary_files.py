@@ -85,7 +85,7 @@ def rewrites_pending(folder: Path) -> list[date]:
 
 
 def rewrite_later(folder: Path, days: list[date]) -> None:
-    """After a forget's erase: ``days``' diaries are to be written again (by the diary job, whatever
+    """After a forget's erase: ``day_end``' diaries are to be written again (by the diary job, whatever
     their age, until each is written: ``rewritten``)."""
     if days:
         with locked(_rewrite_path(folder)):  # the bot and the command line: neither loses a day

@@ -1,7 +1,7 @@
 """The self-image: a short "how I see myself", rewritten from the recent diaries after each diary.
 
 It may be read in any chat (scope ``self``), so code checks it carries no private details
-(``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
+(``private_details``): an answer that names anyone or repeats a private fact is refused and nothing changes.
 The prompt lists the private names to leave out, so fewer answers are refused; the check decides.
 The memory (kind ``reflection``, scope ``self``, about the bot) gets a new superseding version
 first, then the file (its previous version to ``identity/history/``); a stop between the two is
