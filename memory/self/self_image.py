@@ -1,7 +1,7 @@
 """The self-image: a short "how I see myself", rewritten from the recent diaries after each diary.
 
 It may be read in any chat (scope ``self``), so code checks it carries no private details
-(``leaks.py``): an answer that names anyone or repeats a private fact is refused and nothing changes.
+(``private_details``): an answer that names anyone or repeats a private fact is refused and nothing changes.
 The prompt lists the private names to leave out, so fewer answers are refused; the check decides.
 The memory (kind ``reflection``, scope ``self``, about the bot) gets a new superseding version
 first, then the file (its previous version to ``identity/history/``); a stop between the two is
@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .chat import ChatModel
-from .consolidation.prompt import language, templates
+from ..chat import ChatModel
+from ..kernel import Kernel
+from ..model import SELF, Memory, aware, next_version, now_utc
+from ..prompts.answers import json_object, text_field
+from ..prompts.templates import language, templates
+from ..scopes import SELF as SELF_SCOPE
 from .diary import TIMEOUT, recent_diaries
 from .diary_files import data_folder, diary_day
-from .engram import Engram
 from .identity import IdentityFolder
-from .leaks import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
-from .model import SELF, Memory, aware, next_version, now_utc
-from .replies import json_object, text_field
-from .scopes import SELF as SELF_SCOPE
+from .private_details import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
 from .self_image_file import DIARIES, KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")
@@ -52,7 +52,7 @@ class SelfImageResult:
         return {"written": int(self.status == "written"), "refused": int(self.status == "refused")}
 
 
-async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Path | None = None,
+async def write_self_image(engram: Kernel, chat_model: ChatModel, *, folder: Path | None = None,
                            diaries: int = DIARIES, is_public: Callable[[str], bool] = lambda place: False,
                            now: datetime | None = None) -> SelfImageResult:
     """Rewrite ``identity/self-image.md`` from the recent diaries (ChatError, WrongShape: no change)."""
@@ -93,7 +93,7 @@ async def write_self_image(engram: Engram, chat_model: ChatModel, *, folder: Pat
     return SelfImageResult("written", text, mid, kept)
 
 
-async def _unlink_earlier(engram: Engram, current: int) -> None:
+async def _unlink_earlier(engram: Kernel, current: int) -> None:
     """The earlier versions' sources dropped (all of them: a run stopped before this, or a store
     written before session 12, is made up for)."""
     earlier = [i for i in await engram.store.all_versions([current]) if i != current]
@@ -107,7 +107,7 @@ def _day(folder: Path, diary: Memory) -> str:
     return day.isoformat()
 
 
-async def _details(engram: Engram, diaries: list[Memory], is_public: Callable[[str], bool],
+async def _details(engram: Kernel, diaries: list[Memory], is_public: Callable[[str], bool],
                    persona: str) -> PrivateDetails:
     """The names and private facts of the diaries' days (a name in the core identity is not private)."""
     episodes = await engram.store.get_episodes(sorted({s for d in diaries for s in d.sources}))

@@ -32,9 +32,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import EngramError
-from .model import Episode
-from .validate import checked_episode
+from ..errors import EngramError
+from ..model import Episode
+from ..validate import checked_episode
 
 log = logging.getLogger("engram")
 

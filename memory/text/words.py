@@ -9,7 +9,7 @@ from functools import lru_cache
 import rjieba
 import snowballstemmer
 
-from .model import Episode, Memory, aware
+from ..model import Episode, Memory, aware
 
 MAX_TEXT = 16_000  # characters kept of one episode or memory; longer text is cut and logged
 
@@ -213,6 +213,12 @@ def has_date(text: str) -> bool:
 def word_set(text: str) -> frozenset[str]:
     """The distinct index words of ``text`` (cached: recall asks for the same items again)."""
     return frozenset(words(text))
+
+
+def forget_cached_words() -> None:
+    """Drop the cached words and stems: they are keyed by text, which a forget may have erased."""
+    word_set.cache_clear()
+    _stem.cache_clear()
 
 
 @lru_cache(maxsize=20_000)

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from . import chinese_names as _zh
-from .text import STOP_EN
+from .words import STOP_EN
 
 log = logging.getLogger("engram.leaks")
 

@@ -9,11 +9,11 @@ import argparse
 from datetime import date, timedelta
 from typing import Any
 
-from .clock import day_of, resolve_timezone
-from .engram import Engram
-from .errors import InvalidInputError
-from .model import now_utc
-from .scopes import place_listed
+from ..clock import day_of, resolve_timezone
+from ..engram import Engram
+from ..errors import InvalidInputError
+from ..model import now_utc
+from ..scopes import place_listed
 
 
 def _day(s: str) -> date:
@@ -44,8 +44,8 @@ def add_parsers(sub: Any) -> None:
 
 
 async def cmd_diary(e: Engram, args: argparse.Namespace) -> None:
-    from .chat import OpenAIChat
-    from .diary import write_diary
+    from ..chat import OpenAIChat
+    from ..self.diary import write_diary
 
     if not 0 <= args.boundary_hour <= 23:
         raise InvalidInputError("--boundary-hour must be from 0 to 23")
@@ -64,8 +64,8 @@ async def cmd_diary(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_self_image(e: Engram, args: argparse.Namespace) -> None:
-    from .chat import OpenAIChat
-    from .self_image import write_self_image
+    from ..chat import OpenAIChat
+    from ..self.self_image import write_self_image
 
     public = tuple(args.public_place or ())
     chat = OpenAIChat(args.chat_model, args.chat_base_url)

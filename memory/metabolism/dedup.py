@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from .engram import Engram
-from .model import Memory
-from .scopes import Visibility
-from .text import query_words
+from ..kernel import Kernel
+from ..model import Memory
+from ..scopes import Visibility
+from ..text.words import query_words
 
 SAME = 0.85  # Jaccard similarity of character pairs above which two memories say the same
 LOOK_AT = 10  # the best keyword matches in the scope that are compared
@@ -34,7 +34,7 @@ def similarity(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x | y else 1.0
 
 
-async def near_duplicate(engram: Engram, memory: Memory) -> Memory | None:
+async def near_duplicate(engram: Kernel, memory: Memory) -> Memory | None:
     """The active memory in ``memory``'s scope most like it, if they say the same."""
     only_scope = Visibility(frozenset({memory.scope}), frozenset())
     found = await engram.indexes.keywords.search_memories(engram.store, query_words(memory.text), only_scope,
@@ -45,7 +45,7 @@ async def near_duplicate(engram: Engram, memory: Memory) -> Memory | None:
     return best[1] if best is not None and best[0] >= SAME else None
 
 
-async def remember(engram: Engram, memory: Memory) -> tuple[int, str]:
+async def remember(engram: Kernel, memory: Memory) -> tuple[int, str]:
     """Store ``memory`` unless its scope holds it already: (id, ``new`` | ``kept`` | ``updated``).
 
     ``kept``: the same words were there (its id comes back); ``updated``: a longer wording of it

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from .model import now_utc
+from ..model import now_utc
 
 log = logging.getLogger("engram.identity")
 

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of
-from .model import aware
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of
+from ..model import aware
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,12 @@ import json
 import logging
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ..kernel import Kernel
+from ..model import SELF, Memory
+from ..scopes import SELF as SELF_SCOPE
 from .diary_files import data_folder
 from .identity import FOLDER, IdentityFolder, atomic_write
-from .model import SELF, Memory
-from .scopes import SELF as SELF_SCOPE
-
-if TYPE_CHECKING:
-    from .engram import Engram
 
 log = logging.getLogger("engram.self_image")
 
@@ -31,7 +28,7 @@ DIARIES = 7  # recent diaries a self-image is written from
 PENDING = ".self-image-pending.json"
 
 
-async def current_self_image(engram: Engram) -> Memory | None:
+async def current_self_image(engram: Kernel) -> Memory | None:
     """The active self-image memory: the latest ``reflection`` scoped ``self`` about the bot alone."""
     found = await engram.store.get_memories(await engram.store.memory_ids_of_kind(KIND))
     mine = [m for m in found.values() if m.scope == SELF_SCOPE and m.subjects == (SELF,)]
@@ -51,7 +48,7 @@ def done(folder: Path) -> None:
     pending_path(folder).unlink(missing_ok=True)
 
 
-async def finish_self_image(engram: Engram, folder: Path | None = None, now: datetime | None = None) -> bool:
+async def finish_self_image(engram: Kernel, folder: Path | None = None, now: datetime | None = None) -> bool:
     """A self-image stopped between its memory and its file (a kill, a full disk): the file follows
     the memory now; True if it was written. A note that cannot be acted on stays for the next time."""
     folder = folder or data_folder(engram)

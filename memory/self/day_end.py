@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
+from ..chat import ChatModel
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, finished_days
+from ..errors import ChatError
+from ..kernel import Kernel
+from ..model import SELF, aware, now_utc
+from ..prompts.answers import WrongShape
 from .diary import DiaryResult, recent_diaries, write_diary
 from .diary_files import data_folder, rewrites_pending
-from .engram import Engram
-from .errors import ChatError
 from .identity import IdentityFolder
 from .inner_state import load_state, update_inner_state
-from .leaks import known_names, private_details
-from .model import SELF, aware, now_utc
-from .replies import WrongShape
+from .private_details import known_names, private_details
 
 log = logging.getLogger("engram.days")
 
@@ -70,7 +70,7 @@ class DaysReport:
         return out
 
 
-async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings, *,
+async def end_days(engram: Kernel, chat_model: ChatModel, settings: DaySettings, *,
                    folder: Path | None = None, now: datetime | None = None,
                    days: list[date] | None = None) -> DaysReport:
     """Write each finished day's missing diary (and each diary a forget erased: ``rewrites_pending``),
@@ -143,7 +143,7 @@ async def end_days(engram: Engram, chat_model: ChatModel, settings: DaySettings,
     return report
 
 
-async def _missed(engram: Engram, now: datetime, settings: DaySettings) -> list[date]:
+async def _missed(engram: Kernel, now: datetime, settings: DaySettings) -> list[date]:
     """The finished days whose diary is not done yet, oldest first: those after the cursor (on the
     first run, the last ``catch_up_days``)."""
     last = finished_days(now, settings.tz, settings.boundary_hour, 1)[-1]
@@ -159,7 +159,7 @@ async def _missed(engram: Engram, now: datetime, settings: DaySettings) -> list[
     return missed
 
 
-async def _moved_through(engram: Engram, missed: list[date], done: set[date], report: DaysReport) -> None:
+async def _moved_through(engram: Kernel, missed: list[date], done: set[date], report: DaysReport) -> None:
     """The cursor moved over the missed days done, up to the first that is not; what is left said."""
     through = None
     for day in missed:
@@ -174,7 +174,7 @@ async def _moved_through(engram: Engram, missed: list[date], done: set[date], re
                  len(report.written), report.left, next(d for d in missed if d not in done))
 
 
-async def _refused_again(engram: Engram, day: date) -> int:
+async def _refused_again(engram: Kernel, day: date) -> int:
     """One more wrong answer for ``day``'s diary (a cursor of its own: days rarely have one); how many now."""
     name = f"{DIARY_REFUSED}{day.isoformat()}"
     n = await engram.store.cursor(name) + 1
@@ -182,13 +182,13 @@ async def _refused_again(engram: Engram, day: date) -> int:
     return n
 
 
-async def _refused(engram: Engram, day: date) -> int:
+async def _refused(engram: Kernel, day: date) -> int:
     """How many inner-state answers were refused for the diary of ``day``."""
     value = await engram.store.cursor(REFUSED)
     return value % 100 if value // 100 == day.toordinal() else 0
 
 
-async def _unreflected(engram: Engram, folder: Path, settings: DaySettings) -> DiaryResult | None:
+async def _unreflected(engram: Kernel, folder: Path, settings: DaySettings) -> DiaryResult | None:
     """The latest diary when the inner state has not moved from it yet (its run was killed between
     the two, or the state's call failed): the state moves from it on this run instead."""
     latest = await recent_diaries(engram, 1)

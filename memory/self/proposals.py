@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone, tzinfo
 from typing import Any
 
-from .errors import InvalidInputError, UnknownIdError
+from ..errors import InvalidInputError, UnknownIdError
+from ..model import aware, now_utc
 from .file_lock import locked
 from .identity import IdentityFolder, atomic_write
-from .model import aware, now_utc
 
 log = logging.getLogger("engram.identity")
 

@@ -6,7 +6,7 @@ of that day included). Episodes named by id go the same way, with every memory d
 A person: every line they said or that names them (by any name they went by, or the given name
 friends call them: 张婷婷's 婷婷), every memory about them and the lines those came from. A place:
 all its lines and its memories. Whatever drew on erased memories and is rebuilt from what is left
-(a day's diary, the self-image) is told through ``Engram.after_forget``.
+(a day's diary, the self-image) is told through the listeners given to ``execute`` (``Engram.after_forget``).
 
 The identity proposals the model made (``identity/proposals.json``) have no sources; a forget drops
 one, pending or decided, when it drew on what goes: made in a forgotten place, while answering a
@@ -21,26 +21,23 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .diary_files import data_folder, diary_day, diary_path, rewrite_later
-from .errors import InvalidInputError, UnknownIdError
-from .identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
-from .inner_state import load_state, state_path
-from .leaks import PrivateDetails, leaks
-from .model import Memory, aware, possible_ids
-from .person_names import given_names
-from .proposals import APPROVED, Proposal, Proposals
-from .scopes import place_scope
-from .self_image_file import DIARIES as SELF_IMAGE_DIARIES
-from .text import holds_name
-
-if TYPE_CHECKING:
-    from .engram import Engram
+from ..errors import InvalidInputError, UnknownIdError
+from ..kernel import Kernel
+from ..model import Memory, aware, possible_ids
+from ..scopes import place_scope
+from ..self.diary_files import data_folder, diary_day, diary_path, rewrite_later
+from ..self.identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
+from ..self.inner_state import load_state, state_path
+from ..self.private_details import PrivateDetails, leaks
+from ..self.proposals import APPROVED, Proposal, Proposals
+from ..self.self_image_file import DIARIES as SELF_IMAGE_DIARIES
+from ..text.person_names import given_names
+from ..text.words import holds_name
 
 log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"
@@ -75,7 +72,7 @@ class Forgetting:
         return f"{', '.join(parts[:-1])} and {parts[-1]}{left}"
 
 
-async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> Forgetting:
+async def memories_plan(engram: Kernel, ids: list[int], with_sources: bool) -> Forgetting:
     """What forgetting the memories ``ids`` reaches; unknown ids are refused, nothing touched."""
     _known(ids, "memory", await engram.store.get_memories(possible_ids(_whole(ids, "memory"))))
     mems = set(await engram.store.all_versions(ids))
@@ -83,7 +80,7 @@ async def memories_plan(engram: Engram, ids: list[int], with_sources: bool) -> F
     return await _along_provenance(engram, Forgetting(), eps, mems)
 
 
-async def episodes_plan(engram: Engram, ids: list[int]) -> Forgetting:
+async def episodes_plan(engram: Kernel, ids: list[int]) -> Forgetting:
     """What forgetting the episodes (lines) ``ids`` reaches: them and every memory derived from them
     (a diary of their day too); unknown ids are refused, nothing touched."""
     known = await engram.store.get_episodes(possible_ids(_whole(ids, "episode")))
@@ -105,7 +102,7 @@ def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
         raise UnknownIdError(f"no {kind} with id {said}", code=f"no_{kind}", id=said)
 
 
-async def person_plan(engram: Engram, person: str) -> Forgetting:
+async def person_plan(engram: Kernel, person: str) -> Forgetting:
     """Everything said by or about ``person``: a person id, or the name of someone only talked about
     (who never spoke, so has no id: the lines and memories that name them)."""
     if not person.strip():  # "" is the actor of every line recorded without one
@@ -126,7 +123,7 @@ async def person_plan(engram: Engram, person: str) -> Forgetting:
     return await _along_provenance(engram, Forgetting(people=[person]), eps, mems)
 
 
-async def place_plan(engram: Engram, place: str) -> Forgetting:
+async def place_plan(engram: Kernel, place: str) -> Forgetting:
     """Every line of ``space`` and every memory kept for it."""
     place = place.strip()
     if not place:
@@ -140,7 +137,7 @@ async def place_plan(engram: Engram, place: str) -> Forgetting:
     return await _along_provenance(engram, Forgetting(places=[place]), eps, mems)
 
 
-async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mems: set[int]) -> Forgetting:
+async def _along_provenance(engram: Kernel, plan: Forgetting, eps: set[int], mems: set[int]) -> Forgetting:
     """Add every memory derived from the episodes (with all its versions), and what to rebuild."""
     derived = await engram.store.memories_citing(sorted(eps))
     mems |= set(await engram.store.all_versions(derived))
@@ -158,7 +155,7 @@ async def _along_provenance(engram: Engram, plan: Forgetting, eps: set[int], mem
     return plan
 
 
-async def _self_image_drew_on(engram: Engram, diaries: list[Memory], taken: set[int]) -> bool:
+async def _self_image_drew_on(engram: Kernel, diaries: list[Memory], taken: set[int]) -> bool:
     """Whether a version of the self-image was written from one of ``diaries`` (only its current
     version cites lines, ``self_image``): each version is written from the diaries before it, so any
     diary from those its first version was written from on; one told of before (the self-image was
@@ -174,7 +171,7 @@ async def _self_image_drew_on(engram: Engram, diaries: list[Memory], taken: set[
     return any(aware(d.valid_from or d.created_at) >= since for d in diaries)
 
 
-async def _proposals_reached(engram: Engram, plan: Forgetting, memories: Iterable[Memory]) -> list[int]:
+async def _proposals_reached(engram: Kernel, plan: Forgetting, memories: Iterable[Memory]) -> list[int]:
     """The identity proposals drawn from what ``plan`` erases (the module's docstring says which)."""
     try:
         proposals = Proposals(IdentityFolder(data_folder(engram))).all()
@@ -218,7 +215,7 @@ def _pieces(proposals: list[Proposal]) -> PrivateDetails:
     return out
 
 
-async def _erased_texts(engram: Engram, plan: Forgetting, memories: Iterable[Memory]
+async def _erased_texts(engram: Kernel, plan: Forgetting, memories: Iterable[Memory]
                         ) -> AsyncIterator[tuple[str | None, datetime | None, str]]:
     """Each text ``plan`` erases, with the place and time of a line (a memory's: None, None)."""
     for m in memories:
@@ -229,7 +226,7 @@ async def _erased_texts(engram: Engram, plan: Forgetting, memories: Iterable[Mem
             yield e.place, e.time, e.content
 
 
-def _erase_files(engram: Engram, plan: Forgetting) -> None:
+def _erase_files(engram: Kernel, plan: Forgetting) -> None:
     """The files beside the store that hold what went: each diary file of a day whose diary went
     (a rewrite from what is left writes it again); the self-image and its history when the
     self-image went (every version of it left the store); the inner state when a diary it came from
@@ -262,13 +259,13 @@ def _unlink(path: Path) -> None:
         cut.unlink(missing_ok=True)
 
 
-def _day(engram: Engram, t: datetime | None) -> date | None:
+def _day(engram: Kernel, t: datetime | None) -> date | None:
     """The day a diary dated ``t`` tells of, counted as the diaries count days (their zone and
     boundary hour, ``diary_files.day_rule``)."""
     return None if t is None else diary_day(data_folder(engram), t)
 
 
-async def _names_of(engram: Engram, people: list[str]) -> list[str]:
+async def _names_of(engram: Kernel, people: list[str]) -> list[str]:
     """Every name ``people`` went by (``MIN_NAME`` characters or more), and the given names friends
     call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``). Someone who never spoke
     (a name, not an id: only talked about) goes by the name given."""
@@ -287,11 +284,11 @@ def _names_in(text: str, names: list[str]) -> bool:
     return any(holds_name(low, n.lower().strip()) for n in names)
 
 
-def _pending_path(engram: Engram) -> Path:
+def _pending_path(engram: Kernel) -> Path:
     return data_folder(engram) / PENDING_FILE
 
 
-def _note_pending(engram: Engram, plan: Forgetting) -> bool:
+def _note_pending(engram: Kernel, plan: Forgetting) -> bool:
     """Before the erase: what ``_erase_files`` is to do (days, flags, proposal ids, and a few of the
     erased ids, which tell a later open whether the erase went through; no text), so that a kill
     between the erase and the files leaves a note the next open finishes; False if nothing to do."""
@@ -304,7 +301,7 @@ def _note_pending(engram: Engram, plan: Forgetting) -> bool:
     return True
 
 
-async def finish_pending(engram: Engram) -> None:
+async def finish_pending(engram: Kernel) -> None:
     """At open: a forget killed after its erase, before the files beside the store, is finished
     (its diary files, self-image and proposals erased); one killed before the erase left the store
     as it was, and its note is dropped. A note that cannot be acted on stays for the next open."""
@@ -328,7 +325,8 @@ async def finish_pending(engram: Engram) -> None:
         log.exception("Engram: finishing an interrupted forget (%s) failed", path)
 
 
-async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
+async def execute(engram: Kernel, plan: Forgetting,
+                  after: Sequence[Callable[[Forgetting], Awaitable[None]]] = ()) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     noted = _note_pending(engram, plan)
     eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
@@ -343,7 +341,7 @@ async def execute(engram: Engram, plan: Forgetting) -> Forgetting:
     else:
         if noted:
             _pending_path(engram).unlink(missing_ok=True)
-    for listener in list(engram.after_forget):
+    for listener in list(after):
         try:
             await listener(plan)
         except Exception:  # the erase is done; a rebuild that failed is logged, not undone

@@ -16,13 +16,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .cli import clip, pad
-from .embedders import Embedder, LocalE5, NoEmbedder
-from .engram import Engram
-from .model import SELF, Audience, Episode, Hit, Memory
-from .scopes import place_scope
+from ..embedders import Embedder, LocalE5, NoEmbedder
+from ..engram import Engram
+from ..model import SELF, Audience, Episode, Hit, Memory
+from ..scopes import place_scope
+from .main import clip, pad
 
-SAMPLE = Path(__file__).with_name("samples") / "demo.json"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "demo.json"
 LEFT, RIGHT, TOP = 18, 82, 3  # column widths and hits shown per audience
 
 

@@ -14,20 +14,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .chat import ChatModel
-from .display import flat
-from .errors import ChatError
-from .index.vectors import normalise
-from .model import Memory
-from .replies import WrongShape, json_object
-from .text import MAX_TEXT
-
-if TYPE_CHECKING:
-    from .engram import Engram
+from ..chat import ChatModel
+from ..errors import ChatError
+from ..index.vectors import normalise
+from ..kernel import Kernel
+from ..model import Memory
+from ..prompts.answers import WrongShape, json_object
+from ..prompts.templates import language, templates
+from ..text.display import flat
+from ..text.words import MAX_TEXT
 
 log = logging.getLogger("engram.merge")
 
@@ -61,7 +59,7 @@ class Malformed(ValueError):
     """The model's answer is not the JSON asked for."""
 
 
-async def merge_duplicates(engram: Engram, chat: ChatModel, settings: MergeSettings | None = None
+async def merge_duplicates(engram: Kernel, chat: ChatModel, settings: MergeSettings | None = None
                            ) -> MergeReport:
     """Ask the model about each group of similar memories of one scope; merge those it says are one."""
     s, report = settings or MergeSettings(), MergeReport()
@@ -111,7 +109,7 @@ def _groups(ids: np.ndarray, mat: np.ndarray, seen_up_to: int, s: MergeSettings)
     return out
 
 
-async def _ask(engram: Engram, chat: ChatModel, group: list[int], s: MergeSettings,
+async def _ask(engram: Kernel, chat: ChatModel, group: list[int], s: MergeSettings,
                report: MergeReport) -> None:
     found = await engram.store.get_memories(group)
     mems = [found[i] for i in group if i in found and found[i].status == "active"]
@@ -136,7 +134,6 @@ async def _ask(engram: Engram, chat: ChatModel, group: list[int], s: MergeSettin
 
 
 def _messages(mems: Sequence[Memory]) -> list[dict[str, str]]:
-    from .consolidation.prompt import language, templates  # not at import: consolidation imports Engram
 
     system, user = templates("merge", language([m.text for m in mems]))
     lines = "\n".join(f"{n + 1}. {flat(m.text)}" for n, m in enumerate(mems))  # one line each

@@ -13,13 +13,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .embedders import Embedder, Kind, NoEmbedder, as_query_model
-from .errors import EmbeddingError
-from .index import Indexes
-from .index.second_vectors import SecondVectors
-from .index.vectors import VectorIndex
-from .outage import Outage
-from .store import Store
+from ..embedders import Embedder, Kind, NoEmbedder, as_query_model
+from ..errors import EmbeddingError
+from ..outage import Outage
+from ..store import Store
+from . import Indexes
+from .second_vectors import SecondVectors
+from .vectors import VectorIndex
 
 log = logging.getLogger("engram")
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
-from .errors import EngramError
+from ..errors import EngramError
 
 MAX_STARTS = 200  # brackets tried as the start of JSON (``json_values``)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)

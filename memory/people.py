@@ -1,4 +1,4 @@
-"""Who is who: the names people went by, as ``Engram`` reads them from its store (a mixin)."""
+"""Who is who: the names people went by in each place, as the store keeps them (``People``)."""
 
 from __future__ import annotations
 
@@ -7,29 +7,30 @@ from collections.abc import Iterable, Sequence
 from .store import Store
 
 
-class NameLookups:
-    """Name lookups of ``Engram`` (its ``store``)."""
+class People:
+    """Names and aliases: who went by which name, where, read from the store."""
 
-    store: Store
+    def __init__(self, store: Store):
+        self.store = store
 
     async def aliases(self, person: str) -> list[str]:
         """The display names a person was seen under, most recent first."""
         return await self.store.aliases(person)
 
-    async def people_named(self, name: str) -> list[str]:
+    async def named(self, name: str) -> list[str]:
         """The people who have gone by ``name`` (case ignored)."""
         return await self.store.people_named(name)
 
-    async def people_named_in(self, place: str, name: str) -> list[str]:
-        """Who went by ``name`` (case ignored) in ``space``, the latest first."""
+    async def named_in(self, place: str, name: str) -> list[str]:
+        """Who went by ``name`` (case ignored) in ``place``, the latest first."""
         return await self.store.people_named_in(place, name)
 
-    async def people_mentioned_in(self, place: str, text: str) -> list[str]:
-        """The people seen in ``space`` whose name there ``text`` holds."""
+    async def mentioned_in(self, place: str, text: str) -> list[str]:
+        """The people seen in ``place`` whose name there ``text`` holds."""
         return await self.store.people_mentioned_in(place, text)
 
     async def names_in_place(self, place: str, people: Sequence[str]) -> dict[str, str]:
-        """The name each of ``people`` last went by in ``space`` (those who spoke there only): a note
+        """The name each of ``people`` last went by in ``place`` (those who spoke there only): a note
         shows the name this chat knows, never one from another chat."""
         return await self.store.names_in_place(place, people)
 
@@ -41,4 +42,3 @@ class NameLookups:
             if aliases:
                 out[person] = aliases[0]
         return out
-

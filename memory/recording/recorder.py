@@ -12,11 +12,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
-from .errors import StoreError, StoreUnwritable
-from .model import Episode
-from .store import Store
-from .text import prepare_episode
-from .validate import checked_episode
+from ..errors import StoreError, StoreUnwritable
+from ..model import Episode
+from ..store import Store
+from ..text.words import prepare_episode
+from ..validate import checked_episode
 
 log = logging.getLogger("engram")
 

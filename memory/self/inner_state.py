@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .chat import ChatModel
-from .clock import age
-from .consolidation.prompt import language, templates
-from .display import flat
+from ..chat import ChatModel
+from ..clock import age
+from ..model import aware, now_utc
+from ..prompts.answers import WrongShape, json_object, number_field, text_field
+from ..prompts.templates import language, templates
+from ..text.display import flat
 from .identity import FOLDER, atomic_write
-from .leaks import PrivateDetails, leaks, names_to_leave_out
-from .model import aware, now_utc
-from .replies import WrongShape, json_object, number_field, text_field
+from .private_details import PrivateDetails, leaks, names_to_leave_out
 
 log = logging.getLogger("engram.inner_state")
 

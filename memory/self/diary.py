@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from .chat import ChatModel
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds
-from .consolidation.prompt import episode_line, language, templates
+from ..chat import ChatModel
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds
+from ..errors import MovedMeanwhile
+from ..kernel import Kernel
+from ..model import Episode, Memory, aware, next_version
+from ..outage import Outage
+from ..prompts.answers import json_object, text_field
+from ..prompts.templates import episode_line, language, templates
+from ..scopes import OWNER
 from .diary_files import data_folder, day_rule, diary_path, rewritten
-from .engram import Engram
-from .errors import MovedMeanwhile
 from .identity import IdentityFolder, atomic_write
-from .model import Episode, Memory, aware, next_version
-from .outage import Outage
-from .replies import json_object, text_field
-from .scopes import OWNER
 
 log = logging.getLogger("engram.diary")
 
@@ -62,7 +62,7 @@ class DiaryResult:
     sources: tuple[int, ...] = field(default=(), repr=False)
 
 
-async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
+async def diary_of(engram: Kernel, day: date, tz: tzinfo | None,
                    boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Memory | None:
     """The active diary memory of ``day``: its ``valid_from`` is the day's start, or (the zone or the
     boundary hour changed since it was written) the nearest to it within 12 hours; None if none."""
@@ -74,7 +74,7 @@ async def diary_of(engram: Engram, day: date, tz: tzinfo | None,
     return min(near, key=lambda x: x[:2])[2] if near else None
 
 
-async def recent_diaries(engram: Engram, n: int) -> list[Memory]:
+async def recent_diaries(engram: Kernel, n: int) -> list[Memory]:
     """The ``n`` latest active diary entries, oldest first."""
     if n <= 0:
         return []
@@ -127,7 +127,7 @@ def _rewritten(folder: Path, day: date) -> None:
         log.exception("Engram: updating the diaries to rewrite after a forget failed")
 
 
-async def write_diary(engram: Engram, chat_model: ChatModel, date: date, *, force: bool = False,
+async def write_diary(engram: Kernel, chat_model: ChatModel, date: date, *, force: bool = False,
                       tz: tzinfo | None = None, boundary_hour: int | None = None,
                       folder: Path | None = None, persona: str | None = None,
                       now: datetime | None = None) -> DiaryResult:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .model import SELF, Episode
-from .person_names import (
+from ..model import SELF, Episode
+from ..text.person_names import (
     english_names,
     given_names,
     guess_names,
@@ -29,10 +29,10 @@ from .person_names import (
     ordinary_word,
     written_in,
 )
-from .text import holds_name
+from ..text.words import holds_name
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 _NUMBER = re.compile(r"\d{3,}")
 _WORD = re.compile(r"[a-z0-9']+")

@@ -10,10 +10,10 @@ from pathlib import Path
 from string import Template
 
 from ..chat import Message
-from ..display import cut, flat, person
 from ..model import SELF, Episode, Memory
+from ..text.display import cut, flat, person
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = Path(__file__).resolve().parent
 LINE_CHARS = 600  # of one line shown to the model; a longer message is cut
 _CJK = re.compile("[\u3400-\u9fff]")
 _LETTER = re.compile(r"[^\W\d_]")

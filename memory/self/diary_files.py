@@ -1,8 +1,8 @@
 """Where the diary's files are and how its days are counted: the data folder, ``diary/<date>.md``,
 and the zone and boundary hour the diaries were last written with (``diary/.days.json``).
 
-Apart from ``diary.py`` so that a forget (``forgetting.py``, imported by ``engram.py``) can find a
-diary's day and file without importing the diary writer, which needs ``Engram`` itself.
+(Split from ``diary.py`` to dodge an import cycle through ``Engram``, which the kernel removed: it can
+go back into ``diary.py``.)
 """
 
 from __future__ import annotations
@@ -11,15 +11,12 @@ import json
 import logging
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of, resolve_timezone, timezone_name
+from ..kernel import Kernel
+from ..model import aware
 from .file_lock import locked
 from .identity import atomic_write
-from .model import aware
-
-if TYPE_CHECKING:
-    from .engram import Engram
 
 log = logging.getLogger("engram.diary")
 
@@ -28,7 +25,7 @@ DAY_RULE_FILE = ".days.json"  # the zone and boundary hour the diaries were last
 REWRITE_FILE = ".rewrite-pending.json"  # the days whose diary a forget erased, to be written again
 
 
-def data_folder(engram: Engram) -> Path:
+def data_folder(engram: Kernel) -> Path:
     """The bot's data folder: where its store file lives."""
     return Path(engram.store.path).resolve().parent
 
@@ -88,7 +85,7 @@ def rewrites_pending(folder: Path) -> list[date]:
 
 
 def rewrite_later(folder: Path, days: list[date]) -> None:
-    """After a forget's erase: ``days``' diaries are to be written again (by the diary job, whatever
+    """After a forget's erase: ``day_end``' diaries are to be written again (by the diary job, whatever
     their age, until each is written: ``rewritten``)."""
     if days:
         with locked(_rewrite_path(folder)):  # the bot and the command line: neither loses a day

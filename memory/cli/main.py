@@ -20,17 +20,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import cli_self
-from .clock import resolve_timezone
-from .diary_files import data_folder, day_rule
-from .display import flat, visible
-from .embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
-from .engram import Engram
-from .errors import EngramError, InvalidInputError
-from .kept import KeptJournal, kept_path
-from .model import Audience, Episode, Hit, Memory
-from .recall.features import COLUMNS
-from .scopes import OWNER, parse_scope, place_scope
+from ..clock import resolve_timezone
+from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
+from ..engram import Engram
+from ..errors import EngramError, InvalidInputError
+from ..model import Audience, Episode, Hit, Memory
+from ..recall.features import COLUMNS
+from ..recording.journal import KeptJournal, kept_path
+from ..scopes import OWNER, parse_scope, place_scope
+from ..self.diary_files import data_folder, day_rule
+from ..text.display import flat, visible
+from . import self_commands
 
 log = logging.getLogger("engram.cli")
 USAGE_ERROR = 2
@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a place whose facts about no one may become public (repeatable; default web)")
     c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
                    "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
-    cli_self.add_parsers(sub)
+    self_commands.add_parsers(sub)
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -307,8 +307,8 @@ async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
-    from .chat import OpenAIChat
-    from .consolidation import ConsolidationSettings, Consolidator
+    from ..chat import OpenAIChat
+    from ..consolidation import ConsolidationSettings, Consolidator
 
     chat = OpenAIChat(args.chat_model, args.chat_base_url)
     settings = ConsolidationSettings(public_spaces=tuple(args.public_place or ("web",)))
@@ -346,7 +346,7 @@ async def _index_quietly(e: Engram) -> None:
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
             "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
-            "consolidate": cmd_consolidate, **cli_self.COMMANDS}
+            "consolidate": cmd_consolidate, **self_commands.COMMANDS}
 
 
 async def run(args: argparse.Namespace) -> int:
