@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from .clock import ago, part_of_day
+from .clock import part_of_day
 from .display import flat, safe_end
 from .display import person as display_name
 from .model import SELF, Episode, Hit, Memory
 from .text import budget_tokens
+from .wording import ago, when
 
 if TYPE_CHECKING:
     from .engram import Engram
@@ -33,13 +34,6 @@ IDENTITY_HEAD = "Who you are (your own notes):"
 NOTES_HEAD = "What you remember (most relevant first):"
 IDENTITY_SHARE = 0.5  # of the injection budget the identity document may take; notes get the rest
 NOTES_SHARE = 0.4  # of the budget kept for notes: the optional lines about the bot itself stop before it
-
-
-def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
-    """``2026-11-20, 9 days ago``."""
-    if then is None:
-        return "undated"
-    return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
 _TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too
