@@ -528,6 +528,10 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> tuple[dict, dic
                   f"{time.perf_counter() - t0:.0f}s", flush=True)
         figures[name] = {k: summarise(v) for k, v in per.items()}
         kept[name] = per
+        lines = [t.text for c in conversations(name, args.per_conv, args.seed, args.limit) for t in c.turns]
+        free = [t for t in lines if content_free(t)]
+        print(f"the content-free rule on {name}'s own lines: {len(free)} of {len(lines)}"
+              + (f", e.g. {', '.join(map(repr, free[:6]))}" if free else ""))
     return figures, kept
 
 
