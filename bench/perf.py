@@ -124,7 +124,7 @@ async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
 
 async def build_scale(path: str, n: int) -> dict[str, Any]:
     """Fill a store with ``n`` episodes and ~n/10 memories over 1,000 places, streaming."""
-    from astrbot_plugin_engram.memory import indexing
+    from astrbot_plugin_engram.memory.index import indexer as indexing
 
     indexing.EMBED_BATCH = 1000  # the same vectors, in fewer transactions (random: nothing to batch for)
     eng = await Engram.open(path, RandomEmbedder(), background=False)
