@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from ..scopes import Visibility
-from ..store import KeywordRow, Store
+from ..store import DOCLIST_CAP, KeywordRow, Store
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1
@@ -107,6 +107,7 @@ class KeywordIndex:
         rows = np.concatenate(lists)
         term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
         known = rows < len(self._group)  # rows beyond: written by another process since open
+        wanted = None
         if groups is None:
             n_rows, words = int(self._rows.sum()), float(self._words.sum())
         else:
@@ -121,6 +122,8 @@ class KeywordIndex:
         if not len(rows):
             return []
         df = np.bincount(term, minlength=len(lists)).astype(np.float64)
+        for t in np.flatnonzero(np.array([len(r) > DOCLIST_CAP for r in lists])).tolist():
+            df[t] = max(df[t], self._estimated_count(lists[t], wanted, n_rows))
         n_rows = max(1, n_rows, int(df.max()))  # more hits than rows: rows added by another process
         avg = words / n_rows or 1.0
         idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
@@ -135,6 +138,17 @@ class KeywordIndex:
             ids, score = ids[some], score[some]
         top = np.argsort(-score, kind="stable")[:limit]  # ties: the older row first
         return list(zip(ids[top].tolist(), score[top].tolist()))
+
+    def _estimated_count(self, rows: np.ndarray, wanted: np.ndarray | None, n_rows: int) -> float:
+        """How many rows of the searched groups hold a word whose postings were cut to its newest
+        (``store.DOCLIST_CAP``): its share of the searched rows since its oldest row read, times
+        all the searched rows. A word said as often in the past as lately comes out right; the
+        rows left out are found by the query's other words and by the vector route."""
+        since = self._group[int(rows[0]):]  # ``wanted`` by group, NO_GROUP (-1) its last entry: False
+        covered = int(np.count_nonzero(since != NO_GROUP if wanted is None else wanted[since]))
+        inside = rows[rows < len(self._group)]
+        held = len(inside) if wanted is None else int(np.count_nonzero(wanted[self._group[inside]]))
+        return float(min(n_rows, held * n_rows / covered)) if covered else float(held)
 
 
 def _sum_by_row(rows: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -70,8 +70,17 @@ class EmbedRow(NamedTuple):
     text: str
 
 
+DOCLIST_CAP = 2048
+"""A word's postings are its newest rows, at most this many and one (issue 33): in a place of 200k
+lines a chat's common words hold tens of thousands each, and reading and scoring every one cost
+most of a recall. A list longer than this was cut: the keyword index estimates the word's count
+from how densely it fills the rows it covers (``index.keywords``). Lists the store follows after
+its own commits may grow past it (the newest rows join them)."""
+
+
 class Postings(NamedTuple):
-    """Each query word's rowids; ``exact``: only rows of the places asked for (else filter them)."""
+    """Each query word's rowids, ascending (the newest ``DOCLIST_CAP`` + 1 at most); ``exact``:
+    only rows of the places asked for (else filter them)."""
 
     lists: list[np.ndarray]
     exact: bool
