@@ -122,8 +122,9 @@ class KeywordIndex:
         if not len(rows):
             return []
         df = np.bincount(term, minlength=len(lists)).astype(np.float64)
-        for t in np.flatnonzero(np.array([len(r) > DOCLIST_CAP for r in lists])).tolist():
-            df[t] = max(df[t], self._estimated_count(lists[t], wanted, n_rows))
+        cut = [t for t, r in enumerate(lists) if len(r) > DOCLIST_CAP]
+        if cut:
+            df[cut] = np.maximum(df[cut], self._estimated_counts([lists[t] for t in cut], wanted, n_rows))
         n_rows = max(1, n_rows, int(df.max()))  # more hits than rows: rows added by another process
         avg = words / n_rows or 1.0
         idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
@@ -139,16 +140,20 @@ class KeywordIndex:
         top = np.argsort(-score, kind="stable")[:limit]  # ties: the older row first
         return list(zip(ids[top].tolist(), score[top].tolist()))
 
-    def _estimated_count(self, rows: np.ndarray, wanted: np.ndarray | None, n_rows: int) -> float:
-        """How many rows of the searched groups hold a word whose postings were cut to its newest
+    def _estimated_counts(self, cut: list[np.ndarray], wanted: np.ndarray | None, n_rows: int) -> np.ndarray:
+        """How many rows of the searched groups hold each word whose postings were cut to its newest
         (``store.DOCLIST_CAP``): its share of the searched rows since its oldest row read, times
         all the searched rows. A word said as often in the past as lately comes out right; the
         rows left out are found by the query's other words and by the vector route."""
-        since = self._group[int(rows[0]):]  # ``wanted`` by group, NO_GROUP (-1) its last entry: False
-        covered = int(np.count_nonzero(since != NO_GROUP if wanted is None else wanted[since]))
-        inside = rows[rows < len(self._group)]
-        held = len(inside) if wanted is None else int(np.count_nonzero(wanted[self._group[inside]]))
-        return float(min(n_rows, held * n_rows / covered)) if covered else float(held)
+        first = np.array([int(r[0]) for r in cut], np.int64)
+        start = int(first.min())
+        tail = self._group[start:]  # ``wanted`` by group, NO_GROUP (-1) its last entry: False
+        searched = np.flatnonzero(tail != NO_GROUP if wanted is None else wanted[tail]) + start
+        covered = len(searched) - np.searchsorted(searched, first)  # searched rows from each one's first
+        held = np.array([len(r) if wanted is None else
+                         int(np.count_nonzero(wanted[self._group[r[r < len(self._group)]]])) for r in cut],
+                        np.float64)
+        return np.where(covered > 0, np.minimum(n_rows, held * n_rows / np.maximum(covered, 1)), held)
 
 
 def _sum_by_row(rows: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
