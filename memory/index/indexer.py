@@ -24,7 +24,7 @@ from .vectors import VectorIndex
 log = logging.getLogger("engram")
 
 EMBED_BATCH = 32
-LOAD_PAGE = 4096  # vectors read per query when the index is loaded at open
+LOAD_PAGE = 16_384  # vectors read per query at open (a page spans most places: fewer, larger adds)
 
 
 def cursor_name(model: str, kind: str) -> str:
@@ -120,7 +120,8 @@ class Indexer:
         index.settle()  # the largest places' inverted files, trained on all their vectors
         second = self.indexes.second
         if second is not None:  # the second vectors, page by page (never searched: no blocks to size)
-            for kind in ("e", "m"):
+            for kind in ("e", "m"):  # room for as many as the first vectors: no regrowth on the way
+                second.reserve(kind, sum(n for k, _, n in sizes if k == kind))
                 after = 0
                 while True:
                     ids, vecs = await self.store.query_vectors_page(second.model, kind, after, LOAD_PAGE)

@@ -24,14 +24,19 @@ class _Kind:
         self.scale = np.zeros(0, np.float32)
         self.alive = np.zeros(0, bool)
         self._order: np.ndarray | None = None  # sorting of ids[:n] when they came out of order
+        self.wanted = 0  # room asked for before the dimension was known
+
+    def reserve(self, cap: int, dim: int) -> None:
+        if cap > len(self.ids):
+            self.ids, self.scale = _grow(self.ids, cap), _grow(self.scale, cap)
+            self.alive = _grow(self.alive, cap)
+            self.vecs = _grow(self.vecs if self.vecs.shape[1] else np.zeros((0, dim), np.int8), cap)
 
     def add(self, ids: Sequence[int], vecs: np.ndarray) -> None:
         q, top = quantise(vecs)
         if self.n + len(ids) > len(self.ids):
-            cap = max(1024, self.n + len(ids), len(self.ids) + len(self.ids) // 4)
-            self.ids, self.scale = _grow(self.ids, cap), _grow(self.scale, cap)
-            self.alive = _grow(self.alive, cap)
-            self.vecs = _grow(self.vecs if self.vecs.shape[1] else np.zeros((0, q.shape[1]), np.int8), cap)
+            self.reserve(max(1024, self.wanted, self.n + len(ids), len(self.ids) + len(self.ids) // 4),
+                         q.shape[1])
         new = np.asarray(ids, np.int64)
         before = self.rows(new)  # saved again (a reindex): the new row replaces the old
         self.alive[before[before >= 0]] = False
@@ -87,6 +92,15 @@ class SecondVectors:
 
     def erase(self, kind: str, ids: Sequence[int]) -> None:
         self._kinds[kind].erase(ids)
+
+    def reserve(self, kind: str, n: int) -> None:
+        """Room for ``n`` vectors of ``kind`` before loading them (no regrowth; ``trim`` gives back
+        what was not used). The dimension comes with the first vectors."""
+        block = self._kinds[kind]
+        if n > len(block.ids) and block.vecs.shape[1]:
+            block.reserve(n, block.vecs.shape[1])
+        elif n > len(block.ids):
+            block.wanted = n
 
     def trim(self) -> None:
         for block in self._kinds.values():

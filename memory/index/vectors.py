@@ -57,35 +57,46 @@ class _Scale:
         self.factor = 127.0 / min(1.0, max(1.5 * top, 4.0 / math.sqrt(dim)))
 
     def codes(self, vecs: np.ndarray) -> np.ndarray:
-        """Unit vectors as codes (float32 holding whole numbers: what faiss's add takes)."""
-        return np.clip(np.rint(vecs * self.factor), -127, 127).astype(np.float32)
+        """Unit vectors as codes (int8)."""
+        return np.clip(np.rint(vecs * self.factor), -127, 127).astype(np.int8)
 
 
 @dataclass
 class _Block:
+    """One place's (or scope's) vectors: ids, statuses and codes by row, in the order they came.
+
+    The codes sit in a numpy array (``raw``, each stored as value + 128, faiss's layout) until the
+    block is first searched: then they move into faiss's flat index (one copy, no re-encoding), or
+    its inverted file past ``APPROX_FROM``. Loading at open only fills arrays; of a thousand
+    places, those never asked about never cost faiss anything.
+    """
+
     kind: str
     dim: int
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     live: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # 1 active, 2 archived, 0 dead
     n: int = 0
     count: list[int] = field(default_factory=lambda: [0, 0, 0])  # rows per live code
-    flat: faiss.IndexScalarQuantizer | None = field(init=False)  # the codes, scanned whole
+    raw: np.ndarray | None = field(init=False)  # codes + 128 (uint8), before the first search
+    flat: faiss.IndexScalarQuantizer | None = None  # the codes, scanned whole
     ivf: faiss.IndexIVFScalarQuantizer | None = None  # or the codes in an inverted file
     nprobe: int = 1
 
     def __post_init__(self) -> None:
-        self.flat = faiss.IndexScalarQuantizer(self.dim, _DIRECT, _IP)
+        self.raw = np.zeros((0, self.dim), np.uint8)
 
     def add(self, ids: np.ndarray, codes: np.ndarray, live: np.ndarray) -> None:
+        """Add rows: ``codes`` as int8 values (``_Scale.codes``)."""
         need = self.n + len(ids)
         if need > len(self.ids):
             self.reserve(max(need, len(self.ids) + len(self.ids) // 4, 64))  # +25 %: RSS over copy count
-        rows = np.arange(self.n, need, dtype=np.int64)
-        if self.ivf is not None:
-            self.ivf.add_with_ids(codes, rows)
+        if self.raw is not None:
+            self.raw[self.n:need] = codes.astype(np.int16) + 128
+        elif self.ivf is not None:
+            self.ivf.add_with_ids(codes.astype(np.float32), np.arange(self.n, need, dtype=np.int64))
         else:
             assert self.flat is not None
-            self.flat.add(codes)  # rows are positions: row r is the r-th vector added
+            self.flat.add(codes.astype(np.float32))  # rows are positions: row r is the r-th added
         self.ids[self.n:need] = ids
         self.live[self.n:need] = live
         self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]
@@ -94,9 +105,8 @@ class _Block:
     def reserve(self, cap: int) -> None:
         if cap > len(self.ids):
             self.ids, self.live = _grow(self.ids, cap), _grow(self.live, cap)
-            if self.flat is not None and self.n == 0:  # sized once, before the first add (at open)
-                self.flat.codes.resize(cap * self.dim)
-                self.flat.codes.resize(0)  # the room stays: the adds to come do not regrow it
+            if self.raw is not None:
+                self.raw = _grow(self.raw, cap)
 
     def set_live(self, row: int, code: int) -> None:
         self.count[int(self.live[row])] -= 1
@@ -111,11 +121,13 @@ class _Block:
         """The codes of ``rows`` as float32 (zeros for an erased row)."""
         if self.ivf is not None:
             return self.ivf.reconstruct_batch(rows) if len(rows) else np.zeros((0, self.dim), np.float32)
-        assert self.flat is not None
-        return (self._view()[rows].astype(np.int16) - 128).astype(np.float32)
+        return (self._stored()[rows].astype(np.int16) - 128).astype(np.float32)
 
-    def _view(self) -> np.ndarray:
-        """The flat index's codes in place (stored as value + 128); valid until the next add."""
+    def _stored(self) -> np.ndarray:
+        """The codes + 128 of every row, in place: the array, or the flat index's (valid until the
+        next add)."""
+        if self.raw is not None:
+            return self.raw[: self.n]
         assert self.flat is not None
         return faiss.rev_swig_ptr(self.flat.codes.data(), self.n * self.dim).reshape(self.n, self.dim)
 
@@ -124,17 +136,30 @@ class _Block:
         if self.ivf is not None:
             self.ivf.remove_ids(faiss.IDSelectorArray(np.array([row], np.int64)))
         else:
-            self._view()[row] = 128  # the value 0
+            self._stored()[row] = 128  # the value 0
+
+    def ready(self) -> None:
+        """The codes into faiss, before a search: an inverted file past ``APPROX_FROM`` rows, else
+        the flat index (its code array filled from ours in one copy)."""
+        if self.n >= APPROX_FROM and self.ivf is None:
+            self.approximate()
+        elif self.raw is not None:
+            flat = faiss.IndexScalarQuantizer(self.dim, _DIRECT, _IP)
+            flat.codes.resize(self.n * self.dim)
+            faiss.rev_swig_ptr(flat.codes.data(), self.n * self.dim)[:] = self.raw[: self.n].reshape(-1)
+            flat.ntotal = self.n
+            self.flat, self.raw = flat, None
 
     def approximate(self) -> None:
         """Move the codes into an inverted file of ~sqrt(n) lists, trained on a sample of them."""
-        if self.ivf is not None or self.flat is None or not self.n:
+        if self.ivf is not None or not self.n:
             return
         nlist = max(1, min(4096, round(math.sqrt(self.n))))
         quantizer = faiss.IndexFlatIP(self.dim)
         ivf = faiss.IndexIVFScalarQuantizer(quantizer, self.dim, nlist, _DIRECT, _IP, False)
         ivf.cp.niter, ivf.cp.max_points_per_centroid = 8, 32
         ivf.cp.spherical = True  # cosines: centroids back on the sphere
+        ivf.verbose = False
         rng = np.random.default_rng(self.n)  # the same lists for the same block at every open
         sample = np.sort(rng.choice(self.n, min(self.n, 32 * nlist), replace=False))
         ivf.train(self.codes(sample))
@@ -145,10 +170,12 @@ class _Block:
         erased = np.flatnonzero(self.live[: self.n] == 0)
         if len(erased):  # dead rows (superseded, forgotten) are never searched: not carried over
             ivf.remove_ids(faiss.IDSelectorArray(erased))
-        self.ivf, self.flat, self.nprobe = ivf, None, max(1, min(nlist, max(8, nlist // 10)))
+        self.ivf, self.flat, self.raw = ivf, None, None
+        self.nprobe = max(1, min(nlist, max(8, nlist // 10)))
 
     def search(self, q: np.ndarray, k: int, shown: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Rows and inner products (of codes) of the ``k`` best rows; ``shown``: only these rows."""
+        self.ready()
         params: faiss.SearchParameters
         if self.ivf is not None:
             params = faiss.SearchParametersIVF()
@@ -350,8 +377,8 @@ class VectorIndex:
         """Give each block past ``APPROX_FROM`` its inverted file (after the load at open: trained
         on the whole block, not on the first pages read)."""
         for block in self._blocks:
-            if block.n >= APPROX_FROM and block.ivf is None:
-                block.approximate()
+            if block.n >= APPROX_FROM:
+                block.ready()
 
     def search(self, query: np.ndarray, vis: Visibility, k: int, include_archived: bool = False
                ) -> list[tuple[str, int, float]]:
@@ -362,8 +389,6 @@ class VectorIndex:
         found = []
         for b in self._visible(vis):
             block = self._blocks[b]
-            if block.n >= APPROX_FROM and block.ivf is None:  # grown past it since open
-                block.approximate()
             found.append((block, *_best(block, q, k, include_archived)))
         if not found:
             return []
