@@ -17,7 +17,7 @@ from ..embedders import Embedder, Kind, NoEmbedder, as_query_model
 from ..errors import EmbeddingError
 from ..outage import Outage
 from ..store import Store
-from . import Indexes
+from . import Indexes, second_vectors
 from .second_vectors import SecondVectors
 from .vectors import VectorIndex
 
@@ -119,7 +119,9 @@ class Indexer:
                 after = rows[-1].id
         index.settle()  # the largest places' inverted files, trained on all their vectors
         second = self.indexes.second
-        if second is not None:  # the second vectors, page by page (never searched: no blocks to size)
+        if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
+            second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD
+        if second is not None and not second.on_file:  # page by page (never searched: no blocks to size)
             for kind in ("e", "m"):  # room for as many as the first vectors: no regrowth on the way
                 second.reserve(kind, sum(n for k, _, n in sizes if k == kind))
                 after = 0

@@ -63,3 +63,14 @@ class VectorReads(Connections):
         rows = await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
                                 " AND item > ? ORDER BY item LIMIT ?", (model, kind, after, limit))
         return [i for i, _ in rows], compact_vectors([b for _, b in rows])
+
+    async def query_vectors(self, model: str, kind: str, ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """The second vectors of ``model`` of the items ``ids`` of ``kind`` that have one (a recall's
+        candidates, when a big store keeps them on file: ``index.second_vectors``), as float32 rows.
+        A quick indexed read on the event loop's thread (the table's key is model, kind, item)."""
+        rows: list[tuple[int, bytes]] = []
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            rows += self._read("SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
+                               f" AND item IN {sql}", [model, kind, *vals])
+        return [i for i, _ in rows], compact_vectors([b for _, b in rows])
