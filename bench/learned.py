@@ -1,0 +1,194 @@
+#!/usr/bin/env python
+"""Does a ranking that learns from what replies used beat the shipped one? (issue 32, offline proof)
+
+Each file's conversations are recorded and every question recalled once, as ``bench/locomo.py``
+does, keeping each question's whole candidate pool with its features (the features do not depend
+on the ranker, so any weights rank the pool offline exactly as recall would). Then a bot is
+simulated: questions come one by one; the ``recall_k`` (8) best candidates under the weights in use
+are injected (``Learner.explore`` now and then swaps the last for one just below the cut); the reply
+"used" the injected notes that are evidence turns, with a share of those labels flipped (``noisy``:
+10, 20, 30 %); the learner (``memory.recall.learner``) learns from that and nothing else.
+
+Scored only on questions whose feedback the learner has not seen, R@5 / R@10 of the ranking in use
+(learned weights only while they judge better than the shipped ones, see the learner), against the
+shipped weights on the same questions:
+
+- ``within``: each conversation on its own, from the shipped weights, questions in the file's
+  order; the first half only teach, each later one is scored before it teaches.
+- ``across``: leave one conversation out: the learner goes through the other conversations'
+  questions (shuffled per seed), then scores the held-out one without learning. A file with one
+  conversation (MADial: one user's archive) is split into five folds of its questions instead.
+
+Categories 1-4 are scored (LoCoMo's convention; all are learned from). Several seeds (exploration,
+flips and order), mean ± std.
+
+    .venv/bin/python bench/learned.py [--data FILE ...] [--json OUT] [--seeds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from _embed_cache import CachingEmbedder
+from _locomo_data import Conversation, load
+from locomo import CACHE, DEFAULT_DATA, POOL_K, ranked, record
+
+from astrbot_plugin_engram.memory import Engram, LocalE5
+from astrbot_plugin_engram.memory.recall.features import COLUMNS
+from astrbot_plugin_engram.memory.recall.learner import Learner, LearnSettings
+
+INJECTED = 8  # the plugin's default recall_k
+NOISE = (0.1, 0.2, 0.3)
+
+
+@dataclass
+class Asked:
+    """One question's pool: its features (``COLUMNS`` x candidates), which candidates are evidence."""
+
+    matrix: np.ndarray
+    evidence: np.ndarray
+    n_evidence: int
+    scored: bool  # category 1-4
+
+
+async def pools(path: Path) -> dict[str, list[Asked]]:
+    """Every question's candidate pool, by conversation, in the file's order."""
+    convs: list[Conversation] = load(path)
+    embedder = CachingEmbedder(LocalE5(), CACHE)
+    with tempfile.TemporaryDirectory() as tmp:
+        engram = await Engram.open(Path(tmp) / "learned.db", embedder, background=False)
+        try:
+            ids = {c.sample_id: await record(engram, c) for c in convs}
+            await engram.embed_pending()
+            out = {}
+            for c in convs:
+                out[c.sample_id] = [
+                    Asked(np.array([[f[n] for n in COLUMNS] for f in feats]).reshape(-1, len(COLUMNS)).T,
+                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5)
+                    for q, dia, feats in await ranked(engram, c, ids[c.sample_id], POOL_K)]
+        finally:
+            await engram.close()
+            embedder.save()
+    return out
+
+
+def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
+    top = np.argsort(-(w @ a.matrix), kind="stable")[:10]
+    hit = a.evidence[top]
+    return hit[:5].sum() / a.n_evidence, hit.sum() / a.n_evidence
+
+
+def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
+    """What the bot injects for this question, what the (simulated) reply used, learned from."""
+    order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
+    shown = learner.explore(order, INJECTED, rng)
+    used = a.evidence[shown] ^ (rng.random(len(shown)) < flip)
+    learner.learn(a.matrix[:, shown], used)
+
+
+def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
+    """(r5, r10) of the shipped, the served and the learned weights (served or not) per scored question."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for asked in convs.values():
+        learner = Learner(settings)
+        for i, a in enumerate(asked):
+            if i >= len(asked) / 2 and a.scored:
+                rows.append(recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights))
+            teach(learner, a, flip, rng)
+    return np.array(rows)
+
+
+def folds(convs: dict[str, list[Asked]], rng: np.random.Generator) -> list[tuple[list[Asked], list[Asked]]]:
+    """(taught, scored) pairs: leave one conversation out, or five folds of one conversation's questions."""
+    if len(convs) > 1:
+        return [([a for k, qs in convs.items() if k != held for a in qs], convs[held]) for held in convs]
+    asked = next(iter(convs.values()))
+    parts = np.array_split(rng.permutation(len(asked)), 5)
+    return [([asked[i] for p in parts if p is not part for i in p], [asked[i] for i in part]) for part in parts]
+
+
+def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for taught, scored in folds(convs, rng):
+        learner = Learner(settings)
+        for i in rng.permutation(len(taught)).tolist():
+            teach(learner, taught[i], flip, rng)
+        rows += [recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
+                 for a in scored if a.scored]
+    return np.array(rows)
+
+
+def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings) -> dict:
+    out: dict = {}
+    for name, how in (("within", within), ("across", across)):
+        s: dict = {}
+        for flip in (0.0, *NOISE):
+            runs = [how(convs, flip, seed, settings).mean(axis=0) for seed in range(seeds)]
+            mean, std = np.mean(runs, axis=0), np.std(runs, axis=0)
+            got, raw = (
+                {"r5": round(float(mean[at]), 4), "r10": round(float(mean[at + 1]), 4),
+                 "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)} for at in (2, 4))
+            if flip == 0.0:
+                s["shipped"] = {"r5": round(float(mean[0]), 4), "r10": round(float(mean[1]), 4)}
+                s["learned"], s["noisy"] = got, {}
+                s["unguarded"] = {**raw, "noisy": {}}  # the learned weights always in use
+            else:
+                s["noisy"][str(flip)] = got
+                s["unguarded"]["noisy"][str(flip)] = raw
+        s["questions"] = len(how(convs, 0.0, 0, replace(settings, explore=0.0)))
+        out[name] = s
+    return out
+
+
+def table(name: str, res: dict) -> str:
+    lines = [f"{name}", "", "| setting | questions | shipped R@5 / R@10 | learned | 10 % flipped | 20 % | 30 % |",
+             "|---|---|---|---|---|---|---|"]
+    for setting in ("within", "across"):
+        s = res[setting]
+
+        def cell(r: dict) -> str:
+            return f"{r['r5']:.3f} / {r['r10']:.3f} ± {r['r10_std']:.3f}"
+        lines.append(f"| {setting} | {s['questions']} | {s['shipped']['r5']:.3f} / {s['shipped']['r10']:.3f} | "
+                     f"{cell(s['learned'])} | " + " | ".join(cell(s['noisy'][str(f)]) for f in NOISE) + " |")
+        u = s["unguarded"]
+        lines.append(f"| {setting}, unguarded | | | {cell(u)} | "
+                     + " | ".join(cell(u['noisy'][str(f)]) for f in NOISE) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--seeds", type=int, default=5)
+    for f in ("rate", "pull", "bound", "explore", "margin"):
+        ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
+    ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
+    args = ap.parse_args()
+    settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin)
+    sets = {}
+    for path in args.data:
+        t0 = time.perf_counter()
+        convs = asyncio.run(pools(path))
+        sets[str(path)] = res = measure(convs, args.seeds, settings)
+        n = sum(len(q) for q in convs.values())
+        print(table(f"{path} ({len(convs)} conversations, {n} questions, {time.perf_counter() - t0:.0f}s)", res))
+    out = {"data": [str(p) for p in args.data], "settings": asdict(settings),
+           "seeds": args.seeds, "sets": sets}
+    if len(sets) == 1:
+        out.update(next(iter(sets.values())))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
