@@ -85,6 +85,54 @@ def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
     return hit[:5].sum() / a.n_evidence, hit.sum() / a.n_evidence
 
 
+def refit(asked: list[Asked], l2: float = 1.0) -> np.ndarray:
+    """Weights fitted with every candidate's label (not only the injected ones') on ``asked``
+    themselves: pairwise logistic regression, its prior the shipped weights (Newton's method). On
+    the questions it is scored on, it bounds what any weights of these features can learn."""
+    w0 = Learner().shipped
+    diffs, sw = [], []
+    for a in asked:
+        x, rel = a.matrix.T, a.evidence
+        if rel.any() and not rel.all():
+            d = (x[rel][:, None, :] - x[~rel][None, :, :]).reshape(-1, x.shape[1])
+            diffs.append(d)
+            sw.append(np.full(len(d), 1.0 / len(d)))
+    if not diffs:
+        return w0
+    d, sw_ = np.vstack(diffs), np.concatenate(sw)
+    w = w0.copy()
+    for _ in range(30):
+        p = 1.0 / (1.0 + np.exp(-np.clip(d @ w, -30, 30)))
+        grad = -(d.T @ (sw_ * (1 - p))) + l2 * (w - w0)
+        hess = (d * (sw_ * p * (1 - p))[:, None]).T @ d + l2 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+def limits(groups: list[list[Asked]]) -> dict:
+    """On each group of scored questions: the best R@10 any ranking of the pool reaches (its
+    evidence in the pool), and the R@5 / R@10 of weights refitted on the group itself."""
+    pool, fitted = [], []
+    for group in groups:
+        w = refit(group)
+        for a in group:
+            pool.append(min(10, int(a.evidence.sum())) / a.n_evidence)
+            fitted.append(recall_at(a, w))
+    r = np.mean(fitted, axis=0)
+    return {"pool_r10": round(float(np.mean(pool)), 4),
+            "refit_in_sample": {"r5": round(float(r[0]), 4), "r10": round(float(r[1]), 4)}}
+
+
+def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Asked]]:
+    """The questions each setting scores, by conversation (across, one conversation: as one group)."""
+    if setting == "within":
+        return [[a for i, a in enumerate(qs) if i >= len(qs) / 2 and a.scored] for qs in convs.values()]
+    return [[a for a in qs if a.scored] for qs in convs.values()]
+
+
 def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
     """What the bot injects for this question, what the (simulated) reply used, learned from."""
     order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
@@ -145,6 +193,7 @@ def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings) 
                 s["noisy"][str(flip)] = got
                 s["unguarded"]["noisy"][str(flip)] = raw
         s["questions"] = len(how(convs, 0.0, 0, replace(settings, explore=0.0)))
+        s["limits"] = limits(scored_groups(convs, name))
         out[name] = s
     return out
 
@@ -162,6 +211,11 @@ def table(name: str, res: dict) -> str:
         u = s["unguarded"]
         lines.append(f"| {setting}, unguarded | | | {cell(u)} | "
                      + " | ".join(cell(u['noisy'][str(f)]) for f in NOISE) + " |")
+        lim = s["limits"]
+        lines.append(f"| {setting}, refit with every label on the scored questions (in sample) | | | "
+                     f"{lim['refit_in_sample']['r5']:.3f} / {lim['refit_in_sample']['r10']:.3f} | | | |")
+        lines.append(f"| {setting}, the pool's evidence (no ranking does better at 10) | | | "
+                     f"- / {lim['pool_r10']:.3f} | | | |")
     return "\n".join(lines) + "\n"
 
 
