@@ -158,6 +158,11 @@ def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Aske
     return [[a for a in qs if a.scored] for qs in convs.values()]
 
 
+def three(a: Asked, learner: Learner) -> tuple[float, ...]:
+    """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not)."""
+    return recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
+
+
 def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
     """What the bot injects for this question, what the (simulated) reply used, learned from."""
     order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
@@ -174,7 +179,7 @@ def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
         learner = Learner(settings)
         for i, a in enumerate(asked):
             if i >= len(asked) / 2 and a.scored:
-                rows.append(recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights))
+                rows.append(three(a, learner))
             teach(learner, a, flip, rng)
     return np.array(rows)
 
@@ -185,7 +190,8 @@ def folds(convs: dict[str, list[Asked]], rng: np.random.Generator) -> list[tuple
         return [([a for k, qs in convs.items() if k != held for a in qs], convs[held]) for held in convs]
     asked = next(iter(convs.values()))
     parts = np.array_split(rng.permutation(len(asked)), 5)
-    return [([asked[i] for p in parts if p is not part for i in p], [asked[i] for i in part]) for part in parts]
+    return [([asked[i] for p in parts if p is not part for i in p], [asked[i] for i in part])
+            for part in parts]
 
 
 def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
@@ -195,8 +201,7 @@ def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
         learner = Learner(settings)
         for i in rng.permutation(len(taught)).tolist():
             teach(learner, taught[i], flip, rng)
-        rows += [recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
-                 for a in scored if a.scored]
+        rows += [three(a, learner) for a in scored if a.scored]
     return np.array(rows)
 
 
@@ -209,7 +214,8 @@ def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings, 
             mean, std = np.mean(runs, axis=0), np.std(runs, axis=0)
             got, raw = (
                 {"r5": round(float(mean[at]), 4), "r10": round(float(mean[at + 1]), 4),
-                 "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)} for at in (2, 4))
+                 "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)}
+                for at in (2, 4))
             if flip == 0.0:
                 s["shipped"] = {"r5": round(float(mean[0]), 4), "r10": round(float(mean[1]), 4)}
                 s["learned"], s["noisy"] = got, {}
@@ -224,14 +230,16 @@ def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings, 
 
 
 def table(name: str, res: dict) -> str:
-    lines = [f"{name}", "", "| setting | questions | shipped R@5 / R@10 | learned | 10 % flipped | 20 % | 30 % |",
+    lines = [f"{name}", "",
+             "| setting | questions | shipped R@5 / R@10 | learned | 10 % flipped | 20 % | 30 % |",
              "|---|---|---|---|---|---|---|"]
     for setting in ("within", "across"):
         s = res[setting]
 
         def cell(r: dict) -> str:
             return f"{r['r5']:.3f} / {r['r10']:.3f} ± {r['r10_std']:.3f}"
-        lines.append(f"| {setting} | {s['questions']} | {s['shipped']['r5']:.3f} / {s['shipped']['r10']:.3f} | "
+        shipped = s["shipped"]
+        lines.append(f"| {setting} | {s['questions']} | {shipped['r5']:.3f} / {shipped['r10']:.3f} | "
                      f"{cell(s['learned'])} | " + " | ".join(cell(s['noisy'][str(f)]) for f in NOISE) + " |")
         u = s["unguarded"]
         lines.append(f"| {setting}, unguarded | | | {cell(u)} | "
@@ -266,7 +274,8 @@ def main() -> None:
         convs = asyncio.run(pools(path))
         sets[str(path)] = res = measure(convs, args.seeds, settings, args.search)
         n = sum(len(q) for q in convs.values())
-        print(table(f"{path} ({len(convs)} conversations, {n} questions, {time.perf_counter() - t0:.0f}s)", res))
+        took = time.perf_counter() - t0
+        print(table(f"{path} ({len(convs)} conversations, {n} questions, {took:.0f}s)", res))
     out = {"data": [str(p) for p in args.data], "settings": asdict(settings),
            "seeds": args.seeds, "sets": sets}
     if len(sets) == 1:

@@ -37,7 +37,8 @@ def main() -> None:
             for share in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
                 p, r = pr(rs, share, at_least)
                 mark = " **(shipped)**" if (share, at_least) == (SHARE, AT_LEAST) else ""
-                print(f"| {lang} | {len(rs)} ({sum(y for *_, y in rs)}) | {share}{mark} | {at_least} | {p:.2f} | {r:.2f} |")
+                n = f"{len(rs)} ({sum(y for *_, y in rs)})"
+                print(f"| {lang} | {n} | {share}{mark} | {at_least} | {p:.2f} | {r:.2f} |")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ class FeedbackLog:
         in); returns its recall id. The place's oldest is dropped past ``keep``."""
         x = np.asarray(features, np.float64)
         if x.shape != (len(COLUMNS), len(keys)) or not 0 <= injected <= len(keys):
-            raise InvalidInputError(f"an injection wants {len(COLUMNS)} features for each of {len(keys)} notes",
+            raise InvalidInputError(f"an injection wants {len(COLUMNS)} features for each of "
+                                    f"{len(keys)} notes",
                                     code="feedback_shape")
         rid = f"r{next(self._count)}"
         self._by_id[rid] = Recorded(rid, place, list(keys), x, injected)
@@ -84,7 +85,8 @@ class FeedbackLog:
         r = self.get(recall_id)
         shown = r.keys[: r.injected]
         if unknown := set(used_keys) - set(shown):
-            raise InvalidInputError(f"{sorted(unknown)} were not injected by {recall_id}", code="feedback_not_injected")
+            raise InvalidInputError(f"{sorted(unknown)} were not injected by {recall_id}",
+                                    code="feedback_not_injected")
         r.used = [k in set(used_keys) for k in shown]
         r.features, r.keys = r.features[:, : r.injected], shown
         r.learned = False
@@ -95,7 +97,8 @@ class FeedbackLog:
         bad the other way round."""
         r = self.get(recall_id)
         if r.injected == len(r.keys):
-            raise InvalidInputError(f"{recall_id} held nothing back to compare with", code="feedback_nothing_held")
+            raise InvalidInputError(f"{recall_id} held nothing back to compare with",
+                                    code="feedback_nothing_held")
         r.used = [good if j < r.injected else not good for j in range(len(r.keys))]
         r.learned = False
         return r

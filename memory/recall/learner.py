@@ -61,12 +61,12 @@ class Learner:
 
     settings: LearnSettings = field(default_factory=LearnSettings)
     shipped: np.ndarray = field(default_factory=lambda: np.array([SHIPPED[c] for c in COLUMNS]))
-    weights: np.ndarray = field(default=None)  # type: ignore[assignment]
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))  # empty: the shipped ones
     judged: Judged = field(default_factory=Judged)
     steps: int = 0
 
     def __post_init__(self) -> None:
-        if self.weights is None:
+        if not len(self.weights):
             self.weights = self.shipped.copy()
 
     # -- what recall uses
@@ -140,10 +140,13 @@ class Learner:
         out = cls(settings or LearnSettings())
         try:
             saved = {str(k): float(v) for k, v in dict(state.get("weights") or {}).items()}
-            judged = Judged(**{k: type(getattr(Judged(), k))(v) for k, v in dict(state.get("judged") or {}).items()})
+            kinds = {k: type(getattr(Judged(), k)) for k in asdict(Judged())}
+            given = dict(state.get("judged") or {})
+            judged = Judged(**{k: kinds[k](v) for k, v in given.items() if k in kinds})
             steps = int(state.get("steps", 0))
         except (TypeError, ValueError, AttributeError) as e:
-            raise InvalidInputError(f"saved ranking weights are not readable: {e}", code="ranking_unreadable") from e
+            raise InvalidInputError(f"saved ranking weights are not readable: {e}",
+                                    code="ranking_unreadable") from e
         w = np.array([saved.get(c, out.shipped[i]) for i, c in enumerate(COLUMNS)])
         if not np.isfinite(w).all():
             raise InvalidInputError("saved ranking weights are not finite", code="ranking_unreadable")

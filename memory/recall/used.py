@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from ..text import word_set
 
 SHARE = 0.2  # of the note's content words found in the reply
-AT_LEAST = 1  # words in common, whatever the share
+# words in common, whatever the share: one shared word ("train", "training") is a topic, not a use
+AT_LEAST = 2
 
 
 def overlap(reply: str, note: str) -> tuple[int, float]:

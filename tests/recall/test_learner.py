@@ -10,8 +10,8 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram
 from astrbot_plugin_engram.memory.errors import InvalidInputError, UnknownIdError
-from astrbot_plugin_engram.memory.recall.feedback import FeedbackLog
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
+from astrbot_plugin_engram.memory.recall.feedback import FeedbackLog
 from astrbot_plugin_engram.memory.recall.learner import SHIPPED, Learner, LearnSettings
 from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS
 
