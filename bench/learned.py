@@ -266,8 +266,10 @@ def main() -> None:
     for f in ("rate", "pull", "bound", "explore", "margin"):
         ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
     ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
+    ap.add_argument("--window", type=int, default=LearnSettings().window)
     args = ap.parse_args()
-    settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin)
+    settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin,
+                             args.window)
     sets = {}
     for path in args.data:
         t0 = time.perf_counter()

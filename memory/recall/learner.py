@@ -11,8 +11,11 @@ Safe by construction: every weight stays within ``bound`` of its shipped value a
 towards it; the steps are small and normalised per recall (one recall weighs the same whatever its
 size); and the learned weights are *served* only while they order the new feedback better than the
 shipped weights do (each recall is judged by both before it is learned from: a champion and a
-challenger). Feedback that says nothing consistent (flipped at random, adversarial) leaves the
-shipped ranking in use.
+challenger), over the last ``window`` judged recalls, by more than ``margin`` and by more than
+twice the standard error of that difference. Feedback that says nothing consistent (flipped at
+random, adversarial) leaves the shipped ranking in use. The small steps matter as much as the
+check: with steps ten times as large, the check let worse weights through now and then
+(bench/RESULTS.md, issue 32).
 """
 
 from __future__ import annotations
@@ -41,18 +44,35 @@ class LearnSettings:
     explore: float = 0.1  # chance that a recall's last injected slot goes to a note just below the cut
     serve_after: int = 20  # judged recalls before learned weights may be served
     margin: float = 0.02  # the learned weights' pairwise accuracy must beat the shipped by this
+    window: int = 200  # the judged recalls that count (the latest)
 
 
 @dataclass
 class Judged:
-    """Running pairwise accuracy of both weight sets on feedback neither had learned from yet."""
+    """How much better the learned weights ordered each recent recall's (used, ignored) pairs than
+    the shipped ones did, judged before learning from it: the share of pairs each ordered right,
+    learned minus shipped, the latest last."""
 
-    recalls: int = 0
-    learned: float = 0.0  # sum over recalls of the share of (used, ignored) pairs ordered right
-    shipped: float = 0.0
+    gains: list[float] = field(default_factory=list)
+
+    @property
+    def recalls(self) -> int:
+        return len(self.gains)
+
+    def add(self, gain: float, window: int) -> None:
+        self.gains.append(gain)
+        del self.gains[: max(0, len(self.gains) - window)]
 
     def gain(self) -> float:
-        return (self.learned - self.shipped) / self.recalls if self.recalls else 0.0
+        return float(np.mean(self.gains)) if self.gains else 0.0
+
+    def sure(self, margin: float) -> bool:
+        """The mean gain beats ``margin`` and twice its standard error."""
+        n = len(self.gains)
+        if n < 2:
+            return False
+        mean, se = float(np.mean(self.gains)), float(np.std(self.gains, ddof=1)) / math.sqrt(n)
+        return mean > margin and mean > 2.0 * se
 
 
 @dataclass
@@ -75,7 +95,7 @@ class Learner:
     def serving(self) -> bool:
         """Whether the learned weights are in use (else the shipped ones are)."""
         s = self.settings
-        return self.judged.recalls >= s.serve_after and self.judged.gain() > s.margin
+        return self.judged.recalls >= s.serve_after and self.judged.sure(s.margin)
 
     def served(self) -> np.ndarray:
         return self.weights if self.serving else self.shipped
@@ -101,10 +121,8 @@ class Learner:
         if u.all() or not u.any():
             return False
         pairs = (x[u][:, None, :] - x[~u][None, :, :]).reshape(-1, x.shape[1])
-        j = self.judged
-        j.recalls += 1
-        j.learned += float(np.mean(pairs @ self.weights > 0))
-        j.shipped += float(np.mean(pairs @ self.shipped > 0))
+        self.judged.add(float(np.mean(pairs @ self.weights > 0)) - float(np.mean(pairs @ self.shipped > 0)),
+                        self.settings.window)
         p = 1.0 / (1.0 + np.exp(-np.clip(pairs @ self.weights, -30.0, 30.0)))
         grad = ((1.0 - p)[:, None] * pairs).mean(axis=0)
         s = self.settings
@@ -140,15 +158,13 @@ class Learner:
         out = cls(settings or LearnSettings())
         try:
             saved = {str(k): float(v) for k, v in dict(state.get("weights") or {}).items()}
-            kinds = {k: type(getattr(Judged(), k)) for k in asdict(Judged())}
-            given = dict(state.get("judged") or {})
-            judged = Judged(**{k: kinds[k](v) for k, v in given.items() if k in kinds})
+            judged = Judged([float(g) for g in dict(state.get("judged") or {}).get("gains", [])])
             steps = int(state.get("steps", 0))
         except (TypeError, ValueError, AttributeError) as e:
             raise InvalidInputError(f"saved ranking weights are not readable: {e}",
                                     code="ranking_unreadable") from e
         w = np.array([saved.get(c, out.shipped[i]) for i, c in enumerate(COLUMNS)])
-        if not np.isfinite(w).all():
+        if not np.isfinite(w).all() or not all(map(math.isfinite, judged.gains)):
             raise InvalidInputError("saved ranking weights are not finite", code="ranking_unreadable")
         b = out.settings.bound
         out.weights, out.judged, out.steps = np.clip(w, out.shipped - b, out.shipped + b), judged, steps

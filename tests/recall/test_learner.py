@@ -13,7 +13,7 @@ from astrbot_plugin_engram.memory.errors import InvalidInputError, UnknownIdErro
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
 from astrbot_plugin_engram.memory.recall.feedback import FeedbackLog
 from astrbot_plugin_engram.memory.recall.learner import SHIPPED, Learner, LearnSettings
-from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS
+from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, LinearRanker
 
 from .test_recall import FILLER, chat
 
@@ -130,14 +130,14 @@ async def test_a_places_feedback_never_changes_what_another_place_sees(engram: E
     await engram.embed_pending()
     query, two = "who is the healer", Audience("qq:group:2")
     before = await engram.recall(query, two, k=50)
-    learner, log = Learner(LearnSettings(rate=5.0, bound=3.0, serve_after=1, margin=-1.0)), FeedbackLog()
+    learner, log = Learner(LearnSettings(rate=5.0, bound=3.0)), FeedbackLog()
     for h in await engram.recall(query, Audience("qq:group:1"), k=50):  # group 1 teaches odd things
         x = np.array([[h.features[c] for c in COLUMNS]]).T
         rid = log.record("qq:group:1", [h.key, "held"], np.hstack([x, 1.0 - x]), injected=1)
         log.judged(rid, good=False)
     log.learn(learner)
-    assert learner.serving and learner.moved()
-    engram.ranker = learner.ranker()
+    assert learner.moved()
+    engram.ranker = LinearRanker(dict(zip(COLUMNS, learner.weights.tolist())))  # served or not
     after = await engram.recall(query, two, k=50)
     assert {h.key for h in after} == {h.key for h in before}  # the order may change, never who sees what
     assert all(h.item.place == "qq:group:2" for h in after)
