@@ -45,6 +45,9 @@ from astrbot_plugin_engram.memory.recall.features import COLUMNS
 from astrbot_plugin_engram.memory.recall.learner import Learner, LearnSettings
 
 INJECTED = 8  # the plugin's default recall_k
+# the weights a bot starts from and the learner stays near: the shipped ones, unless --start
+# changes some (a bot for which the shipped weights are wrong)
+START = Learner().shipped.copy()
 NOISE = (0.1, 0.2, 0.3)
 
 
@@ -89,7 +92,7 @@ def refit(asked: list[Asked], l2: float = 1.0) -> np.ndarray:
     """Weights fitted with every candidate's label (not only the injected ones') on ``asked``
     themselves: pairwise logistic regression, its prior the shipped weights (Newton's method). On
     the questions it is scored on, it bounds what any weights of these features can learn."""
-    w0 = Learner().shipped
+    w0 = START
     diffs, sw = [], []
     for a in asked:
         x, rel = a.matrix.T, a.evidence
@@ -117,7 +120,7 @@ def searched(asked: list[Asked], sweeps: int = 2) -> np.ndarray:
     each weight moved by ±0.5, 1, 2 while that helps): an in-sample search, optimistic on purpose."""
     def r10(w: np.ndarray) -> float:
         return float(np.mean([recall_at(a, w)[1] for a in asked]))
-    w = Learner().shipped.copy()
+    w = START.copy()
     best = r10(w)
     for _ in range(sweeps):
         for i in range(len(w)):
@@ -159,8 +162,10 @@ def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Aske
 
 
 def three(a: Asked, learner: Learner) -> tuple[float, ...]:
-    """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not)."""
-    return recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
+    """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not),
+    and whether the learned ones were served."""
+    return (recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
+            + (float(learner.serving),))
 
 
 def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
@@ -176,7 +181,7 @@ def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for asked in convs.values():
-        learner = Learner(settings)
+        learner = Learner(settings, START.copy())
         for i, a in enumerate(asked):
             if i >= len(asked) / 2 and a.scored:
                 rows.append(three(a, learner))
@@ -198,7 +203,7 @@ def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for taught, scored in folds(convs, rng):
-        learner = Learner(settings)
+        learner = Learner(settings, START.copy())
         for i in rng.permutation(len(taught)).tolist():
             teach(learner, taught[i], flip, rng)
         rows += [three(a, learner) for a in scored if a.scored]
@@ -216,6 +221,7 @@ def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings, 
                 {"r5": round(float(mean[at]), 4), "r10": round(float(mean[at + 1]), 4),
                  "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)}
                 for at in (2, 4))
+            got["served"] = round(float(mean[6]), 4)  # share of the scored questions ranked by learned weights
             if flip == 0.0:
                 s["shipped"] = {"r5": round(float(mean[0]), 4), "r10": round(float(mean[1]), 4)}
                 s["learned"], s["noisy"] = got, {}
@@ -237,7 +243,8 @@ def table(name: str, res: dict) -> str:
         s = res[setting]
 
         def cell(r: dict) -> str:
-            return f"{r['r5']:.3f} / {r['r10']:.3f} ± {r['r10_std']:.3f}"
+            served = f" ({r['served']:.0%} served)" if r.get("served") else ""
+            return f"{r['r5']:.3f} / {r['r10']:.3f} ± {r['r10_std']:.3f}{served}"
         shipped = s["shipped"]
         lines.append(f"| {setting} | {s['questions']} | {shipped['r5']:.3f} / {shipped['r10']:.3f} | "
                      f"{cell(s['learned'])} | " + " | ".join(cell(s['noisy'][str(f)]) for f in NOISE) + " |")
@@ -267,7 +274,15 @@ def main() -> None:
         ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
     ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
     ap.add_argument("--window", type=int, default=LearnSettings().window)
+    ap.add_argument("--start", action="append", default=[], metavar="NAME=VALUE",
+                    help="start from the shipped weights with this one changed (repeatable): a bot "
+                         "for which they are wrong; the 'shipped' rows then show these weights")
     args = ap.parse_args()
+    for given in args.start:
+        name, _, value = given.partition("=")
+        if name not in COLUMNS:
+            ap.error(f"--start: no feature named {name}")
+        START[COLUMNS.index(name)] = float(value)
     settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin,
                              args.window)
     sets = {}
