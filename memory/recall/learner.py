@@ -13,9 +13,9 @@ size); and the learned weights are *served* only while they order the new feedba
 shipped weights do (each recall is judged by both before it is learned from: a champion and a
 challenger), over the last ``window`` judged recalls, by more than ``margin`` and by more than
 twice the standard error of that difference. Feedback that says nothing consistent (flipped at
-random, adversarial) leaves the shipped ranking in use. The small steps matter as much as the
-check: with steps and bounds larger still, the check let worse weights through now and then
-(bench/RESULTS.md, issue 32).
+random, adversarial) leaves the shipped ranking in use. (A mean since the start, without the
+standard error, let worse weights through under noisy feedback with larger steps: bench/RESULTS.md,
+issue 32.)
 """
 
 from __future__ import annotations
