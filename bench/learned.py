@@ -221,7 +221,8 @@ def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings, 
                 {"r5": round(float(mean[at]), 4), "r10": round(float(mean[at + 1]), 4),
                  "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)}
                 for at in (2, 4))
-            got["served"] = round(float(mean[6]), 4)  # share of the scored questions ranked by learned weights
+            # the share of the scored questions the learned weights ranked
+            got["served"] = round(float(mean[6]), 4)
             if flip == 0.0:
                 s["shipped"] = {"r5": round(float(mean[0]), 4), "r10": round(float(mean[1]), 4)}
                 s["learned"], s["noisy"] = got, {}
