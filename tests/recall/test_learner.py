@@ -141,3 +141,20 @@ async def test_a_places_feedback_never_changes_what_another_place_sees(engram: E
     after = await engram.recall(query, two, k=50)
     assert {h.key for h in after} == {h.key for h in before}  # the order may change, never who sees what
     assert all(h.item.place == "qq:group:2" for h in after)
+
+
+def test_each_place_keeps_its_own_last_injections_and_the_log_round_trips() -> None:
+    log, x = FeedbackLog(keep=3), np.ones((len(COLUMNS), 2))
+    quiet = log.record("qq:private:7", ["m1", "m2"], x, injected=1)
+    busy = [log.record("qq:group:1", ["e1", "e2"], x, injected=1) for _ in range(10)]
+    assert log.get(quiet).place == "qq:private:7"  # a busy group never pushes out a quiet chat's
+    with pytest.raises(UnknownIdError):
+        log.get(busy[6])
+    log.judged(busy[-1], good=True)
+    again = FeedbackLog.from_state(log.state(), keep=3)
+    assert again.get(busy[-1]).used == [True, False] and again.get(quiet).used is None
+    assert again.record("qq:private:7", ["m3"], np.ones((len(COLUMNS), 1)), injected=1) not in busy
+    learner = Learner()
+    assert again.learn(learner) == 1 and again.learn(learner) == 0  # each judged injection teaches once
+    with pytest.raises(InvalidInputError):
+        FeedbackLog.from_state({"recalls": [{"id": "r1", "place": "p", "keys": ["e1"]}]})
