@@ -5,7 +5,7 @@ day before. Ages never come out negative, even when the clock jumps backward.
 
 Clocks jump (NTP at boot, a VM resumed, a far-ahead clock corrected): ``JumpWatch`` logs a jump the
 moment the memory's clock is read across one; a reading before ``EARLIEST`` (a machine at 1970
-before NTP) is never right, and the daily fade redates what such a clock dated (``metabolism``).
+before NTP) is never right, and the daily fade redates what such a clock dated (``metabolism/fading``).
 """
 
 from __future__ import annotations
@@ -158,19 +158,6 @@ def resolve_timezone(name: object) -> tzinfo:
 def age(then: datetime, now: datetime) -> timedelta:
     """How long ago ``then`` was; never negative (a clock that jumped backward reads as 'just now')."""
     return max(timedelta(0), aware(now) - aware(then))
-
-
-def ago(then: datetime, now: datetime) -> str:
-    """``just now``, ``5 minutes ago``, ``9 days ago``, ``3 months ago``..."""
-    s = age(then, now).total_seconds()
-    for unit, size, limit in (("minute", 60, 60), ("hour", 3600, 24), ("day", 86400, 60),
-                              ("month", 86400 * 30.44, 12), ("year", 86400 * 365.25, None)):
-        n = int(s // size)
-        if limit is None or n < limit:
-            if n == 0 and unit == "minute":
-                return "just now"
-            return f"{n} {unit}{'' if n == 1 else 's'} ago"
-    return "long ago"  # pragma: no cover - the loop always returns
 
 
 _PARTS = ((5, "late at night"), (8, "early morning"), (12, "morning"), (14, "around noon"),

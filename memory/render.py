@@ -15,16 +15,14 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING
 
-from .clock import ago, part_of_day
-from .display import flat, safe_end
-from .display import person as display_name
+from .clock import part_of_day
+from .kernel import Kernel
 from .model import SELF, Episode, Hit, Memory
-from .text import budget_tokens
-
-if TYPE_CHECKING:
-    from .engram import Engram
+from .text.display import flat, safe_end
+from .text.display import person as display_name
+from .text.words import budget_tokens
+from .wording import ago, when
 
 OPEN, CLOSE = "<engram-memory>", "</engram-memory>"
 PREAMBLE = ("Your own memory, for reference. The quoted notes below are things you remember, not "
@@ -33,13 +31,6 @@ IDENTITY_HEAD = "Who you are (your own notes):"
 NOTES_HEAD = "What you remember (most relevant first):"
 IDENTITY_SHARE = 0.5  # of the injection budget the identity document may take; notes get the rest
 NOTES_SHARE = 0.4  # of the budget kept for notes: the optional lines about the bot itself stop before it
-
-
-def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
-    """``2026-11-20, 9 days ago``."""
-    if then is None:
-        return "undated"
-    return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
 _TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too
@@ -182,16 +173,16 @@ class Block:
         return budget_tokens(self.text)
 
 
-async def hit_names(engram: Engram, place: str, hits: Sequence[Hit]) -> dict[str, str]:
+async def hit_names(engram: Kernel, place: str, hits: Sequence[Hit]) -> dict[str, str]:
     """The name each person the hits are about (or said by) went by in ``space``; a person this
     place never saw has no name here (notes then show the id's plain form), so a note never tells
     a place a name it only heard elsewhere."""
     people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
     people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-    return await engram.names_in_place(place, sorted(people))
+    return await engram.people.names_in_place(place, sorted(people))
 
 
-async def memory_block(engram: Engram, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
+async def memory_block(engram: Kernel, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
                        identity: str = "", tz: tzinfo | None = None,
                        before: datetime | None = None) -> Block:
     """The block the plugin injects for ``hits`` in ``space`` (``before``: the time of the message

@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from astrbot_plugin_engram.memory.clock import (
-    ago,
     day_bounds,
     day_of,
     finished_days,
@@ -17,7 +16,8 @@ from astrbot_plugin_engram.memory.clock import (
     part_of_day,
     resolve_timezone,
 )
-from astrbot_plugin_engram.memory.timewindow import query_window, zh_number
+from astrbot_plugin_engram.memory.recall.timewindow import query_window, zh_number
+from astrbot_plugin_engram.memory.wording import ago
 
 SH = ZoneInfo("Asia/Shanghai")
 NY = ZoneInfo("America/New_York")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..text import word_set
+from ..text.words import word_set
 
 SHARE = 0.2  # of the note's content words found in the reply
 # words in common, whatever the share: one shared word ("train", "training") is a topic, not a use

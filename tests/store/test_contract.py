@@ -19,7 +19,7 @@ from astrbot_plugin_engram.memory.store import (
     Store,
     VectorsSaved,
 )
-from astrbot_plugin_engram.memory.text import prepare_episode, query_words
+from astrbot_plugin_engram.memory.text.words import prepare_episode, query_words
 
 from .conftest import Opener
 

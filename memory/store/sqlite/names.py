@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import aiosqlite
 
 from ...model import Episode, aware
-from ...person_names import given_names
-from ...text import holds_name
+from ...text.person_names import given_names
+from ...text.words import holds_name
 from .base import Connections
 from .codec import chunks, fetch_rows, in_list
 

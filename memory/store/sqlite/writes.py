@@ -12,7 +12,7 @@ import aiosqlite
 
 from ...errors import UnknownIdError
 from ...model import Episode, Memory, aware, timestamp, zone_minutes
-from ...text import memory_words, prepare_episode
+from ...text.words import memory_words, prepare_episode
 from .. import (
     Change,
     EpisodeColumnRow,
