@@ -97,7 +97,7 @@ from astrbot.core.astr_main_agent import _append_system_reminders  # noqa: E402
 
 # ---- the plugin's parts this bench uses: kept here, in one place, so a move of plugin/ is one edit ----
 from astrbot_plugin_engram.memory import Episode, LocalE5  # noqa: E402
-from astrbot_plugin_engram.memory.text import budget_tokens  # noqa: E402
+from astrbot_plugin_engram.memory.text.words import budget_tokens  # noqa: E402
 from astrbot_plugin_engram.plugin.abilities import Abilities  # noqa: E402
 from astrbot_plugin_engram.plugin.config import Settings  # noqa: E402
 from astrbot_plugin_engram.plugin.providers import Providers  # noqa: E402

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
 from ..memory.model import now_utc
+from ..memory.self.diary_files import diary_day
+from ..memory.strength import strength_now
 from ..memory.wording import Said
 from . import identity_files
 from .i18n import MESSAGES

@@ -12,13 +12,13 @@ import re
 from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, place_scope
-from ..memory.metabolism.dedup import remember
-from ..memory.text.display import cut
 from ..memory.errors import InvalidInputError
+from ..memory.metabolism.dedup import remember
 from ..memory.model import now_utc
-from ..memory.self.proposals import ProposalFlood
 from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
+from ..memory.self.proposals import ProposalFlood
+from ..memory.text.display import cut
 from ..memory.text.words import blank, budget_tokens
 from .events import actor_of, audience_of, parse_message
 from .hooks.echo import TOOL_HEAD

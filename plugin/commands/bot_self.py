@@ -8,8 +8,8 @@ import re
 from datetime import date
 
 from ...memory.clock import day_of
-from ...memory.text.display import cut
 from ...memory.render import quoted
+from ...memory.text.display import cut
 from ...memory.wording import EN, word
 from ..events import platform_of, sender_of
 from ..replies.catalogue import TEXTS, counted, say

@@ -10,10 +10,10 @@ import re
 
 from ...memory import Hit, Memory, place_scope, visibility
 from ...memory.metabolism.dedup import remember as remember_memory
-from ...memory.text.display import flat
 from ...memory.model import now_utc
 from ...memory.render import quoted
 from ...memory.scopes import OWNER
+from ...memory.text.display import flat
 from ...memory.text.words import MAX_TEXT
 from ...memory.wording import word
 from ..events import platform_of

@@ -11,9 +11,9 @@ from typing import Any
 
 from ...memory import Forgetting
 from ...memory.clock import day_of
+from ...memory.model import now_utc
 from ...memory.self.day_end import DaySettings, DaysReport, end_days
 from ...memory.self.diary import DiaryResult, write_diary
-from ...memory.model import now_utc
 from ...memory.self.self_image import SelfImageResult, write_self_image
 from ...scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
 from .background import Jobs

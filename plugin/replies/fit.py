@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...memory.text.display import cut, flat
 from ...memory.render import quoted
+from ...memory.text.display import cut, flat
 from .catalogue import say
 
 SHOWN_CHARS = 160
