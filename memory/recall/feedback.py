@@ -86,7 +86,7 @@ class FeedbackLog:
         shown = r.keys[: r.injected]
         if unknown := set(used_keys) - set(shown):
             raise InvalidInputError(f"{sorted(unknown)} were not injected by {recall_id}",
-                                    code="feedback_not_injected")
+                                    code="feedback_not_injected", recall=recall_id)
         r.used = [k in set(used_keys) for k in shown]
         r.features, r.keys = r.features[:, : r.injected], shown
         r.learned = False
@@ -98,7 +98,7 @@ class FeedbackLog:
         r = self.get(recall_id)
         if r.injected == len(r.keys):
             raise InvalidInputError(f"{recall_id} held nothing back to compare with",
-                                    code="feedback_nothing_held")
+                                    code="feedback_nothing_held", recall=recall_id)
         r.used = [good if j < r.injected else not good for j in range(len(r.keys))]
         r.learned = False
         return r
