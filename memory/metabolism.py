@@ -107,7 +107,8 @@ async def fade(engram: Engram, now: datetime | None = None) -> FadeReport:
         weak += np.array(ids)[low & ~kept].tolist()
         after = rows[-1][0]
     report.redated = await _redate(engram, wrong, datetime.fromtimestamp(t, timezone.utc))
-    report.archived = len(await engram.store.archive(weak))  # the indexes follow the commit
+    async with engram.store.transaction() as tx:
+        report.archived = len(await tx.archive(weak))  # the indexes follow the commit
     if report.archived:
         log.info("fade: archived %d of %d memories", report.archived, report.checked)
     return report
@@ -189,7 +190,8 @@ class Toucher:
             # a making dated far ahead (a wrong clock since set back) is no later recall
             last = max(t, since) if since <= t + AHEAD.total_seconds() else t
             rows.append((i, min(1.0, now + s.strengthen), last, new_status))
-        await self.engram.store.set_strengths(rows)  # the indexes follow the commit
+        async with self.engram.store.transaction() as tx:
+            await tx.set_strengths(rows)  # the indexes follow the commit
         return len(rows)
 
     def forget(self, memory_id: int) -> None:

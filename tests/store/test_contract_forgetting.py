@@ -32,68 +32,90 @@ def ep(text: str, place: str = A, minutes: float = 0, **kw: object) -> Episode:
 
 
 async def test_erase_deletes_exactly_what_it_is_given_and_is_heard_after_commit(store: Store) -> None:
-    e1, e2, e3 = await store.add_episodes([ep("one"), ep("two", minutes=1), ep("three", minutes=2)])
-    m1 = await store.add_memory(Memory("from one", "self", sources=(e1,)))
-    m2 = await store.add_memory(Memory("from two", "self", sources=(e2,)))
+    async with store.transaction() as tx:
+        e1, e2, e3 = await tx.add_episodes([ep("one"), ep("two", minutes=1), ep("three", minutes=2)])
+    async with store.transaction() as tx:
+        m1 = await tx.add_memory(Memory("from one", "self", sources=(e1,)))
+    async with store.transaction() as tx:
+        m2 = await tx.add_memory(Memory("from two", "self", sources=(e2,)))
     heard: list[object] = []
     store.listen(heard.append)
-    assert await store.erase([e1, 999], [m1, 998]) == ([e1], [m1])
+    async with store.transaction() as tx:
+        assert await tx.erase([e1, 999], [m1, 998]) == ([e1], [m1])
     assert set(await store.get_episodes([e1, e2, e3])) == {e2, e3}
     assert set(await store.get_memories([m1, m2])) == {m2}
     assert await store.memories_citing([e1, e2]) == [m2]  # the erased memory's source link went too
     assert [type(c) for c in heard] == [EpisodesDeleted, MemoriesDeleted]
     assert heard[0] == EpisodesDeleted([e1]) and heard[1] == MemoriesDeleted([m1])
-    assert await store.erase([], []) == ([], [])
+    async with store.transaction() as tx:
+        assert await tx.erase([], []) == ([], [])
     assert len(heard) == 2  # nothing erased: nothing to hear
 
 
 async def test_erase_takes_every_vector_of_the_item_the_second_ones_too(store: Store) -> None:
-    e1, e2 = await store.add_episodes([ep("one"), ep("two", minutes=1)])
+    async with store.transaction() as tx:
+        e1, e2 = await tx.add_episodes([ep("one"), ep("two", minutes=1)])
     rows = await store.items_to_embed("e", 0, 10)
     vecs = np.eye(2, 4, dtype=np.float32)
     async with store.transaction() as tx:
         await tx.save_vectors("m1", "e", rows, vecs)
         await tx.save_query_vectors("m1#as-query", "e", rows, vecs)
-    await store.erase([e1], [])
+    async with store.transaction() as tx:
+        await tx.erase([e1], [])
     assert (await store.query_vectors_page("m1#as-query", "e", 0, 10))[0] == [e2]
     assert [r.id for r in (await store.vectors_page("m1", "e", 0, 10))[0]] == [e2]
 
 
 async def test_erased_ids_are_never_given_out_again(store: Store) -> None:
-    [e1, e2] = await store.add_episodes([ep("a"), ep("b", minutes=1)])
-    mid = await store.add_memory(Memory("last", "self"))
-    await store.erase([e2], [mid])
-    assert await store.add_episodes([ep("c", minutes=2)]) == [e2 + 1]
-    assert await store.add_memory(Memory("next", "self")) == mid + 1
+    async with store.transaction() as tx:
+        [e1, e2] = await tx.add_episodes([ep("a"), ep("b", minutes=1)])
+    async with store.transaction() as tx:
+        mid = await tx.add_memory(Memory("last", "self"))
+    async with store.transaction() as tx:
+        await tx.erase([e2], [mid])
+    async with store.transaction() as tx:
+        assert await tx.add_episodes([ep("c", minutes=2)]) == [e2 + 1]
+    async with store.transaction() as tx:
+        assert await tx.add_memory(Memory("next", "self")) == mid + 1
 
 
 async def test_erasing_a_place_drops_its_name_and_cursors(store: Store) -> None:
-    [a, b] = await store.add_episodes([ep("here", A), ep("there", B, 1)])
-    await store.set_cursor("consolidate:" + A, a)
-    await store.set_cursor("consolidate:" + B, b)
+    async with store.transaction() as tx:
+        [a, b] = await tx.add_episodes([ep("here", A), ep("there", B, 1)])
+    async with store.transaction() as tx:
+        await tx.set_cursor("consolidate:" + A, a)
+    async with store.transaction() as tx:
+        await tx.set_cursor("consolidate:" + B, b)
     heard: list[object] = []
     store.listen(heard.append)
-    await store.erase([a], [], places=[A])
+    async with store.transaction() as tx:
+        await tx.erase([a], [], places=[A])
     assert await store.place_key(A) is None and await store.place_key(B) is not None
     assert await store.cursors("consolidate:") == {"consolidate:" + B: b}
     assert isinstance(heard[-1], PlacesDeleted) and heard[-1].names == [A]
-    [again] = await store.add_episodes([ep("back again", A, 5)])  # the place starts afresh
+    async with store.transaction() as tx:
+        [again] = await tx.add_episodes([ep("back again", A, 5)])  # the place starts afresh
     assert (await store.get_episodes([again]))[again].seq == 1
     assert isinstance(heard[-1], EpisodesAdded)
 
 
 async def test_erasing_a_person_drops_their_names(store: Store) -> None:
-    await store.add_episodes([ep("hi", actor="qq:1", actor_name="Ming"),
-                              ep("yo", actor="qq:2", actor_name="Li")])
-    await store.erase([], [], people=["qq:1"])
+    async with store.transaction() as tx:
+        await tx.add_episodes([ep("hi", actor="qq:1", actor_name="Ming"),
+                                  ep("yo", actor="qq:2", actor_name="Li")])
+    async with store.transaction() as tx:
+        await tx.erase([], [], people=["qq:1"])
     assert await store.aliases("qq:1") == [] and await store.aliases("qq:2") == ["Li"]
 
 
 async def test_what_a_forget_reaches_is_read_by_actor_place_mention_subject_and_scope(store: Store) -> None:
-    e1, e2, e3 = await store.add_episodes([ep("I am Ming", actor="qq:1"), ep("ask ming later", B, 1),
-                                           ep("nothing", B, 2)])
-    about = await store.add_memory(Memory("likes tea", "self", subjects=("qq:1",), sources=(e1,)))
-    named = await store.add_memory(Memory("Ming moved", "space:" + B))
+    async with store.transaction() as tx:
+        e1, e2, e3 = await tx.add_episodes([ep("I am Ming", actor="qq:1"), ep("ask ming later", B, 1),
+                                               ep("nothing", B, 2)])
+    async with store.transaction() as tx:
+        about = await tx.add_memory(Memory("likes tea", "self", subjects=("qq:1",), sources=(e1,)))
+    async with store.transaction() as tx:
+        named = await tx.add_memory(Memory("Ming moved", "space:" + B))
     assert [i for i, _ in await store.episodes_where(actor="qq:1")] == [e1]
     assert sorted(i for i, _ in await store.episodes_where(mentions=["Ming"])) == [e1, e2]
     assert sorted(i for i, _ in await store.episodes_where(place=B)) == [e2, e3]
@@ -102,32 +124,44 @@ async def test_what_a_forget_reaches_is_read_by_actor_place_mention_subject_and_
     assert await store.memories_where(scope="space:" + B) == [named]
     assert [i for i, _ in await store.memories_mentioning(["ming"])] == [named]
     assert await store.source_ids([about, named]) == [e1]
-    newer = await store.add_memory(Memory("likes green tea", "self"), supersedes=about)
+    async with store.transaction() as tx:
+        newer = await tx.add_memory(Memory("likes green tea", "self"), supersedes=about)
     assert await store.all_versions([newer]) == [about, newer]
 
 
 async def test_archiving_is_heard_at_once_and_only_active_memories_are_archived(store: Store) -> None:
-    a = await store.add_memory(Memory("weak", "self"))
-    b = await store.add_memory(Memory("weak too", "public"))
-    old = await store.add_memory(Memory("v1", "self"))
-    await store.add_memory(Memory("v2", "self"), supersedes=old)
+    async with store.transaction() as tx:
+        a = await tx.add_memory(Memory("weak", "self"))
+    async with store.transaction() as tx:
+        b = await tx.add_memory(Memory("weak too", "public"))
+    async with store.transaction() as tx:
+        old = await tx.add_memory(Memory("v1", "self"))
+    async with store.transaction() as tx:
+        await tx.add_memory(Memory("v2", "self"), supersedes=old)
     heard: list[object] = []
     store.listen(heard.append)
-    assert sorted(await store.archive([a, b, old])) == [(a, "self"), (b, "public")]
+    async with store.transaction() as tx:
+        assert sorted(await tx.archive([a, b, old])) == [(a, "self"), (b, "public")]
     assert heard == [MemoriesArchived([a, b], ["self", "public"])]
-    assert await store.archive([a]) == []  # already archived
+    async with store.transaction() as tx:
+        assert await tx.archive([a]) == []  # already archived
     assert [r[0] for r in await store.strength_rows()] == [old + 1]  # only active ones are faded
 
 
 async def test_strengths_are_set_together_and_superseded_memories_left_alone(store: Store) -> None:
-    a = await store.add_memory(Memory("recalled", "self", strength=0.4, created_at=T0))
-    old = await store.add_memory(Memory("v1", "self"))
-    await store.add_memory(Memory("v2", "self"), supersedes=old)
-    await store.archive([a])
+    async with store.transaction() as tx:
+        a = await tx.add_memory(Memory("recalled", "self", strength=0.4, created_at=T0))
+    async with store.transaction() as tx:
+        old = await tx.add_memory(Memory("v1", "self"))
+    async with store.transaction() as tx:
+        await tx.add_memory(Memory("v2", "self"), supersedes=old)
+    async with store.transaction() as tx:
+        await tx.archive([a])
     heard: list[object] = []
     store.listen(heard.append)
     later = T0.timestamp() + 3600
-    await store.set_strengths([(a, 0.9, later, "active"), (old, 1.0, later, "active")])
+    async with store.transaction() as tx:
+        await tx.set_strengths([(a, 0.9, later, "active"), (old, 1.0, later, "active")])
     assert (await store.strength_of([a]))[a] == (0.9, later, "active")
     assert (await store.strength_of([old]))[old][2] == "superseded"
     got = await store.get_memories([a, old])
@@ -137,12 +171,16 @@ async def test_strengths_are_set_together_and_superseded_memories_left_alone(sto
 
 
 async def test_merging_keeps_the_originals_as_versions_and_cites_all_sources(store: Store) -> None:
-    e1, e2 = await store.add_episodes([ep("tea"), ep("green tea", minutes=1)])
-    a = await store.add_memory(Memory("likes tea", "self", sources=(e1,)))
-    b = await store.add_memory(Memory("likes green tea", "self", sources=(e2,)))
+    async with store.transaction() as tx:
+        e1, e2 = await tx.add_episodes([ep("tea"), ep("green tea", minutes=1)])
+    async with store.transaction() as tx:
+        a = await tx.add_memory(Memory("likes tea", "self", sources=(e1,)))
+    async with store.transaction() as tx:
+        b = await tx.add_memory(Memory("likes green tea", "self", sources=(e2,)))
     heard: list[object] = []
     store.listen(heard.append)
-    mid = await store.merge_memories(Memory("likes tea, green tea most", "self", sources=(e1, e2)), [a, b])
+    async with store.transaction() as tx:
+        mid = await tx.merge_memories(Memory("likes tea, green tea most", "self", sources=(e1, e2)), [a, b])
     assert mid is not None
     assert await store.versions(mid) == [a, b, mid]
     got = await store.get_memories([a, b, mid])
@@ -152,37 +190,48 @@ async def test_merging_keeps_the_originals_as_versions_and_cites_all_sources(sto
     assert isinstance(heard[0], MemoryAdded) and heard[0].id == mid
     assert {(c.id, c.status) for c in heard[1:] if isinstance(c, MemoryChanged)} == {
         (a, "superseded"), (b, "superseded")}
-    assert await store.merge_memories(Memory("again", "self"), [a, mid]) is None  # a is no longer active
+    async with store.transaction() as tx:
+        assert await tx.merge_memories(Memory("again", "self"), [a, mid]) is None  # a is no longer active
     assert set(await store.get_memories([mid + 1])) == set()
 
 
 async def test_groups_kept_apart_are_remembered_until_a_member_is_erased(store: Store) -> None:
-    a = await store.add_memory(Memory("tea", "self"))
-    b = await store.add_memory(Memory("coffee", "self"))
-    c = await store.add_memory(Memory("water", "self"))
-    await store.keep_apart([a, b, c])
+    async with store.transaction() as tx:
+        a = await tx.add_memory(Memory("tea", "self"))
+    async with store.transaction() as tx:
+        b = await tx.add_memory(Memory("coffee", "self"))
+    async with store.transaction() as tx:
+        c = await tx.add_memory(Memory("water", "self"))
+    async with store.transaction() as tx:
+        await tx.keep_apart([a, b, c])
     assert await store.kept_apart([a, b, c]) == {(a, b), (a, c), (b, c)}
-    await store.erase([], [b])
+    async with store.transaction() as tx:
+        await tx.erase([], [b])
     assert await store.kept_apart([a, c]) == {(a, c)}
 
 
 async def test_a_write_sees_which_sources_are_still_there(store: Store) -> None:
-    e1, e2 = await store.add_episodes([ep("kept"), ep("forgotten", minutes=1)])
-    await store.erase([e2], [])
+    async with store.transaction() as tx:
+        e1, e2 = await tx.add_episodes([ep("kept"), ep("forgotten", minutes=1)])
+    async with store.transaction() as tx:
+        await tx.erase([e2], [])
     async with store.transaction() as tx:
         assert await tx.existing("episodes", [e1, e2, e2]) == [e1]
     with pytest.raises(ValueError):
-        await store.existing("aliases", [1])
+        async with store.transaction() as tx:
+            await tx.existing("aliases", [1])
 
 
 async def test_a_read_only_store_refuses_to_erase(open_store: Opener, tmp_path: Path) -> None:
     writer = await open_store(tmp_path)
     try:
-        [eid] = await writer.add_episodes([ep("hello")])
+        async with writer.transaction() as tx:
+            [eid] = await tx.add_episodes([ep("hello")])
         reader = await open_store(tmp_path, read_only=True)
         try:
             with pytest.raises(StoreError, match="read-only"):
-                await reader.erase([eid], [])
+                async with reader.transaction() as tx:
+                    await tx.erase([eid], [])
             with pytest.raises(StoreError, match="read-only"):
                 await reader.checkpoint()
             assert set(await reader.get_episodes([eid])) == {eid}
