@@ -38,7 +38,7 @@ def actions(*acts: dict[str, Any]) -> str:
 
 
 def run(engram: Engram, server: FakeOpenAI, settings: ConsolidationSettings = FAST, **kw: Any) -> Any:
-    owner = kw.pop("owner_spaces", (OWNER_DM,))
+    owner = kw.pop("owner_places", (OWNER_DM,))
     con = Consolidator(engram, OpenAIChat("m", server.base_url), settings,
                        audience_for=lambda s: Audience(s, owner_private=s in owner), **kw)
     return con
