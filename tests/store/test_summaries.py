@@ -92,8 +92,8 @@ async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path
     said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
     async with store.transaction() as tx:
         ids = await tx.add_episodes([Episode(place=SPACES[0], content=f"l{i}", actor=a,
-                                                actor_name=a and "x", time=T0 + timedelta(minutes=i))
-                                        for a, i in said])
+                                             actor_name=a and "x", time=T0 + timedelta(minutes=i))
+                                     for a, i in said])
     assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
     async with store.transaction() as tx:
         await tx.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
