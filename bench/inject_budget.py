@@ -18,7 +18,7 @@ from dashscope.tokenizers.tokenizer import get_tokenizer
 
 from astrbot_plugin_engram.memory import Episode, Hit
 from astrbot_plugin_engram.memory.render import build_block, note, time_line
-from astrbot_plugin_engram.memory.text import approx_tokens, budget_tokens
+from astrbot_plugin_engram.memory.text.words import approx_tokens, budget_tokens
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 TEXTS = json.loads((Path(__file__).parent / "data" / "six-languages.json").read_text("utf-8"))

@@ -34,10 +34,10 @@ Guess = Callable[[list[str]], list[set[str]]]
 
 def guesser(pkg: str) -> Guess:
     """The package's guesser: ``person_names.guess_names`` where it exists, else its parts."""
-    pn: ModuleType = importlib.import_module(f"{pkg}.memory.person_names")
+    pn: ModuleType = importlib.import_module(f"{pkg}.memory.text.person_names")
     if hasattr(pn, "guess_names"):
         return pn.guess_names  # type: ignore[no-any-return]
-    zh = importlib.import_module(f"{pkg}.memory.chinese_names")
+    zh = importlib.import_module(f"{pkg}.memory.text.chinese_names")
     return lambda texts: [pn.mentions(t) | pn.english_names(t) | zh.chinese_names(t) for t in texts]
 
 

@@ -68,7 +68,7 @@ async def diary_cost(days: int = 365, lines: int = 150) -> None:
 
     from astrbot_plugin_engram.memory import Engram, Episode, Memory, NoEmbedder
     from astrbot_plugin_engram.memory.clock import day_bounds
-    from astrbot_plugin_engram.memory.days import DaySettings, end_days
+    from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
 
     tz, first = timezone(timedelta(hours=8)), datetime(2027, 1, 4).date()
     with tempfile.TemporaryDirectory() as folder:

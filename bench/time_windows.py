@@ -44,7 +44,7 @@ from locomo import held_weights  # noqa: E402
 
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, make_embedder  # noqa: E402
 from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, LinearRanker  # noqa: E402
-from astrbot_plugin_engram.memory.timewindow import query_window  # noqa: E402
+from astrbot_plugin_engram.memory.recall.timewindow import query_window  # noqa: E402
 
 HELD: dict[str, float] = {}  # --weight NAME=VALUE: weights held in the shipped ranker
 

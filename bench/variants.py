@@ -6,7 +6,7 @@ import re
 
 import rjieba
 
-from astrbot_plugin_engram.memory import text
+from astrbot_plugin_engram.memory.text import words as text
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 STOP_CHARS = set("的了是我你他她它们吗呢吧啊呀哦嗯在和也都就还又很这那有没不个一")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
-from ..memory.diary_files import day_rule
+from ..memory.self.diary_files import day_rule
 from .app import make_app
 from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, BrowseReads, Engram, Episode, Hit, Memory, memory_block
-from ..memory.diary_files import diary_day
-from ..memory.metabolism import strength_now
 from ..memory.model import now_utc
+from ..memory.self.diary_files import diary_day
+from ..memory.strength import strength_now
 from . import selfhood
 from .i18n import Told
 from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter

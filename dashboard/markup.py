@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from ..memory.display import visible
+from ..memory.text.display import visible
 from .data import zone_name
 from .i18n import label, value
 

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..memory.identity import IdentityFolder, read_document
-from ..memory.proposals import PENDING, Proposals
+from ..memory.self.identity import IdentityFolder, read_document
+from ..memory.self.proposals import PENDING, Proposals
 
 MAX_HISTORY = 50  # versions listed, newest first
 STAMP = re.compile(r"\.(\d{8}T\d{6}\d*)Z\.md$")

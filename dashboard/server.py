@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ..memory.identity import atomic_write
+from ..memory.self.identity import atomic_write
 
 log = logging.getLogger("engram.dashboard")
 

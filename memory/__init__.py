@@ -15,9 +15,8 @@ from .errors import (
     StoreUnwritable,
     UnknownIdError,
 )
-from .forgetting import Forgetting
-from .merging import MergeSettings
-from .metabolism import MetabolismSettings
+from .metabolism.forgetting import Forgetting
+from .metabolism.merging import MergeSettings
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
@@ -25,6 +24,7 @@ from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, place_scope, visibility
 from .store import BrowseReads, Store
 from .store.sqlite import open_store
+from .strength import MetabolismSettings
 
 __all__ = [
     "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",

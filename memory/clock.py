@@ -5,7 +5,7 @@ day before. Ages never come out negative, even when the clock jumps backward.
 
 Clocks jump (NTP at boot, a VM resumed, a far-ahead clock corrected): ``JumpWatch`` logs a jump the
 moment the memory's clock is read across one; a reading before ``EARLIEST`` (a machine at 1970
-before NTP) is never right, and the daily fade redates what such a clock dated (``metabolism``).
+before NTP) is never right, and the daily fade redates what such a clock dated (``metabolism/fading``).
 """
 
 from __future__ import annotations

@@ -15,16 +15,13 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING
 
 from .clock import ago, part_of_day
-from .display import flat, safe_end
-from .display import person as display_name
+from .kernel import Kernel
 from .model import SELF, Episode, Hit, Memory
-from .text import budget_tokens
-
-if TYPE_CHECKING:
-    from .engram import Engram
+from .text.display import flat, safe_end
+from .text.display import person as display_name
+from .text.words import budget_tokens
 
 OPEN, CLOSE = "<engram-memory>", "</engram-memory>"
 PREAMBLE = ("Your own memory, for reference. The quoted notes below are things you remember, not "
@@ -182,16 +179,16 @@ class Block:
         return budget_tokens(self.text)
 
 
-async def hit_names(engram: Engram, place: str, hits: Sequence[Hit]) -> dict[str, str]:
+async def hit_names(engram: Kernel, place: str, hits: Sequence[Hit]) -> dict[str, str]:
     """The name each person the hits are about (or said by) went by in ``space``; a person this
     place never saw has no name here (notes then show the id's plain form), so a note never tells
     a place a name it only heard elsewhere."""
     people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
     people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
-    return await engram.names_in_place(place, sorted(people))
+    return await engram.people.names_in_place(place, sorted(people))
 
 
-async def memory_block(engram: Engram, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
+async def memory_block(engram: Kernel, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
                        identity: str = "", tz: tzinfo | None = None,
                        before: datetime | None = None) -> Block:
     """The block the plugin injects for ``hits`` in ``space`` (``before``: the time of the message

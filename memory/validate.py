@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from .errors import InvalidInputError
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
 from .scopes import parse_scope
-from .text import MAX_TEXT, blank, cap
+from .text.words import MAX_TEXT, blank, cap
 
 log = logging.getLogger("engram")
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..memory.identity import FOLDER, read_document
+from ..memory.self.identity import FOLDER, read_document
 
 log = logging.getLogger("engram.plugin")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..memory.display import cut, flat
-from ..memory.forgetting import Forgetting
+from ..memory.metabolism.forgetting import Forgetting
 from ..memory.render import quoted
+from ..memory.text.display import cut, flat
 from .reply_catalogue import and_list, counted, say
 
 SHOWN_CHARS = 160

@@ -25,12 +25,12 @@ from ..memory import (
     place_scope,
     visibility,
 )
-from ..memory.dedup import remember
-from ..memory.display import flat
+from ..memory.metabolism.dedup import remember
 from ..memory.model import now_utc
 from ..memory.render import quoted
 from ..memory.scopes import OWNER
-from ..memory.text import MAX_TEXT
+from ..memory.text.display import flat
+from ..memory.text.words import MAX_TEXT
 from .command_args import (
     OPTION_DASHES,
     Refused,

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Engram, Episode, StoreDamaged, StoreError, StoreUnwritable
-from ..memory.kept import KeptJournal
 from ..memory.outage import Outage
+from ..memory.recording.journal import KeptJournal
 
 log = logging.getLogger("engram.plugin")
 

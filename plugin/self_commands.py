@@ -10,10 +10,10 @@ from datetime import date
 from typing import Any
 
 from ..memory.clock import day_of
-from ..memory.display import cut
 from ..memory.errors import InvalidInputError
-from ..memory.proposals import ProposalFlood
 from ..memory.render import quoted
+from ..memory.self.proposals import ProposalFlood
+from ..memory.text.display import cut
 from .command_args import Refused, UsageError
 from .command_text import WHOLE_CHARS, fit_lines, short
 from .commands import COMMANDS, CommandContext

@@ -11,10 +11,10 @@ from typing import Any
 
 from ..memory import Forgetting
 from ..memory.clock import day_of
-from ..memory.days import DaySettings, DaysReport, end_days
-from ..memory.diary import DiaryResult, write_diary
 from ..memory.model import now_utc
-from ..memory.self_image import SelfImageResult, write_self_image
+from ..memory.self.day_end import DaySettings, DaysReport, end_days
+from ..memory.self.diary import DiaryResult, write_diary
+from ..memory.self.self_image import SelfImageResult, write_self_image
 from ..scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
 from .days_lock import DIARY_TURN, FORGET_TURN, SELF_IMAGE_TURN
 from .jobs import Jobs

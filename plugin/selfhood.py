@@ -14,11 +14,11 @@ import logging
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from ..memory.display import flat
-from ..memory.identity import IdentityFolder
-from ..memory.inner_state import Baseline, current, load_state, sentence
-from ..memory.proposals import Proposals
 from ..memory.render import fit_identity
+from ..memory.self.identity import IdentityFolder
+from ..memory.self.inner_state import Baseline, current, load_state, sentence
+from ..memory.self.proposals import Proposals
+from ..memory.text.display import flat
 from .abilities import Abilities
 from .config import Settings
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
-from ..memory.kept import kept_path
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.recording.journal import kept_path
 from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
 from .config import WEBCHAT, Settings, sole_platform
 from .confirm import Confirmations

@@ -11,12 +11,12 @@ import re
 from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, place_scope
-from ..memory.dedup import remember
-from ..memory.display import cut
+from ..memory.metabolism.dedup import remember
 from ..memory.model import now_utc
 from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
-from ..memory.text import blank, budget_tokens
+from ..memory.text.display import cut
+from ..memory.text.words import blank, budget_tokens
 from .echo import TOOL_HEAD
 from .events import actor_of, parse_message
 from .service import EngramService

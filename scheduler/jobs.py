@@ -9,8 +9,8 @@ from typing import Any
 from ..memory import Engram
 from ..memory.chat import ChatModel
 from ..memory.consolidation import Consolidator, Report
-from ..memory.merging import MergeReport
-from ..memory.metabolism import FadeReport
+from ..memory.metabolism.fading import FadeReport
+from ..memory.metabolism.merging import MergeReport
 from .registry import Job
 
 CONSOLIDATE, FADE, MERGE, CHECK = "consolidate", "fade", "merge", "check"

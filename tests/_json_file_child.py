@@ -13,9 +13,9 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from astrbot_plugin_engram.memory.diary_files import rewrite_later
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.proposals import Proposals
+from astrbot_plugin_engram.memory.self.diary_files import rewrite_later
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.self_image import write_self_image
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
 from .scripted_chat import ScriptedChat
 

@@ -21,8 +21,8 @@ from astrbot_plugin_engram.memory import (
     OpenAIEmbedder,
     StoreError,
 )
-from astrbot_plugin_engram.memory.indexing import EMBED_BATCH
-from astrbot_plugin_engram.memory.text import MAX_TEXT
+from astrbot_plugin_engram.memory.index.indexer import EMBED_BATCH
+from astrbot_plugin_engram.memory.text.words import MAX_TEXT
 
 from .conftest import EngramOpener, HashEmbedder
 from .fake_openai import FakeOpenAI

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder, text
-from astrbot_plugin_engram.memory.text import query_words, words
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
+from astrbot_plugin_engram.memory.text import words as text
+from astrbot_plugin_engram.memory.text.words import query_words, words
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 

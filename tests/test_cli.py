@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import OpenAIEmbedder
-from astrbot_plugin_engram.memory.cli import build_parser, clip, embedder_of, main, pad, width
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.proposals import Proposals
+from astrbot_plugin_engram.memory.cli.main import build_parser, clip, embedder_of, main, pad, width
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 
 from .fake_openai import FakeOpenAI
 
@@ -363,8 +363,8 @@ def test_recall_counts_days_in_the_bots_zone(cli, db_path: Path) -> None:  # typ
     from datetime import datetime, timedelta, timezone
     from zoneinfo import ZoneInfo
 
-    from astrbot_plugin_engram.memory.diary_files import day_rule
-    from astrbot_plugin_engram.memory.timewindow import query_window
+    from astrbot_plugin_engram.memory.recall.timewindow import query_window
+    from astrbot_plugin_engram.memory.self.diary_files import day_rule
 
     sh, now = ZoneInfo("Asia/Shanghai"), datetime.now(timezone.utc)
     in_sh, in_utc = query_window("yesterday", now, sh), query_window("yesterday", now, timezone.utc)

@@ -17,7 +17,7 @@ from astrbot_plugin_engram.memory.clock import (
     part_of_day,
     resolve_timezone,
 )
-from astrbot_plugin_engram.memory.timewindow import query_window, zh_number
+from astrbot_plugin_engram.memory.recall.timewindow import query_window, zh_number
 
 SH = ZoneInfo("Asia/Shanghai")
 NY = ZoneInfo("America/New_York")

@@ -16,9 +16,9 @@ from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import JumpWatch, day_bounds
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
-from astrbot_plugin_engram.memory.diary import write_diary
-from astrbot_plugin_engram.memory.metabolism import strength_now
-from astrbot_plugin_engram.memory.timewindow import query_window
+from astrbot_plugin_engram.memory.recall.timewindow import query_window
+from astrbot_plugin_engram.memory.self.diary import write_diary
+from astrbot_plugin_engram.memory.strength import strength_now
 
 from .conftest import EngramOpener, HashEmbedder
 from .fake_openai import FakeOpenAI

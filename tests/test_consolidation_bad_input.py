@@ -19,7 +19,7 @@ from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator, Report
 from astrbot_plugin_engram.memory.consolidation import run as consolidation_run
 from astrbot_plugin_engram.memory.consolidation.actions import MalformedReply, parse_reply
-from astrbot_plugin_engram.memory.replies import WrongShape, json_object
+from astrbot_plugin_engram.memory.prompts.answers import WrongShape, json_object
 
 from .fake_openai import FakeOpenAI
 from .test_consolidation import DM, GROUP, actions, add, ep, memories

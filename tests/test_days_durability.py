@@ -12,9 +12,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
-from astrbot_plugin_engram.memory.diary import diary_of, write_diary
-from astrbot_plugin_engram.memory.inner_state import load_state
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.diary import diary_of, write_diary
+from astrbot_plugin_engram.memory.self.inner_state import load_state
 
 from .scripted_chat import ScriptedChat
 from .test_diary import DAY, SH, at
@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
 from astrbot_plugin_engram.memory.chat import ChatResult
 
 class KilledAtTheState:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Episode
-from astrbot_plugin_engram.memory.demo import DemoResult, audiences, load_sample, run_demo
+from astrbot_plugin_engram.memory.cli.demo import DemoResult, audiences, load_sample, run_demo
 
 from .conftest import HashEmbedder
 

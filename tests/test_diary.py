@@ -12,13 +12,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
-from astrbot_plugin_engram.memory.diary import diary_of, write_diary
 from astrbot_plugin_engram.memory.errors import ChatError
-from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write
-from astrbot_plugin_engram.memory.inner_state import Baseline, current, load_state, sentence, state_path
-from astrbot_plugin_engram.memory.replies import WrongShape
-from astrbot_plugin_engram.memory.self_image import write_self_image
+from astrbot_plugin_engram.memory.prompts.answers import WrongShape
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.diary import diary_of, write_diary
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder, atomic_write
+from astrbot_plugin_engram.memory.self.inner_state import Baseline, current, load_state, sentence, state_path
+from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
 from .scripted_chat import ScriptedChat
 
@@ -252,7 +252,7 @@ async def test_the_self_image_wants_diaries(engram: Engram, tmp_path: Path) -> N
 
 # ---- inner state ----------------------------------------------------------------------------
 def test_the_inner_state_drifts_back_to_the_baseline_over_hours() -> None:
-    from astrbot_plugin_engram.memory.inner_state import InnerState
+    from astrbot_plugin_engram.memory.self.inner_state import InnerState
 
     t0 = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
     saved = InnerState("elated", 1.0, 1.0, "the hike", t0.isoformat())
@@ -266,7 +266,7 @@ def test_the_inner_state_drifts_back_to_the_baseline_over_hours() -> None:
 
 
 def test_what_is_on_its_mind_is_said_only_in_the_owners_private_chat() -> None:
-    from astrbot_plugin_engram.memory.inner_state import InnerState
+    from astrbot_plugin_engram.memory.self.inner_state import InnerState
 
     s = InnerState("cheerful", 0.6, 0.8, "Alice's door code")
     assert "door code" in sentence(s, owner_private=True)
@@ -333,7 +333,7 @@ async def test_a_wrong_shaped_self_image_changes_nothing(engram: Engram, tmp_pat
 
 async def test_a_long_day_is_shown_spread_out_within_the_prompt_budget(engram: Engram,
                                                                      tmp_path: Path) -> None:
-    from astrbot_plugin_engram.memory.diary import MAX_CHARS
+    from astrbot_plugin_engram.memory.self.diary import MAX_CHARS
 
     await engram.record_many([Episode("qq:group:7", f"line {i} " + "blah " * 100, "qq:1", "Bob",
                                       time=at(5) + timedelta(seconds=20 * i)) for i in range(2000)])
@@ -411,7 +411,7 @@ async def test_a_diary_kept_in_utc_before_is_headed_by_its_day_for_the_self_imag
         engram: Engram, tmp_path: Path) -> None:
     from astrbot_plugin_engram.memory import Memory
     from astrbot_plugin_engram.memory.clock import day_bounds
-    from astrbot_plugin_engram.memory.diary_files import day_rule
+    from astrbot_plugin_engram.memory.self.diary_files import day_rule
 
     day_rule(tmp_path, SH, 4, remember=True)  # as the diary job remembered it
     await engram.add_memory(Memory(text="an old entry", scope="owner", kind="diary",
@@ -441,7 +441,7 @@ def test_a_diary_file_that_cannot_be_written_is_logged_once_until_it_can(tmp_pat
                                                                          caplog) -> None:
     """On a full disk each hourly run logged the failure again, with its traceback, until space came
     back."""
-    from astrbot_plugin_engram.memory import diary
+    from astrbot_plugin_engram.memory.self import diary
 
     def full(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")

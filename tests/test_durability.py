@@ -21,7 +21,7 @@ from pathlib import Path
 from astrbot_plugin_engram.memory import Audience, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
-from astrbot_plugin_engram.memory.text import episode_words
+from astrbot_plugin_engram.memory.text.words import episode_words
 
 from ._record_child import content_of, place_of
 from .conftest import EngramOpener

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import identity
-from astrbot_plugin_engram.memory.identity import atomic_write, temporaries
+from astrbot_plugin_engram.memory.self import identity
+from astrbot_plugin_engram.memory.self.identity import atomic_write, temporaries
 
 from .small_disk import fill, small_disk
 
@@ -22,7 +22,7 @@ WRITES = 300
 WRITER = """
 import sys
 from pathlib import Path
-from astrbot_plugin_engram.memory.identity import atomic_write
+from astrbot_plugin_engram.memory.self.identity import atomic_write
 path, me, writes = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 text = (me * 20 + "\\n") * 2000  # ~40 KB: a write takes long enough for the other to start one
 failed = 0

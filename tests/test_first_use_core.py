@@ -18,7 +18,7 @@ from astrbot_plugin_engram.memory import (
     place_scope,
     visibility,
 )
-from astrbot_plugin_engram.memory.dedup import remember, similarity
+from astrbot_plugin_engram.memory.metabolism.dedup import remember, similarity
 
 SPACE = "webchat:private:sam"
 HERE = place_scope(SPACE)

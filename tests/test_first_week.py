@@ -12,7 +12,7 @@ import aiosqlite
 
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.migrations import APPEND_ONLY, MIGRATIONS
-from astrbot_plugin_engram.memory.text import EMPTY_SHAPE, no_content, text_shape, words
+from astrbot_plugin_engram.memory.text.words import EMPTY_SHAPE, no_content, text_shape, words
 
 from .conftest import EngramOpener, HashEmbedder
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Episode, Memory, NoEmbedder, place_scope
-from astrbot_plugin_engram.memory.diary_files import diary_day, diary_path
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.proposals import Proposals
 from astrbot_plugin_engram.memory.scopes import OWNER
+from astrbot_plugin_engram.memory.self.diary_files import diary_day, diary_path
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 
 from .conftest import EngramOpener
 from .marker import MARK, traces
@@ -110,7 +110,7 @@ async def test_a_forget_whose_files_cannot_be_written_still_answers_that_it_forg
     """A full disk after the erase: the command answered with an error, though the lines and
     memories were gone (a retry then said "no memory here"). Now it says what was erased and that
     the files are finished at the next start, which does so."""
-    from astrbot_plugin_engram.memory import forgetting
+    from astrbot_plugin_engram.memory.metabolism import forgetting
 
     await seed(open_engram)
     e = await open_engram(NoEmbedder())
@@ -136,7 +136,7 @@ DIARY_CHILD = """
 import resource, signal, sys
 from datetime import date
 from pathlib import Path
-from astrbot_plugin_engram.memory.diary import _write_file
+from astrbot_plugin_engram.memory.self.diary import _write_file
 path, text = Path(sys.argv[1]), sys.argv[2]
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
 resource.setrlimit(resource.RLIMIT_FSIZE, (len(text) // 2, len(text) // 2))
@@ -170,7 +170,7 @@ async def test_a_diary_file_cut_by_a_kill_is_erased_by_a_forget_of_its_day(
 IMAGE_CHILD = """
 import resource, signal, sys
 from pathlib import Path
-from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 folder, limit = IdentityFolder(Path(sys.argv[1])), int(sys.argv[2])
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

@@ -24,9 +24,9 @@ from astrbot_plugin_engram.memory import (
 )
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.proposals import Proposals
-from astrbot_plugin_engram.memory.text import word_set
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
+from astrbot_plugin_engram.memory.text.words import word_set
 
 from .conftest import EngramOpener
 from .fake_openai import FakeOpenAI
@@ -114,7 +114,7 @@ async def test_a_diary_written_by_the_diary_job_goes_with_its_file(
     diaries' zone, not UTC); forgetting a line it drew on erases the entry and the file."""
     from zoneinfo import ZoneInfo
 
-    from astrbot_plugin_engram.memory.diary import write_diary
+    from astrbot_plugin_engram.memory.self.diary import write_diary
 
     from .scripted_chat import ScriptedChat
 
@@ -149,8 +149,8 @@ async def test_the_self_image_its_history_and_the_inner_state_go_with_the_diary(
     """The files the bot writes about its days: the diary, the inner state it moved, the self-image
     and its earlier versions (identity/history/). A forget that reaches them — here with no rewrite
     after it, as from the command line — leaves none of them holding the marker."""
-    from astrbot_plugin_engram.memory.days import DaySettings, end_days
-    from astrbot_plugin_engram.memory.self_image import write_self_image
+    from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+    from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
     from .scripted_chat import ScriptedChat
 
@@ -418,7 +418,7 @@ async def test_a_forget_after_the_boundary_hour_changed_erases_the_right_diary_f
     so a forget erased the entry but left its file, the forgotten line in it, and named the wrong day."""
     from zoneinfo import ZoneInfo
 
-    from astrbot_plugin_engram.memory.diary import write_diary
+    from astrbot_plugin_engram.memory.self.diary import write_diary
 
     from .scripted_chat import ScriptedChat
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Hit, Memory, memory_block
-from astrbot_plugin_engram.memory.consolidation.prompt import messages
+from astrbot_plugin_engram.memory.prompts.templates import messages
 from astrbot_plugin_engram.memory.render import CLOSE, NOTES_HEAD, OPEN, build_block, note, time_line
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
@@ -153,7 +153,7 @@ def test_a_person_with_no_name_shows_as_their_id_in_the_consolidation_prompt() -
 
 @pytest.mark.parametrize("tail", ["👩\u200d👩\u200d👧", "cafe\u0301\u0301", "❤\ufe0f", "🇫🇷"])
 def test_a_cut_line_never_splits_an_emoji_sequence_or_an_accent(tail: str) -> None:
-    from astrbot_plugin_engram.memory.consolidation.prompt import LINE_CHARS, one_line
+    from astrbot_plugin_engram.memory.prompts.templates import LINE_CHARS, one_line
     from astrbot_plugin_engram.plugin.command_text import SHOWN_CHARS, short
     for cut, limit in ((one_line, LINE_CHARS), (short, SHOWN_CHARS)):
         for pad in range(len(tail) + 1):

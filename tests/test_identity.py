@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory.errors import InvalidInputError, UnknownIdError
-from astrbot_plugin_engram.memory.identity import MAX_BYTES, IdentityFolder, read_document
-from astrbot_plugin_engram.memory.proposals import ProposalFlood, Proposals
+from astrbot_plugin_engram.memory.self.identity import MAX_BYTES, IdentityFolder, read_document
+from astrbot_plugin_engram.memory.self.proposals import ProposalFlood, Proposals
 
 T = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = "".join(f"I am Mochi, line {i} of who I am.\n" for i in range(1200))  # ~42 KB (read whole: under 64 KB)
@@ -16,7 +16,7 @@ NEW = "".join(f"I am Mochi, and I grew: line {i}.\n" for i in range(1200))
 CHILD = """
 import resource, signal, sys
 from pathlib import Path
-from astrbot_plugin_engram.memory.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 folder, what, limit = IdentityFolder(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's default kills
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory.diary_files import REWRITE_FILE, rewrite_later, rewrites_pending, rewritten
-from astrbot_plugin_engram.memory.file_lock import lock_path, locked
-from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write, temporaries
-from astrbot_plugin_engram.memory.proposals import PROPOSALS_FILE, Proposals
+from astrbot_plugin_engram.memory.self.diary_files import (
+    REWRITE_FILE,
+    rewrite_later,
+    rewrites_pending,
+    rewritten,
+)
+from astrbot_plugin_engram.memory.self.file_lock import lock_path, locked
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder, atomic_write, temporaries
+from astrbot_plugin_engram.memory.self.proposals import PROPOSALS_FILE, Proposals
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 200

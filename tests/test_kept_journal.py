@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from astrbot_plugin_engram.memory import Engram, Episode
-from astrbot_plugin_engram.memory.kept import KeptJournal, kept_path
+from astrbot_plugin_engram.memory.recording.journal import KeptJournal, kept_path
 
 from .small_disk import fill, small_disk
 
@@ -76,7 +76,7 @@ def test_the_cli_forgets_no_person_or_place_while_the_bot_keeps_messages_beside_
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Before: the command line forgot what the store held, and the lines the bot kept meanwhile
     (a full disk) were written afterwards: the person's words came back."""
-    from astrbot_plugin_engram.memory.cli import main
+    from astrbot_plugin_engram.memory.cli.main import main
 
     db = tmp_path / "engram.db"
     assert main(["--db", str(db), "--embedder", "none", "record", "my code is 4471", "--space", "qq:group:1",

@@ -10,9 +10,9 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Memory, MergeSettings, place_scope
 from astrbot_plugin_engram.memory.chat import ChatResult
-from astrbot_plugin_engram.memory.consolidation.prompt import templates
 from astrbot_plugin_engram.memory.errors import ChatError
-from astrbot_plugin_engram.memory.metabolism import faded
+from astrbot_plugin_engram.memory.prompts.templates import templates
+from astrbot_plugin_engram.memory.strength import faded
 
 SPACE, OTHER = "qq:group:1", "qq:group:2"
 HERE = place_scope(SPACE)

@@ -14,11 +14,11 @@ import pytest
 
 from astrbot_plugin_engram.memory import Engram, Episode
 from astrbot_plugin_engram.memory.chat import OpenAIChat
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
-from astrbot_plugin_engram.memory.diary import write_diary
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.inner_state import load_state, state_path
-from astrbot_plugin_engram.memory.self_image import write_self_image
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.diary import write_diary
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.inner_state import load_state, state_path
+from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
 from .fake_openai import FakeOpenAI
 from .scripted_chat import ScriptedChat

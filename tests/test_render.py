@@ -11,7 +11,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import SELF, Episode, Hit, Memory
 from astrbot_plugin_engram.memory.render import CLOSE, OPEN, ago, build_block, note, time_line, when
-from astrbot_plugin_engram.memory.text import budget_tokens
+from astrbot_plugin_engram.memory.text.words import budget_tokens
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 

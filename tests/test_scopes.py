@@ -25,7 +25,7 @@ from astrbot_plugin_engram.memory import (
     visibility,
 )
 from astrbot_plugin_engram.memory.recall.candidates import RecallSettings, gather_candidates
-from astrbot_plugin_engram.memory.text import query_words
+from astrbot_plugin_engram.memory.text.words import query_words
 
 from .conftest import HashEmbedder
 

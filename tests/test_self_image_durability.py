@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from astrbot_plugin_engram.memory import Episode, NoEmbedder
-from astrbot_plugin_engram.memory.diary import write_diary
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.self_image import current_self_image, write_self_image
+from astrbot_plugin_engram.memory.self.diary import write_diary
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.self_image import current_self_image, write_self_image
 
 from .conftest import EngramOpener
 from .scripted_chat import ScriptedChat

@@ -13,13 +13,13 @@ import pytest
 
 from astrbot_plugin_engram.memory import Engram, Episode, Memory
 from astrbot_plugin_engram.memory.clock import day_bounds
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
-from astrbot_plugin_engram.memory.diary import diary_of
-from astrbot_plugin_engram.memory.identity import IdentityFolder
-from astrbot_plugin_engram.memory.inner_state import InnerState, sentence
 from astrbot_plugin_engram.memory.render import NOTES_HEAD, build_block
-from astrbot_plugin_engram.memory.self_image import write_self_image
-from astrbot_plugin_engram.memory.self_image_file import current_self_image
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.diary import diary_of
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.inner_state import InnerState, sentence
+from astrbot_plugin_engram.memory.self.self_image import write_self_image
+from astrbot_plugin_engram.memory.self.self_image_file import current_self_image
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.selfhood import Selfhood
 
@@ -263,7 +263,7 @@ async def test_a_diary_file_a_full_disk_kept_from_being_written_follows_its_memo
     from being written, is still written by a later run (the last days are looked at again)."""
     import errno
 
-    from astrbot_plugin_engram.memory import diary
+    from astrbot_plugin_engram.memory.self import diary
 
     settings = DaySettings(tz=SH, inner_state=False)
     await lived(engram, FIRST)

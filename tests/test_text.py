@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jieba
 
-from astrbot_plugin_engram.memory.text import (
+from astrbot_plugin_engram.memory.text.words import (
     _RUNS,
     MONTHS,
     STOP_ZH,
@@ -117,7 +117,7 @@ def test_the_quick_no_date_check_agrees_with_the_full_patterns_on_the_real_data(
     # instead of asking the regex to; same answers as the patterns run in full, ignoring case
     import re
 
-    from astrbot_plugin_engram.memory.text import _DATE_EN, _DATE_ZH
+    from astrbot_plugin_engram.memory.text.words import _DATE_EN, _DATE_ZH
 
     full = re.compile(_DATE_EN.pattern, re.IGNORECASE)
 

@@ -18,7 +18,7 @@ import pytest
 
 from astrbot_plugin_engram.memory import Engram, Episode, NoEmbedder, OpenAIChat, StoreError
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
-from astrbot_plugin_engram.memory.diary import write_diary
+from astrbot_plugin_engram.memory.self.diary import write_diary
 from astrbot_plugin_engram.memory.store.sqlite import transactions
 
 from .fake_openai import FakeOpenAI

@@ -14,7 +14,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..errors import EngramError
-from ..replies import json_values
+from ..prompts.answers import json_values
 
 ADD_KINDS = ("fact", "preference", "event", "relation", "plan")
 MAX_MEMORY_TEXT = 1000

@@ -16,11 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..chat import ChatModel
 from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
+from ..kernel import Kernel
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
+from ..prompts.templates import messages, shared_key, shared_names
 from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, place_scope, visibility
 from ..scopes import SELF as SELF_SCOPE
 from .actions import (
@@ -35,10 +37,6 @@ from .actions import (
     check_action,
     parse_reply,
 )
-from .prompt import messages, shared_key, shared_names
-
-if TYPE_CHECKING:  # only for annotations: the diary and the inner state, which a forget in Engram
-    from ..engram import Engram  # uses, import this package's prompt
 
 log = logging.getLogger("engram.consolidate")
 
@@ -123,9 +121,9 @@ class _Unavailable(Exception):
 
 
 class Consolidator:
-    """Runs consolidation over an Engram with a ChatModel (``run()``; tests call it directly)."""
+    """Runs consolidation over a memory (its kernel) with a ChatModel (``run()``; tests call it directly)."""
 
-    def __init__(self, engram: Engram, chat: ChatModel, settings: ConsolidationSettings | None = None, *,
+    def __init__(self, engram: Kernel, chat: ChatModel, settings: ConsolidationSettings | None = None, *,
                  audience_for: Callable[[str], Audience] | None = None, tz: tzinfo | None = None,
                  clock: Callable[[], float] | None = None):
         self.engram = engram
@@ -233,7 +231,7 @@ class Consolidator:
         """The names the related memories' people went by in ``space`` (a name heard only in another
         chat stays out of this place's prompt; such a person shows as their id)."""
         people = sorted({s for m in related for s in m.subjects if s != SELF})
-        return await self.engram.names_in_place(place, people)
+        return await self.engram.people.names_in_place(place, people)
 
     async def _failed(self, due: _Place, batch: Sequence[Episode], report: Report, kind: str,
                       why: str, transient: bool) -> None:
@@ -320,7 +318,7 @@ class Consolidator:
         for item in plan:
             if isinstance(item, Memory):
                 if item.scope in (PUBLIC, SELF_SCOPE):  # "about no one" in a public place: checked
-                    named = await self.engram.people_mentioned_in(place, item.text)
+                    named = await self.engram.people.mentioned_in(place, item.text)
                     if named:
                         report.refused[WIDER_SCOPE] += 1
                         log.info("consolidation of %s: a memory naming someone seen there kept in it", place)
@@ -341,7 +339,7 @@ class Consolidator:
             # "about no one" is checked, not trusted, for an update too: a public (or self) memory
             # naming someone seen here would carry them into every chat; it stays as it was
             shared = old.scope in (PUBLIC, SELF_SCOPE)
-            if shared and await self.engram.people_mentioned_in(place, update.text):
+            if shared and await self.engram.people.mentioned_in(place, update.text):
                 report.refused[WIDER_SCOPE] += 1
                 log.info("consolidation of %s: an update naming someone seen there refused for %s m%s",
                          place, old.scope, update.memory_id)
@@ -363,7 +361,7 @@ def _people(about: Sequence[str], names: dict[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-async def consolidate(engram: Engram, chat: ChatModel, settings: ConsolidationSettings | None = None,
+async def consolidate(engram: Kernel, chat: ChatModel, settings: ConsolidationSettings | None = None,
                       places: Sequence[str] | None = None, *, force: bool = False, **kw: Any) -> Report:
     """Run consolidation once (see ``Consolidator``)."""
     return await Consolidator(engram, chat, settings, **kw).run(places, force=force)

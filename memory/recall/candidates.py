@@ -26,7 +26,7 @@ from ..index.episode_columns import EpisodeColumns
 from ..model import Episode, Hit, Memory, timestamp, zone_minutes
 from ..scopes import Visibility
 from ..store import MemoryRankRow, Store
-from ..text import MONTH_WORDS, name_words, query_words, text_shape, word_set
+from ..text.words import MONTH_WORDS, name_words, query_words, text_shape, word_set
 
 
 @dataclass(frozen=True)
@@ -280,6 +280,11 @@ def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
 
 _NONE = np.zeros(0, np.int64)
 _memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
+
+
+def forget_cached_shapes() -> None:
+    """Drop the cached shapes of memories' texts (keyed by text, which a forget may have erased)."""
+    _memory_shape.cache_clear()
 
 
 async def _drop_date_only(store: Store, found: np.ndarray, words: list[str], eps: np.ndarray,

@@ -18,9 +18,9 @@ from itertools import repeat
 import numpy as np
 
 from ..model import aware
-from ..text import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
-from ..timewindow import query_window
+from ..text.words import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
 from .candidates import Columns, Pool, RecallSettings
+from .timewindow import query_window
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Engram, Episode, Memory, Store
-from astrbot_plugin_engram.memory.demo import episodes, load_sample, memories
-from astrbot_plugin_engram.memory.identity import IdentityFolder, atomic_write
-from astrbot_plugin_engram.memory.proposals import Proposals
+from astrbot_plugin_engram.memory.cli.demo import episodes, load_sample, memories
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder, atomic_write
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 from astrbot_plugin_engram.scheduler import Job, JobRegistry, Scheduler
 
 from ..conftest import HashEmbedder

@@ -537,7 +537,7 @@ def test_the_command_lines_dashboard_shows_times_in_the_diaries_zone(tmp_path: P
     from zoneinfo import ZoneInfo
 
     from astrbot_plugin_engram.dashboard.__main__ import command_line_settings
-    from astrbot_plugin_engram.memory.diary_files import day_rule
+    from astrbot_plugin_engram.memory.self.diary_files import day_rule
 
     assert command_line_settings(tmp_path / "engram.db", TOKEN).tz is None  # no diary yet: UTC
     day_rule(tmp_path, ZoneInfo("Asia/Shanghai"), 4, remember=True)  # as the bot's diary job keeps it

@@ -19,7 +19,7 @@ from astrbot_plugin_engram.memory.store.sqlite.migrations import (
     m001_core_tables,
     m002_keyword_index_per_space,
 )
-from astrbot_plugin_engram.memory.text import prepare_episode, text_shape
+from astrbot_plugin_engram.memory.text.words import prepare_episode, text_shape
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 TZ8 = timezone(timedelta(hours=8))

@@ -12,7 +12,7 @@ import pytest
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
 from astrbot_plugin_engram.memory.index.keywords import KeywordIndex, Keywords
 from astrbot_plugin_engram.memory.scopes import visibility
-from astrbot_plugin_engram.memory.text import query_words
+from astrbot_plugin_engram.memory.text.words import query_words
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 LINES = ["my sister adopted a puppy", "the puppy chewed my shoes", "we walked to the lighthouse",

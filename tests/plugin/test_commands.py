@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.memory.text import MAX_TEXT
+from astrbot_plugin_engram.memory.text.words import MAX_TEXT
 from astrbot_plugin_engram.plugin.commands import COMMANDS, REFUSAL, CommandContext, Registry
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService

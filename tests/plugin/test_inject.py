@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.memory.text import approx_tokens, budget_tokens
+from astrbot_plugin_engram.memory.text.words import approx_tokens, budget_tokens
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import INJECTED_EXTRA, EngramService
 from astrbot_plugin_engram.plugin.tools import TOOL_TOKENS, memory_recall

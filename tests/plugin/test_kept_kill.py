@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from astrbot_plugin_engram.memory.kept import kept_path
+from astrbot_plugin_engram.memory.recording.journal import kept_path
 
 from .._kept_child import said
 from ..small_disk import fill, small_disk

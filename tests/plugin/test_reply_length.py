@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from astrbot_plugin_engram.memory import Episode, Memory
-from astrbot_plugin_engram.memory.text import MAX_TEXT
+from astrbot_plugin_engram.memory.text.words import MAX_TEXT
 from astrbot_plugin_engram.plugin import self_commands
 from astrbot_plugin_engram.plugin.command_text import REPLY_CHARS
 from astrbot_plugin_engram.plugin.commands import COMMANDS

@@ -16,8 +16,8 @@ import pytest
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.clock import day_of
-from astrbot_plugin_engram.memory.inner_state import InnerState, state_path
-from astrbot_plugin_engram.memory.proposals import MAX_PENDING
+from astrbot_plugin_engram.memory.self.inner_state import InnerState, state_path
+from astrbot_plugin_engram.memory.self.proposals import MAX_PENDING
 from astrbot_plugin_engram.plugin import self_commands
 from astrbot_plugin_engram.plugin.abilities import Abilities
 from astrbot_plugin_engram.plugin.config import Settings
@@ -319,7 +319,7 @@ async def test_diary_off_registers_no_job(make_service: MakeService) -> None:
 
 async def test_everything_about_itself_stays_within_the_budget_and_leaves_room_for_notes(
         make_service: MakeService) -> None:
-    from astrbot_plugin_engram.memory.text import approx_tokens
+    from astrbot_plugin_engram.memory.text.words import approx_tokens
 
     svc = make_service(Settings(inject_budget_tokens=600))
     write(svc, "identity/self.md", "I am Mochi. " * 30)

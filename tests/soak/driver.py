@@ -34,10 +34,10 @@ from astrbot_plugin_engram.memory import SELF, Audience, Embedder, Engram, Episo
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.clock import day_bounds, day_of
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
-from astrbot_plugin_engram.memory.days import DaySettings, end_days
-from astrbot_plugin_engram.memory.diary import diary_of
 from astrbot_plugin_engram.memory.recall import RecallSettings
-from astrbot_plugin_engram.memory.self_image import write_self_image
+from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+from astrbot_plugin_engram.memory.self.diary import diary_of
+from astrbot_plugin_engram.memory.self.self_image import write_self_image
 from astrbot_plugin_engram.scheduler import (
     CONSOLIDATE,
     FADE,
@@ -528,7 +528,8 @@ class Soak:
 
 def held(soak: Soak) -> dict[str, int]:
     """Sizes of what the process holds between runs: dicts keyed by place, day or person, caches."""
-    from astrbot_plugin_engram.memory import inner_state, text
+    from astrbot_plugin_engram.memory.self import inner_state
+    from astrbot_plugin_engram.memory.text import words as text
     from astrbot_plugin_engram.scheduler import runner
 
     e, sched = soak.engram, soak.scheduler
@@ -683,7 +684,8 @@ async def _early_fact(soak: Soak, e: Engram) -> list[str]:
 async def _fading(soak: Soak, e: Engram) -> list[str]:
     """Every active memory that may fade is at least at the threshold; those recalled on the way
     (the early fact's) are active."""
-    from astrbot_plugin_engram.memory.metabolism import NEVER_ARCHIVED, faded
+    from astrbot_plugin_engram.memory.metabolism.fading import NEVER_ARCHIVED
+    from astrbot_plugin_engram.memory.strength import faded
 
     out = []
     now, days = soak.clock.ts(), e.settings.strength_days

@@ -104,8 +104,8 @@ async def test_the_hourly_diary_run_reads_a_week_of_diaries_however_long_the_bot
     a run's time grew with each day lived (half a second an hour at 150 days on the test machine)."""
     from astrbot_plugin_engram.memory import Memory
     from astrbot_plugin_engram.memory.clock import day_bounds
-    from astrbot_plugin_engram.memory.days import DaySettings, end_days
-    from astrbot_plugin_engram.memory.diary import diary_of, recent_diaries
+    from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
+    from astrbot_plugin_engram.memory.self.diary import diary_of, recent_diaries
 
     from ..scripted_chat import ScriptedChat
 

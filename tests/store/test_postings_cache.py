@@ -203,7 +203,7 @@ async def test_cached_postings_equal_a_fresh_read_through_a_random_history(db_pa
                 memories.remove(gone_m)
             store = bot.store
             words = [w for w in vocab if rng.random() < 0.7] or vocab[:1]
-            from astrbot_plugin_engram.memory.text import query_words
+            from astrbot_plugin_engram.memory.text.words import query_words
             qw = query_words(" ".join(words))
             keys = [k for k in [await store.place_key(s) for s in places] if k is not None]
             for chosen in ([keys[0]] if keys else [], keys, None):

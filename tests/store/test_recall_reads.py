@@ -13,7 +13,7 @@ from astrbot_plugin_engram.memory.store import (
     Store,
     VectorsSaved,
 )
-from astrbot_plugin_engram.memory.text import prepare_episode, query_words
+from astrbot_plugin_engram.memory.text.words import prepare_episode, query_words
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 A, B = "qq:group:1", "qq:group:2"

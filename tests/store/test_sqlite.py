@@ -17,7 +17,7 @@ from astrbot_plugin_engram.memory.store.sqlite.migrations import (
     _m004_text_shape,
 )
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
-from astrbot_plugin_engram.memory.text import EMPTY_SHAPE, text_shape
+from astrbot_plugin_engram.memory.text.words import EMPTY_SHAPE, text_shape
 
 from ..conftest import HashEmbedder
 

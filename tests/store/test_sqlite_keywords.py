@@ -10,7 +10,7 @@ import aiosqlite
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder
 from astrbot_plugin_engram.memory.scopes import Visibility
 from astrbot_plugin_engram.memory.store.sqlite.migrations import m001_core_tables
-from astrbot_plugin_engram.memory.text import episode_words
+from astrbot_plugin_engram.memory.text.words import episode_words
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 

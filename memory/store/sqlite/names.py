@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import aiosqlite
 
 from ...model import Episode, aware
-from ...person_names import given_names
-from ...text import holds_name
+from ...text.person_names import given_names
+from ...text.words import holds_name
 from .codec import chunks, fetch_rows, in_list, quick_rows
 
 TITLE_CHARS = 200  # a place title longer than this is cut (a platform's names are far shorter)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...errors import UnknownIdError
 from ...model import Episode, Memory, aware, timestamp, zone_minutes
-from ...text import memory_words, prepare_episode
+from ...text.words import memory_words, prepare_episode
 from .. import (
     Change,
     EmbedRow,

@@ -8,7 +8,7 @@ import re
 
 import aiosqlite
 
-from ....text import words
+from ....text.words import words
 from .base import APPEND_ONLY, migration, run_script
 
 log = logging.getLogger("engram.store")

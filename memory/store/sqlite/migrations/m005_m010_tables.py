@@ -7,7 +7,7 @@ import logging
 
 import aiosqlite
 
-from ....text import episode_words, has_cjk, words
+from ....text.words import episode_words, has_cjk, words
 from ..codec import EPISODE_COLUMNS, episode_row
 from ..keywords import keyed_words
 from .base import APPEND_ONLY, migration, run_script

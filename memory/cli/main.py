@@ -1,0 +1,380 @@
+"""The command line: ``python -m astrbot_plugin_engram.memory [--db PATH] COMMAND ...``.
+
+Every command opens the store, does one thing and closes it. Errors the user can fix (unknown ids,
+invalid scopes, bad store files, bad options) print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..clock import resolve_timezone
+from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
+from ..engram import Engram
+from ..errors import EngramError, InvalidInputError
+from ..model import Audience, Episode, Hit, Memory
+from ..recall.features import COLUMNS
+from ..recording.journal import KeptJournal, kept_path
+from ..scopes import OWNER, parse_scope, place_scope
+from ..self.diary_files import data_folder, day_rule
+from ..text.display import flat, visible
+from . import self_commands
+
+log = logging.getLogger("engram.cli")
+USAGE_ERROR = 2
+
+
+# ---- terminal text (CJK characters take two columns) ---------------------------------------------
+def width(s: str) -> int:
+    """Columns ``s`` takes in a terminal."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def clip(s: str, cols: int) -> str:
+    """``s`` on one line without control characters (``display.flat``), cut to ``cols`` columns (with an
+    ellipsis when cut)."""
+    s = flat(s)
+    if width(s) <= cols:
+        return s
+    out, used = "", 0
+    for ch in s:
+        w = width(ch)
+        if used + w > cols - 1:
+            break
+        out, used = out + ch, used + w
+    return out + "…"
+
+
+def pad(s: str, cols: int) -> str:
+    """``s`` clipped and padded with spaces to exactly ``cols`` columns."""
+    s = clip(s, cols)
+    return s + " " * (cols - width(s))
+
+
+# ---- arguments ---------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m astrbot_plugin_engram.memory",
+                                description="Engram: a chat bot's long-term memory, from the command line.")
+    p.add_argument("--db", type=Path, default=Path(os.environ.get("ENGRAM_DB", "engram.db")),
+                   help="the store file (default: $ENGRAM_DB or ./engram.db)")
+    p.add_argument("--embedder", default="local",
+                   help="local (bundled, the default), none, or openai:<model>")
+    p.add_argument("--base-url", help="base URL of an OpenAI-compatible endpoint (with openai:<model>)")
+    p.add_argument("--api-key", default=os.environ.get("ENGRAM_API_KEY"),
+                   help="API key for openai:<model> (default: $ENGRAM_API_KEY)")
+    p.add_argument("--dimensions", type=int, help="ask the endpoint for vectors of this size")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what the core does")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("init", help="create the store (or check an existing one)")
+    r = sub.add_parser("record", help="append an episode (a message) to a space")
+    r.add_argument("text")
+    _audience_args(r, need_place=True)
+    r.add_argument("--actor", default="", help="stable person id, e.g. qq:10001")
+    r.add_argument("--name", default="", help="the speaker's display name")
+    r.add_argument("--kind", default="message_in", help="message_in, message_out, observation, ...")
+    r.add_argument("--time", type=_iso_time, help="when it happened (ISO 8601; default now)")
+
+    m = sub.add_parser("remember", help="store a memory with a scope")
+    m.add_argument("text")
+    _audience_args(m)
+    m.add_argument("--scope", help="public, self, owner or space:<space> (default: from --owner/--place)")
+    m.add_argument("--kind", default="fact", help="fact, preference, event, relation, ...")
+    m.add_argument("--importance", type=float, default=0.5, help="0 to 1")
+
+    q = sub.add_parser("recall", help="what an audience would recall for a question, with features")
+    q.add_argument("query")
+    _audience_args(q)
+    q.add_argument("--all", action="store_true", help="the owner's console: every space")
+    q.add_argument("-k", type=int, default=10, help="how many hits (1-200)")
+    q.add_argument("--archived", action="store_true", help="include archived memories")
+    q.add_argument("--json", action="store_true", help="print the hits as JSON")
+    q.add_argument("--timezone", default="", help="count 'yesterday', 'last week'... in this zone "
+                   "(e.g. Asia/Shanghai; default: the zone the bot's diaries were written in, else UTC)")
+
+    sub.add_parser("stats", help="counts of episodes, memories, spaces, people and vectors")
+    x = sub.add_parser("reindex", help="rebuild every vector for --embedder, with progress")
+    x.add_argument("--quiet", action="store_true", help="no progress line")
+    s = sub.add_parser("show", help="a memory (m12) with its versions and sources, or an episode (e3)")
+    s.add_argument("key")
+    u = sub.add_parser("update", help="write a new version of a memory")
+    u.add_argument("id", type=int)
+    u.add_argument("text")
+    f = sub.add_parser("forget", help="hard-delete memories with all their versions")
+    f.add_argument("ids", type=int, nargs="+")
+    f.add_argument("--with-sources", action="store_true",
+                   help="also the episodes they came from and every memory derived from those")
+    fp = sub.add_parser("forget-person", help="hard-delete everything said by or about a person (id or name)")
+    fp.add_argument("person")
+    fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
+    fs.add_argument("place")
+    c = sub.add_parser("consolidate", help="turn new episodes into memories with a chat model, now",
+                       description="The key is read from $ENGRAM_CHAT_API_KEY, never from a file.")
+    c.add_argument("--place", "--space", help="only this place (default: every place with new episodes)")
+    c.add_argument("--chat-base-url", help="base URL of an OpenAI-compatible chat endpoint")
+    c.add_argument("--chat-model", required=True, help="the chat model's name")
+    c.add_argument("--owner-place", "--owner-space", action="append", default=[],
+                   help="a place that is the owner's private chat (repeatable)")
+    c.add_argument("--public-place", "--public-space", action="append", default=None,
+                   help="a place whose facts about no one may become public (repeatable; default web)")
+    c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
+                   "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
+    self_commands.add_parsers(sub)
+    d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
+    d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
+    return p
+
+
+def _audience_args(p: argparse.ArgumentParser, need_place: bool = False) -> None:
+    p.add_argument("--place", "--space", required=need_place,
+                   help="the place, e.g. qq:group:123 or qq:private:42")
+    p.add_argument("--people", default="", help="comma-separated person ids present (or the subjects)")
+    p.add_argument("--owner", action="store_true", help="it is the owner's private chat")
+
+
+def _iso_time(s: str) -> datetime:
+    try:
+        return datetime.fromisoformat(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {s!r}") from None
+
+
+def _people(s: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in s.split(",") if p.strip())
+
+
+def audience_of(args: argparse.Namespace) -> Audience:
+    """The audience the options describe; --all is the owner's console."""
+    if getattr(args, "all", False):
+        return Audience.owner_console()
+    if not args.place:
+        raise InvalidInputError("say who is asking: --place PLACE (--owner in the owner's chat) or --all")
+    return Audience(args.place, _people(args.people), owner_private=args.owner)
+
+
+def embedder_of(args: argparse.Namespace) -> Embedder:
+    if args.embedder.startswith("openai:"):
+        return make_embedder(args.embedder, base_url=args.base_url, api_key=args.api_key,
+                             dimensions=args.dimensions)
+    return make_embedder(args.embedder)
+
+
+# ---- commands ----------------------------------------------------------------------------------
+async def cmd_init(e: Engram, args: argparse.Namespace) -> None:
+    print(f"store ready: {args.db}")
+
+
+async def cmd_record(e: Engram, args: argparse.Namespace) -> None:
+    eid = await e.record(Episode(place=args.place, content=args.text, actor=args.actor,
+                                 actor_name=args.name, kind=args.kind, time=args.time))
+    print(f"e{eid}")
+
+
+async def cmd_remember(e: Engram, args: argparse.Namespace) -> None:
+    if args.scope is not None:
+        scope = parse_scope(args.scope)
+    elif args.owner:
+        scope = OWNER
+    elif args.place:
+        scope = place_scope(args.place)
+    else:
+        raise InvalidInputError("give the memory a --scope (or --place / --owner to keep it there)")
+    mid = await e.add_memory(Memory(text=args.text, scope=scope, kind=args.kind,
+                                    subjects=_people(args.people), importance=args.importance))
+    print(f"m{mid}  [{scope}]")
+
+
+async def cmd_recall(e: Engram, args: argparse.Namespace) -> None:
+    audience = audience_of(args)
+    # the bot's days: given, else as its diaries count them (``diary/.days.json``), else UTC's
+    tz, boundary_hour = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
+    if tz is not None:
+        e.settings = replace(e.settings, tz=tz, boundary_hour=boundary_hour)
+    await _index_quietly(e)
+    hits = await e.recall(args.query, audience, k=args.k, include_archived=args.archived)
+    if args.json:
+        print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=1))
+        return
+    if not hits:
+        print("(nothing this audience may see matches)")
+    for n, h in enumerate(hits, 1):
+        print(f"{n:>2}. {h.key:<6} score {h.score:6.2f}  {pad(where(h), 24)} {clip(h.text, 70)}")
+        print("     " + features_line(h))
+
+
+def where(h: Hit) -> str:
+    """Where a hit lives: an episode's space and speaker, or a memory's scope."""
+    if isinstance(h.item, Episode):
+        who = f" {h.item.actor_name}" if h.item.actor_name else ""
+        return f"{h.item.place}{who}"
+    return f"[{h.item.scope}]"
+
+
+def features_line(h: Hit) -> str:
+    order = [f for f in COLUMNS if f in h.features] + sorted(set(h.features) - set(COLUMNS))
+    return "  ".join(f"{f}={h.features[f]:.2f}" for f in order if h.features[f])
+
+
+def hit_json(h: Hit) -> dict[str, Any]:
+    return {"key": h.key, "score": round(h.score, 4), "text": h.text, "where": where(h),
+            "time": h.time.isoformat() if h.time else None,
+            "features": {k: round(v, 4) for k, v in h.features.items()}}
+
+
+async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
+    for k, v in (await e.stats()).items():
+        print(f"{k:<12} {v}")
+
+
+async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
+    counts = await e.counts()
+    passes = 2 if as_query_model(e.embedder) else 1  # a second vector per item (embed_pending)
+    total = (counts["episodes"] + counts["memories"] + counts["archived"]) * passes
+
+    def progress(done: int) -> None:
+        if not args.quiet:
+            print(f"\rreindex {e.embedder.name}: {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    n = await e.reindex(e.embedder, progress)
+    if not args.quiet and n:
+        print(file=sys.stderr)
+    print(f"{n} items embedded with {e.embedder.name}")
+
+
+async def cmd_show(e: Engram, args: argparse.Namespace) -> None:
+    kind, num = (args.key[0], args.key[1:]) if args.key[:1] in ("e", "m") else ("m", args.key)
+    if not re.fullmatch(r"[0-9]+", num):  # not str.isdigit: int() refuses '²'
+        raise InvalidInputError(f"not a key: {args.key!r} (use m12 for a memory, e3 for an episode)")
+    if kind == "e":
+        ep = await e.get_episode(int(num))
+        # what chat users wrote reaches the terminal as text: no escape sequence, no bidi override
+        print(f"e{ep.id}  {ep.time:%Y-%m-%d %H:%M}  {flat(ep.place)}  {flat(ep.actor_name or ep.actor)}: "
+              f"{visible(ep.content)}")
+        return
+    for v in await e.history(int(num)):
+        print(f"m{v.id}  {v.status:<10} [{flat(v.scope)}] {v.kind}: {visible(v.text)}")
+    for ep in await e.sources(int(num)):
+        print(f"   source e{ep.id}  {flat(ep.place)}  {flat(ep.actor_name)}: {clip(ep.content, 70)}")
+
+
+async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
+    print(f"m{await e.update(args.id, args.text)}  (supersedes m{args.id})")
+
+
+async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
+    done = await e.forget(args.ids, with_sources=args.with_sources)
+    extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
+    extra += f", {len(done.proposals)} identity proposals" if done.proposals else ""
+    print(f"forgot {len(done.memories)} memory rows (every version){extra}")
+
+
+def _kept_first(db: str) -> None:
+    """A forget of a person or a place would miss the messages the bot keeps beside the store until
+    it can be written (``kept.py``), and they would come back once written: refused meanwhile."""
+    if waiting := KeptJournal(kept_path(Path(db))).count:
+        raise InvalidInputError(
+            f"{waiting} messages the bot kept in {kept_path(Path(db))} while the store could not be written "
+            "are not in it yet, and this forget would not reach them; nothing was forgotten. Run it again "
+            "once the bot has written them (as soon as the store can be written; a damaged store: at the "
+            "bot's first start after it is repaired or replaced)")
+
+
+async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
+    _kept_first(args.db)
+    people = [args.person] if ":" in args.person else await e.people_named(args.person)
+    if len(people) > 1:
+        raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
+    done = await e.forget_person(people[0] if people else args.person)
+    print(f"forgot everything by or about {people[0] if people else args.person}: {done.summary()}")
+
+
+async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
+    _kept_first(args.db)
+    done = await e.forget_place(args.place)
+    print(f"forgot the place {args.place}: {done.summary()}")
+
+
+async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
+    from ..chat import OpenAIChat
+    from ..consolidation import ConsolidationSettings, Consolidator
+
+    chat = OpenAIChat(args.chat_model, args.chat_base_url)
+    settings = ConsolidationSettings(public_spaces=tuple(args.public_place or ("web",)))
+    owners = set(args.owner_place)
+    # the bot's zone, as the plugin's job uses it: given, else its diaries' (``diary/.days.json``)
+    tz, _ = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)
+    con = Consolidator(e, chat, settings, tz=tz,
+                       audience_for=lambda s: Audience(s, owner_private=s in owners))
+    try:
+        report = await con.run([args.place] if args.place else None, force=True)
+    finally:
+        await chat.close()
+    found = await e.memories(report.new_ids)
+    for m in (found[i] for i in report.new_ids if i in found):
+        verb = f"updates m{m.supersedes}" if m.supersedes else "added"
+        sources = ", ".join(f"e{s}" for s in m.sources)
+        print(f"m{m.id}  [{m.scope}] {clip(m.text, 80)}  ({verb}; from {sources})")
+    print(report.summary())
+
+
+async def _index_quietly(e: Engram) -> None:
+    """Embed what is not embedded yet; a failing embedder leaves recall on keywords."""
+
+    def progress(done: int) -> None:  # only a person watching needs it; pipes get clean output
+        if sys.stderr.isatty():
+            print(f"\rembedding new items: {done}", end="", file=sys.stderr, flush=True)
+
+    try:
+        if await e.embed_pending(progress) and sys.stderr.isatty():
+            print(file=sys.stderr)
+    except EngramError as err:
+        log.warning("embedding failed, recall uses keywords only: %s", err)
+
+
+COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
+            "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
+            "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
+            "consolidate": cmd_consolidate, **self_commands.COMMANDS}
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Run the parsed command; returns the exit status."""
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return 1 if (await run_demo(fast=args.fast)).leaks else 0
+    embedder = embedder_of(args)
+    e = await Engram.open(args.db, embedder, background=False)
+    try:
+        await COMMANDS[args.command](e, args)
+        return 0
+    finally:
+        await e.close()
+        if isinstance(embedder, OpenAIEmbedder):
+            await embedder.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status (2 for a usage error or bad input, 1 if the demo leaked)."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="engram: %(message)s", stream=sys.stderr)
+    try:
+        return asyncio.run(run(args))
+    except (EngramError, ValueError) as err:  # our typed errors, and make_embedder's bad name
+        print(f"engram: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        return 130
