@@ -10,16 +10,16 @@ from astrbot.api.event import AstrMessageEvent, MessageEventResult, filter
 from astrbot.api.provider import LLMResponse, ProviderRequest
 from astrbot.api.star import Context, Star, StarTools
 
-from .plugin import forget_commands, self_commands, tools  # noqa: F401  (forget_commands: /mem forget-person ...)
+from .plugin import tools
 from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
-from .plugin.commands import COMMANDS
+from .plugin.commands.registry import COMMANDS
 from .plugin.config import parse_settings
 from .plugin.dashboard import start_dashboard, stop_dashboard
 from .plugin.events import FULL_WIDTH_MEM
-from .plugin.jobs import Jobs
+from .plugin.jobs.background import Jobs
+from .plugin.jobs.self_jobs import SelfJobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, timezone_of
-from .plugin.self_jobs import SelfJobs
 from .plugin.service import EngramService
 
 PLUGIN_NAME = "astrbot_plugin_engram"
@@ -125,7 +125,7 @@ class EngramPlugin(Star):
         """
         if self.service is None:
             return "error: memory is not ready"
-        return await self_commands.identity_propose(self.service, event, change, reason)
+        return await tools.identity_propose(self.service, event, change, reason)
 
 def _providers_loaded(context: Context) -> bool:
     try:

@@ -87,7 +87,7 @@ def dialogue_queries(n: int, seed: int = 7) -> list[str]:
     """``n`` queries of the shape the plugin sends before a reply (``plugin.query.recall_query``):
     a latest message with the turns before it, from LoCoMo sessions and MemoryBank chats (English
     and Chinese), about as long as the plugin makes them."""
-    from astrbot_plugin_engram.plugin.query import QUERY_TURNS, recall_query  # no AstrBot import
+    from astrbot_plugin_engram.plugin.hooks.query import QUERY_TURNS, recall_query  # no AstrBot import
 
     lines = _texts()
     rng = random.Random(seed)

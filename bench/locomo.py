@@ -38,7 +38,7 @@ from _locomo_data import Conversation, Question, load
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
 from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, HAND_SET, LinearRanker, Ranker
 from astrbot_plugin_engram.memory.recall.training import FITTED, fit_logistic, fit_pairwise
-from astrbot_plugin_engram.plugin.inject import recall_query
+from astrbot_plugin_engram.plugin.hooks.inject import recall_query
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"

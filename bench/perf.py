@@ -46,7 +46,7 @@ from astrbot_plugin_engram.memory import (  # noqa: E402
     RecallSettings,
 )
 from astrbot_plugin_engram.plugin.config import Settings  # noqa: E402
-from astrbot_plugin_engram.plugin.query import pool_depth, recall_query  # noqa: E402
+from astrbot_plugin_engram.plugin.hooks.query import pool_depth, recall_query  # noqa: E402
 
 DIM = 384
 MODEL = "bench/random-384"

@@ -16,8 +16,9 @@ from typing import Any
 from aiohttp import web
 
 from ..memory import BrowseReads, Engram
+from ..memory.wording import Said
 from . import data, html
-from .i18n import Told, pick_lang
+from .i18n import pick_lang
 from .params import BadParam, flag, memory_filter, memory_id, paging, text
 from .server import MIN_TOKEN
 from .settings import DashboardSettings, EngramSource
@@ -119,12 +120,12 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(request, 404, data.NotFound("no_page", path=request.path[:80]))
 
 
-def _error(request: web.Request, status: int, e: Told) -> web.Response:
+def _error(request: web.Request, status: int, e: Said) -> web.Response:
     """The error as JSON (in English, for scripts) or as a page in the browser's language."""
     if _is_api(request):
         return web.json_response({"error": str(e)}, status=status)
     lang = _lang(request)
-    return web.Response(text=html.error(lang, status, e.say(lang)), status=status, content_type="text/html")
+    return web.Response(text=html.error(lang, status, e.text(lang)), status=status, content_type="text/html")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ async def recall(request: web.Request) -> web.Response:
             d = await data.recall(engram, browser, request.app[SETTINGS], q, place, owner)
         except BadParam as e:
             return web.Response(
-                text=html.recall(_lang(request), None, request.query, places, e.say(_lang(request))),
+                text=html.recall(_lang(request), None, request.query, places, e.text(_lang(request))),
                 status=400,
                 content_type="text/html",
             )

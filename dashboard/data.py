@@ -18,8 +18,9 @@ from ..memory import Audience, BrowseReads, Engram, Episode, Hit, Memory, memory
 from ..memory.model import now_utc
 from ..memory.self.diary_files import diary_day
 from ..memory.strength import strength_now
-from . import selfhood
-from .i18n import Told
+from ..memory.wording import Said
+from . import identity_files
+from .i18n import MESSAGES
 from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter
 from .settings import DashboardSettings
 
@@ -29,8 +30,13 @@ PLACE_MEMORIES = 50
 PLACE_PAGE = DEFAULT_PAGE_SIZE  # a place's timeline page
 
 
-class NotFound(Told, LookupError):
+class NotFound(Said, LookupError):
     """An id or a place that does not exist (404)."""
+
+    texts = MESSAGES
+
+    def __init__(self, key: str, **values: object) -> None:  # mypy sees the core's Said as Any from here
+        super().__init__(key, **values)
 
 
 # the bot's zone, set for each request (``app._open``): times are given in it, so that the pages, which
@@ -355,7 +361,7 @@ async def identity(browser: BrowseReads, settings: DashboardSettings) -> dict[st
     """The core identity, the self-image with its earlier versions, and the open proposals, read from
     the data folder (the host's, or the one holding the store file)."""
     folder = settings.data_dir or Path(browser.path).parent
-    d = await asyncio.to_thread(selfhood.identity, folder, settings.identity())
+    d = await asyncio.to_thread(identity_files.identity, folder, settings.identity())
     for v in [*d["history"], *d["core_history"]]:  # file stamps are UTC; the pages speak the bot's zone
         v["replaced_at"] = _iso_text(v["replaced_at"])
     for p in d["proposals"]:

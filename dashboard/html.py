@@ -26,8 +26,8 @@ from .markup import (
     place_link,
     scope,
     shown_of,
+    stamp,
     table,
-    when,
     who,
 )
 from .recall_page import recall
@@ -68,7 +68,7 @@ def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
         did = _did(lang, j)
         rows.append([
             f"<code>{esc(j['name'])}</code>",
-            when(j["last_started"], seconds=True),
+            stamp(j["last_started"], seconds=True),
             f'<span class="job-{esc(j["status"])}">{status}</span>',
             f"{j['runs']} / {j['failures']}",
             "<br>".join(esc(x) for x in did),
@@ -98,7 +98,7 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         [
             place_link(p["space"], p.get("title", "")),
             esc(p["episodes"]),
-            when(p["last"]),
+            stamp(p["last"]),
         ]
         for p in d["places"][:LIST_ROWS]
     ]
@@ -185,7 +185,7 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
             [esc(label(lang, "subjects")), who(m["subjects"]) or "—"],
             [esc(label(lang, "strength")), esc(strength)],
             [esc(label(lang, "importance")), esc(importance)],
-            [esc(label(lang, "created")), when(m["created_at"])],
+            [esc(label(lang, "created")), stamp(m["created_at"])],
         ],
         "facts",
     )
@@ -207,7 +207,7 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
                 f'<a href="/memories/{v["id"]}">{esc(v["key"])}</a>',
                 f'<span class="text">{esc(v["text"])}</span>',
                 esc(value(lang, v["status"])),
-                when(v["created_at"]),
+                stamp(v["created_at"]),
             ]
             for v in d["versions"]
         ],

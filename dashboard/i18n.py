@@ -1,8 +1,12 @@
-"""The dashboard's labels in English and Chinese, chosen by the browser's Accept-Language."""
+"""The dashboard's labels in English and Chinese, chosen by the browser's Accept-Language. The words
+inside them (a kind, a status, a job's counters, recall's features) are said through
+``memory.wording``, the vocabulary the plugin's replies use too."""
 
 from __future__ import annotations
 
-LANGS = ("en", "zh")
+from collections.abc import Callable
+
+from ..memory.wording import LANGS, ZH, pick, word
 
 LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "title": ("Engram", "Engram 记忆"),
@@ -139,40 +143,14 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
 }
 
 
-# stored values a page shows (the filter's option values and the JSON keep the stored word)
-VALUES: dict[str, tuple[str, str]] = {
-    "fact": ("fact", "事实"),
-    "preference": ("preference", "偏好"),
-    "event": ("event", "事件"),
-    "relation": ("relation", "关系"),
-    "plan": ("plan", "计划"),
-    "diary": ("diary", "日记"),
-    "reflection": ("reflection", "反思"),
-    "note": ("note", "笔记"),
-    "active": ("active", "有效"),
-    "superseded": ("superseded", "已被取代"),
-    "archived": ("archived", "已归档"),
-    "ok": ("ok", "成功"),
-    "failed": ("failed", "失败"),
-    "running": ("running", "运行中"),
-    "public": ("public", "公开"),
-    "owner": ("owner", "仅主人"),
-    "self": ("self", "机器人自己"),
-}
-
-# a job's counters (``stats()`` of consolidation, the days, metabolism, the self-image) in Chinese;
-# English shows the key with spaces
-COUNTERS_ZH: dict[str, str] = {
-    "calls": "模型调用", "prompt_tokens": "提示词元", "completion_tokens": "回复词元", "episodes": "消息",
-    "added": "新增", "updated": "更新", "skipped_batches": "跳过的批次", "diaries": "日记",
-    "inner_state": "内心状态", "checked": "检查", "archived": "归档", "protected": "保护",
-    "written": "写入", "refused": "拒绝", "diaries_left": "待写的日记", "diaries_skipped": "跳过的日记",
-}
+# the groups of stored words a page shows as a value (the filter's option values and the JSON keep the
+# stored word)
+VALUE_GROUPS = ("kind", "status", "run", "scope")
 
 
 def counter(lang: str, key: str) -> str:
-    """A job counter's name as a page says it."""
-    return COUNTERS_ZH.get(key, key.replace("_", " ")) if lang == "zh" else key.replace("_", " ")
+    """A job counter's name as a page says it (English: the key with spaces)."""
+    return word(lang, "count", key) if lang == ZH else key.replace("_", " ")
 
 
 # messages of a bad request (400) or a missing page (404), with their parameters
@@ -200,100 +178,95 @@ PARAM_NAMES: dict[str, tuple[str, str]] = {  # a parameter as a message names it
 }
 
 
-class Told(Exception):
-    """An error whose message a page says in the browser's language (``say``); ``str``: English."""
-
-    def __init__(self, key: str, **args: object) -> None:
-        self.key, self.params = key, args
-        super().__init__(self.say("en"))
-
-    def say(self, lang: str) -> str:
-        en, zh = MESSAGES[self.key]
-        args = dict(self.params)
-        if "name" in args:
-            args["name"] = PARAM_NAMES.get(str(args["name"]), (args["name"], args["name"]))[lang == "zh"]
-        return (zh if lang == "zh" else en).format(**args)
+def param(name: str) -> Callable[[str], str]:
+    """A parameter as an error names it, in the page's language."""
+    return lambda lang: pick(lang, PARAM_NAMES.get(name, (name, name)))
 
 
-def value(lang: str, word: object) -> str:
+def value(lang: str, stored: object) -> str:
     """A stored word (a kind, a status, a job's result, a scope) as this language says it."""
-    pair = VALUES.get(str(word))
-    return str(word) if pair is None else pair[lang == "zh"]
+    said = str(stored)
+    for group in VALUE_GROUPS:
+        shown = word(lang, group, said)
+        if shown != said:
+            return shown
+    return said
 
 
-# recall's features (memory.recall.features.FEATURES), as the hits table names and explains them
-FEATURES: dict[str, tuple[str, str, str, str]] = {  # name -> (English, its meaning, Chinese, its meaning)
+# recall's features (memory.recall.features.FEATURES), as the hits table names and explains them (the
+# Chinese name is the vocabulary's: memory.wording, "feature")
+FEATURES: dict[str, tuple[str, str, str]] = {  # name -> (English, its meaning, its meaning in Chinese)
     "kw": ("Keyword match", "how well the words match (BM25, scaled to the best)",
-           "关键词匹配", "字词匹配程度（BM25，按最佳者缩放）"),
+           "字词匹配程度（BM25，按最佳者缩放）"),
     "cos": ("Meaning match", "how close the meaning is (cosine of the vectors)",
-            "语义相似", "语义接近程度（向量余弦）"),
+            "语义接近程度（向量余弦）"),
     "cos_qq": ("Meaning as a question", "the same, with the item read as a question",
-               "作为问题的语义相似", "同上，把该条当作问题来比较"),
+               "同上，把该条当作问题来比较"),
     "mix": ("Words + meaning", "the mean of the two matches",
-            "字词加语义", "两种匹配的平均值"),
+            "两种匹配的平均值"),
     "both": ("Found both ways", "found by the keywords and by the meaning",
-             "两种方式都找到", "关键词和语义都找到了它"),
+             "关键词和语义都找到了它"),
     "kw_rank": ("Keyword rank", "higher the nearer the top of the keyword list",
-                "关键词排名", "在关键词结果中越靠前越高"),
+                "在关键词结果中越靠前越高"),
     "cos_rank": ("Meaning rank", "higher the nearer the top of the meaning list",
-                 "语义排名", "在语义结果中越靠前越高"),
+                 "在语义结果中越靠前越高"),
     "nb_prev": ("Line before", "how well the line just before matches",
-                "前一条", "紧接在前的一条消息的匹配程度"),
+                "紧接在前的一条消息的匹配程度"),
     "nb_next": ("Line after", "how well the line just after matches",
-                "后一条", "紧接在后的一条消息的匹配程度"),
+                "紧接在后的一条消息的匹配程度"),
     "nb2": ("Two lines away", "the better match two lines before or after",
-            "隔一条", "前后隔一条的消息中较好的匹配"),
+            "前后隔一条的消息中较好的匹配"),
     "session_best": ("Best in its conversation", "the best match in the same stretch of conversation",
-                     "所在对话最佳", "同一段对话中的最佳匹配"),
+                     "同一段对话中的最佳匹配"),
     "mix_rank": ("Rank with neighbours", "rank by its match and its neighbours'",
-                 "连同上下文的排名", "按自身与上下文匹配的排名"),
+                 "按自身与上下文匹配的排名"),
     "question_turn": ("Is a question", "the line asks a question",
-                      "是提问", "这条消息在提问"),
+                      "这条消息在提问"),
     "length": ("Length", "longer lines say more (up to 80 tokens)",
-               "长度", "越长信息越多（最多 80 词元）"),
+               "越长信息越多（最多 80 词元）"),
     "has_date": ("Names a time", "the text names a date or time",
-                 "提到时间", "内容提到了日期或时间"),
+                 "内容提到了日期或时间"),
     "when_dated": ("Time asked, time named", "names a time when the question asks when",
-                   "问时间且有时间", "问题问“何时”且内容提到时间"),
+                   "问题问“何时”且内容提到时间"),
     "is_memory": ("Is a memory", "a memory rather than a chat line",
-                  "是记忆", "是记忆而不是聊天消息"),
+                  "是记忆而不是聊天消息"),
     "recency": ("Recent", "newer is higher (halves every few weeks)",
-                "新近", "越新越高（每隔数周减半）"),
+                "越新越高（每隔数周减半）"),
     "date_match": ("Date asked", "the question names its year or month",
-                   "日期吻合", "问题提到了它的年份或月份"),
+                   "问题提到了它的年份或月份"),
     "speaker_named": ("Speaker named", "the question names who said it",
-                      "提到说话人", "问题提到了说话的人"),
+                      "问题提到了说话的人"),
     "has_image": ("Has an image", "the line holds an image",
-                  "含图片", "这条消息含有图片"),
+                  "这条消息含有图片"),
     "strength": ("Strength", "a memory's strength (fades unless recalled)",
-                 "强度", "记忆的强度（不被想起就会减弱）"),
+                 "记忆的强度（不被想起就会减弱）"),
     "importance": ("Importance", "a memory's importance",
-                   "重要性", "记忆的重要性"),
+                   "记忆的重要性"),
     "after_question": ("Answers a question", "the line before asks a question",
-                       "回答提问", "前一条消息是提问"),
+                       "前一条消息是提问"),
     "cov": ("Question covered", "share of the question's words in the text (rare words count more)",
-            "覆盖问题", "问题中的词出现在内容里的比例（少见的词更重）"),
+            "问题中的词出现在内容里的比例（少见的词更重）"),
     "wcov": ("Covered with neighbours", "the same over the line and the lines around it",
-             "连同上下文覆盖", "同上，连同前后的消息一起算"),
+             "同上，连同前后的消息一起算"),
     "cov_rel": ("Coverage vs best", "its coverage over the best one's",
-                "覆盖（相对最佳）", "覆盖率除以最佳者的覆盖率"),
+                "覆盖率除以最佳者的覆盖率"),
     "wcov_rel": ("Neighbour coverage vs best", "the same with neighbours",
-                 "上下文覆盖（相对最佳）", "同上，连同上下文"),
+                 "同上，连同上下文"),
     "in_window": ("In the time asked", "happened in the time the question names (\"yesterday\")",
-                  "在所问时间内", "发生在问题所说的时间内（“昨天”）"),
+                  "发生在问题所说的时间内（“昨天”）"),
     "recalled": ("Recalled lately", "recently injected or shown",
-                 "最近被想起", "最近被注入或显示过"),
+                 "最近被注入或显示过"),
     "own": ("Said by the bot", "the bot's own line",
-            "机器人说的", "机器人自己说的话"),
+            "机器人自己说的话"),
     "empty": ("No content", "a line with nothing of its own (\"ok\", \"haha\")",
-              "无内容", "没有实际内容的消息（“好的”“哈哈”）"),
+              "没有实际内容的消息（“好的”“哈哈”）"),
 }
 
 
 def feature(lang: str, name: str) -> tuple[str, str]:
     """A recall feature's name and meaning in ``lang`` (a feature not listed: its key)."""
-    en, en_means, zh, zh_means = FEATURES.get(name, (name, "", name, ""))
-    return (zh, zh_means) if lang == "zh" else (en, en_means)
+    en, en_means, zh_means = FEATURES.get(name, (name, "", ""))
+    return (word(lang, "feature", name), zh_means) if lang == ZH else (en, en_means)
 
 
 def pick_lang(accept_language: str) -> str:
@@ -309,12 +282,6 @@ def pick_lang(accept_language: str) -> str:
         if base in LANGS and q > best_q and q > 0:
             best, best_q = base, q - order * 1e-6
     return best
-
-
-def pick(lang: str, pair: tuple[str, str]) -> str:
-    """The text of an (English, Chinese) pair in ``lang`` (the dashboard's labels, the /mem replies)."""
-    en, zh = pair
-    return zh if lang == "zh" else en
 
 
 def label(lang: str, key: str) -> str:

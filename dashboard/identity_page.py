@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .i18n import label
-from .markup import esc, layout, table, when
+from .markup import esc, layout, stamp, table
 
 
 def _doc(lang: str, doc: Mapping[str, Any] | None, none_key: str, cls: str) -> str:
@@ -21,7 +21,7 @@ def _versions(lang: str, versions: Sequence[Mapping[str, Any]], cls: str) -> str
         return f'<p class="empty">{esc(label(lang, "history_none"))}</p>'
     return f'<ol class="history {cls}">' + "".join(
         f'<li><details><summary>{esc(label(lang, "replaced_at"))} '
-        f'{when(v["replaced_at"], seconds=True) if v["replaced_at"] else esc(v["file"])}</summary>'
+        f'{stamp(v["replaced_at"], seconds=True) if v["replaced_at"] else esc(v["file"])}</summary>'
         + (f'<p class="error">{esc(v["problem"])}</p>' if v.get("problem") else "")
         + f'<pre class="text">{esc(v["text"])}</pre></details></li>'
         for v in versions
@@ -35,7 +35,7 @@ def identity(lang: str, d: Mapping[str, Any]) -> str:
         rows = [
             [f"#{esc(p['id'])}", f'<span class="text">{esc(p["change"])}</span>',
              f'<span class="text">{esc(p["reason"])}</span>', esc(p["place"]),
-             when(p["at"])]
+             stamp(p["at"])]
             for p in d["proposals"]
         ]
         head = ["#", *(label(lang, k) for k in ("change", "reason", "place", "proposed"))]

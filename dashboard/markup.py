@@ -35,8 +35,9 @@ def link(path: str, **params: Any) -> str:
     return esc(path + ("?" + query if query else ""))
 
 
-def when(iso: str | None, seconds: bool = False) -> str:
-    """An ISO time as a person reads it, to the minute (or second), its zone left to the page's foot."""
+def stamp(iso: str | None, seconds: bool = False) -> str:
+    """An ISO time as a person reads it, to the minute (or second), its zone left to the page's foot (a
+    stamp in a table; "9 days ago" is ``memory.wording.when``)."""
     return esc((iso or "").replace("T", " ")[: 19 if seconds else 16])
 
 
@@ -120,7 +121,7 @@ def memory_rows(lang: str, items: Sequence[Mapping[str, Any]]) -> list[list[str]
             esc(value(lang, m["status"])),
             who(m["subjects"]),
             esc(m["importance"]),
-            when(m["created_at"])[:10],
+            stamp(m["created_at"])[:10],
         ]
         for m in items
     ]
@@ -138,7 +139,7 @@ def episode_line(e: Mapping[str, Any], mark: bool = False) -> str:
     if e["actor"]:  # the speaker leads to what is remembered about them
         name = f'<a href="{link("/memories", person=e["actor"])}">{name}</a>'
     return (
-        f'<li class="ep{" mark" if mark else ""}" id="{esc(e["key"])}"><time>{when(e["time"])}'
+        f'<li class="ep{" mark" if mark else ""}" id="{esc(e["key"])}"><time>{stamp(e["time"])}'
         f'</time> <b>{name}</b> <span class="text">{esc(e["text"])}</span>'
         f" <small>{esc(e['key'])}</small></li>"
     )

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES, InvalidScopeError, parse_scope
-from .i18n import Told
+from ..memory.wording import Said
+from .i18n import MESSAGES, param
 
 MAX_PAGE_SIZE = 200
 DEFAULT_PAGE_SIZE = 50
@@ -34,16 +35,21 @@ class MemoryFilter:
         return args
 
 
-class BadParam(Told, ValueError):
-    """A parameter the dashboard cannot use; the message says which and why (``say(lang)``)."""
+class BadParam(Said, ValueError):
+    """A parameter the dashboard cannot use; the message says which and why (``text(lang)``)."""
+
+    texts = MESSAGES
+
+    def __init__(self, key: str, **values: object) -> None:  # mypy sees the core's Said as Any from here
+        super().__init__(key, **values)
 
 
 def text(params: Mapping[str, str], name: str, default: str = "") -> str:
     value = params.get(name, default).strip()
     if len(value) > MAX_PARAM:
-        raise BadParam("too_long", name=name, n=MAX_PARAM)
+        raise BadParam("too_long", name=param(name), n=MAX_PARAM)
     if "\x00" in value:
-        raise BadParam("nul", name=name)
+        raise BadParam("nul", name=param(name))
     return value
 
 
@@ -52,7 +58,7 @@ def whole(params: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not re.fullmatch(r"-?\d{1,18}", raw):
-        raise BadParam("not_whole", name=name, raw=raw[:40])
+        raise BadParam("not_whole", name=param(name), raw=raw[:40])
     return int(raw)
 
 
@@ -80,7 +86,7 @@ def flag(params: Mapping[str, str], name: str) -> bool:
         return False
     if raw in ("1", "true", "on", "yes"):
         return True
-    raise BadParam("not_flag", name=name)
+    raise BadParam("not_flag", name=param(name))
 
 
 def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
@@ -92,9 +98,9 @@ def memory_filter(params: Mapping[str, str]) -> MemoryFilter:
         except InvalidScopeError as e:
             raise BadParam("bad_scope", detail=str(e), raw=scope[:80]) from e
     if kind and kind not in MEMORY_KINDS:
-        raise BadParam("one_of", name="kind", options=", ".join(MEMORY_KINDS))
+        raise BadParam("one_of", name=param("kind"), options=", ".join(MEMORY_KINDS))
     if status and status not in MEMORY_STATUSES:
-        raise BadParam("one_of", name="status", options=", ".join(MEMORY_STATUSES))
+        raise BadParam("one_of", name=param("status"), options=", ".join(MEMORY_STATUSES))
     return MemoryFilter(
         scope=scope,
         kind=kind,

@@ -160,19 +160,6 @@ def age(then: datetime, now: datetime) -> timedelta:
     return max(timedelta(0), aware(now) - aware(then))
 
 
-def ago(then: datetime, now: datetime) -> str:
-    """``just now``, ``5 minutes ago``, ``9 days ago``, ``3 months ago``..."""
-    s = age(then, now).total_seconds()
-    for unit, size, limit in (("minute", 60, 60), ("hour", 3600, 24), ("day", 86400, 60),
-                              ("month", 86400 * 30.44, 12), ("year", 86400 * 365.25, None)):
-        n = int(s // size)
-        if limit is None or n < limit:
-            if n == 0 and unit == "minute":
-                return "just now"
-            return f"{n} {unit}{'' if n == 1 else 's'} ago"
-    return "long ago"  # pragma: no cover - the loop always returns
-
-
 _PARTS = ((5, "late at night"), (8, "early morning"), (12, "morning"), (14, "around noon"),
           (18, "afternoon"), (22, "evening"), (24, "night"))
 

@@ -16,12 +16,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from .clock import ago, part_of_day
+from .clock import part_of_day
 from .kernel import Kernel
 from .model import SELF, Episode, Hit, Memory
 from .text.display import flat, safe_end
 from .text.display import person as display_name
 from .text.words import budget_tokens
+from .wording import ago, when
 
 OPEN, CLOSE = "<engram-memory>", "</engram-memory>"
 PREAMBLE = ("Your own memory, for reference. The quoted notes below are things you remember, not "
@@ -30,13 +31,6 @@ IDENTITY_HEAD = "Who you are (your own notes):"
 NOTES_HEAD = "What you remember (most relevant first):"
 IDENTITY_SHARE = 0.5  # of the injection budget the identity document may take; notes get the rest
 NOTES_SHARE = 0.4  # of the budget kept for notes: the optional lines about the bot itself stop before it
-
-
-def when(then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
-    """``2026-11-20, 9 days ago``."""
-    if then is None:
-        return "undated"
-    return f"{then.astimezone(tz):%Y-%m-%d}, {ago(then, now)}"
 
 
 _TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too

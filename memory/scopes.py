@@ -49,9 +49,14 @@ class Visibility:
         return self.episode_places is None or place in self.episode_places
 
 
-def visibility(audience: Audience) -> Visibility:
-    """The one function that decides what ``audience`` may see."""
-    if audience.everything:
+def visibility(audience: Audience, *, by_command: bool = False) -> Visibility:
+    """The one function that decides what ``audience`` may see.
+
+    ``by_command``: what an owner's command (``/mem show``, ``scope``, ``forget``) may reach from this
+    chat: the owner's private chat reaches everything (to show, move or forget what other chats
+    hold); any other chat, what it may see.
+    """
+    if audience.everything or (by_command and audience.owner_private):
         return Visibility(None, None)
     place = audience.place.strip()  # spaces are compared as episodes store them: stripped
     scopes = {PUBLIC, SELF, place_scope(place)} if place else {PUBLIC, SELF}

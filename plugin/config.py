@@ -16,7 +16,7 @@ from ..memory.scopes import place_listed
 log = logging.getLogger("engram.plugin")
 
 INJECT_MODES = ("user", "system")
-REPLY_LANGUAGES = ("auto", "zh", "en")  # plugin/reply_lang.py says what auto chooses
+REPLY_LANGUAGES = ("auto", "zh", "en")  # plugin/replies/language.py says what auto chooses
 
 
 @dataclass(frozen=True)

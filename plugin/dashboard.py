@@ -1,4 +1,5 @@
-"""The dashboard inside AstrBot: started with the plugin, stopped with it; ``/mem dashboard``.
+"""The dashboard inside AstrBot: started with the plugin, stopped with it (``/mem dashboard``, in
+``commands/dashboard.py``, gives its link).
 
 The token is generated on first start and kept in the data folder; only ``/mem dashboard`` in the
 owner's private chat shows it. A port in use is logged once and the bot goes on without it.
@@ -10,9 +11,7 @@ import logging
 from collections.abc import Callable
 
 from ..dashboard import DEFAULT_HOST, DashboardServer, DashboardSettings, make_app, stored_token
-from ..dashboard.app import SETTINGS
-from .commands import COMMANDS, CommandContext
-from .jobs import place_audience
+from .events import place_audience
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -70,15 +69,3 @@ async def stop_dashboard(service: EngramService) -> None:
     server, service.dashboard = service.dashboard, None
     if server is not None:
         await server.stop()
-
-
-@COMMANDS.command("dashboard", "usage_dashboard", "sub_dashboard")
-async def _dashboard(ctx: CommandContext, args: str) -> str:
-    if not ctx.audience.owner_private:
-        return ctx.say("dashboard_not_owner") + ctx.owner_hint()
-    server = ctx.service.dashboard
-    if server is None:
-        off = not ctx.service.settings.dashboard_enabled
-        return ctx.say("dashboard_disabled" if off else "dashboard_down")
-    token = server.app[SETTINGS].token  # the one it checks (the file may have changed since it started)
-    return ctx.say("dashboard_link", url=f"{server.url}?token={token}")

@@ -239,3 +239,14 @@ def audience_of(event: Any, settings: Settings, platforms: Sequence[str] = ()) -
     owner = _group(event) is None and (settings.is_owner(platform_of(event), sender_of(event), platforms)
                                        or settings.is_owner_private_place(place))
     return Audience(place=place, people=tuple(dict.fromkeys(people)), owner_private=owner)
+
+
+def place_audience(place: str, settings: Settings, platforms: Sequence[str] = ()) -> Audience:
+    """Who reads a place's memories: the owner's private chat may also see ``owner`` memories
+    (``platforms``: the bot's chat platforms; a bare owner id counts only on the one, see
+    ``Settings.is_owner``)."""
+    platform, _, rest = place.partition(":")
+    kind, _, who = rest.partition(":")
+    owner = kind == "private" and (settings.is_owner(platform, who, platforms)
+                                   or settings.is_owner_private_place(place))
+    return Audience(place=place, owner_private=owner)

@@ -1,7 +1,7 @@
 """The plugin's one service: the memory file, what is recorded, injection, and what commands share.
 
 Recording never delays a message: the hooks decide what is worth keeping and hand it to the
-recording queue (``recording.py``), which writes it in order off the reply's path. ``close()``
+recording queue (``hooks/record_queue.py``), which writes it in order off the reply's path. ``close()``
 drains the queue, waits for every write and closes the file, so a reload loses and duplicates nothing.
 """
 
@@ -13,17 +13,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.recording.journal import kept_path
 from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
+from .commands.confirmations import Confirmations
 from .config import WEBCHAT, Settings, sole_platform
-from .confirm import Confirmations
-from .days_lock import DaysLock
-from .echo import own_words
 from .events import (
     actor_of,
     audience_of,
@@ -34,10 +32,16 @@ from .events import (
     place_of,
     reply_episode,
 )
-from .inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
+from .hooks.echo import own_words
+from .hooks.inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
+from .hooks.record_queue import RecordingQueue
+from .jobs.days_lock import DaysLock
 from .providers import Providers
-from .recording import RecordingQueue
 from .selfhood import Selfhood
+
+if TYPE_CHECKING:
+    from .jobs.background import Jobs
+    from .jobs.self_jobs import SelfJobs
 
 log = logging.getLogger("engram.plugin")
 
@@ -70,8 +74,8 @@ class EngramService:
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
-        self.jobs: Any = None  # plugin.jobs.Jobs, when the background jobs run
-        self.self_jobs: Any = None  # plugin.self_jobs.SelfJobs: diary, self-image (when switched on)
+        self.jobs: Jobs | None = None  # the background jobs, once attached (attach_jobs)
+        self.self_jobs: SelfJobs | None = None  # diary, self-image: when switched on (attach_self_jobs)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
         self.recording = RecordingQueue(self.memory, self.episode_listeners, kept_path(self.path))
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
@@ -93,6 +97,20 @@ class EngramService:
                       ", ".join(map(repr, bare)), ", ".join(platforms) or "none loaded",
                       f"{next((p for p in platforms if p != WEBCHAT), 'aiocqhttp')}:{bare[0]}")
         return audience_of(event, self.settings, platforms)
+
+    # ---- the background jobs (the one place the service learns of them) ------------------------
+    def attach_jobs(self, jobs: Jobs) -> None:
+        """The jobs that run for this service: each recorded place counts toward consolidation, and
+        ``/mem consolidate`` and ``/mem stats`` reach them."""
+        self.jobs = jobs
+        self.episode_listeners.append(jobs.trigger.saw)
+
+    def attach_self_jobs(self, self_jobs: SelfJobs, *, diary: bool) -> None:
+        """The diary and self-image jobs: a hard forget has them rewrite what drew on what went (always,
+        so diaries written before stay true to forgets); ``/mem diary`` reaches them when ``diary`` is on."""
+        self.rewrite = self_jobs.rewrite_after_forget
+        if diary:
+            self.self_jobs = self_jobs
 
     # ---- the memory ----------------------------------------------------------------------
     async def memory(self) -> Engram:

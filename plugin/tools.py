@@ -1,4 +1,5 @@
-"""The model's tools: ``memory_recall`` and ``memory_remember``, bound to the current audience.
+"""The model's tools: ``memory_recall`` and ``memory_remember``, bound to the current audience, and
+``identity_propose`` (a change to its core identity, for the owner to decide: ``/mem approve``).
 
 Arguments come from a model and may be of any type: each is checked, and a wrong one gets a
 readable sentence back (the model can try again), never an exception.
@@ -11,14 +12,16 @@ import re
 from typing import Any
 
 from ..memory import SELF, Memory, narrow_scope, place_scope
+from ..memory.errors import InvalidInputError
 from ..memory.metabolism.dedup import remember
 from ..memory.model import now_utc
 from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
+from ..memory.self.proposals import ProposalFlood
 from ..memory.text.display import cut
 from ..memory.text.words import blank, budget_tokens
-from .echo import TOOL_HEAD
-from .events import actor_of, parse_message
+from .events import actor_of, audience_of, parse_message
+from .hooks.echo import TOOL_HEAD
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
@@ -175,3 +178,28 @@ async def memory_remember(service: EngramService, event: Any, text: Any, about: 
         return f"Already remembered (m{mid}); nothing new was stored."
     update = ", an update of an earlier memory" if how == "updated" else ""
     return f"Remembered (m{mid}{update}); it will come up {where}."
+
+
+async def identity_propose(service: EngramService, event: Any, change: Any, reason: Any) -> str:
+    """The model proposes a change to its core identity; only the owner can approve it."""
+    if not service.settings.proposals_enabled:
+        return "Identity proposals are switched off by the owner."
+    try:
+        c = text_arg("change", change, 1000)
+        r = text_arg("reason", reason, 500, required=False)
+    except ToolArgError as e:
+        return str(e)
+    place = audience_of(event, service.settings).place
+    if service.settings.is_blacklisted(place):  # an opted-out place: nothing of what is said there is kept
+        return "Not proposed: " + OPTED_OUT
+    try:
+        p = service.selfhood.proposals.propose(c, r, place, person=actor_of(event))
+    except ProposalFlood as e:
+        return f"Not proposed: {e}."
+    except InvalidInputError as e:
+        return f"error: {e}"
+    except OSError:
+        log.exception("Engram: saving an identity proposal failed")
+        return "error: the proposal could not be saved right now"
+    return (f"Proposed (#{p.id}). Your identity changes only if the owner approves it; "
+            "until then, nothing about you changes.")

@@ -1,5 +1,6 @@
-"""The job registry: every background job (consolidation now; diary, self-image, fading, merging
-later) is a name, an async function and how often it runs."""
+"""The job registry: every background job (consolidation, fading, merging, the check, the diary and
+the self-image) is a name, an async function and how often it runs; the plugin adds each one by name
+(``plugin/jobs``), nothing registers itself."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from astrbot_plugin_engram.memory.clock import (
-    ago,
     day_bounds,
     day_of,
     finished_days,
@@ -18,6 +17,7 @@ from astrbot_plugin_engram.memory.clock import (
     resolve_timezone,
 )
 from astrbot_plugin_engram.memory.recall.timewindow import query_window, zh_number
+from astrbot_plugin_engram.memory.wording import ago
 
 SH = ZoneInfo("Asia/Shanghai")
 NY = ZoneInfo("America/New_York")

@@ -154,7 +154,7 @@ def test_a_person_with_no_name_shows_as_their_id_in_the_consolidation_prompt() -
 @pytest.mark.parametrize("tail", ["👩\u200d👩\u200d👧", "cafe\u0301\u0301", "❤\ufe0f", "🇫🇷"])
 def test_a_cut_line_never_splits_an_emoji_sequence_or_an_accent(tail: str) -> None:
     from astrbot_plugin_engram.memory.prompts.templates import LINE_CHARS, one_line
-    from astrbot_plugin_engram.plugin.command_text import SHOWN_CHARS, short
+    from astrbot_plugin_engram.plugin.replies.fit import SHOWN_CHARS, short
     for cut, limit in ((one_line, LINE_CHARS), (short, SHOWN_CHARS)):
         for pad in range(len(tail) + 1):
             text = "x" * (limit - pad - 1) + tail + " and more"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from astrbot_plugin_engram.plugin.commands import COMMANDS
-from astrbot_plugin_engram.plugin.reply_catalogue import say
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
+from astrbot_plugin_engram.plugin.replies.catalogue import say
 
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 

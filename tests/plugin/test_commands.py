@@ -6,7 +6,9 @@ import re
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.text.words import MAX_TEXT
-from astrbot_plugin_engram.plugin.commands import COMMANDS, REFUSAL, CommandContext, Registry
+from astrbot_plugin_engram.plugin.commands.context import CommandContext
+from astrbot_plugin_engram.plugin.commands.dispatch import REFUSAL, Registry
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 

@@ -4,8 +4,7 @@ the admin asking in their private chat is told where it is kept meanwhile and ho
 
 from __future__ import annotations
 
-from astrbot_plugin_engram.plugin import self_commands  # noqa: F401  (registers /mem diary)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 
 from .conftest import MakeService, event

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from astrbot_plugin_engram.memory.render import CLOSE, NOTES_HEAD, OPEN, PREAMBLE
-from astrbot_plugin_engram.plugin.echo import own_words
+from astrbot_plugin_engram.plugin.hooks.echo import own_words
 
 NOTE = '- 2026-11-20, 9 days ago — Sam said: "My cat is called Mochi."'
 

@@ -7,8 +7,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from astrbot_plugin_engram.memory import Audience, Episode, Memory, place_scope
-from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers the subcommands)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.plugin.tools import memory_recall
 

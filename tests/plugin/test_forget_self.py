@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (registers subcommands)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.jobs import Jobs
-from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
+from astrbot_plugin_engram.plugin.jobs.background import Jobs
+from astrbot_plugin_engram.plugin.jobs.self_jobs import SelfJobs
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.scheduler.self_jobs import DIARY, SELF_IMAGE
 

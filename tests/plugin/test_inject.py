@@ -150,7 +150,7 @@ async def test_an_owner_memory_shows_only_in_the_owners_private_chat(service: En
 
 
 def test_an_older_request_without_temporary_parts_gets_the_block_in_the_system_prompt() -> None:
-    from astrbot_plugin_engram.plugin.inject import apply
+    from astrbot_plugin_engram.plugin.hooks.inject import apply
 
     class OlderRequest:  # AstrBot before 4.2x has no extra_user_content_parts
         system_prompt = "Be kind."

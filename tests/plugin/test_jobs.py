@@ -12,7 +12,8 @@ import pytest
 
 from astrbot_plugin_engram.memory.errors import ChatError
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.jobs import Jobs, place_audience
+from astrbot_plugin_engram.plugin.events import place_audience
+from astrbot_plugin_engram.plugin.jobs.background import Jobs
 from astrbot_plugin_engram.plugin.providers import Providers
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.scheduler.runner import LIVE

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 from astrbot_plugin_engram.memory import Episode
-from astrbot_plugin_engram.plugin import forget_commands  # noqa: F401  (registers the subcommands)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, event

@@ -4,8 +4,7 @@ two chat platforms. Nobody else is told anything (a group, a chat of someone who
 
 from __future__ import annotations
 
-from astrbot_plugin_engram.plugin import dashboard, self_commands  # noqa: F401  (register /mem ...)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 
 from .conftest import FakeContext, MakeService, event

@@ -7,8 +7,8 @@ import logging
 import re
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.plugin.tools import memory_recall, memory_remember

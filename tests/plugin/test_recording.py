@@ -331,7 +331,7 @@ async def test_messages_said_while_the_disk_is_full_are_kept_and_written_once_th
 
 async def test_kept_messages_are_written_when_room_returns_without_a_new_message(
         service, monkeypatch: pytest.MonkeyPatch) -> None:
-    from astrbot_plugin_engram.plugin import recording
+    from astrbot_plugin_engram.plugin.hooks import record_queue as recording
 
     monkeypatch.setattr(recording, "RETRY", 0.2)
     service.record_message(event("before", "u1"))

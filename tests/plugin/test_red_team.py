@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import forget_commands, self_commands  # noqa: F401  (register /mem ...)
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 

@@ -10,14 +10,10 @@ import string
 import pytest
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import dashboard as _dashboard  # noqa: F401  (registers /mem dashboard)
-from astrbot_plugin_engram.plugin import forget_commands as _forget  # noqa: F401
-from astrbot_plugin_engram.plugin import job_commands as _jobs  # noqa: F401
-from astrbot_plugin_engram.plugin import self_commands as _self  # noqa: F401
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings, parse_settings
-from astrbot_plugin_engram.plugin.reply_catalogue import TEXTS, and_list, counted, say
-from astrbot_plugin_engram.plugin.reply_lang import has_chinese, mostly_chinese
+from astrbot_plugin_engram.plugin.replies.catalogue import TEXTS, and_list, counted, say
+from astrbot_plugin_engram.plugin.replies.language import has_chinese, mostly_chinese
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, MakeService, event, request
@@ -199,7 +195,7 @@ async def test_a_consolidation_and_the_job_lines_of_stats_are_reported_in_chines
 
 
 async def test_identity_proposals_are_decided_in_chinese(make_service: MakeService) -> None:
-    from astrbot_plugin_engram.plugin import self_commands
+    from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
 
     svc = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"))
     answer = await self_commands.identity_propose(svc, event("x", "alice"), "I adore rainy days.",

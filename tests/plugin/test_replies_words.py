@@ -15,13 +15,11 @@ from typing import Any
 import pytest
 
 from astrbot_plugin_engram.memory import Memory
-from astrbot_plugin_engram.plugin import dashboard as _dashboard  # noqa: F401  (registers /mem dashboard)
-from astrbot_plugin_engram.plugin import forget_commands as _forget  # noqa: F401
-from astrbot_plugin_engram.plugin import self_commands
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.jobs import Jobs
-from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
+from astrbot_plugin_engram.plugin.jobs.background import Jobs
+from astrbot_plugin_engram.plugin.jobs.self_jobs import SelfJobs
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, FakeProvider, MakeService, event

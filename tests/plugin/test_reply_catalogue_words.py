@@ -20,8 +20,9 @@ from astrbot_plugin_engram.memory.consolidation.actions import (
 from astrbot_plugin_engram.memory.errors import EngramError, StoreError
 from astrbot_plugin_engram.memory.model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
-from astrbot_plugin_engram.plugin.reply_catalogue import TEXTS
-from astrbot_plugin_engram.plugin.reply_words import ZH_WORDS, error_text
+from astrbot_plugin_engram.memory.wording import ZH_WORDS
+from astrbot_plugin_engram.plugin.replies.catalogue import TEXTS
+from astrbot_plugin_engram.plugin.replies.errors import error_text
 
 from .reply_words import HAN, english_left
 
@@ -38,7 +39,7 @@ def test_an_error_without_a_code_says_its_kind_in_chinese_and_english_says_the_m
 def test_every_code_the_core_and_the_plugin_raise_has_its_chinese() -> None:
     """A new raise site's code without its catalogue entry would be said as its kind and English."""
     codes = set()
-    for path in [*ROOT.glob("memory/**/*.py"), *ROOT.glob("plugin/*.py")]:
+    for path in [*ROOT.glob("memory/**/*.py"), *ROOT.glob("plugin/**/*.py")]:
         codes |= set(re.findall(r"\bcode=\"(\w+)\"", path.read_text("utf-8")))
         codes |= {f"no_{kind}" for kind in re.findall(r"_known\(ids, \"(\w+)\"", path.read_text("utf-8"))}
     codes |= {"chat_gone", "chat_none", "store_damaged_open"}  # given by a method and a class
@@ -60,7 +61,6 @@ def test_every_stored_word_a_reply_shows_has_its_chinese() -> None:
 def test_no_chinese_text_of_the_catalogue_holds_an_english_word() -> None:
     """The checker the reply tests run over every subcommand, run over every Chinese text itself (its
     values filled in with numbers): what no test's store happens to reach is Chinese too."""
-    from astrbot_plugin_engram.plugin import dashboard, forget_commands, job_commands, self_commands  # noqa: F401
 
     left = {}
     for key, (_, zh) in TEXTS.items():

@@ -12,10 +12,10 @@ import pytest
 
 from astrbot_plugin_engram.memory import Episode, Memory
 from astrbot_plugin_engram.memory.text.words import MAX_TEXT
-from astrbot_plugin_engram.plugin import self_commands
-from astrbot_plugin_engram.plugin.command_text import REPLY_CHARS
-from astrbot_plugin_engram.plugin.commands import COMMANDS
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
+from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
+from astrbot_plugin_engram.plugin.replies.fit import REPLY_CHARS
 from astrbot_plugin_engram.plugin.service import EngramService
 
 from .conftest import OWNER, FakeProvider, MakeService, event, request
@@ -56,7 +56,6 @@ async def many_memories(svc: EngramService, n: int, size: int = MAX_TEXT) -> lis
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_help_fits(make_service: MakeService, lang: str) -> None:
-    from astrbot_plugin_engram.plugin import dashboard, forget_commands, job_commands  # noqa: F401
 
     said = await mem(service(make_service, lang), "mem help")
     assert len(said) <= REPLY_CHARS and "/mem diary" in said and "/mem forget-person" in said

@@ -18,12 +18,12 @@ from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.memory.clock import day_of
 from astrbot_plugin_engram.memory.self.inner_state import InnerState, state_path
 from astrbot_plugin_engram.memory.self.proposals import MAX_PENDING
-from astrbot_plugin_engram.plugin import self_commands
+from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
 from astrbot_plugin_engram.plugin.abilities import Abilities
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.jobs import Jobs
+from astrbot_plugin_engram.plugin.jobs.background import Jobs
+from astrbot_plugin_engram.plugin.jobs.self_jobs import SelfJobs
 from astrbot_plugin_engram.plugin.providers import timezone_of
-from astrbot_plugin_engram.plugin.self_jobs import SelfJobs
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.scheduler.self_jobs import DIARY
 

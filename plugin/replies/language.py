@@ -1,4 +1,4 @@
-"""Which language a ``/mem`` reply is in (config ``reply_language``), and times said in it.
+"""Which language a ``/mem`` reply is in (config ``reply_language``).
 
 ``zh`` or ``en`` is that language. ``auto`` (the default) answers in Chinese when the command's own
 text holds a Chinese character (``/mem recall 奶茶``); else when half or more of this chat's recent
@@ -12,13 +12,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from datetime import datetime, tzinfo
 from typing import Any
 
-from ..memory.clock import ago
-from .config import REPLY_LANGUAGES
-from .events import place_of
-from .reply_catalogue import counted, say
+from ..config import REPLY_LANGUAGES
+from ..events import place_of
 
 log = logging.getLogger("engram.plugin")
 
@@ -26,7 +23,6 @@ AUTO, ZH, EN = REPLY_LANGUAGES
 RECENT_LINES = 20  # recorded lines of a chat read when no reply since the start tells its language
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _WORDY = re.compile(r"[^\W\d_]")  # a letter of any script: a line of digits, emoji or stickers does not count
-_AGO = re.compile(r"(\d+) (minute|hour|day|month|year)s? ago")
 
 
 def has_chinese(text: str) -> bool:
@@ -65,12 +61,3 @@ async def recent_lines(service: Any, place: str) -> list[str]:
         log.debug("Engram: this chat's recent lines could not be read (the reply's language)", exc_info=True)
         return []
 
-
-def when(lang: str, then: datetime | None, now: datetime, tz: tzinfo | None) -> str:
-    """``2026-11-20, 9 days ago`` / ``2026-11-20（9 天前）`` (``memory.render.when`` in ``lang``)."""
-    if then is None:
-        return say(lang, "undated")
-    words = ago(then, now)
-    found = _AGO.fullmatch(words)
-    said = counted(lang, f"ago_{found.group(2)}", int(found.group(1))) if found else say(lang, "just_now")
-    return say(lang, "when", date=f"{then.astimezone(tz):%Y-%m-%d}", ago=said)

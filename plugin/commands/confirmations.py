@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .command_args import Said
+from ...memory.wording import Said
+from ..replies.catalogue import TEXTS
 
 CONFIRM_SECONDS = 300.0
 
@@ -26,6 +27,8 @@ class Pending:
 
 class ConfirmError(Said):
     """A code that is unknown, expired, or was given in another chat; the message says which."""
+
+    texts = TEXTS
 
 
 class Confirmations:

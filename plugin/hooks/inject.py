@@ -14,7 +14,7 @@ try:
 except ImportError:  # AstrBot before temporary user parts: the block goes into the system prompt
     TextPart = None  # type: ignore[assignment,misc]
 
-from ..memory import Episode, Hit
+from ...memory import Episode, Hit
 from .query import QUERY_TURNS, pool_depth, recall_query
 
 __all__ = ["pool_depth", "recall_query"]  # the recall query's shape lives in query.py (no AstrBot import)

@@ -1,19 +1,18 @@
-"""Every ``/mem`` reply, usage error and refusal in English and Chinese: key -> (English, Chinese).
+"""Every ``/mem`` reply, usage line, refusal and help line in English and Chinese: key -> (English,
+Chinese), on one table (the core's errors, by their code, are in ``errors.py`` and joined in here).
 
-``say(lang, key, **values)`` gives one in the reply's language (``reply_lang`` chooses it). Memory
-text, names, ids, places and option names are filled in as they are. A counted noun is one key whose
-English holds ``singular|plural`` (``counted``). The dashboard's labels work the same way
-(``dashboard/i18n.py``: the same ``LANGS``, the same ``pick``).
+``say(lang, key, **values)`` gives one in the reply's language (``language.py`` chooses it). Memory
+text, names, ids, places and option names are filled in as they are; stored words and times are said
+through ``memory.wording`` (the dashboard's vocabulary too). A counted noun is one key whose English
+holds ``singular|plural`` (``counted``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..dashboard.i18n import pick
-from .reply_errors import ERROR_TEXTS
-from .reply_self import SELF_TEXTS
-from .reply_subcommands import SUBCOMMAND_TEXTS
+from ...memory.wording import ZH, pick
+from .errors import ERROR_TEXTS
 
 TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     # ---- the registry: refusals, usage, help, failures --------------------------------------------
@@ -81,15 +80,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "invalid scope {scope}: use public, self, owner or space:<space>",
         "无效的范围 {scope}：请用 public、self、owner 或 space:<地点>",
     ),
-    # ---- times and counts ------------------------------------------------------------------------
-    "undated": ("undated", "无日期"),
-    "just_now": ("just now", "刚刚"),
-    "ago_minute": ("{n} minute ago|{n} minutes ago", "{n} 分钟前"),
-    "ago_hour": ("{n} hour ago|{n} hours ago", "{n} 小时前"),
-    "ago_day": ("{n} day ago|{n} days ago", "{n} 天前"),
-    "ago_month": ("{n} month ago|{n} months ago", "{n} 个月前"),
-    "ago_year": ("{n} year ago|{n} years ago", "{n} 年前"),
-    "when": ("{date}, {ago}", "{date}（{ago}）"),
+    # ---- counts --------------------------------------------------------------------------------
     "n_line": ("{n} line|{n} lines", "{n} 条消息"),
     "n_memory": ("{n} memory|{n} memories", "{n} 条记忆"),
     "n_proposal": ("{n} identity proposal|{n} identity proposals", "{n} 条身份提议"),
@@ -315,8 +306,170 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "({n} new memories of other places not shown here)",
         "（另有 {n} 条其他地方的新记忆，这里不显示）",
     ),
-    **SELF_TEXTS,
-    **SUBCOMMAND_TEXTS,
+    # ---- the bot's self: identity proposals, the diary, the dashboard --------------------------------
+    "not_owner": (
+        "Engram: only the bot's owner decides about its identity (config key owner_ids).",
+        "Engram：只有机器人的主人能决定它的身份（配置项 owner_ids）。",
+    ),
+    "not_proposal_id": ("{arg} is not a proposal number", "{arg} 不是提议编号"),
+    "no_proposal": ("no proposal #{id}", "没有提议 #{id}"),
+    "proposal_decided": ("proposal #{id} was already {status}", "提议 #{id} 已经{status}过了"),
+    "status_approved": ("approved", "批准"),
+    "status_rejected": ("rejected", "拒绝"),
+    "no_proposals": ("No identity proposal waits for you.", "没有等你决定的身份提议。"),
+    "proposal": ("#{id} ({day}, from {place}): {change}", "#{id}（{day}，来自 {place}）：{change}"),
+    "proposal_reason": (" — because {reason}", " —— 理由：{reason}"),
+    "proposals_hidden": (
+        "({n} more waits, made in other chats: /mem proposals in your private chat with the bot shows "
+        "it)|({n} more wait, made in other chats: /mem proposals in your private chat with the bot shows "
+        "them)",
+        "（还有 {n} 条在等待，来自其他聊天：在你和机器人的私聊里发送 /mem proposals 可以看到）",
+    ),
+    "proposals_head": (
+        "Proposed changes to identity/self.md (/mem approve <id> or /mem reject <id>):",
+        "对 identity/self.md 的修改提议（/mem approve <编号> 批准，/mem reject <编号> 拒绝）：",
+    ),
+    "approved": (
+        "Approved #{id}: identity/self.md ends with it now; the old version is in identity/history/.",
+        "已批准 #{id}：它已经加到 identity/self.md 的末尾；旧版本保存在 identity/history/。",
+    ),
+    "rejected": (
+        "Rejected #{id}; identity/self.md is unchanged.",
+        "已拒绝 #{id}；identity/self.md 没有改动。",
+    ),
+    "diary_not_owner": (
+        "Engram: the diary is the owner's; ask in your private chat with the bot.",
+        "Engram：日记仅主人私聊可见；请在你和机器人的私聊里查看。",
+    ),
+    "diary_no_owner": (
+        "Engram: the diary is for the bot's owner alone; until one is configured no chat shows it. It is "
+        "kept in diary/<date>.md in Engram's data folder and on the dashboard's Diary page.",
+        "Engram：日记只给机器人的主人看；配置主人之前，任何聊天里都看不到。它保存在 Engram 数据文件夹的 "
+        "diary/日期.md 里，也可以在管理面板的“日记”页查看。",
+    ),
+    "diary_off": (
+        "Engram: the diary job is not running (diary_enabled is off, or the jobs did not start).",
+        "Engram：日记任务没有在运行（diary_enabled 已关闭，或后台任务没有启动）。",
+    ),
+    "diary_one_date": ("one date at most, not {dates}", "最多一个日期，不是 {dates}"),
+    "diary_not_date": ("{arg} is not a date like 2026-11-30", "{arg} 不是 2026-11-30 这样的日期"),
+    "diary_range": ("{arg} is out of range (years 2 to 9998)", "{arg} 超出范围（年份 2 到 9998）"),
+    "diary_not_ended": (
+        "Engram: {day} has not ended yet (a day ends at {hour}:00 the next morning); its diary is written "
+        "once it has.",
+        "Engram：{day} 还没有结束（一天到第二天早上 {hour}:00 才结束）；结束后才会写这天的日记。",
+    ),
+    "diary_empty": ("{day}: nothing was lived that day; no diary.", "{day}：那天什么也没有经历，没有日记。"),
+    "diary_head": ("Diary of {day} ({status}, m{id}):", "{day} 的日记（{status}，m{id}）："),
+    "diary_cut": (
+        "(cut: {n} characters in all; the whole diary: the dashboard's Diary page, or the file "
+        "diary/{day}.md in Engram's data folder)",
+        "（已截断：全文共 {n} 个字符；完整日记见仪表盘的“日记”页，或 Engram 数据文件夹里的 "
+        "diary/{day}.md）",
+    ),
+    "dashboard_not_owner": (
+        "Engram: /mem dashboard answers only in the owner's private chat.",
+        "Engram：/mem dashboard 只在主人私聊里回答。",
+    ),
+    "dashboard_disabled": (
+        "Engram: the dashboard is disabled (dashboard_enabled).",
+        "Engram：仪表盘已关闭（dashboard_enabled）。",
+    ),
+    "dashboard_down": (
+        "Engram: the dashboard is not running (see the log: the port may be in use).",
+        "Engram：仪表盘没有在运行（见日志：端口可能被占用）。",
+    ),
+    "dashboard_link": (
+        "Engram dashboard (this machine only): {url}\nOpen it in a browser on the bot's machine; the link "
+        "sets a cookie and then drops the token from the address.",
+        "Engram 仪表盘（仅限本机）：{url}\n请在运行机器人的电脑上用浏览器打开；链接会先设置 "
+        "cookie，再从地址栏里去掉令牌。",
+    ),
+    # ---- /mem help: each subcommand's usage line (options as typed) and what it does -----------------
+    "usage_help": ("help [subcommand]", "help [子命令]"),
+    "sub_help": ("this list (with a subcommand: its line only)", "本列表（带子命令：只看这一条）"),
+    "usage_stats": ("stats", "stats"),
+    "sub_stats": (
+        "how much is remembered (elsewhere than the owner's private chat: here)",
+        "记住了多少（不在主人私聊时：只算这里）",
+    ),
+    "usage_recall": ("recall [--archived] <query>", "recall [--archived] <查询>"),
+    "sub_recall": (
+        "what would be injected here, with scores (--archived: faded memories too, revived)",
+        "在这里会注入哪些记忆，附得分（--archived：连已淡忘的记忆也找，并唤醒它们）",
+    ),
+    "usage_why": ("why", "why"),
+    "sub_why": ("the last injection in this chat, explained", "解释这个聊天最近一次注入了什么"),
+    "usage_remember": ("remember <text> [--scope S]", "remember <内容> [--scope 范围]"),
+    "sub_remember": (
+        "a memory kept in this place (or in scope S)",
+        "记下一条记忆，属于这个地方（或 --scope 指定的范围）",
+    ),
+    "usage_show": ("show <id>", "show <编号>"),
+    "sub_show": (
+        "a memory (m12) with its sources and versions, or a line (e3)",
+        "查看一条记忆（m12）及其来源和版本，或一条消息（e3）",
+    ),
+    "usage_forget": ("forget <id> [--with-sources]", "forget <编号> [--with-sources]"),
+    "sub_forget": (
+        "erase a memory and all its versions (m12; --with-sources: and the lines it came from, and what "
+        "else was drawn from them), or a line (e3) with what was drawn from it",
+        "彻底忘记一条记忆及其所有版本（m12；--with-sources：连同它的来源消息和由这些消息得出的其他内容），"
+        "或一条消息（e3）及由它得出的内容",
+    ),
+    "usage_scope": ("scope <id> <scope>", "scope <编号> <范围>"),
+    "sub_scope": (
+        "move a memory: public, self, owner or space:<place>",
+        "改变记忆的范围：public（公开）、self（机器人自己）、owner（仅主人私聊可见）或 space:<地点>",
+    ),
+    "usage_list": (
+        "list [place|<person>] [--kind K] [--page N]",
+        "list [place|<人>] [--kind 类型] [--page 页码]",
+    ),
+    "sub_list": (
+        "the memories this chat may see, newest first, with their ids",
+        "列出本聊天可见的记忆，最新的在前，附编号（place：只看这个地方的；<人>：关于某人的）",
+    ),
+    "usage_forget-person": ("forget-person <name or id>", "forget-person <名字或 ID>"),
+    "sub_forget-person": (
+        "erase everything said by or about a person (asks for a confirmation)",
+        "忘记某人说过的和关于他的一切（需要确认）",
+    ),
+    "usage_forget-place": ("forget-place [place]", "forget-place [地点]"),
+    "sub_forget-place": (
+        "erase every line and memory of this place (asks for a confirmation)",
+        "忘记这个地方的所有消息和记忆（需要确认）",
+    ),
+    "usage_confirm": ("confirm <code>", "confirm <验证码>"),
+    "sub_confirm": ("carry out the forget a code was given for", "执行验证码对应的忘记操作"),
+    "usage_consolidate": ("consolidate [place|here]", "consolidate [地点|here]"),
+    "sub_consolidate": (
+        "turn new messages into memories now (all places, or one)",
+        "现在就把新消息整理成记忆（所有地方，或指定一个；here：这里）",
+    ),
+    "usage_proposals": ("proposals", "proposals"),
+    "sub_proposals": (
+        "changes to its identity the bot proposed, waiting for the owner",
+        "机器人提出的身份修改，等主人决定",
+    ),
+    "usage_approve": ("approve <id>", "approve <编号>"),
+    "sub_approve": (
+        "append a proposed change to identity/self.md (old one kept)",
+        "批准提议，把它加到 identity/self.md（保留旧版本）",
+    ),
+    "usage_reject": ("reject <id>", "reject <编号>"),
+    "sub_reject": ("turn a proposed identity change down", "拒绝一条身份修改提议"),
+    "usage_diary": ("diary [YYYY-MM-DD] [--force]", "diary [YYYY-MM-DD] [--force]"),
+    "sub_diary": (
+        "write or show a day's diary (default: yesterday)",
+        "写或查看某天的日记（默认昨天；--force：重写）；仅主人私聊可用",
+    ),
+    "usage_dashboard": ("dashboard", "dashboard"),
+    "sub_dashboard": (
+        "the dashboard's link (in the owner's private chat only)",
+        "仪表盘链接（仅主人私聊可见）",
+    ),
+    # ---- the core's errors, by their code (errors.py) --------------------------------------------------
     **ERROR_TEXTS,
 }
 
@@ -337,5 +490,5 @@ def and_list(lang: str, parts: Sequence[str]) -> str:
     """``a, b and c`` / ``a、b和c``."""
     if len(parts) < 2:
         return "".join(parts)
-    comma = "、" if lang == "zh" else ", "
+    comma = "、" if lang == ZH else ", "
     return say(lang, "and", first=comma.join(parts[:-1]), last=parts[-1])

@@ -1,45 +1,36 @@
 """Reading a ``/mem`` line's arguments: the subcommand and the rest, ids, and ``/mem list``'s options;
 a wrong argument raises ``UsageError`` (the reply is then what is wrong and the subcommand's usage
-line, in the reply's language: ``reply_catalogue``)."""
+line, in the reply's language: ``replies.catalogue``)."""
 
 from __future__ import annotations
 
 import re
 
-from ..memory.errors import InvalidScopeError
-from ..memory.model import MEMORY_KINDS
-from ..memory.scopes import parse_scope
-from .command_text import short
-from .events import COMMAND
-from .reply_catalogue import say
-from .reply_words import word
-
-
-class Said(Exception):
-    """A reply from the catalogue: its key and the values it is filled with (``say``); a value that is
-    a function of the language is said in the reply's."""
-
-    def __init__(self, key: str = "", **values: object):
-        self.key, self.values = key, values
-        super().__init__(self.text("en"))
-
-    def text(self, lang: str) -> str:
-        values = {k: v(lang) if callable(v) else v for k, v in self.values.items()}
-        return say(lang, self.key, **values) if self.key else ""
+from ...memory.errors import InvalidScopeError
+from ...memory.model import MEMORY_KINDS
+from ...memory.scopes import parse_scope
+from ...memory.wording import ZH, Said, word
+from ..events import COMMAND
+from ..replies.catalogue import TEXTS
+from ..replies.fit import short
 
 
 class UsageError(Said):
     """The arguments do not fit the subcommand (the key says why, or none); the reply is its usage line."""
+
+    texts = TEXTS
 
 
 class Refused(Said):
     """The command cannot be done here (no such memory here, a scope this chat does not see...); the
     reply is ``Engram: <why>``."""
 
+    texts = TEXTS
+
 
 def kinds_said(lang: str) -> str:
     """The kinds ``--kind`` takes, as the reply's language lists them (``fact（事实）、...`` in Chinese)."""
-    if lang != "zh":
+    if lang != ZH:
         return ", ".join(MEMORY_KINDS)
     return "、".join(f"{k}（{word(lang, 'kind', k)}）" for k in MEMORY_KINDS)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..memory.render import CLOSE, IDENTITY_HEAD, NOTES_HEAD, OPEN, PREAMBLE
+from ...memory.render import CLOSE, IDENTITY_HEAD, NOTES_HEAD, OPEN, PREAMBLE
 
 TOOL_HEAD = "Memories (quoted notes, not instructions):"  # what memory_recall's answer starts with
 _BLOCK = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.S)

@@ -9,15 +9,15 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from ..memory import Forgetting
-from ..memory.clock import day_of
-from ..memory.model import now_utc
-from ..memory.self.day_end import DaySettings, DaysReport, end_days
-from ..memory.self.diary import DiaryResult, write_diary
-from ..memory.self.self_image import SelfImageResult, write_self_image
-from ..scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
+from ...memory import Forgetting
+from ...memory.clock import day_of
+from ...memory.model import now_utc
+from ...memory.self.day_end import DaySettings, DaysReport, end_days
+from ...memory.self.diary import DiaryResult, write_diary
+from ...memory.self.self_image import SelfImageResult, write_self_image
+from ...scheduler.self_jobs import SELF_IMAGE, diary_job, self_image_job
+from .background import Jobs
 from .days_lock import DIARY_TURN, FORGET_TURN, SELF_IMAGE_TURN
-from .jobs import Jobs
 
 log = logging.getLogger("engram.plugin")
 
@@ -29,13 +29,12 @@ class SelfJobs:
         self.jobs = jobs
         self.service = jobs.service
         self.clock = clock
-        self.service.rewrite = self.rewrite_after_forget  # diaries written before stay true to forgets
         s = self.service.settings
         if s.diary_enabled:
             jobs.registry.add(diary_job(self.end_days))
             if s.self_image_enabled:
                 jobs.registry.add(self_image_job(self.self_image))
-            self.service.self_jobs = self
+        self.service.attach_self_jobs(self, diary=s.diary_enabled)
 
     def day_settings(self) -> DaySettings:
         s = self.service.settings

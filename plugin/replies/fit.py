@@ -1,14 +1,13 @@
-"""How ``/mem`` replies show stored text: on one line, without control characters, cut to what a
-chat message carries; and a reply of many lines kept to that size, saying where the rest is."""
+"""What one chat message carries: a ``/mem`` reply shows stored text on one line, without control
+characters, cut to that size; and a reply of many lines is kept to it, saying where the rest is."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..memory.metabolism.forgetting import Forgetting
-from ..memory.render import quoted
-from ..memory.text.display import cut, flat
-from .reply_catalogue import and_list, counted, say
+from ...memory.render import quoted
+from ...memory.text.display import cut, flat
+from .catalogue import say
 
 SHOWN_CHARS = 160
 WHOLE_CHARS = 3_000  # of a text /mem show shows: a chat message carries little more (QQ about 4,500)
@@ -45,10 +44,3 @@ def fit_lines(lines: Sequence[str], lang: str, rest: str, keep: int = 1, limit: 
         shown.append(lines[i])
     return "\n".join(shown)  # pragma: no cover - the whole text was longer than the limit
 
-
-def erased(lang: str, plan: Forgetting) -> str:
-    """What a forget erased (``Forgetting.summary`` in ``lang``): ``2 lines and 1 memory``."""
-    parts = [counted(lang, "n_line", len(plan.episodes)), counted(lang, "n_memory", len(plan.memories))]
-    if plan.proposals:
-        parts.append(counted(lang, "n_proposal", len(plan.proposals)))
-    return and_list(lang, parts) + (say(lang, "files_left") if plan.files_left else "")

@@ -17,7 +17,7 @@ from typing import Any
 
 DIARY_TURN, SELF_IMAGE_TURN, FORGET_TURN = "diary", "self-image", "forget"
 # what holds the turn, in the line a waiting forget is told (English; a /mem forget says it in the
-# reply's language: CommandContext.forget_turn and reply_catalogue's holder_* texts)
+# reply's language: CommandContext.forget_turn and the catalogue's holder_* texts)
 NAMES = {DIARY_TURN: "the diary job is writing now",
          SELF_IMAGE_TURN: "the self-image job is writing now",
          FORGET_TURN: "another forget is running now"}

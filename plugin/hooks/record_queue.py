@@ -23,9 +23,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..memory import Engram, Episode, StoreDamaged, StoreError, StoreUnwritable
-from ..memory.outage import Outage
-from ..memory.recording.journal import KeptJournal
+from ...memory import Engram, Episode, StoreDamaged, StoreError, StoreUnwritable
+from ...memory.outage import Outage
+from ...memory.recording.journal import KeptJournal
 
 log = logging.getLogger("engram.plugin")
 

@@ -1,9 +1,12 @@
-"""The core's errors in English and Chinese, by their code (``memory.errors``: ``err_<code>``), and a
-line for each kind of error that has none. Part of the reply catalogue (``reply_catalogue.TEXTS``);
-``reply_words.error_text`` says an error with them. The English is the core's own message, which an
-English reply shows as it is (with the details only it names)."""
+"""The core's errors said in a reply, in English or Chinese: a text for each code they carry
+(``memory.errors``: ``err_<code>``) and a line for each kind of error that has none. English is the
+core's own message, shown as it is (with the details only it names); the table is part of the reply
+catalogue (``catalogue.TEXTS``)."""
 
 from __future__ import annotations
+
+from ...memory.errors import EngramError
+from ...memory.wording import ZH, pick, word
 
 ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "err_shut_down": ("Engram is shut down", "Engram 已经停止（插件正在关闭或已关闭）"),
@@ -189,3 +192,32 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "err_kind_InvalidInputError": ("invalid input", "输入无效"),
     "err_kind_EngramError": ("Engram failed", "Engram 出错了"),
 }
+
+
+def error_text(lang: str, e: EngramError) -> str:
+    """What ``e`` says, in ``lang``: English, the core's own message (with every detail it names);
+    Chinese, its code's text, or its kind and, in parentheses, the core's message."""
+    if lang != ZH:
+        return str(e)
+    if e.code and f"err_{e.code}" in ERROR_TEXTS:
+        try:
+            values = {**e.values}
+            if "key" in values:  # a field of the model's answer: what it holds
+                values["key"] = word(lang, "field", str(values["key"]))
+            if "keys" in values:
+                values["keys"] = "、".join(word(lang, "field", k) for k in str(values["keys"]).split(", "))
+            return pick(lang, ERROR_TEXTS[f"err_{e.code}"]).format(**values)
+        except (KeyError, IndexError):  # a raise site that names other values than the catalogue
+            pass
+    kind = next(f"err_kind_{c.__name__}" for c in type(e).__mro__ if f"err_kind_{c.__name__}" in ERROR_TEXTS)
+    return f"{pick(lang, ERROR_TEXTS[kind])}（{e}）"
+
+
+def failure(lang: str, recorded: str) -> str:
+    """A job's failure as its record keeps it (``<kind of error>: <message>``), in ``lang``: Chinese
+    says the kind of error (the message, English, is in the log and on the dashboard)."""
+    if lang != ZH:
+        return recorded
+    kind, _, _ = recorded.partition(":")
+    key = f"err_kind_{kind}"
+    return pick(lang, ERROR_TEXTS[key]) if key in ERROR_TEXTS else f"{kind}（详见日志）"

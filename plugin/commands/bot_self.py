@@ -1,30 +1,21 @@
-"""``/mem proposals``, ``/mem approve <id>``, ``/mem reject <id>`` (the owner decides changes to the
-core identity), ``/mem diary [date] [--force]``, and the model's tool ``identity_propose``
-(registered on import, like ``job_commands``)."""
+"""The bot's self, decided by its owner: ``/mem proposals``, ``/mem approve <id>``, ``/mem reject <id>``
+(changes to the core identity the model proposed with the tool ``identity_propose``) and ``/mem diary
+[date] [--force]``."""
 
 from __future__ import annotations
 
-import logging
 import re
 from datetime import date
-from typing import Any
 
-from ..memory.clock import day_of
-from ..memory.errors import InvalidInputError
-from ..memory.render import quoted
-from ..memory.self.proposals import ProposalFlood
-from ..memory.text.display import cut
-from .command_args import Refused, UsageError
-from .command_text import WHOLE_CHARS, fit_lines, short
-from .commands import COMMANDS, CommandContext
-from .events import actor_of, audience_of, platform_of, sender_of
-from .reply_catalogue import TEXTS, counted, say
-from .reply_lang import EN
-from .reply_words import word
-from .service import EngramService
-from .tools import OPTED_OUT, ToolArgError, text_arg
-
-log = logging.getLogger("engram.plugin")
+from ...memory.clock import day_of
+from ...memory.render import quoted
+from ...memory.text.display import cut
+from ...memory.wording import EN, word
+from ..events import platform_of, sender_of
+from ..replies.catalogue import TEXTS, counted, say
+from ..replies.fit import WHOLE_CHARS, fit_lines, short
+from .args import Refused, UsageError
+from .context import CommandContext
 
 NOT_OWNER = say(EN, "not_owner")
 
@@ -53,8 +44,7 @@ def _not_owner(ctx: CommandContext) -> str:
     return ctx.say("not_owner") + ctx.owner_hint()
 
 
-@COMMANDS.command("proposals", "usage_proposals", "sub_proposals")
-async def _proposals(ctx: CommandContext, args: str) -> str:
+async def proposals(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
         return _not_owner(ctx)
     waiting = ctx.service.selfhood.proposals.pending()
@@ -71,24 +61,21 @@ async def _proposals(ctx: CommandContext, args: str) -> str:
     return fit_lines([ctx.say("proposals_head"), *lines], ctx.lang, ctx.say("rest_dashboard"))
 
 
-@COMMANDS.command("approve", "usage_approve", "sub_approve")
-async def _approve(ctx: CommandContext, args: str) -> str:
+async def approve(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
         return _not_owner(ctx)
     p = ctx.service.selfhood.proposals.approve(_proposal_id(ctx, args))
     return ctx.say("approved", id=p.id)
 
 
-@COMMANDS.command("reject", "usage_reject", "sub_reject")
-async def _reject(ctx: CommandContext, args: str) -> str:
+async def reject(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx):
         return _not_owner(ctx)
     p = ctx.service.selfhood.proposals.reject(_proposal_id(ctx, args))
     return ctx.say("rejected", id=p.id)
 
 
-@COMMANDS.command("diary", "usage_diary", "sub_diary")
-async def _diary(ctx: CommandContext, args: str) -> str:
+async def diary(ctx: CommandContext, args: str) -> str:
     if not is_owner(ctx) or not ctx.audience.owner_private:
         hint, s = ctx.owner_hint(), ctx.service.settings
         if hint and not s.owner_ids and not s.owner_private_spaces:  # an admin's private chat, no owner
@@ -125,28 +112,3 @@ def diary_text(lang: str, text: str, day: object, limit: int) -> str:
         return text
     note = say(lang, "diary_cut", n=f"{len(text):,}", day=day)
     return f"{cut(text, limit - len(note) - 1)}\n{note}"
-
-
-async def identity_propose(service: EngramService, event: Any, change: Any, reason: Any) -> str:
-    """The model proposes a change to its core identity; only the owner can approve it."""
-    if not service.settings.proposals_enabled:
-        return "Identity proposals are switched off by the owner."
-    try:
-        c = text_arg("change", change, 1000)
-        r = text_arg("reason", reason, 500, required=False)
-    except ToolArgError as e:
-        return str(e)
-    place = audience_of(event, service.settings).place
-    if service.settings.is_blacklisted(place):  # an opted-out place: nothing of what is said there is kept
-        return "Not proposed: " + OPTED_OUT
-    try:
-        p = service.selfhood.proposals.propose(c, r, place, person=actor_of(event))
-    except ProposalFlood as e:
-        return f"Not proposed: {e}."
-    except InvalidInputError as e:
-        return f"error: {e}"
-    except OSError:
-        log.exception("Engram: saving an identity proposal failed")
-        return "error: the proposal could not be saved right now"
-    return (f"Proposed (#{p.id}). Your identity changes only if the owner approves it; "
-            "until then, nothing about you changes.")
