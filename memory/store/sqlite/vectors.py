@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import aiosqlite
 import numpy as np
 
 from .. import EmbedRow
-from .base import Connections
 from .codec import chunks, compact_vectors, fetch_rows, in_list, vectors_of
 
 
-class VectorReads(Connections):
+class Vectors:
     """The stored vectors of each model (written by ``SQLiteWrites.save_vectors``)."""
+
+    def __init__(self, reader: aiosqlite.Connection, latest: aiosqlite.Connection):
+        self._reader = reader
+        self._latest = latest  # the writer when there is one (the indexer reads what it just wrote)
 
     async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]:
         """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
@@ -22,7 +26,7 @@ class VectorReads(Connections):
                    "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
         else:
             sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
-        async with self._writer_or_reader.execute(sql, (after, limit)) as cur:
+        async with self._latest.execute(sql, (after, limit)) as cur:
             return [EmbedRow(*r) for r in await cur.fetchall()]
 
     async def vector_counts(self, model: str) -> list[tuple[str, str, int]]:
