@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..memory import Engram, Store
+from ..memory import BrowseReads, Engram
 from ..memory.wording import Said
 from . import data, html
 from .i18n import pick_lang
@@ -142,7 +142,7 @@ async def _engram(request: web.Request) -> Engram:
     return source if isinstance(source, Engram) else await source()  # type: ignore[operator,no-any-return]
 
 
-async def _open(request: web.Request) -> tuple[Engram, Store]:
+async def _open(request: web.Request) -> tuple[Engram, BrowseReads]:
     engram = await _engram(request)
     return engram, await engram.browser()
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Engram, Episode, Hit, Memory, Store, memory_block
+from ..memory import Audience, BrowseReads, Engram, Episode, Hit, Memory, memory_block
 from ..memory.model import now_utc
 from ..memory.self.diary_files import diary_day
 from ..memory.strength import strength_now
@@ -157,7 +157,7 @@ def job_json(name: str, record: Any) -> dict[str, Any]:
     }
 
 
-async def job_runs(browser: Store, settings: DashboardSettings) -> list[dict[str, Any]]:
+async def job_runs(browser: BrowseReads, settings: DashboardSettings) -> list[dict[str, Any]]:
     """Every job's last run (read from the store, as the scheduler keeps it), the latest first;
     jobs the host schedules that never ran come last."""
     records = await browser.job_runs()
@@ -171,7 +171,7 @@ async def job_runs(browser: Store, settings: DashboardSettings) -> list[dict[str
     return [job_json(name, records.get(name)) for name in sorted(names, key=started, reverse=True)]
 
 
-async def overview(engram: Engram, browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+async def overview(engram: Engram, browser: BrowseReads, settings: DashboardSettings) -> dict[str, Any]:
     """Every count, episodes per day, places and people: counted as the writer keeps them (the counts
     beside the episodes, ``summaries.py``), so nothing here reads every episode."""
     counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
@@ -198,7 +198,8 @@ async def overview(engram: Engram, browser: Store, settings: DashboardSettings) 
     }
 
 
-async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, size: int) -> dict[str, Any]:
+async def memories(engram: Engram, browser: BrowseReads, f: MemoryFilter, page: int, size: int
+                   ) -> dict[str, Any]:
     args = f.store_args()
     if f.person:  # an id, or a name as people are called where they speak
         args["people"] = (f.person, *await browser.people_named(f.person))
@@ -212,7 +213,7 @@ async def memories(engram: Engram, browser: Store, f: MemoryFilter, page: int, s
     return d
 
 
-async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, Any]:
+async def memory(engram: Engram, browser: BrowseReads, memory_id: int) -> dict[str, Any]:
     try:
         versions = await engram.history(memory_id)
         m = await engram.get(memory_id)
@@ -231,7 +232,7 @@ async def memory(engram: Engram, browser: Store, memory_id: int) -> dict[str, An
     }
 
 
-async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str, Any]]:
+async def conversations(browser: BrowseReads, sources: list[Episode]) -> list[dict[str, Any]]:
     """The source episodes with the lines around them; sources close together share one conversation."""
     out: list[dict[str, Any]] = []
     for ep in sorted(sources, key=lambda e: (e.place, e.seq or 0)):
@@ -250,7 +251,8 @@ async def conversations(browser: Store, sources: list[Episode]) -> list[dict[str
     return out
 
 
-async def place(engram: Engram, browser: Store, place: str, page: int | None, size: int) -> dict[str, Any]:
+async def place(engram: Engram, browser: BrowseReads, place: str, page: int | None, size: int
+                ) -> dict[str, Any]:
     """A place's episodes in order, one page (``None``: the latest page), and what was learned there."""
     if not place or not await browser.has_place(place):
         raise NotFound("no_place", place=place[:80])
@@ -288,7 +290,8 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
 
 
 async def recall(
-    engram: Engram, browser: Store, settings: DashboardSettings, query: str, place: str, owner: bool | None
+    engram: Engram, browser: BrowseReads, settings: DashboardSettings, query: str, place: str,
+    owner: bool | None
 ) -> dict[str, Any]:
     """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
     if not query:
@@ -314,7 +317,7 @@ async def recall(
     }
 
 
-async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
+async def graph(engram: Engram, browser: BrowseReads) -> dict[str, Any]:
     """People, the memories about them and who answers whom, as nodes and links; ``shown``: how many
     pairs and memories are drawn of how many there are (the busiest pairs, the most important memories)."""
     people = {p: (name, n) for p, name, n in await browser.people()}
@@ -342,7 +345,7 @@ async def graph(engram: Engram, browser: Store) -> dict[str, Any]:
     return {"nodes": nodes, "links": links, "shown": shown}
 
 
-async def diary(engram: Engram, browser: Store, page: int, size: int,
+async def diary(engram: Engram, browser: BrowseReads, page: int, size: int,
                 folder: Path | None = None) -> dict[str, Any]:
     """The diary entries, each with the ``day`` it tells of (counted as the diaries count days: its
     start's UTC date is the day before in a zone east of UTC)."""
@@ -354,7 +357,7 @@ async def diary(engram: Engram, browser: Store, page: int, size: int,
     return d
 
 
-async def identity(browser: Store, settings: DashboardSettings) -> dict[str, Any]:
+async def identity(browser: BrowseReads, settings: DashboardSettings) -> dict[str, Any]:
     """The core identity, the self-image with its earlier versions, and the open proposals, read from
     the data folder (the host's, or the one holding the store file)."""
     folder = settings.data_dir or Path(browser.path).parent

@@ -22,13 +22,14 @@ from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, place_scope, visibility
-from .store import Store
+from .store import BrowseReads, Store
 from .store.sqlite import open_store
 from .strength import MetabolismSettings
 
 __all__ = [
     "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
-    "SELF", "Audience", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError", "Engram",
+    "SELF", "Audience", "BrowseReads", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError",
+    "Engram",
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",
     "FeatureRanker", "Hit", "InvalidInputError", "InvalidScopeError", "LinearRanker", "LocalE5",
     "Memory", "NoEmbedder", "OpenAIChat", "OpenAIEmbedder", "RecallSettings", "Ranker", "StoreError",

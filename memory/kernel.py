@@ -74,7 +74,8 @@ class Kernel:
     # ---- memories ------------------------------------------------------------------------
     async def add_memory(self, memory: Memory) -> int:
         """Store a memory; returns its id."""
-        mid = await self.store.add_memory(checked_memory(memory))
+        async with self.store.transaction() as tx:
+            mid = await tx.add_memory(checked_memory(memory))
         self.indexer.kick()
         return mid
 
@@ -153,7 +154,8 @@ class Kernel:
     async def merge(self, merged: Memory, originals: Sequence[int]) -> int | None:
         """``merged`` in place of ``originals`` (kept as its superseded versions); None when one of
         them is no longer active, or was moved out of ``merged``'s scope (nothing changed)."""
-        mid = await self.store.merge_memories(checked_memory(merged), list(originals))
+        async with self.store.transaction() as tx:
+            mid = await tx.merge_memories(checked_memory(merged), list(originals))
         self.indexer.kick()
         return mid
 

@@ -103,7 +103,8 @@ class Toucher:
             # a making dated far ahead (a wrong clock since set back) is no later recall
             last = max(t, since) if since <= t + AHEAD.total_seconds() else t
             rows.append((i, min(1.0, now + s.strengthen), last, new_status))
-        await self.kernel.store.set_strengths(rows)  # the indexes follow the commit
+        async with self.kernel.store.transaction() as tx:
+            await tx.set_strengths(rows)  # the indexes follow the commit
         return len(rows)
 
     def forget(self, memory_id: int) -> None:

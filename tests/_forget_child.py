@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from astrbot_plugin_engram.memory import Engram, NoEmbedder
-from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.transactions import Transactions
 from astrbot_plugin_engram.memory.store.sqlite.writes import SQLiteWrites
 
 
@@ -24,7 +24,7 @@ def say(word: str) -> None:
 
 async def main(path: str, person: str, where: str) -> None:
     eng = await Engram.open(path, NoEmbedder(), background=False)
-    erased, checkpoint = SQLiteWrites._erased, SQLiteStore.checkpoint
+    erased, checkpoint = SQLiteWrites._erased, Transactions.checkpoint
 
     async def slow_erased(self: SQLiteWrites, table: str) -> Any:
         if where == "inside":
@@ -32,14 +32,14 @@ async def main(path: str, person: str, where: str) -> None:
             await asyncio.sleep(60)
         return await erased(self, table)
 
-    async def slow_checkpoint(self: SQLiteStore) -> None:
+    async def slow_checkpoint(self: Transactions) -> None:
         if where == "committed":
             say("committed")
             await asyncio.sleep(60)
         await checkpoint(self)
 
     SQLiteWrites._erased = slow_erased  # type: ignore[method-assign]
-    SQLiteStore.checkpoint = slow_checkpoint  # type: ignore[method-assign]
+    Transactions.checkpoint = slow_checkpoint  # type: ignore[method-assign]
     await eng.forget_person(person)
     say("done")
 

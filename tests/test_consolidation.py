@@ -105,7 +105,8 @@ async def test_a_private_fact_never_becomes_public_however_the_model_answers(
                                                scope=hint)))
     con = run(engram, fake_openai)
     await con.run(force=True)
-    await engram.store.set_cursor(f"consolidate:{DM}", 0)  # the same line once more, about Alice
+    async with engram.store.transaction() as tx:
+        await tx.set_cursor(f"consolidate:{DM}", 0)  # the same line once more, about Alice
     await con.run(force=True)
     scopes = {m.scope for m in await memories(engram)}
     assert scopes == {f"space:{DM}"}
@@ -203,7 +204,8 @@ async def test_a_related_memory_names_its_people_as_this_place_knows_them(engram
                                    subjects=("qq:20",)))
     await engram.add_memory(Memory(text="the new member plays chess badly", scope=f"space:{GROUP}",
                                    subjects=("qq:21",)))
-    await engram.store.set_cursor(f"consolidate:{DM}", 10**6)  # only the group is consolidated
+    async with engram.store.transaction() as tx:
+        await tx.set_cursor(f"consolidate:{DM}", 10**6)  # only the group is consolidated
     await engram.record_many([ep(GROUP, "who plays chess here?", minutes=5)])
     fake_openai.replies.append(actions({"op": "none"}))
     await run(engram, fake_openai).run(places=[GROUP], force=True)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,15 +20,21 @@ SPACES = ("qq:group:1", "qq:group:2", "qq:private:3")
 
 
 class GatedStore:
-    """Wraps the real store's add_episodes: each batch waits for its gate; a batch holding 'poison' fails."""
+    """Wraps the real store's transactions: each batch of episodes waits for its gate; a batch holding
+    'poison' fails."""
 
     def __init__(self, engram: Engram):
-        self.real = engram.store.add_episodes
+        self.real = engram.store.transaction
         self.batches: list[list[str]] = []
         self.gates = [asyncio.Event() for _ in range(10)]
         self.arrived = [asyncio.Event() for _ in range(10)]
 
-    async def add_episodes(self, episodes: Sequence[Episode],
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Any]:
+        async with self.real() as tx:
+            yield GatedWrites(self, tx)
+
+    async def add_episodes(self, tx: Any, episodes: Sequence[Episode],
                            prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
         n = len(self.batches)
         self.batches.append([e.content for e in episodes])
@@ -34,10 +42,21 @@ class GatedStore:
         await self.gates[n].wait()
         if any("poison" in e.content for e in episodes):
             raise OSError("disk full")
-        return await self.real(episodes, prepared)
+        return list(await tx.add_episodes(episodes, prepared))
 
     async def until_batches(self, n: int) -> None:
         await asyncio.wait_for(self.arrived[n - 1].wait(), 10)
+
+
+class GatedWrites:
+    """One transaction's writes, its batch of episodes through ``GatedStore.add_episodes``."""
+
+    def __init__(self, gated: GatedStore, tx: Any):
+        self.gated, self.tx = gated, tx
+
+    async def add_episodes(self, episodes: Sequence[Episode],
+                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
+        return await self.gated.add_episodes(self.tx, episodes, prepared)
 
 
 @pytest.fixture(params=["one trip", "a trip a statement"])
@@ -88,7 +107,7 @@ async def test_producers_in_several_places_get_their_own_ids_in_order(engram: En
 async def test_a_failed_batch_fails_only_its_own_callers(
         engram: Engram, monkeypatch: pytest.MonkeyPatch) -> None:
     store = GatedStore(engram)
-    monkeypatch.setattr(engram.store, "add_episodes", store.add_episodes)
+    monkeypatch.setattr(engram.store, "transaction", store.transaction)
     first = records(engram, ["one", "two"])
     await store.until_batches(1)
     failing = records(engram, ["three", "poison four"])  # queued while the first batch commits
@@ -110,7 +129,7 @@ async def test_a_failed_batch_fails_only_its_own_callers(
 async def test_a_cancelled_caller_does_not_lose_the_others_episodes(
         engram: Engram, monkeypatch: pytest.MonkeyPatch) -> None:
     store = GatedStore(engram)
-    monkeypatch.setattr(engram.store, "add_episodes", store.add_episodes)
+    monkeypatch.setattr(engram.store, "transaction", store.transaction)
     tasks = records(engram, [f"line {i}" for i in range(5)])
     await store.until_batches(1)
     tasks[2].cancel()  # e.g. the host times out one message hook while its batch commits

@@ -67,7 +67,8 @@ async def fade(engram: Kernel, now: datetime | None = None) -> FadeReport:
         weak += np.array(ids)[low & ~kept].tolist()
         after = rows[-1][0]
     report.redated = await _redate(engram, wrong, datetime.fromtimestamp(t, timezone.utc))
-    report.archived = len(await engram.store.archive(weak))  # the indexes follow the commit
+    async with engram.store.transaction() as tx:
+        report.archived = len(await tx.archive(weak))  # the indexes follow the commit
     if report.archived:
         log.info("fade: archived %d of %d memories", report.archived, report.checked)
     return report

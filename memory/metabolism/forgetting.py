@@ -312,7 +312,9 @@ async def finish_pending(engram: Kernel) -> None:
         note = json.loads(path.read_text("utf-8"))
         eps, mems = [int(i) for i in note["episodes"]], [int(i) for i in note["memories"]]
         store = engram.store
-        if not await store.existing("episodes", eps) and not await store.existing("memories", mems):
+        async with store.transaction() as tx:
+            erased = not await tx.existing("episodes", eps) and not await tx.existing("memories", mems)
+        if erased:
             plan = Forgetting(diary_days=[date.fromisoformat(d) for d in note["diary_days"]],
                               self_image=bool(note["self_image"]),
                               proposals=[int(i) for i in note["proposals"]])
@@ -329,7 +331,8 @@ async def execute(engram: Kernel, plan: Forgetting,
                   after: Sequence[Callable[[Forgetting], Awaitable[None]]] = ()) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     noted = _note_pending(engram, plan)
-    eps, mems = await engram.store.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
+    async with engram.store.transaction() as tx:
+        eps, mems = await tx.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
     try:

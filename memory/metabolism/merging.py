@@ -85,7 +85,8 @@ async def merge_duplicates(engram: Kernel, chat: ChatModel, settings: MergeSetti
             report.groups += 1
             await _ask(engram, chat, group, s, report)
     if not report.failed:  # a group whose answer failed is compared (and asked) again next run
-        await store.set_cursor(CURSOR, top)
+        async with store.transaction() as tx:
+            await tx.set_cursor(CURSOR, top)
     return report
 
 
@@ -124,7 +125,8 @@ async def _ask(engram: Kernel, chat: ChatModel, group: list[int], s: MergeSettin
         log.warning("merge: %s (nothing merged; asked again next run)", e)
         return
     if text is None:
-        await engram.store.keep_apart(group)
+        async with engram.store.transaction() as tx:
+            await tx.keep_apart(group)
         report.kept_apart += 1
         return
     mid = await engram.merge(_merged(text, mems, engram.clock()), [m.id for m in mems if m.id is not None])

@@ -46,7 +46,8 @@ class Recorder:
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
         eps = [checked_episode(e) for e in episodes]
-        ids = await self.store.add_episodes(eps, [prepare_episode(e) for e in eps])
+        async with self.store.transaction() as tx:
+            ids = await tx.add_episodes(eps, [prepare_episode(e) for e in eps])
         self._written()
         return ids
 
@@ -73,7 +74,8 @@ class Recorder:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             try:
-                ids = await self.store.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
+                async with self.store.transaction() as tx:
+                    ids = await tx.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
             except Exception as e:
                 if isinstance(e, StoreUnwritable):  # what waits behind this batch fails with it: a
                     batch, self._queue = batch + self._queue, []  # later one that fits in the room

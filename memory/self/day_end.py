@@ -136,7 +136,8 @@ async def end_days(engram: Kernel, chat_model: ChatModel, settings: DaySettings,
         except (ChatError, WrongShape) as e:
             report.failed["inner_state"] += 1
             if isinstance(e, WrongShape):
-                await engram.store.set_cursor(REFUSED, last.day.toordinal() * 100 + refused + 1)
+                async with engram.store.transaction() as tx:
+                    await tx.set_cursor(REFUSED, last.day.toordinal() * 100 + refused + 1)
             again = ("tried again later" if isinstance(e, ChatError) or refused + 1 < MAX_REFUSED
                      else "not asked again before the next diary")
             log.warning("Engram: the inner state was not updated (%s): %s", again, e)
@@ -167,7 +168,8 @@ async def _moved_through(engram: Kernel, missed: list[date], done: set[date], re
             break
         through = day
     if through is not None:
-        await engram.store.set_cursor(THROUGH, through.toordinal())
+        async with engram.store.transaction() as tx:
+            await tx.set_cursor(THROUGH, through.toordinal())
     report.left = sum(1 for d in missed if d not in done)
     if report.left and len(missed) > 1:
         log.info("Engram: diaries of missed days: %d written, %d left for the next runs (from %s)",
@@ -177,8 +179,9 @@ async def _moved_through(engram: Kernel, missed: list[date], done: set[date], re
 async def _refused_again(engram: Kernel, day: date) -> int:
     """One more wrong answer for ``day``'s diary (a cursor of its own: days rarely have one); how many now."""
     name = f"{DIARY_REFUSED}{day.isoformat()}"
-    n = await engram.store.cursor(name) + 1
-    await engram.store.set_cursor(name, n)
+    async with engram.store.transaction() as tx:
+        n = await tx.cursor(name) + 1
+        await tx.set_cursor(name, n)
     return n
 
 

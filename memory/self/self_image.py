@@ -98,7 +98,8 @@ async def _unlink_earlier(engram: Kernel, current: int) -> None:
     written before session 12, is made up for)."""
     earlier = [i for i in await engram.store.all_versions([current]) if i != current]
     if earlier and await engram.store.source_ids(earlier):
-        await engram.store.drop_sources(earlier)
+        async with engram.store.transaction() as tx:
+            await tx.drop_sources(earlier)
 
 
 def _day(folder: Path, diary: Memory) -> str:

@@ -96,7 +96,8 @@ async def test_the_dashboards_connection_cannot_write(seeded):
             with pytest.raises(sqlite3.OperationalError, match="readonly"):
                 browser._quick.execute(sql)  # type: ignore[attr-defined]
         with pytest.raises(StoreError, match="read-only"):
-            await browser.delete_memories([ids["second"]])
+            async with browser.transaction() as tx:
+                await tx.delete_memories([ids["second"]])
         assert (await engram.get(ids["second"])).text.startswith("王磊")
     finally:
         await engram.close()

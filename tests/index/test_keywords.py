@@ -70,9 +70,11 @@ async def test_memory_keyword_search_follows_scope_and_status(keyword_engram: En
     assert await found(here) == {mid} and await found(there) == set()
     await e.set_scope(mid, "space:qq:group:2")
     assert await found(here) == set() and await found(there) == {mid}
-    await e.store.set_memory_fields(mid, status="archived")
+    async with e.store.transaction() as tx:
+        await tx.set_memory_fields(mid, status="archived")
     assert await found(there) == set() and await found(there, archived=True) == {mid}
-    await e.store.set_memory_fields(mid, status="active")
+    async with e.store.transaction() as tx:
+        await tx.set_memory_fields(mid, status="active")
     new = await e.update(mid, "Ann keeps bees and hens")
     assert await found(there) == {new}
     await e.forget([new])

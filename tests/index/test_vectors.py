@@ -60,7 +60,8 @@ def test_search_equals_a_full_scan_of_what_the_audience_sees(filled) -> None:
             for archived in (False, True):
                 got = index.search(q, vis, 10, archived)
                 assert [(kind, i) for kind, i, _ in got] == brute(rows, q, vis, 10, archived, index)
-                assert len(set(brute(rows, q, vis, 10, archived)) & {(k, i) for k, i, _ in got}) >= len(got) - 2
+                exact = set(brute(rows, q, vis, 10, archived))  # float32's best: all but a near tie or two
+                assert len(exact & {(k, i) for k, i, _ in got}) >= len(got) - 2
                 want = [rows[(k, i)][1] @ q for k, i, _ in got]
                 assert [s for *_, s in got] == pytest.approx(want, abs=2e-3)
                 assert [s for *_, s in got] == [index.similarity(k, i, q) for k, i, _ in got]
@@ -124,10 +125,12 @@ def test_similarities_after_a_search_are_the_same_and_see_vectors_added_since(fi
 def clustered(rng: np.random.Generator, n: int, centres: int = 40) -> np.ndarray:
     """Unit vectors around a few centres, as embedded chat lines bunch by topic."""
     middle = unit(rng, centres)
-    return normalise(middle[rng.integers(0, centres, n)] + 0.08 * rng.standard_normal((n, DIM)).astype(np.float32))
+    noise = 0.08 * rng.standard_normal((n, DIM)).astype(np.float32)
+    return normalise(middle[rng.integers(0, centres, n)] + noise)
 
 
-def test_a_large_block_is_an_inverted_file_that_finds_the_best_and_forgets_what_it_is_told(monkeypatch) -> None:
+def test_a_large_block_is_an_inverted_file_that_finds_the_best_and_forgets_what_it_is_told(monkeypatch
+                                                                                          ) -> None:
     from astrbot_plugin_engram.memory.index import vectors
 
     monkeypatch.setattr(vectors, "APPROX_FROM", 2000)

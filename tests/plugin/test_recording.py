@@ -6,8 +6,8 @@ import asyncio
 import logging
 import signal
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -384,15 +384,27 @@ async def test_a_message_whose_write_was_under_way_when_the_disk_filled_keeps_it
     service.record_message(event("before", "u1"))
     await service.flush()
     store = (await service.memory()).store
-    real_add, started, gate = store.add_episodes, asyncio.Event(), asyncio.Event()
+    real_transaction, started, gate = store.transaction, asyncio.Event(), asyncio.Event()
 
-    async def first_held_at_its_commit(*args: Any, **kw: Any) -> Any:
-        if not started.is_set():
-            started.set()
-            await gate.wait()
-        return await real_add(*args, **kw)
+    class FirstHeld:  # a transaction's writes, its first batch of episodes held before it is written
+        def __init__(self, tx: Any):
+            self.tx = tx
 
-    monkeypatch.setattr(store, "add_episodes", first_held_at_its_commit)
+        def __getattr__(self, name: str) -> Any:  # every other write as it is
+            return getattr(self.tx, name)
+
+        async def add_episodes(self, *args: Any, **kw: Any) -> Any:
+            if not started.is_set():
+                started.set()
+                await gate.wait()
+            return await self.tx.add_episodes(*args, **kw)
+
+    @asynccontextmanager
+    async def first_held_at_its_commit(*args: Any, **kw: Any) -> AsyncIterator[Any]:
+        async with real_transaction(*args, **kw) as tx:
+            yield FirstHeld(tx)
+
+    monkeypatch.setattr(store, "transaction", first_held_at_its_commit)
     await disk_full(service, True)
     service.record_message(event("long " + "words " * 3000, "u1"))
     await asyncio.wait_for(started.wait(), 5)

@@ -183,7 +183,8 @@ async def test_a_big_stores_second_vectors_stay_on_file_and_give_the_same_cosine
     vectors from the file, and ranks exactly as with them in memory."""
     from astrbot_plugin_engram.memory.index import second_vectors
 
-    texts = [f"line {n} about the lighthouse keeper and kites" if n % 2 else f"line {n} rain" for n in range(40)]
+    texts = [f"line {n} about the lighthouse keeper and kites" if n % 2 else f"line {n} rain"
+             for n in range(40)]
     e = await Engram.open(tmp_path / "e.db", TwoKindEmbedder(), background=False)
     try:
         await e.record_many(lines(*texts))

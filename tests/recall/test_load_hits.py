@@ -65,7 +65,8 @@ async def test_other_places_neighbours_and_archived_memories_stay_out(keyword_en
     await keyword_engram.record_many([Episode(place="qq:group:8", content=f"secret plan step {i}",
                                               time=t + timedelta(minutes=i)) for i in range(5)])
     mid = await keyword_engram.add_memory(Memory("the secret plan", place_scope(SPACE)))
-    await keyword_engram.store.set_memory_fields(mid, status="archived")
+    async with keyword_engram.store.transaction() as tx:
+        await tx.set_memory_fields(mid, status="archived")
     assert await keyword_engram.recall("secret plan", Audience(SPACE), k=10) == []
     archived = await keyword_engram.recall("secret plan", Audience(SPACE), k=10, include_archived=True)
     assert [(h.kind, h.id) for h in archived] == [("memory", mid)]

@@ -62,7 +62,8 @@ async def test_a_forget_truncates_the_log_while_a_copy_is_under_way(engram: Engr
     monkeypatch.setattr(LogCopier, "_checkpoint", slow)
     [kept, gone] = await engram.record_many([Episode(place=GROUP, content=t) for t in ("kept", "secret")])
     await asyncio.wait_for(started.wait(), 5)
-    await engram.store.erase([gone], [])
+    async with engram.store.transaction() as tx:
+        await tx.erase([gone], [])
     assert log_size(db_path) == 0  # truncated: no frame of the erased line is left
     assert list(await engram.store.get_episodes([kept, gone])) == [kept]
 
@@ -71,7 +72,8 @@ async def test_closing_stops_a_copy_waiting_for_its_gap(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     store = await open_store(path)
     for n in range(3):  # the first commit starts a copy, the others wait for the gap
-        await store.add_episodes([Episode(place=GROUP, content=f"line {n}")])
+        async with store.transaction() as tx:
+            await tx.add_episodes([Episode(place=GROUP, content=f"line {n}")])
     started = time.monotonic()
     await store.close()
     assert time.monotonic() - started < GAP  # not waiting out the gap

@@ -172,7 +172,8 @@ async def test_a_failed_rollback_never_hides_the_first_error(db_path: Path) -> N
             async with store.transaction():
                 await store._writer.execute("COMMIT")  # type: ignore[union-attr]  # the transaction ends early, as when a cancel lands late
                 raise ValueError("first")
-        assert await store.add_episodes([Episode(place="s", content="still writable")]) == [1]
+        async with store.transaction() as tx:
+            assert await tx.add_episodes([Episode(place="s", content="still writable")]) == [1]
     finally:
         await store.close()
 
@@ -250,6 +251,7 @@ async def test_a_cancel_that_arrives_after_the_commit_is_no_warning(db_path: Pat
         monkeypatch.setattr(transactions, "_commit", real)
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
         assert [c for (c,) in rows(db_path, "SELECT content FROM episodes")] == ["landed anyway"]
-        await store.add_episodes([Episode("s", "and the next write works", "qq:1")])
+        async with store.transaction() as tx:
+            await tx.add_episodes([Episode("s", "and the next write works", "qq:1")])
     finally:
         await store.close()

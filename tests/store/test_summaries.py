@@ -70,10 +70,12 @@ async def writes_and_erases(store: Store, path: Path, seed: int, check: bool) ->
     start = 0
     for _ in range(4):
         for size in (1, 37, 5, 60):
-            await store.add_episodes(some_episodes(rng, size, start))
+            async with store.transaction() as tx:
+                await tx.add_episodes(some_episodes(rng, size, start))
             start += size
         live = [r[0] for r in sqlite3.connect(path).execute("SELECT id FROM episodes").fetchall()]
-        erased, _ = await store.erase(rng.sample(live, 25), [])  # first, middle and last lines alike
+        async with store.transaction() as tx:
+            erased, _ = await tx.erase(rng.sample(live, 25), [])  # first, middle and last lines alike
         assert len(erased) == 25
         if check:
             await assert_counts_exact(store, path)
@@ -88,11 +90,13 @@ async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path
     """Lines are appended, but a file may get one inside a place (an import, another writer): who
     answers whom counts the new neighbours, not the old ones."""
     said = [("qq:1", 0), ("qq:3", 1), ("qq:2", 2), ("", 3), ("qq:1", 4)]  # Ann Cy Bo - Ann
-    ids = await store.add_episodes([Episode(place=SPACES[0], content=f"l{i}", actor=a,
-                                            actor_name=a and "x", time=T0 + timedelta(minutes=i))
-                                    for a, i in said])
+    async with store.transaction() as tx:
+        ids = await tx.add_episodes([Episode(place=SPACES[0], content=f"l{i}", actor=a,
+                                             actor_name=a and "x", time=T0 + timedelta(minutes=i))
+                                     for a, i in said])
     assert await store.talks(10) == [("qq:1", "qq:2", 1), ("qq:1", "qq:3", 1), ("qq:2", "qq:3", 1)]
-    await store.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
+    async with store.transaction() as tx:
+        await tx.erase([ids[1]], [])  # Ann Bo - Ann, with a gap at sequence number 2
     assert await store.talks(10) == [("qq:1", "qq:2", 2)]
     with sqlite3.connect(path) as db:  # Ann Dee Bo - Ann
         db.execute("INSERT INTO episodes(time, tz, space, seq, section, actor, actor_name, kind, content)"
@@ -103,11 +107,13 @@ async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path
 
 
 async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(store: Store, path: Path) -> None:
-    await store.add_episodes(some_episodes(random.Random(3), 200, 0))
+    async with store.transaction() as tx:
+        await tx.add_episodes(some_episodes(random.Random(3), 200, 0))
     with sqlite3.connect(path) as db:
         gone = [r[0] for r in db.execute("SELECT id FROM episodes WHERE actor = 'qq:4' OR space = ?",
                                          (SPACES[2],))]
-    await store.erase(gone, [], people=["qq:4"], places=[SPACES[2]])
+    async with store.transaction() as tx:
+        await tx.erase(gone, [], people=["qq:4"], places=[SPACES[2]])
     with sqlite3.connect(path) as db:
         left = [db.execute(sql, args).fetchone()[0] for sql, args in (
             ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
@@ -121,7 +127,8 @@ async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(store: Stor
 
 
 async def test_the_integrity_check_finds_a_count_that_is_off(store: Store, path: Path) -> None:
-    await store.add_episodes(some_episodes(random.Random(5), 30, 0))
+    async with store.transaction() as tx:
+        await tx.add_episodes(some_episodes(random.Random(5), 30, 0))
     assert await store.integrity() == []
     with sqlite3.connect(path) as db:
         db.execute("UPDATE place_counts SET n = n + 1 WHERE space = ?", (SPACES[0],))
@@ -151,7 +158,8 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
         for read in ("episodes_per_day", "places", "people"):
             assert await getattr(old, read)() == await getattr(new, read)()
         assert await old.talks(1000) == await new.talks(1000)
-        await old.add_episodes(some_episodes(random.Random(9), 40, 1000))  # and counts on from there
+        async with old.transaction() as tx:
+            await tx.add_episodes(some_episodes(random.Random(9), 40, 1000))  # and counts on from there
         await assert_counts_exact(old, old_path)
     finally:
         await old.close()
@@ -162,10 +170,11 @@ async def test_an_episode_at_the_end_of_time_is_counted_with_its_batch(store: St
     """datetime.max's local time rounds past the last second SQLite's dates reach: its day is still
     9999-12-31, and the other lines of its batch are stored with it."""
     end, start = datetime.max.replace(tzinfo=timezone.utc), datetime.min.replace(tzinfo=timezone.utc)
-    ids = await store.add_episodes([
-        Episode(place=SPACES[0], content="far", time=end, actor="qq:1"),
-        Episode(place=SPACES[0], content="first", time=start),
-        Episode(place=SPACES[0], content="now", time=T0, actor="qq:2")])
+    async with store.transaction() as tx:
+        ids = await tx.add_episodes([
+            Episode(place=SPACES[0], content="far", time=end, actor="qq:1"),
+            Episode(place=SPACES[0], content="first", time=start),
+            Episode(place=SPACES[0], content="now", time=T0, actor="qq:2")])
     assert len(ids) == 3
     assert await store.episodes_per_day() == [("0001-01-01", 1), ("2024-05-01", 1), ("9999-12-31", 1)]
     assert await store.episodes_per_day(SPACES[0]) == await store.episodes_per_day()

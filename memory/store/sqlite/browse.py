@@ -8,12 +8,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+import aiosqlite
+
 from ...errors import InvalidInputError
 from ...model import Episode, Memory
 from ...scopes import Visibility
 from . import summaries
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
-from .items import ItemReads
+from .items import Items
 
 COUNTED = ("kind", "scope", "status")
 MAX_PAGE = 500
@@ -66,8 +68,13 @@ def memory_ids(db: sqlite3.Connection, vis: Visibility | None, *, scope: str | N
     return [r[0] for r in rows], int(total)
 
 
-class BrowseReads(ItemReads):
+class Browse:
     """Pages and counts of what the store holds, for the dashboard and ``/mem list``."""
+
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection, items: Items):
+        self._reader = reader
+        self._quick = quick
+        self._items = items  # a page's memories are read whole, as everywhere
 
     async def list_memories(self, vis: Visibility | None = None, *, scope: str | None = None,
                             kind: str | None = None, status: str | None = "active", place: str | None = None,
@@ -80,7 +87,7 @@ class BrowseReads(ItemReads):
         of the text (case ignored for ASCII)."""
         ids, total = memory_ids(self._quick, vis, scope=scope, kind=kind, status=status, place=place,
                                 people=people, named=named, text=text, limit=limit, offset=offset)
-        found = await self.get_memories(ids)
+        found = await self._items.get_memories(ids)
         return [found[i] for i in ids if i in found], total
 
     async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
@@ -106,7 +113,30 @@ class BrowseReads(ItemReads):
             self._reader, f"SELECT {summaries.DAY} AS day, count(*) FROM episodes"
             " WHERE space = ? GROUP BY day ORDER BY day", (place,))]
 
+    async def versions(self, memory_id: int) -> list[int]:
+        """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
+        async with self._reader.execute(
+            "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) ORDER BY id",
+            (memory_id,),
+        ) as cur:
+            return [r[0] for r in await cur.fetchall()]
+
     # ---- the dashboard's overview, places and graph ------------------------------------------
+    async def counts(self) -> dict[str, int]:
+        out = {}
+        for name, sql in (
+            ("episodes", "SELECT count(*) FROM episodes"),
+            ("memories", "SELECT count(*) FROM memories WHERE status = 'active'"),
+            ("archived", "SELECT count(*) FROM memories WHERE status = 'archived'"),
+            ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
+            ("spaces", "SELECT count(*) FROM place_counts"),  # the places with an episode (m011)
+            ("people", "SELECT count(DISTINCT person) FROM aliases"),
+            ("vectors", "SELECT count(*) FROM (SELECT DISTINCT kind, item FROM vectors)"),  # items with one
+        ):
+            async with self._reader.execute(sql) as cur:
+                out[name] = (await cur.fetchone())[0]  # type: ignore[index]
+        return out
+
     async def count_episodes(self) -> int:
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"))[0][0])
 
@@ -146,7 +176,7 @@ class BrowseReads(ItemReads):
         rows = await fetch_rows(self._reader, "SELECT id FROM memories WHERE status = 'active'"
                                 " AND subjects != '[]' ORDER BY importance DESC, id DESC LIMIT ?", (limit,))
         ids = [r[0] for r in rows]
-        found = await self.get_memories(ids)
+        found = await self._items.get_memories(ids)
         return [found[i] for i in ids if i in found]
 
     async def count_memories_about(self) -> int:

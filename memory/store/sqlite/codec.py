@@ -38,6 +38,13 @@ async def fetch_rows(db: aiosqlite.Connection, sql: str, args: Sequence[Any] = (
     return list(await db.execute_fetchall(sql, args))
 
 
+def quick_rows(db: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+    """Rows of a quick indexed read on the event loop's own thread (the store's ``quick`` connection:
+    recall's small reads run right there, since each trip to aiosqlite's thread costs a GIL hand-off,
+    up to 5 ms on a busy machine, more than the read)."""
+    return db.execute(sql, args).fetchall()
+
+
 # Rows one multi-row INSERT takes: a few sizes only, so that SQLite's statement cache keeps every
 # form (an insert into ``episodes`` compiles migration m011's triggers with it); ≤ 999 parameters.
 ROW_PIECES = (64, 16, 4)

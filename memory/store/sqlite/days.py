@@ -6,17 +6,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import aiosqlite
+
 from ...model import Episode, timestamp
-from .base import Connections
 from .codec import EPISODE_COLUMNS, dt, episode_row, fetch_rows
 
 
-class DayReads(Connections):
+class Days:
     """What the diary, the self-image and the sense of time read (on the writer when there is one)."""
+
+    def __init__(self, latest: aiosqlite.Connection):
+        self._latest = latest  # the writer when there is one, else the reader
 
     async def episodes_between(self, start: datetime, end: datetime, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of every space with ``start <= time < end``, in time order."""
-        rows = await fetch_rows(self._writer_or_reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+        rows = await fetch_rows(self._latest, f"SELECT {EPISODE_COLUMNS} FROM episodes"
                                 " WHERE time >= ? AND time < ? ORDER BY time, id LIMIT ?",
                                 (timestamp(start), timestamp(end), limit))
         return [episode_row(r) for r in rows]
@@ -38,7 +42,7 @@ class DayReads(Connections):
             args.append(latest)
         else:
             sql += " ORDER BY id"
-        rows = await fetch_rows(self._writer_or_reader, sql, args)
+        rows = await fetch_rows(self._latest, sql, args)
         return [r[0] for r in rows]
 
     async def last_time_with(self, actor: str, before: datetime | None = None,
@@ -52,5 +56,5 @@ class DayReads(Connections):
         if before is not None:
             sql += " AND time < ?"
             args.append(timestamp(before))
-        rows = await fetch_rows(self._writer_or_reader, sql + " ORDER BY time DESC LIMIT 1", args)
+        rows = await fetch_rows(self._latest, sql + " ORDER BY time DESC LIMIT 1", args)
         return dt(rows[0][0], rows[0][1]) if rows else None

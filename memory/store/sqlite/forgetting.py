@@ -5,15 +5,21 @@ The erase itself is ``SQLiteWrites.erase``."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Connections
-from .codec import chunks, fetch_rows, in_list
+import aiosqlite
+
+from .codec import chunks, fetch_rows, in_list, quick_rows
 
 
-class ForgettingReads(Connections):
+class Forgetting:
     """What ``memory/forgetting.py`` reads to plan a forget."""
+
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection):
+        self._reader = reader
+        self._quick = quick
 
     async def all_versions(self, ids: Sequence[int]) -> list[int]:
         """Every version of the memories ``ids`` (those that exist), merged ones' originals included."""
@@ -70,5 +76,5 @@ class ForgettingReads(Connections):
         out: set[int] = set()
         for chunk in chunks(sorted({int(i) for i in ids})):
             ins, vals = in_list(chunk)
-            out |= {r[0] for r in self._read(sql.format(ins), vals)}
+            out |= {r[0] for r in quick_rows(self._quick, sql.format(ins), vals)}
         return sorted(out)

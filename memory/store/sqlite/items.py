@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import aiosqlite
+
 from ...model import Episode, Memory, timestamp
 from .. import EpisodeColumnRow, MemoryRankRow
 from . import keywords
-from .base import Connections
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -19,6 +21,7 @@ from .codec import (
     in_list,
     memory_row,
     meta_names_image,
+    quick_rows,
 )
 
 # recall's candidate memories: what it checks and ranks them by
@@ -29,15 +32,19 @@ _COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, ki
                 " FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
 
 
-class ItemReads(Connections):
-    """Episodes and memories as the core asks for them."""
+class Items:
+    """Episodes and memories as the core asks for them (most on the event loop's thread, ``quick``)."""
+
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection):
+        self._reader = reader
+        self._quick = quick
 
     # ---- episodes ------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
+            rows = quick_rows(self._quick, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN {sql}", vals)
             out.update((r[0], episode_row(r)) for r in rows)
         return out
 
@@ -45,7 +52,7 @@ class ItemReads(Connections):
         """The keyword-index words of the episodes ``ids``: the text's, the speaker's, then the month
         and the year (``text.episode_words``)."""
         ins, vals = in_list(ids)
-        rows = self._read(f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
+        rows = quick_rows(self._quick, f"SELECT id, c0 FROM episodes_fts_content WHERE id IN {ins}", vals)
         return {i: keywords.unkeyed(words).split(" ") for i, words in rows if words}
 
     async def last_episode_time(self, place: str, before: datetime | None = None) -> datetime | None:
@@ -70,29 +77,30 @@ class ItemReads(Connections):
         return [EpisodeColumnRow(i, t, tz, place, seq, section, shape, name,
                                  kind == "image" or (meta is not None and meta_names_image(meta)),
                                  kind == "message_out")
-                for i, t, tz, place, seq, section, shape, name, kind, meta in self._read(_COLUMN_ROWS,
-                                                                                        (after, limit))]
+                for i, t, tz, place, seq, section, shape, name, kind, meta in quick_rows(
+                    self._quick, _COLUMN_ROWS, (after, limit))]
 
     async def last_episode_id(self) -> int:
-        return int(self._read("SELECT max(id) FROM episodes")[0][0] or 0)
+        return int(quick_rows(self._quick, "SELECT max(id) FROM episodes")[0][0] or 0)
 
     async def keyed_places(self) -> dict[int, str]:
         """Every space by its key."""
-        return dict(self._read("SELECT id, name FROM spaces"))
+        return dict(quick_rows(self._quick, "SELECT id, name FROM spaces"))
 
     async def place_key(self, place: str) -> int | None:
         """The space's key (its number in the keyword table); None if nothing was recorded there."""
-        row = self._quick.execute("SELECT id FROM spaces WHERE name = ?", (place,)).fetchone()
-        return None if row is None else int(row[0])
+        rows = quick_rows(self._quick, "SELECT id FROM spaces WHERE name = ?", (place,))
+        return int(rows[0][0]) if rows else None
 
     # ---- memories ------------------------------------------------------------------------
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         out: dict[int, Memory] = {}
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows = self._read(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN {sql}", vals)
+            rows = quick_rows(self._quick, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN {sql}", vals)
             srcs: dict[int, list[int]] = {}
-            for mid, eid in self._read(f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}",
+            for mid, eid in quick_rows(self._quick,
+                                       f"SELECT memory_id, episode_id FROM sources WHERE memory_id IN {sql}",
                                        vals):
                 srcs.setdefault(mid, []).append(eid)
             for row in rows:
@@ -104,13 +112,5 @@ class ItemReads(Connections):
         if not ids:
             return []
         ins, vals = in_list(ids)
-        rows = self._read(f"SELECT {_RANK_COLUMNS} FROM memories WHERE id IN {ins}", vals)
+        rows = quick_rows(self._quick, f"SELECT {_RANK_COLUMNS} FROM memories WHERE id IN {ins}", vals)
         return [MemoryRankRow(*r) for r in rows]
-
-    async def versions(self, memory_id: int) -> list[int]:
-        """Ids of every version of the memory ``memory_id`` belongs to, oldest first."""
-        async with self._reader.execute(
-            "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) ORDER BY id",
-            (memory_id,),
-        ) as cur:
-            return [r[0] for r in await cur.fetchall()]

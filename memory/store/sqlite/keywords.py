@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import DOCLIST_CAP, KeywordRow, Postings
-from .base import Connections
+from .codec import quick_rows
+from .postings_cache import PostingsCache
 
 # A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
 # index word contains (words are runs of letters and digits), so "word<KEY_MARK><space key>" is one
@@ -77,8 +78,12 @@ _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM 
                 " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
 
 
-class KeywordReads(Connections):
+class Keywords:
     """The keyword tables' doclists and row lengths, read on the event loop's thread (``_quick``)."""
+
+    def __init__(self, quick: sqlite3.Connection, cache: PostingsCache):
+        self._quick = quick
+        self._postings = cache  # recent doclists, exact at the file's keyword stamp
 
     async def episode_postings(self, words: list[str], place_keys: list[int] | None) -> Postings:
         """Each word's episodes: only in the spaces ``space_keys`` when they are few, else in any space."""
@@ -110,9 +115,9 @@ class KeywordReads(Connections):
         """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (or the rows ``ids``)."""
         sql = _EPISODE_ROWS if table == "episodes" else _MEMORY_ROWS
         if ids is None:
-            rows = self._read(sql.format("> ?"), (after, limit))
+            rows = quick_rows(self._quick, sql.format("> ?"), (after, limit))
         else:
-            rows = self._read(sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)])
+            rows = quick_rows(self._quick, sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)])
         if table == "episodes":
             return [KeywordRow(i, key, n) for i, key, n in rows]
         return [KeywordRow(i, (scope, status), n) for i, scope, status, n in rows]

@@ -3,15 +3,21 @@ merging compares (one scope's memories, and the pairs the model said to keep apa
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Connections
-from .codec import chunks, fetch_rows, in_list
+import aiosqlite
+
+from .codec import chunks, fetch_rows, in_list, quick_rows
 
 
-class MetabolismReads(Connections):
+class Metabolism:
     """What ``memory/metabolism.py`` and ``memory/merging.py`` read."""
+
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection):
+        self._reader = reader
+        self._quick = quick
 
     async def strength_rows(self, since: int = 0, limit: int = 100_000) -> list[tuple[Any, ...]]:
         """(id, strength, last recalled or created (the later: a new version starts from its making),
@@ -26,7 +32,7 @@ class MetabolismReads(Connections):
         out = {}
         for chunk in chunks(sorted(set(ids))):
             sql, vals = in_list(chunk)
-            for i, st, t, status in self._read(
+            for i, st, t, status in quick_rows(self._quick,
                     "SELECT id, strength, max(coalesce(last_recalled, 0), created_at), status FROM memories"
                     f" WHERE id IN {sql}", vals):
                 out[i] = (st, t, status)
@@ -47,5 +53,6 @@ class MetabolismReads(Connections):
         out: set[tuple[int, int]] = set()
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            out |= {(a, b) for a, b in self._read(f"SELECT a, b FROM kept_apart WHERE a IN {sql}", vals)}
+            rows = quick_rows(self._quick, f"SELECT a, b FROM kept_apart WHERE a IN {sql}", vals)
+            out |= {(a, b) for a, b in rows}
         return out

@@ -3,6 +3,7 @@ person as the place it is read in knows them, never by a name from another chat)
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 import aiosqlite
@@ -10,8 +11,7 @@ import aiosqlite
 from ...model import Episode, aware
 from ...text.person_names import given_names
 from ...text.words import holds_name
-from .base import Connections
-from .codec import chunks, fetch_rows, in_list
+from .codec import chunks, fetch_rows, in_list, quick_rows
 
 TITLE_CHARS = 200  # a place title longer than this is cut (a platform's names are far shorter)
 UPSERT_TITLES = ("INSERT INTO place_titles VALUES (?,?,?) ON CONFLICT(space) DO UPDATE SET"
@@ -31,8 +31,12 @@ def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
     return list(latest.values())
 
 
-class NameReads(Connections):
+class Names:
     """The ``aliases``, ``place_names`` and ``place_titles`` tables."""
+
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection):
+        self._reader = reader
+        self._quick = quick
 
     async def place_titles(self) -> dict[str, str]:
         """Each place's latest title (a group's name), for the places that have one."""
@@ -45,12 +49,14 @@ class NameReads(Connections):
 
     async def people_named(self, name: str) -> list[str]:
         """The people who have gone by ``name`` (case ignored)."""
-        rows = self._read("SELECT DISTINCT person FROM aliases WHERE lower(alias) = lower(?)", (name,))
+        rows = quick_rows(self._quick, "SELECT DISTINCT person FROM aliases WHERE lower(alias) = lower(?)",
+                          (name,))
         return [r[0] for r in rows]
 
     async def people_named_in(self, place: str, name: str) -> list[str]:
         """Who went by ``name`` (case folded) in ``space``, the latest first."""
-        rows = self._read("SELECT person FROM place_names WHERE space = ? AND lower(name) = lower(?)"
+        rows = quick_rows(self._quick,
+                          "SELECT person FROM place_names WHERE space = ? AND lower(name) = lower(?)"
                           " ORDER BY last_seen DESC", (place, name.strip()))
         return [r[0] for r in rows]
 
@@ -58,7 +64,8 @@ class NameReads(Connections):
         """Who went by a name (two characters or more) in ``space`` that ``text`` holds, or by the
         given name friends call them (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``); a
         Latin name only as a whole word ("Al" is not in "Also")."""
-        rows = self._read("SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2",
+        rows = quick_rows(self._quick,
+                          "SELECT person, name FROM place_names WHERE space = ? AND length(name) >= 2",
                           (place,))
         low = text.lower()
         return list(dict.fromkeys(person for person, name in rows
@@ -70,7 +77,8 @@ class NameReads(Connections):
         if not people:
             return {}
         ins, vals = in_list(list(people))
-        return dict(self._read(f"SELECT person, name FROM place_names WHERE space = ? AND person IN {ins}",
+        return dict(quick_rows(self._quick,
+                               f"SELECT person, name FROM place_names WHERE space = ? AND person IN {ins}",
                                [place, *vals]))
 
 

@@ -6,22 +6,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import aiosqlite
+
 from ...model import Episode
-from .base import Connections
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows
+from .transactions import Transactions
 
 
-class ProgressReads(Connections):
-    """What consolidation and the scheduler read back of their own progress."""
+class Progress:
+    """What consolidation, the indexer and the scheduler read back of their own progress."""
+
+    def __init__(self, reader: aiosqlite.Connection, latest: aiosqlite.Connection,
+                 transactions: Transactions):
+        self._reader = reader
+        self._latest = latest  # the writer when there is one, else the reader
+        self._transactions = transactions  # where a job's run is saved
 
     async def cursor(self, name: str) -> int:
-        async with self._writer_or_reader.execute("SELECT value FROM cursors WHERE name = ?", (name,)) as cur:
-            row = await cur.fetchone()
-        return int(row[0]) if row else 0
+        """The cursor ``name`` as committed (0 when unset): a read, on the reader (a transaction's own
+        view of it is ``Writes.cursor``)."""
+        rows = await fetch_rows(self._reader, "SELECT value FROM cursors WHERE name = ?", (name,))
+        return int(rows[0][0]) if rows else 0
 
     async def cursors(self, prefix: str) -> dict[str, int]:
         """Every cursor whose name starts with ``prefix``, by name."""
-        return dict(await fetch_rows(self._writer_or_reader,
+        return dict(await fetch_rows(self._latest,
                                      "SELECT name, value FROM cursors WHERE name >= ? AND name < ?",
                                      (prefix, prefix + "\uffff")))
 
@@ -29,7 +38,7 @@ class ProgressReads(Connections):
         """(space, episodes past ``after[space]`` (0 when absent), last id, first time, last time) of
         every space that has any (read through the ``(space, id)`` index: a place's
         already-consolidated lines are skipped)."""
-        db = self._writer_or_reader
+        db = self._latest
         out = []
         for (place,) in await fetch_rows(db, "SELECT name FROM spaces"):
             rows = await fetch_rows(db, "SELECT count(*), max(id), min(time), max(time) FROM episodes"
@@ -40,11 +49,17 @@ class ProgressReads(Connections):
 
     async def episodes_after(self, place: str, after: int, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
-        rows = await fetch_rows(self._writer_or_reader, f"SELECT {EPISODE_COLUMNS} FROM episodes"
+        rows = await fetch_rows(self._latest, f"SELECT {EPISODE_COLUMNS} FROM episodes"
                                 " WHERE space = ? AND id > ? ORDER BY id LIMIT ?", (place, after, limit))
         return [episode_row(r) for r in rows]
 
     async def job_runs(self) -> dict[str, dict[str, Any]]:
         """Each background job's record (last run, status, stats, totals)."""
-        rows = await fetch_rows(self._writer_or_reader, "SELECT job, record FROM job_runs")
+        rows = await fetch_rows(self._latest, "SELECT job, record FROM job_runs")
         return {job: json.loads(record) for job, record in rows}
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        """Keep ``job``'s record (replacing the last): a transaction of its own, taken even once the
+        file was found damaged (``Transactions.transaction``'s ``bookkeeping``)."""
+        async with self._transactions.transaction(bookkeeping=True) as tx:
+            await tx.save_job_run(job, record)

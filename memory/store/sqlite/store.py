@@ -4,8 +4,8 @@ It implements ``memory.store.Store``; everything SQLite-specific (FTS5, pragmas,
 layouts) stays in this package. Opened with ``read_only=True`` (the dashboard) it has no writer
 at all: every connection is ``mode=ro`` and a write is refused.
 
-``SQLiteStore`` opens and closes the file; what it does is in the parts it is made of, one module a
-concern (listed in ``base.py``).
+``SQLiteStore`` opens and closes the file; what it does is in the parts it is composed of, one module
+a concept (listed in its docstring).
 """
 
 from __future__ import annotations
@@ -19,50 +19,148 @@ from pathlib import Path
 import aiosqlite
 
 from ...errors import StoreError, StoreUnwritable
-from .. import Listener
 from . import clean_close, summaries
-from .browse import BrowseReads
+from .browse import Browse
 from .damage import check_intact, check_log, find_damage, found_damage
-from .days import DayReads
-from .forgetting import ForgettingReads
-from .items import ItemReads
-from .keywords import KeywordReads
+from .days import Days
+from .forgetting import Forgetting
+from .items import Items
+from .keywords import Keywords
 from .log_copier import SAFETY_NET, LogCopier
-from .metabolism import MetabolismReads
+from .metabolism import Metabolism
 from .migrations import migrate
-from .names import NameReads
+from .names import Names
 from .opening import check_header, check_known_schema, check_migrated
 from .postings_cache import PostingsCache
-from .progress import ProgressReads
+from .progress import Progress
 from .transactions import Transactions, cannot_write, keep_log
-from .vectors import VectorReads
-from .writes import WriterView
+from .vectors import Vectors
 
 log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
 
 
-class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorReads, ProgressReads, DayReads,
-                  NameReads, MetabolismReads, ForgettingReads):
-    """Episodes, memories, sources, vectors, cursors and keyword tables in one SQLite file."""
+class SQLiteStore:
+    """Episodes, memories, sources, vectors, cursors and keyword tables in one SQLite file.
+
+    It opens the file's connections and hands each to the parts that use it, one concept a part:
+    ``writing`` (the one door for writes), ``items``, ``keywords``, ``vectors``, ``progress``,
+    ``days``, ``names``, ``browse``, ``metabolism`` and ``forgetting``. Each read of the ``Store``
+    protocol is the method of the part that owns its concept (the table in ``__init__``)."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection | None, reader: aiosqlite.Connection,
                  quick: sqlite3.Connection):
         self.path = path
-        self._writer = writer
-        self._reader = reader
-        self._quick = quick  # reads on the event loop's own thread (see ``base.Connections``)
-        self._postings = PostingsCache()  # recent keyword doclists (``postings_cache``)
-        self._copier = LogCopier(path) if writer is not None else None
-        self._lock = asyncio.Lock()
-        self._view = WriterView()
-        self._listeners: list[Listener] = []
-        self.section_gap = SECTION_GAP.total_seconds()
-        self.damage: str | None = None  # what the check in the background found (writes then stop)
+        self._writer = writer  # None when the store was opened read-only
+        self._reader = reader  # mode=ro, on aiosqlite's thread
+        self._quick = quick  # mode=ro, on the event loop's own thread (``codec.quick_rows``)
+        latest = writer or reader  # background work reads what it just wrote on the writer
+        # recent keyword doclists (``postings_cache``): read by ``keywords``, followed after each commit
+        self._postings = postings = PostingsCache()
+        self.writing = Transactions(path, writer, postings, LogCopier(path) if writer is not None else None,
+                                    SECTION_GAP.total_seconds())
+        self.items = Items(reader, quick)
+        self.keywords = Keywords(quick, postings)
+        self.vectors = Vectors(reader, latest, quick)
+        self.progress = Progress(reader, latest, self.writing)
+        self.days = Days(latest)
+        self.names = Names(reader, quick)
+        self.browse = Browse(reader, quick, self.items)
+        self.metabolism = Metabolism(reader, quick)
+        self.forgetting = Forgetting(reader, quick)
+
+        # the one door for writes
+        self.transaction = self.writing.transaction
+        self.listen = self.writing.listen
+        self.checkpoint = self.writing.checkpoint
+        # RecallReads
+        self.get_episodes = self.items.get_episodes
+        self.get_memories = self.items.get_memories
+        self.episode_index_words = self.items.episode_index_words
+        self.memory_rank_rows = self.items.memory_rank_rows
+        self.episode_columns = self.items.episode_columns
+        self.last_episode_id = self.items.last_episode_id
+        self.keyed_places = self.items.keyed_places
+        self.place_key = self.items.place_key
+        self.episode_postings = self.keywords.episode_postings
+        self.memory_postings = self.keywords.memory_postings
+        self.episode_keyword_rows = self.keywords.episode_keyword_rows
+        self.memory_keyword_rows = self.keywords.memory_keyword_rows
+        self.vector_counts = self.vectors.vector_counts
+        self.vectors_page = self.vectors.vectors_page
+        self.query_vectors_page = self.vectors.query_vectors_page
+        self.query_vectors = self.vectors.query_vectors
+        # ProgressReads
+        self.cursor = self.progress.cursor
+        self.cursors = self.progress.cursors
+        self.items_to_embed = self.vectors.items_to_embed
+        self.episode_backlog = self.progress.episode_backlog
+        self.episodes_after = self.progress.episodes_after
+        # PeopleReads
+        self.aliases = self.names.aliases
+        self.people_named = self.names.people_named
+        self.people_named_in = self.names.people_named_in
+        self.people_mentioned_in = self.names.people_mentioned_in
+        self.names_in_place = self.names.names_in_place
+        # DayReads
+        self.episodes_between = self.days.episodes_between
+        self.memory_ids_of_kind = self.days.memory_ids_of_kind
+        self.last_time_with = self.days.last_time_with
+        self.last_episode_time = self.items.last_episode_time
+        self.last_heard = self.items.last_heard
+        # MetabolismReads
+        self.strength_rows = self.metabolism.strength_rows
+        self.strength_of = self.metabolism.strength_of
+        self.scope_memories = self.metabolism.scope_memories
+        self.memory_scopes = self.metabolism.memory_scopes
+        self.memory_vectors = self.vectors.memory_vectors
+        self.kept_apart = self.metabolism.kept_apart
+        # ForgettingReads
+        self.all_versions = self.forgetting.all_versions
+        self.memories_citing = self.forgetting.memories_citing
+        self.source_ids = self.forgetting.source_ids
+        self.episodes_where = self.forgetting.episodes_where
+        self.memories_mentioning = self.forgetting.memories_mentioning
+        self.memories_where = self.forgetting.memories_where
+        # BrowseReads (and keyed_places, people_named, job_runs above and below)
+        self.list_memories = self.browse.list_memories
+        self.versions = self.browse.versions
+        self.place_episodes = self.browse.place_episodes
+        self.episodes_around = self.browse.episodes_around
+        self.memory_counts = self.browse.memory_counts
+        self.episodes_per_day = self.browse.episodes_per_day
+        self.count_episodes = self.browse.count_episodes
+        self.count_place_episodes = self.browse.count_place_episodes
+        self.has_place = self.browse.has_place
+        self.places = self.browse.places
+        self.place_titles = self.names.place_titles
+        self.people = self.browse.people
+        self.memories_about = self.browse.memories_about
+        self.count_memories_about = self.browse.count_memories_about
+        self.talks = self.browse.talks
+        self.count_talks = self.browse.count_talks
+        self.counts = self.browse.counts
+        # JobRuns
+        self.job_runs = self.progress.job_runs
+        self.save_job_run = self.progress.save_job_run
 
     @property
     def read_only(self) -> bool:
         return self._writer is None
+
+    @property
+    def damage(self) -> str | None:
+        """What the check in the background found (None: nothing): from then on only job runs are written."""
+        return self.writing.damage
+
+    @damage.setter
+    def damage(self, said: str | None) -> None:
+        self.writing.damage = said
+
+    @property
+    def _copier(self) -> LogCopier | None:
+        """What copies the write-ahead log into the file in the background (None: read-only, or stopped)."""
+        return self.writing.copier
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -126,8 +224,8 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
         return cls(path, None, reader, quick)
 
     async def close(self) -> None:
-        if self._copier is not None:
-            await self._copier.close()
+        if self.writing.copier is not None:
+            await self.writing.copier.close()
         self._quick.close()
         await self._reader.close()
         if self._writer is not None:
@@ -156,28 +254,13 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
                 self.damage = (f"{self.path} is damaged (found by the check in the background): nothing "
                                "more is written to it; what was found and how to recover it are in the "
                                "log and in the check job's last run (/mem stats)")
-                if self._copier is not None:  # the log is no longer copied into the damaged file
-                    await self._copier.close()
-                    self._copier = None
+                if self.writing.copier is not None:  # the log is no longer copied into the damaged file
+                    await self.writing.copier.close()
+                    self.writing.copier = None
             raise error
         return {"seconds": round(loop.time() - started)}
 
-    # ---- facts about the store -----------------------------------------------------------
-    async def counts(self) -> dict[str, int]:
-        out = {}
-        for name, sql in (
-            ("episodes", "SELECT count(*) FROM episodes"),
-            ("memories", "SELECT count(*) FROM memories WHERE status = 'active'"),
-            ("archived", "SELECT count(*) FROM memories WHERE status = 'archived'"),
-            ("superseded", "SELECT count(*) FROM memories WHERE status = 'superseded'"),
-            ("spaces", "SELECT count(*) FROM place_counts"),  # the places with an episode (m011)
-            ("people", "SELECT count(DISTINCT person) FROM aliases"),
-            ("vectors", "SELECT count(*) FROM (SELECT DISTINCT kind, item FROM vectors)"),  # items with one
-        ):
-            async with self._reader.execute(sql) as cur:
-                out[name] = (await cur.fetchone())[0]  # type: ignore[index]
-        return out
-
+    # ---- the file itself -----------------------------------------------------------------
     async def integrity(self) -> list[str]:
         """Problems found by SQLite's integrity check, FTS5's own check and a count of the episodes
         against the counts kept beside them (empty when sound)."""
@@ -189,7 +272,7 @@ class SQLiteStore(Transactions, BrowseReads, ItemReads, KeywordReads, VectorRead
             return problems
         for t in ("episodes_fts", "memories_fts"):
             try:
-                async with self._lock:
+                async with self.writing.lock:
                     await self._writer.execute(f"INSERT INTO {t}({t}) VALUES ('integrity-check')")
             except sqlite3.DatabaseError as e:
                 problems.append(f"{t}: {e}")

@@ -1,6 +1,6 @@
-"""Writing to the store: one transaction under the writer lock (listeners hear of its changes after
-COMMIT), the write-ahead log truncated after a hard forget, and each write of ``Writes`` called on the
-store as a transaction of its own. What a transaction writes is ``writes.SQLiteWrites``."""
+"""Writing to the store: the one door for writes, a transaction under the writer lock (listeners hear
+of its changes after COMMIT), and the write-ahead log truncated after a hard forget. What a
+transaction writes is ``writes.SQLiteWrites``."""
 
 from __future__ import annotations
 
@@ -8,37 +8,44 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import numpy as np
 
 from ...errors import StoreError, StoreUnwritable
-from ...model import Episode, Memory
-from .. import EmbedRow, Listener
-from .base import Connections
+from .. import Listener
 from .codec import fetch_rows, insert_rows
 from .damage import StoreDamaged
 from .log_copier import LogCopier
-from .postings_cache import STAMP, STAMP_SQL
+from .postings_cache import STAMP, STAMP_SQL, PostingsCache
 from .writes import Deferred, SQLiteWrites, WriterView
 
 log = logging.getLogger("engram.store")
 BUSY_WAIT = 60.0  # seconds a write waits for another process holding the file (SQLite's own wait is 5 s)
 
 
-class Transactions(Connections):
-    """The writer's side of the store."""
+class Transactions:
+    """The writer's side of the store: the one door for writes (``transaction``) and the checkpoint."""
 
-    _lock: asyncio.Lock  # one transaction (or checkpoint) at a time
-    _view: WriterView  # the writer's view of each space, across transactions
-    _listeners: list[Listener]
-    _copier: LogCopier | None  # copies the write-ahead log into the file after commits (None: read-only)
-    section_gap: float  # seconds of silence in a place that start a new section
-    damage: str | None  # what the check in the background found: no more writes but job records
+    def __init__(self, path: Path, writer: aiosqlite.Connection | None, postings: PostingsCache,
+                 copier: LogCopier | None, section_gap: float):
+        self.path = path
+        self._writer = writer  # None when the store was opened read-only: every write is refused
+        self._postings = postings  # follows each commit's keyword rows (``postings_cache``)
+        self.copier = copier  # copies the write-ahead log into the file after commits (None: read-only)
+        self._lock = asyncio.Lock()  # one transaction (or checkpoint) at a time
+        self._view = WriterView()  # the writer's view of each place, across transactions
+        self._listeners: list[Listener] = []
+        self.section_gap = section_gap  # seconds of silence in a place that start a new section
+        self.damage: str | None = None  # what the check in the background found: no more writes but job runs
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        """Held while a transaction or a checkpoint runs (a write command outside them takes it too)."""
+        return self._lock
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` with each change, after the transaction holding it has committed."""
@@ -69,8 +76,8 @@ class Transactions(Connections):
                 try:
                     yield writes
                     stamp = await _commit(db, writes.deferred)
-                    if self._copier is not None:
-                        self._copier.committed()
+                    if self.copier is not None:
+                        self.copier.committed()
                 except BaseException as e:
                     full = isinstance(e, sqlite3.Error) and cannot_write(e)
                     # no transaction left: a cancel that arrived after the COMMIT went through (a task
@@ -106,99 +113,14 @@ class Transactions(Connections):
         if self.damage is not None:
             raise StoreDamaged(self.damage, path=self.path)
         async with self._lock:
-            if self._copier is not None:
-                await self._copier.idle()  # a copy under way holds the checkpoint lock
+            if self.copier is not None:
+                await self.copier.idle()  # a copy under way holds the checkpoint lock
             for attempt in range(5):
                 if await asyncio.to_thread(_checkpoint, self.path):
                     return True
                 await asyncio.sleep(0.1 * (attempt + 1))
         log.warning("the write-ahead log of %s could not be truncated yet (at the next open)", self.path)
         return False
-
-    # ---- each write a transaction of its own ---------------------------------------------
-    async def add_episodes(self, episodes: Sequence[Episode],
-                           prepared: Sequence[tuple[str, int]] | None = None) -> list[int]:
-        """Write ``episodes`` in one transaction; returns their ids once committed (see
-        ``SQLiteWrites.add_episodes``)."""
-        async with self.transaction() as tx:
-            return await tx.add_episodes(episodes, prepared)
-
-    async def add_memory(self, memory: Memory, *, supersedes: int | None = None) -> int:
-        """Insert a memory (or a new version superseding ``supersedes``) with its sources."""
-        async with self.transaction() as tx:
-            return await tx.add_memory(memory, supersedes=supersedes)
-
-    async def drop_sources(self, memory_ids: Sequence[int]) -> None:
-        """Unlink memories from their source episodes, their text kept (see ``SQLiteWrites``)."""
-        async with self.transaction() as tx:
-            await tx.drop_sources(memory_ids)
-
-    async def set_memory_fields(self, memory_id: int, **fields: Any) -> None:
-        """Change bookkeeping fields (status, strength, last_recalled, scope, importance) in place."""
-        async with self.transaction() as tx:
-            await tx.set_memory_fields(memory_id, **fields)
-
-    async def delete_memories(self, ids: Sequence[int]) -> list[int]:
-        """Hard-delete every version of the given memories; returns the deleted row ids."""
-        async with self.transaction() as tx:
-            return await tx.delete_memories(ids)
-
-    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
-                           vectors: np.ndarray) -> None:
-        async with self.transaction() as tx:
-            await tx.save_vectors(model, kind, rows, vectors)
-
-    async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
-                                 vectors: np.ndarray) -> None:
-        async with self.transaction() as tx:
-            await tx.save_query_vectors(model, kind, rows, vectors)
-
-    async def drop_vectors(self, model: str) -> None:
-        async with self.transaction() as tx:
-            await tx.drop_vectors(model)
-
-    async def delete_episodes(self, ids: Sequence[int]) -> list[int]:
-        """Hard-delete episodes with their keyword rows and vectors (see ``SQLiteWrites``)."""
-        async with self.transaction() as tx:
-            return await tx.delete_episodes(ids)
-
-    async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
-                    people: Sequence[str] = (), places: Sequence[str] = ()) -> tuple[list[int], list[int]]:
-        """Hard-forget, in one transaction (see ``SQLiteWrites.erase``); the log is truncated after."""
-        async with self.transaction() as tx:
-            return await tx.erase(episode_ids, memory_ids, people=people, places=places)
-
-    async def existing(self, table: str, ids: Sequence[int]) -> list[int]:
-        async with self.transaction() as tx:
-            return await tx.existing(table, ids)
-
-    async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
-        async with self.transaction() as tx:
-            await tx.set_strengths(rows)
-
-    async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
-        async with self.transaction() as tx:
-            return await tx.archive(ids)
-
-    async def keep_apart(self, ids: Sequence[int]) -> None:
-        async with self.transaction() as tx:
-            await tx.keep_apart(ids)
-
-    async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
-        async with self.transaction() as tx:
-            return await tx.merge_memories(merged, originals)
-
-    async def cursor(self, name: str) -> int:
-        async with self.transaction() as tx:
-            return await tx.cursor(name)
-
-    async def set_cursor(self, name: str, value: int) -> None:
-        async with self.transaction() as tx:
-            await tx.set_cursor(name, value)
-
-    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
-        async with self.transaction(bookkeeping=True) as tx:
-            await tx.save_job_run(job, record)
 
 
 async def _begin(db: aiosqlite.Connection, then: str) -> None:

@@ -3,17 +3,23 @@ memories' vectors merging compares."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
+import aiosqlite
 import numpy as np
 
 from .. import EmbedRow
-from .base import Connections
-from .codec import chunks, compact_vectors, fetch_rows, in_list, vectors_of
+from .codec import chunks, compact_vectors, fetch_rows, in_list, quick_rows, vectors_of
 
 
-class VectorReads(Connections):
+class Vectors:
     """The stored vectors of each model (written by ``SQLiteWrites.save_vectors``)."""
+
+    def __init__(self, reader: aiosqlite.Connection, latest: aiosqlite.Connection, quick: sqlite3.Connection):
+        self._reader = reader
+        self._latest = latest  # the writer when there is one (the indexer reads what it just wrote)
+        self._quick = quick  # a recall's few rows (``query_vectors``), on the event loop's thread
 
     async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]:
         """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
@@ -22,7 +28,7 @@ class VectorReads(Connections):
                    "ELSE '' END || content FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
         else:
             sql = "SELECT id, scope, status, text FROM memories WHERE id > ? ORDER BY id LIMIT ?"
-        async with self._writer_or_reader.execute(sql, (after, limit)) as cur:
+        async with self._latest.execute(sql, (after, limit)) as cur:
             return [EmbedRow(*r) for r in await cur.fetchall()]
 
     async def vector_counts(self, model: str) -> list[tuple[str, str, int]]:
@@ -71,6 +77,6 @@ class VectorReads(Connections):
         rows: list[tuple[int, bytes]] = []
         for chunk in chunks(list(ids)):
             sql, vals = in_list(chunk)
-            rows += self._read("SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
+            rows += quick_rows(self._quick, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
                                f" AND item IN {sql}", [model, kind, *vals])
         return [i for i, _ in rows], compact_vectors([b for _, b in rows])

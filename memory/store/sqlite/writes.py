@@ -1,4 +1,5 @@
-"""The writes of one SQLite transaction; what each changed is handed to listeners after COMMIT."""
+"""The writes of one SQLite transaction (the rows, their vectors, cursors and job runs); what each changed
+is handed to listeners after COMMIT."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from datetime import datetime
 from typing import Any
 
 import aiosqlite
+import numpy as np
 
 from ...errors import UnknownIdError
 from ...model import Episode, Memory, aware, timestamp, zone_minutes
 from ...text.words import memory_words, prepare_episode
 from .. import (
     Change,
+    EmbedRow,
     EpisodeColumnRow,
     EpisodesAdded,
     EpisodesDeleted,
@@ -23,11 +26,11 @@ from .. import (
     MemoryAdded,
     MemoryChanged,
     PlacesDeleted,
+    VectorsSaved,
 )
-from .codec import EPISODE_COLUMNS, chunks, fetch_rows, in_list
+from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
 from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
-from .side_writes import SideWrites
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
@@ -58,7 +61,7 @@ class WriterView:
         self.last_episode = None
 
 
-class SQLiteWrites(SideWrites):
+class SQLiteWrites:
     """Writes inside one open transaction on the store's writer connection (``SQLiteStore.transaction``)."""
 
     def __init__(self, db: aiosqlite.Connection, view: WriterView, section_gap: float):
@@ -375,3 +378,39 @@ class SQLiteWrites(SideWrites):
             self.keyword_deletes.append((f"{table}_fts", list(v)))
             await self._writer.execute(f"DELETE FROM vectors WHERE kind = ? AND item IN {q}", [kind, *v])
             await self._writer.execute(f"DELETE FROM {table} WHERE id IN {q}", v)
+
+    # ---- beside the rows: vectors, cursors and job runs --------------------------------------
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None:
+        """Store each row's vector for ``model`` (replacing one it had)."""
+        await self._writer.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+            [(model, kind, r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
+        self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+
+    async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                                 vectors: np.ndarray) -> None:
+        """Store each row's second vector (the item embedded as a query) for ``model``, compact
+        (``codec.compact_vector_blob``); heard as ``VectorsSaved`` of ``model``."""
+        await self._writer.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+            [(model, kind, r.id, compact_vector_blob(v)) for r, v in zip(rows, vectors)])
+        self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+
+    async def drop_vectors(self, model: str) -> None:
+        await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
+
+    async def cursor(self, name: str) -> int:
+        """The cursor ``name`` as this transaction sees it (0 when unset)."""
+        rows = await fetch_rows(self._writer, "SELECT value FROM cursors WHERE name = ?", (name,))
+        return int(rows[0][0]) if rows else 0
+
+    async def set_cursor(self, name: str, value: int) -> None:
+        await self._writer.execute(
+            "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            (name, value))
+
+    async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
+        await self._writer.execute(
+            "INSERT INTO job_runs VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET record = excluded.record",
+            (job, json.dumps(record, ensure_ascii=False)))
