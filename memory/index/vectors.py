@@ -163,7 +163,8 @@ class _Block:
         rng = np.random.default_rng(self.n)  # the same lists for the same block at every open
         sample = np.sort(rng.choice(self.n, min(self.n, 32 * nlist), replace=False))
         ivf.train(self.codes(sample))
-        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # rows by id: lookups and erasing
+        # rows by id: lookups and erasing (swig's class: no stub for mypy)
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
         for start in range(0, self.n, 16_384):
             rows = np.arange(start, min(self.n, start + 16_384), dtype=np.int64)
             ivf.add_with_ids(self.codes(rows), rows)
