@@ -178,9 +178,9 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "forget_elsewhere": (
         "m{id} came from lines of other chats; forget it with its lines in the owner's private chat "
-        "(here: /mem forget m{id} without --with-sources)",
-        "m{id} 来自其他聊天的消息；要连同这些消息一起忘记，请在主人私聊里操作（在这里：不带 "
-        "--with-sources 的 /mem forget m{id}）",
+        "(here: /mem forget m{id} --keep-lines forgets the memory alone)",
+        "m{id} 来自其他聊天的消息；要连同这些消息一起忘记，请在主人私聊里操作（在这里：/mem forget m{id} "
+        "--keep-lines 只忘记这条记忆）",
     ),
     "forgot_memory": ("Forgot m{id} ({versions}).", "已忘记 m{id}（{versions}）。"),
     "forgot_memory_drawn": (
@@ -188,8 +188,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "已忘记 m{id}（{versions}；以及由它得出的 {proposals}）。",
     ),
     "forgot_sources": (
-        "Forgot m{id} with the lines it came from: {summary} erased.",
-        "已忘记 m{id} 以及它的来源消息：共删除 {summary}。",
+        "Forgot m{id} with the lines it came from: {summary} erased ({keys}).",
+        "已忘记 m{id} 以及它的来源消息：共删除 {summary}（{keys}）。",
+    ),
+    "lines_kept": (
+        " The lines it came from stay ({keys}; /mem forget e<id> erases one).",
+        "它的来源消息保留了（{keys}；/mem forget e<编号> 可以删除）。",
     ),
     "not_moved": ("Not moved: m{id} stays scope {scope}; {why}", "没有移动：m{id} 仍是范围 {scope}；{why}"),
     "move_elsewhere": (
@@ -410,12 +414,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "a memory (m12) with its sources and versions, or a line (e3)",
         "查看一条记忆（m12）及其来源和版本，或一条消息（e3）",
     ),
-    "usage_forget": ("forget <id> [--with-sources]", "forget <编号> [--with-sources]"),
+    "usage_forget": ("forget <id> [--keep-lines]", "forget <编号> [--keep-lines]"),
     "sub_forget": (
-        "erase a memory and all its versions (m12; --with-sources: and the lines it came from, and what "
-        "else was drawn from them), or a line (e3) with what was drawn from it",
-        "彻底忘记一条记忆及其所有版本（m12；--with-sources：连同它的来源消息和由这些消息得出的其他内容），"
-        "或一条消息（e3）及由它得出的内容",
+        "erase a memory, all its versions, the lines it came from and what else was drawn from them "
+        "(m12; --keep-lines: the memory alone), or a line (e3) with what was drawn from it",
+        "彻底忘记一条记忆及其所有版本、它的来源消息和由这些消息得出的其他内容（m12；--keep-lines："
+        "只忘记这条记忆），或一条消息（e3）及由它得出的内容",
     ),
     "usage_scope": ("scope <id> <scope>", "scope <编号> <范围>"),
     "sub_scope": (

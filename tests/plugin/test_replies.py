@@ -147,7 +147,7 @@ async def test_chinese_help_explains_the_options_and_keeps_their_names(make_serv
     assert text.startswith("Engram 记忆指令（仅限管理员）：")
     assert "/mem remember <内容> [--scope 范围] — 记下一条记忆" in text
     assert "/mem list [place|<人>] [--kind 类型] [--page 页码]" in text
-    assert "仅主人私聊可见" in text and "--with-sources：连同它的来源消息" in text
+    assert "仅主人私聊可见" in text and "--keep-lines：只忘记这条记忆" in text
     en = make_service(Settings(reply_language="en"), data_dir=svc.data_dir.parent / "e")
     english = await mem(en, "mem help")
     assert "reply_language 设为 zh" in english  # the one Chinese line of the English help: how to switch
