@@ -89,6 +89,13 @@ async def episodes_plan(engram: Kernel, ids: list[int]) -> Forgetting:
     return await _along_provenance(engram, Forgetting(), set(known), set())
 
 
+async def items_plan(engram: Kernel, episodes: Iterable[int], memories: Iterable[int]) -> Forgetting:
+    """What forgetting the lines ``episodes`` (known ids) and the memories ``memories`` (with every
+    version) reaches, as the plans above do (``own_forget`` chooses the ids and checks the reach)."""
+    mems = set(await engram.store.all_versions(sorted(set(memories)))) if memories else set()
+    return await _along_provenance(engram, Forgetting(), set(episodes), mems)
+
+
 def _whole(ids: list[int], kind: str) -> list[int]:
     """``ids`` when they are a non-empty list of whole numbers, else a clear error."""
     if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
