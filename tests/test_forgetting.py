@@ -358,7 +358,7 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
     later = T0 + timedelta(hours=2)
     told = proposals.propose(f"I keep my friends' codes safe, like {MARK} {ZH}.", "trusted with one",
                              GROUP, now=later)
-    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # the same chat, nothing of it
+    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # same chat, nothing of it
     copied = proposals.propose(f"I remember numbers such as {MARK}.", "", OTHER, now=later)  # elsewhere
     proposals.reject(copied.id)  # a decided proposal holds the text as much as a pending one
     kept = proposals.propose("I like quiet mornings.", "lunch talk", OTHER, now=later)

@@ -1,5 +1,6 @@
-"""/mem forget (with the lines a memory came from, or --keep-lines), forget-person and forget-place with a confirmation code bound to the
-chat and expiring; /mem recall --archived and the tool's archived=true; touching on recall."""
+"""/mem forget (with the lines a memory came from, or --keep-lines), forget-person and forget-place
+with a confirmation code bound to the chat and expiring; /mem recall --archived and the tool's
+archived=true; touching on recall."""
 
 from __future__ import annotations
 

@@ -57,7 +57,8 @@ async def test_forget_what_i_told_you_about_my_ex_erases_her_lines_and_the_memor
     assert "Leeds" in recalled  # her private chat's line stays: another place
 
 
-async def test_forget_what_i_just_said_takes_her_latest_line_not_the_asking_one(service: EngramService) -> None:
+async def test_forget_what_i_just_said_takes_her_latest_line_not_the_asking_one(
+        service: EngramService) -> None:
     await said(service, "我对猫毛过敏")
     await said(service, "今天天气不错", "bob")
     asking = event("把我刚才说的那件事忘掉", "alice", "g1")
@@ -80,7 +81,8 @@ async def test_every_argument_is_checked(service: EngramService) -> None:
     ev = event("forget it", "alice", "g1")
     assert (await memory_forget(service, ev, 5, 0)) == "error: what must be a string, not int"
     assert (await memory_forget(service, ev, "", 0)).startswith("error: give what")
-    assert (await memory_forget(service, ev, "x", 11)) == "error: recent must be a whole number from 0 to 10, not 11"
+    assert (await memory_forget(service, ev, "x", 11)) == (
+        "error: recent must be a whole number from 0 to 10, not 11")
     assert (await memory_forget(service, ev, "x", "two")).startswith("error: recent must be a whole number")
     assert (await memory_forget(service, ev, "x", True)).startswith("error: recent must be a whole number")
     assert (await memory_forget(service, ev, "x" * 1001, 0)).startswith("error: what is too long")
