@@ -64,8 +64,9 @@ async def recall(ctx: CommandContext, args: str) -> str:
 
 async def why(ctx: CommandContext, args: str) -> str:
     inj = ctx.service.last_injection.get(ctx.audience.place)
-    if inj is None:
-        return ctx.say("why_none")
+    if inj is None:  # none since the start, or a forget since dropped it (it may have held what went)
+        last = ctx.service.last_forget
+        return ctx.say("why_forgotten", when=ctx.when(last)) if last else ctx.say("why_none")
     head = ctx.say("why_head", when=ctx.when(inj.at), query=quoted(short(inj.query)))
     if not inj.injected:
         return head + "\n" + ctx.say("why_empty")

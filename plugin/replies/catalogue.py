@@ -30,7 +30,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "help_head": ("Engram commands (admins only):", "Engram 记忆指令（仅限管理员）："),
     "help_lang": (
         "回复语言：在 Engram 配置中把 reply_language 设为 zh，所有回复都用中文。",
-        "回复语言：配置项 reply_language（auto：指令或本聊天最近的消息是中文就用中文；zh；en）。",
+        "回复语言：配置项 reply_language（auto：指令本身有中文或用全角 ／mem 就用中文，否则用英文；zh；en）。",
     ),
     "help_more": ("/mem help <subcommand> shows each", "发送 /mem help <子命令> 可以逐条查看"),
     "no_owner": (
@@ -122,6 +122,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "why_none": (
         "Nothing was injected in this chat since Engram started.",
         "自 Engram 启动以来，这个聊天还没有注入过记忆。",
+    ),
+    "why_forgotten": (
+        "Nothing was injected in this chat since the last forget ({when}), which cleared what earlier "
+        "injections held; the next reply here shows it again.",
+        "自上次忘记操作（{when}）以来，这个聊天还没有注入过记忆；那次操作清除了之前注入的记录，下次回复后会再显示。",
     ),
     "why_head": ("Last injection here {when} for {query}:", "这里最近一次注入：{when}，针对 {query}："),
     "why_empty": ("no memories (nothing recalled fit).", "没有注入记忆（想起的内容都不合适）。"),

@@ -174,3 +174,6 @@ async def test_a_forget_leaves_no_copy_in_the_last_injection_and_injected_memori
     code = code_of(await mem(service, "mem forget-place", group="g1"))
     assert "1 memory" in await mem(service, f"mem confirm {code}", group="g1")
     assert service.last_injection == {}  # /mem why can no longer show the erased text
+    # and says why, not "Nothing was injected in this chat since Engram started" (issue 27)
+    assert (await mem(service, "mem why", group="g1")).startswith(
+        "Nothing was injected in this chat since the last forget (")
