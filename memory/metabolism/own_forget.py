@@ -49,7 +49,8 @@ async def own_plan(engram: Kernel, person: str, place: str, lines: Sequence[int]
     if not person.strip() or not place.strip():
         raise InvalidInputError("a person's own forget needs the person and the place", code="own_forget")
     if len(lines) + len(memories) > MAX_ITEMS:
-        raise InvalidInputError(f"at most {MAX_ITEMS} lines and memories at a time", code="own_forget_many")
+        raise InvalidInputError(f"at most {MAX_ITEMS} lines and memories at a time", code="own_forget_many",
+                                n=MAX_ITEMS)
     store = engram.store
     found = await store.get_episodes(possible_ids(list(lines)))
     own = {i for i, e in found.items() if _said_by(e, person, place)}

@@ -30,7 +30,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "help_head": ("Engram commands (admins only):", "Engram 记忆指令（仅限管理员）："),
     "help_lang": (
         "回复语言：在 Engram 配置中把 reply_language 设为 zh，所有回复都用中文。",
-        "回复语言：配置项 reply_language（auto：指令本身有中文或用全角 ／mem 就用中文，否则用英文；zh；en）。",
+        "回复语言：配置项 reply_language（auto：指令本身有中文或用全角 ／mem 就用中文，否则用英文；"
+        "zh；en）。",
     ),
     "help_more": ("/mem help <subcommand> shows each", "发送 /mem help <子命令> 可以逐条查看"),
     "no_owner": (
@@ -85,6 +86,10 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "n_memory": ("{n} memory|{n} memories", "{n} 条记忆"),
     "n_proposal": ("{n} identity proposal|{n} identity proposals", "{n} 条身份提议"),
     "n_version": ("{n} version|{n} versions", "{n} 个版本"),
+    "n_place": ("{n} place|{n} places", "{n} 个地方"),
+    "n_person": ("{n} person|{n} people", "{n} 个人"),
+    "n_run": ("{n} run|{n} runs", "共运行 {n} 次"),
+    "n_call": ("{n} model call|{n} model calls", "调用模型 {n} 次"),
     "and": ("{first} and {last}", "{first}和 {last}"),
     "files_left": (
         " (the files beside the store, such as the diary, could not be written now: they are finished at "
@@ -93,17 +98,17 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     # ---- stats, recall, why ------------------------------------------------------------------------
     "stats_here": (
-        "Engram here ({place}): {episodes} lines recorded in this place, {memories} memories this chat "
-        "may see; embeddings {embedder}. Totals over every place: /mem stats in the owner's private chat.",
-        "Engram（此处：{place}）：这里记录了 {episodes} 条消息，本聊天可见 {memories} 条记忆；向量模型 "
+        "Engram here ({place}): {episodes} recorded in this place, {memories} this chat may see; "
+        "embeddings {embedder}. Totals over every place: /mem stats in the owner's private chat.",
+        "Engram（此处：{place}）：这里记录了 {episodes}，本聊天可见 {memories}；向量模型 "
         "{embedder}。所有地方的总数：在主人私聊里发送 /mem stats。",
     ),
     "stats_all": (
-        "Engram: {episodes} episodes, {memories} memories ({archived} archived, {superseded} superseded), "
-        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed). This place: {place} "
+        "Engram: {episodes}, {memories} ({archived} archived, {superseded} superseded), "
+        "{spaces}, {people}; embeddings {embedder} ({indexed} indexed). This place: {place} "
         "(the owner's private chat)",
-        "Engram：{episodes} 条消息，{memories} 条记忆（{archived} 条已淡忘归档，{superseded} "
-        "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
+        "Engram：{episodes}，{memories}（{archived} 条已淡忘归档，{superseded} "
+        "条已被新版本取代），{spaces}，{people}；向量模型 {embedder}（已索引 {indexed} "
         "条）。此处：{place}（主人私聊）",
     ),
     "stats_kept": (
@@ -198,7 +203,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "lines_kept": (
         " The lines it came from stay ({keys}; /mem forget e<id> erases one).",
-        "它的来源消息保留了（{keys}；/mem forget e<编号> 可以删除）。",
+        "它的来源消息保留了（{keys}；用 /mem forget 加上这些编号可以删除）。",
     ),
     "not_moved": ("Not moved: m{id} stays scope {scope}; {why}", "没有移动：m{id} 仍是范围 {scope}；{why}"),
     "move_elsewhere": (
@@ -210,7 +215,20 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "list_place": ("the memories of this place", "这个地方的记忆"),
     "list_person": ("the memories about {who} this chat may see", "本聊天可见的关于 {who} 的记忆"),
     "list_kind": ("{what} of kind {kind}", "{what}（类型 {kind}）"),
-    "list_none": ("No memories: {what}.", "没有记忆：{what}。"),
+    "list_none": ("{what}: none yet.", "还没有{what}。"),
+    "first_day": (
+        "New lines are recalled as they are at once; they become memories once a chat has {n} new "
+        "messages, or a day after the first of them when the chat pauses. /mem consolidate turns them "
+        "into memories now.",
+        "新消息马上就能按原话想起；一个聊天攒够 {n} 条新消息，或者第一条过了一天且聊天停下来时，它们会"
+        "整理成记忆。/mem consolidate 可以现在就整理。",
+    ),
+    "first_day_manual": (
+        "New lines are recalled as they are at once; they become memories only when you send "
+        "/mem consolidate (consolidate_after_episodes and consolidate_every_minutes are 0).",
+        "新消息马上就能按原话想起；只有发送 /mem consolidate 时才会整理成记忆（consolidate_after_episodes "
+        "和 consolidate_every_minutes 都是 0）。",
+    ),
     "list_past": (
         "There are {pages} page(s) of {what}; page {page} is past the end.",
         "{what}共 {pages} 页；第 {page} 页超出了范围。",
@@ -284,8 +302,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "consolidated": ("Consolidated: {summary}.", "整理完成：{summary}。"),
     "consolidated_place": ("Consolidated {place}: {summary}.", "已整理 {place}：{summary}。"),
     "run_counts": (
-        "{added} added, {updated} updated, from {episodes} lines, {calls} model calls",
-        "新增 {added} 条，更新 {updated} 条，来自 {episodes} 条消息，调用模型 {calls} 次",
+        "{added} added, {updated} updated, from {episodes}, {calls}",
+        "新增 {added} 条，更新 {updated} 条，来自 {episodes}，{calls}",
     ),
     "run_refused": ("refused {counts}", "拒绝 {counts}"),
     "run_failed": ("failed {counts}", "失败 {counts}"),
@@ -293,14 +311,14 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "run_sep": ("; ", "；"),
     "job_never": ("job {name}: never run yet", "任务 {name}：还没有运行过"),
     "job_last": (
-        "job {name}: last run {when} ({status}); {runs} runs, {failures} failed",
-        "任务 {name}：最近一次运行 {when}（{status}）；共运行 {runs} 次，失败 {failures} 次",
+        "job {name}: last run {when} ({status}); {runs}, {failures} failed",
+        "任务 {name}：最近一次运行 {when}（{status}）；{runs}，失败 {failures} 次",
     ),
     "job_added": (
         "last run added {added}, updated {updated}; in all added {all_added}, updated {all_updated}, "
-        "{calls} model calls",
+        "{calls}",
         "最近一次新增 {added} 条、更新 {updated} 条；累计新增 {all_added} 条、更新 {all_updated} 条，"
-        "调用模型 {calls} 次",
+        "{calls}",
     ),
     "job_refused": ("refused: {counts}", "拒绝：{counts}"),
     "job_failed": ("failed calls: {counts}", "失败的调用：{counts}"),
