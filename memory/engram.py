@@ -131,6 +131,10 @@ class Engram(Kernel):
         plan = await episodes_plan(self, list(ids))
         return plan if dry_run else await execute(self, plan, self.after_forget)
 
+    async def latest_lines(self, person: str, place: str, n: int) -> list[int]:
+        """The ids of the last ``n`` lines ``person`` said in ``place`` (not the bot's), newest first."""
+        return await self.store.lines_of(person, place, n)
+
     async def forget_own(self, person: str, place: str, lines: Sequence[int], memories: Sequence[int], *,
                          dry_run: bool = False) -> OwnForget:
         """Hard-forget what ``person`` may erase of themselves in ``place`` among ``lines`` and

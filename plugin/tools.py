@@ -249,7 +249,7 @@ async def memory_forget(service: EngramService, event: Any, what: Any, recent: A
             for h in await mem.recall(w, audience, k=FORGET_POOL):
                 if h.features.get("kw", 0) > 0:
                     (lines if h.kind == "episode" else memories).append(h.id)
-        latest = await mem.store.lines_of(person, audience.place, n + 1) if n else []
+        latest = await mem.latest_lines(person, audience.place, n + 1) if n else []
         found = await mem.episodes([*lines, *latest])
         asked = {i for i, e in found.items() if e.content.strip() == asking}  # this message: not a fact
         lines = [i for i in lines if i not in asked] + [i for i in latest if i not in asked][:n]
