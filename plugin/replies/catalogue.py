@@ -30,8 +30,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "help_head": ("Engram commands (admins only):", "Engram 记忆指令（仅限管理员）："),
     "help_lang": (
         "回复语言：在 Engram 配置中把 reply_language 设为 zh，所有回复都用中文。",
-        "回复语言：配置项 reply_language（auto：指令本身有中文或用全角 ／mem 就用中文，否则用英文；"
-        "zh；en）。",
+        "回复语言：配置项 reply_language（auto：指令本身有中文就用中文，否则用英文；zh；en）。",
     ),
     "help_more": ("/mem help <subcommand> shows each", "发送 /mem help <子命令> 可以逐条查看"),
     "no_owner": (

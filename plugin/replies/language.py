@@ -1,11 +1,11 @@
 """Which language a ``/mem`` reply is in (config ``reply_language``).
 
 ``zh`` or ``en`` is that language. ``auto`` (the default) answers in the language of the message it
-answers (issue 27): Chinese when the ``/mem`` line holds a Chinese character (``/mem recall 奶茶``) or
-was typed with a Chinese keyboard's slash (``／mem stats``), else English (``/mem stats``: its words
-are English). Nothing else decides it: not what others said in the chat, nor what the last recall read
-(a forget, which drops that, used to switch the language of the next reply). An owner who types
-``/mem stats`` and wants Chinese sets ``reply_language`` to ``zh`` (the English help says so in Chinese).
+answers (issue 27): Chinese when the ``/mem`` line holds a Chinese character (``/mem recall 奶茶``),
+else English (``/mem stats``, ``／mem stats`` too: its words are English). Nothing else decides it:
+not what others said in the chat, nor what the last recall read (a forget, which drops that, used to
+switch the language of the next reply). An owner who types ``/mem stats`` and wants Chinese sets
+``reply_language`` to ``zh`` (the English help says so in Chinese).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from ..config import REPLY_LANGUAGES
-from ..events import FULL_WIDTH_MEM
 
 AUTO, ZH, EN = REPLY_LANGUAGES
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
@@ -25,10 +24,9 @@ def has_chinese(text: str) -> bool:
 
 
 def chinese_message(event: Any, command_text: str) -> bool:
-    """Whether the ``/mem`` line (``command_text``: what follows ``/mem``; the event's whole text) is
-    Chinese: a Chinese character in it, or the Chinese keyboard's slash before ``mem``."""
-    whole = str(getattr(event, "message_str", "") or "")
-    return has_chinese(command_text) or has_chinese(whole) or whole.lstrip().startswith(FULL_WIDTH_MEM)
+    """Whether the ``/mem`` line (``command_text``: what follows ``/mem``; the event's whole text)
+    holds a Chinese character."""
+    return has_chinese(command_text) or has_chinese(str(getattr(event, "message_str", "") or ""))
 
 
 async def reply_language(service: Any, event: Any, command_text: str) -> str:
