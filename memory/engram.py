@@ -31,7 +31,16 @@ from .metabolism.forgetting import (
     place_plan,
 )
 from .metabolism.merging import MergeReport, MergeSettings, merge_duplicates
-from .model import MAX_ID, MEMORY_KINDS, PERSON_CHARS, STORED_NAME_CHARS, Audience, Episode, Memory
+from .model import (
+    MAX_ID,
+    MEMORY_KINDS,
+    PERSON_CHARS,
+    PLACE_CHARS,
+    STORED_NAME_CHARS,
+    Audience,
+    Episode,
+    Memory,
+)
 from .recall import RecallSettings
 from .recall.ranker import LinearRanker, Ranker
 from .recording.journal import KeptJournal, record_kept
@@ -119,12 +128,12 @@ class Engram(Kernel):
 
     async def forget_person(self, person: str, *, dry_run: bool = False) -> Forgetting:
         """Hard-forget everything said by or about ``person`` (a person id), in every place."""
-        plan = await person_plan(self, text_arg(person, "the person to forget", PERSON_CHARS))
+        plan = await person_plan(self, text_arg(person, "the person to forget", PERSON_CHARS, empty=True))
         return plan if dry_run else await execute(self, plan, self.after_forget)
 
     async def forget_place(self, place: str, *, dry_run: bool = False) -> Forgetting:
         """Hard-forget every line of ``space`` and every memory kept for it."""
-        plan = await place_plan(self, place_arg(place, "the place to forget"))
+        plan = await place_plan(self, text_arg(place, "the place to forget", PLACE_CHARS, empty=True))
         return plan if dry_run else await execute(self, plan, self.after_forget)
 
     async def forget_episodes(self, ids: Sequence[int], *, dry_run: bool = False) -> Forgetting:

@@ -108,6 +108,13 @@ def place_listed(place: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
     return kind == "group" and rest in entries and ":" not in rest
 
 
+def private_place_of(person: str) -> str | None:
+    """The private chat with ``person``: ``<platform>:private:<uid>`` for the person ``<platform>:<uid>``
+    (the plugin's ``events.place_of``); None for a name or an id of another form."""
+    platform, sep, uid = person.partition(":")
+    return f"{platform}:private:{uid}" if sep and platform and uid and ":" not in uid else None
+
+
 def learned_scope(hint: object, place: str, *, about_people: bool, owner_private: bool = False,
                   public_place: bool = False, own_thoughts: bool = False) -> ScopeDecision:
     """The scope of a memory a model derived from what was said in ``place``: code decides, only narrows.

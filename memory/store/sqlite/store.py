@@ -121,6 +121,7 @@ class SQLiteStore:
         self.episodes_where = self.forgetting.episodes_where
         self.memories_mentioning = self.forgetting.memories_mentioning
         self.memories_where = self.forgetting.memories_where
+        self.names_holding = self.forgetting.names_holding
         # BrowseReads (and keyed_places, people_named, job_runs above and below)
         self.list_memories = self.browse.list_memories
         self.versions = self.browse.versions
