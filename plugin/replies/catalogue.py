@@ -319,11 +319,9 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "no_proposals": ("No identity proposal waits for you.", "没有等你决定的身份提议。"),
     "proposal": ("#{id} ({day}, from {place}): {change}", "#{id}（{day}，来自 {place}）：{change}"),
     "proposal_reason": (" — because {reason}", " —— 理由：{reason}"),
-    "proposals_hidden": (
-        "({n} more waits, made in other chats: /mem proposals in your private chat with the bot shows "
-        "it)|({n} more wait, made in other chats: /mem proposals in your private chat with the bot shows "
-        "them)",
-        "（还有 {n} 条在等待，来自其他聊天：在你和机器人的私聊里发送 /mem proposals 可以看到）",
+    "proposals_private": (
+        "Engram: identity proposals are shown and decided only in your private chat with the bot.",
+        "Engram：身份提议只在你和机器人的私聊里查看和决定。",
     ),
     "proposals_head": (
         "Proposed changes to identity/self.md (/mem approve <id> or /mem reject <id>):",
