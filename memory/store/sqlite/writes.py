@@ -296,6 +296,8 @@ class SQLiteWrites:
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
             if ids:
                 await db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        # the freed pages leave the file (a store made with auto_vacuum=INCREMENTAL; else a no-op)
+        await db.execute_fetchall("PRAGMA incremental_vacuum")
         if eps:
             self.changes.append(EpisodesDeleted(eps))
         if mems:
