@@ -98,6 +98,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "Engram（此处：{place}）：这里记录了 {episodes} 条消息，本聊天可见 {memories} 条记忆；向量模型 "
         "{embedder}。所有地方的总数：在主人私聊里发送 /mem stats。",
     ),
+    "stats_unmatched": (
+        "Config entries that match no place (nothing is left out or made public by them): {entries}. "
+        "Write a place as /sid shows it (qq:GroupMessage:123) or as Engram names it (aiocqhttp:group:123).",
+        "这些配置条目对不上任何地方（它们没有起作用）：{entries}。请写成 /sid 显示的样子"
+        "（qq:GroupMessage:123）或 Engram 的写法（aiocqhttp:group:123）。",
+    ),
     "stats_all": (
         "Engram: {episodes} episodes, {memories} memories ({archived} archived, {superseded} superseded), "
         "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed). This place: {place} "

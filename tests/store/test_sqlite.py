@@ -264,6 +264,10 @@ async def _fill(e: Engram, place: str, n: int = 1500) -> None:
     await e.store.checkpoint()
 
 
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
 def _pragma(path: Path, name: str) -> int:
     with sqlite3.connect(path) as db:
         return int(db.execute(f"PRAGMA {name}").fetchone()[0])
@@ -274,9 +278,9 @@ async def test_a_new_store_gives_back_what_a_forget_frees(db_path: Path) -> None
     e = await Engram.open(db_path, HashEmbedder(), background=False)
     await _fill(e, "qq:group:1")
     await _fill(e, "qq:group:2")
-    full = db_path.stat().st_size
+    full = _size(db_path)
     await e.forget_place("qq:group:1")
-    assert db_path.stat().st_size < 0.65 * full
+    assert _size(db_path) < 0.65 * full
     await e.close()
     assert _pragma(db_path, "auto_vacuum") == 2 and _pragma(db_path, "freelist_count") == 0
 
@@ -294,14 +298,14 @@ async def test_an_older_store_is_vacuumed_once_from_the_command_line(
         db.execute("VACUUM")
     assert _pragma(db_path, "auto_vacuum") == 0
     e = await Engram.open(db_path, HashEmbedder(), background=False)
-    full = db_path.stat().st_size
+    full = _size(db_path)
     await e.forget_place("qq:group:1")
     await e.close()
-    assert db_path.stat().st_size == full and _pragma(db_path, "freelist_count") > 0  # it never shrinks
+    assert _size(db_path) == full and _pragma(db_path, "freelist_count") > 0  # it never shrinks
 
     assert await asyncio.to_thread(main, ["--db", str(db_path), "--embedder", "none", "vacuum"]) == 0
     assert "MB ->" in capsys.readouterr().out
-    assert db_path.stat().st_size < 0.65 * full and _pragma(db_path, "auto_vacuum") == 2
+    assert _size(db_path) < 0.65 * full and _pragma(db_path, "auto_vacuum") == 2
     e = await Engram.open(db_path, HashEmbedder(), background=False)
     assert (await e.counts())["episodes"] == 1500
     await e.close()
