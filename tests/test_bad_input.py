@@ -9,6 +9,7 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import (
@@ -418,9 +419,22 @@ async def test_a_broken_emoji_in_a_mentioned_name_keeps_the_message(engram: Engr
                        "k\ufffd": ["x\ufffd"]}
 
 
-async def test_recall_with_a_broken_emoji_answers_instead_of_failing(engram: Engram) -> None:
-    """The memory_recall tool given the model's "\\ud83d" answered "memory is unavailable"."""
+class Utf8Embedder(HashEmbedder):
+    """An embedder whose tokenizer takes UTF-8 only, as the bundled model's does (a lone surrogate
+    raises ``UnicodeEncodeError`` there)."""
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        for t in texts:
+            t.encode("utf-8")
+        return await super().embed(texts, kind)
+
+
+async def test_recall_with_a_broken_emoji_answers_instead_of_failing(open_engram: EngramOpener) -> None:
+    """The memory_recall tool given the model's "\\ud83d" answered "memory is unavailable": the
+    query reached the embedder, and the place reached SQLite, with the lone surrogate in them."""
+    engram = await open_engram(Utf8Embedder())
     await engram.record(Episode(place=SPACE, content="nice \ud83d shot"))
+    await engram.embed_pending()
     assert await engram.recall("\ud83d", Audience(place="qq:\ud83d")) == []
     hits = await engram.recall("shot \ud83d", Audience(place=SPACE))
     assert [h.text for h in hits] == ["nice \ufffd shot"]
