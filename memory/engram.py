@@ -127,7 +127,8 @@ class Engram(Kernel):
         return plan if dry_run else await execute(self, plan, self.after_forget)
 
     async def forget_person(self, person: str, *, dry_run: bool = False) -> Forgetting:
-        """Hard-forget everything said by or about ``person`` (a person id), in every place."""
+        """Hard-forget everything said by or about ``person`` (a person id), in every place, and their
+        private chat whole (``metabolism/forgetting.person_plan`` says what "about" takes)."""
         plan = await person_plan(self, text_arg(person, "the person to forget", PERSON_CHARS, empty=True))
         return plan if dry_run else await execute(self, plan, self.after_forget)
 
@@ -213,7 +214,8 @@ class Engram(Kernel):
 
     async def people_named(self, name: str) -> list[str]:
         """The people who have gone by ``name`` (case ignored)."""
-        return await self.people.named(text_arg(name, "a name", STORED_NAME_CHARS))
+        name = text_arg(name, "a name", STORED_NAME_CHARS, empty=True)
+        return await self.people.named(name) if name else []
 
     async def people_named_in(self, place: str, name: str) -> list[str]:
         """Who went by ``name`` (case ignored) in ``place``, the latest first."""
