@@ -18,6 +18,7 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of
 from ..model import aware
+from ..text.words import named_dates
 
 
 @dataclass(frozen=True)
@@ -169,11 +170,12 @@ def query_window(query: str, now: datetime, tz: tzinfo | None,
                  boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Window | None:
     """The window the query names (the first it names), or None; days end at ``boundary_hour``.
 
-    A query that names a year names its own dates ("in May 2023", "last weekend before April 10,
-    2023"): it gets no window here, its month and year are ``date_match``'s, and a relative phrase in
-    it is anchored to that date, not to now.
+    A query that names a year with a month names its own dates ("in May 2023", "last weekend before
+    April 10, 2023"): it gets no window here, its month and year are ``date_match``'s, and a relative
+    phrase in it is anchored to that date, not to now. A year alone ("what did we do last weekend?
+    2026") anchors nothing: the window stands.
     """
-    if _YEAR.search(query):
+    if _YEAR.search(query) and named_dates(query)[1]:
         return None
     found = [(m.start(), i, m) for i, (p, _) in enumerate(_RULES) for m in [p.search(query)] if m]
     for _, i, m in sorted(found, key=lambda x: (x[0], x[1])):
