@@ -182,7 +182,7 @@ class EngramService:
         mem = await self.memory()
         hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)),
                                 include_archived=include_archived)
-        return worth_notes([h for h in hits if not already_in_context(h, seen)])[:k]
+        return worth_notes([h for h in hits if not already_in_context(h, seen)], k)
 
     def touch(self, hits: Sequence[Hit | str]) -> None:
         """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""

@@ -235,13 +235,11 @@ def asks_when(query: str) -> bool:
 
 
 def named_dates(query: str) -> tuple[set[int], set[int]]:
-    """The years and months a query names ('in May 2023', '2023年5月'); a year alone ("2026", "in
-    2023") names no date: nearly every line said this year holds it, so matching it only lifts
-    everything recent (a framework's "Current datetime: 2026-..." did that to every query)."""
+    """The years and months a query names ('in May 2023', '2023年5月')."""
+    years = {int(a or b) for a, b in _YEAR.findall(query)}
     months = {MONTHS.index(next(m for m in MONTHS if m.startswith(x.lower()[:3]))) + 1
               for x in _MONTH_EN.findall(query)}
     months |= {int(x) for x in _MONTH_ZH.findall(query) if 1 <= int(x) <= 12}
-    years = {int(a or b) for a, b in _YEAR.findall(query)} if months else set()
     return years, months
 
 

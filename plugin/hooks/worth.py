@@ -28,9 +28,9 @@ def asks(hit: Hit) -> bool:
     return isinstance(hit.item, Episode) and hit.item.content.rstrip().endswith(("?", "？"))
 
 
-def worth_notes(hits: Sequence[Hit]) -> list[Hit]:
-    """``hits`` without the ones that carry nothing (see the module), statements before questions,
-    each group in recall's order."""
+def worth_notes(hits: Sequence[Hit], k: int) -> list[Hit]:
+    """The first ``k`` of ``hits`` that carry something (see the module), statements before questions,
+    each group in recall's order (a question is not dropped for being one: it may be the evidence)."""
     sources = {s for h in hits if isinstance(h.item, Memory) for s in h.item.sources}
     seen: set[str] = set()
     kept: list[Hit] = []
@@ -40,4 +40,6 @@ def worth_notes(hits: Sequence[Hit]) -> list[Hit]:
             continue
         seen.add(text)
         kept.append(h)
+        if len(kept) == k:
+            break
     return [h for h in kept if not asks(h)] + [h for h in kept if asks(h)]
