@@ -152,12 +152,13 @@ def fit_identity(identity: str, budget: int, share: float = IDENTITY_SHARE) -> s
 
 
 def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
-                extras: Sequence[str] = ()) -> tuple[str, list[int]]:
+                extras: Sequence[str] = (), fillers: Collection[int] = ()) -> tuple[str, list[int]]:
     """The block and the indexes of the ``notes`` that fit in ``budget`` tokens; none is cut.
 
     ``identity`` (already within its share, see ``fit_identity``) always goes in; then each of the
     ``extras`` (the bot's inner state, self-image, abilities) that fits whole before the notes' share;
-    notes fill the rest.
+    notes fill the rest. A note in ``fillers`` (someone's question) only takes room no other note
+    needed: once a note is left out for the budget, no filler goes in in its place.
     """
     head = [OPEN, PREAMBLE, time] if time else [OPEN, PREAMBLE]
     if identity:
@@ -169,12 +170,17 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
     lines = [*head, NOTES_HEAD]
     used = budget_tokens("\n".join([*lines, CLOSE]))
     taken: list[int] = []
+    skipped = False
     for i, line in enumerate(notes):
         cost = budget_tokens(line) + 1
+        if skipped and i in fillers:
+            continue
         if used + cost <= budget:  # a note too long for what is left is skipped whole
             lines.append(line)
             used += cost
             taken.append(i)
+        else:
+            skipped = True
     if not taken:
         lines.pop()
     return "\n".join([*lines, CLOSE]), taken

@@ -36,7 +36,7 @@ from .events import (
 from .hooks.echo import own_words
 from .hooks.inject import Injection, already_in_context, apply, people_turns, pool_depth, recall_query, said
 from .hooks.record_queue import RecordingQueue
-from .hooks.worth import worth_notes
+from .hooks.worth import asks, worth_notes
 from .jobs.days_lock import DaysLock
 from .providers import Providers
 from .selfhood import Selfhood
@@ -371,7 +371,7 @@ class EngramService:
         extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private),
                                       abilities=self._abilities_due(place, query))
         return build_block(lines, await self._time_line(mem, place, now, before or now, audience, person),
-                           fitted, budget, extras)
+                           fitted, budget, extras, {i for i, h in enumerate(hits) if asks(h)})
 
     def _abilities_due(self, place: str, query: str | None) -> bool:
         """Whether the abilities line goes into this block: the first time in a place, when what the

@@ -28,6 +28,8 @@ from astrbot.core.agent.message import (
 from astrbot.core.astr_main_agent import WEEKDAY_NAMES, _append_system_reminders
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.memory.render import build_block
+from astrbot_plugin_engram.memory.text.words import budget_tokens
 from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.plugin.tools import memory_recall
@@ -172,15 +174,22 @@ async def test_a_memory_and_its_own_source_line_never_both(service: EngramServic
     assert kinds == ["memory"], injected(req)
 
 
-async def test_an_earlier_question_never_outranks_the_line_that_answers_it(make_service: MakeService) -> None:
-    svc = make_service(Settings(inject_budget_tokens=260))  # room for about one note
-    said_before(svc, "My cat is called Mochi.", "sam", 30, name="Sam")
-    said_before(svc, "what do you remember about my cat?", "sam", 0.01, name="Sam")
-    chat = Chat(svc, "sam", "Sam")
+async def test_an_earlier_question_never_outranks_the_line_that_answers_it(service: EngramService) -> None:
+    said_before(service, "Oh, my grey cat? Her name is Mochi.", "sam", 30, name="Sam")
+    said_before(service, "what is my cat called again?", "sam", 0.01, name="Sam")
+    chat = Chat(service, "sam", "Sam")
     _, req, inj = await chat.turn("what is my cat called?")
-    assert "Mochi" in injected(req)
-    order = [h.text for h in inj.injected]
-    assert order[0] == "My cat is called Mochi."
+    assert [h.text for h in inj.injected] == ["Oh, my grey cat? Her name is Mochi.", "what is my cat called again?"]
+
+
+def test_a_question_never_takes_the_room_of_a_line_left_out_for_the_budget() -> None:
+    answer = '- 2026-11-03, 30 days ago — Sam said: "Oh, my grey cat? ' + "Her name is Mochi. " * 6 + '"'
+    question = '- 2026-12-03, 14 minutes ago — Sam said: "what is my cat called again?"'
+    _, room = build_block([question], "", "", 400)
+    text, taken = build_block([answer, question], "", "", budget_tokens(
+        build_block([question], "", "", 400)[0]) + 2, fillers={1})
+    assert room == [0] and taken == [] and "called again" not in text
+    assert build_block([answer, question], "", "", 400, fillers={1})[1] == [0, 1]
 
 
 async def test_the_abilities_line_only_when_new_changed_or_asked_about(make_service: MakeService) -> None:
