@@ -568,7 +568,8 @@ def main() -> None:
     print(table(figures))
     took = time.perf_counter() - t0
     print(f"\n{took:.0f}s; per-conv {args.per_conv or 'default'}, per-group {args.per_group}, "
-          f"seed {args.seed}, lines {args.lines}, budget {args.budget or 'default'}, k {args.k or 'default'}, "
+          f"seed {args.seed}, lines {args.lines}, budget {args.budget or 'default'}, "
+          f"k {args.k or 'default'}, "
           f"run at {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

@@ -32,8 +32,8 @@ QUERY_CHARS = 1200
 # <system_reminder>, <Quoted Message>, <image_caption>, the plugin's <engram-memory>) or "[...]"
 # (its attachment notes: "[Audio Attachment: ...]", "[Image Captioning Failed]", "[图片]").
 _WRAPPED = re.compile(r"\A\s*(?:<([A-Za-z][\w -]{0,40}?)(?:\s[^<>]*)?>.*</\1>|\[[^\[\]]{1,300}\])\s*\Z", re.S)
-# The same wrappers inside one string (a turn stored as text): a tag's whole span.
-_WRAPPER_SPAN = re.compile(r"<([A-Za-z][\w -]{0,40}?)(?:\s[^<>]*)?>.*?(?:</\1>|\Z)", re.S)
+# The same wrappers inside one string (a turn stored as text): a tag's whole span, closed.
+_WRAPPER_SPAN = re.compile(r"<([A-Za-z][\w -]{0,40}?)(?:\s[^<>]*)?>.*?</\1>", re.S)
 _TAGGED = re.compile(r"</[A-Za-z][\w -]{0,40}>")
 
 
@@ -43,12 +43,11 @@ def framework_part(text: str) -> bool:
 
 
 def _unwrapped(text: str) -> str:
-    """``text`` without the wrappers a framework put in it (only spans that close, or run to the end
-    after a known closing tag elsewhere: a lone "<3" or "a<b" is the person's own)."""
+    """``text`` without the wrappers a framework put in it (only spans that close: a lone "<3" or
+    "a<b" is the person's own)."""
     if "<" not in text or not _TAGGED.search(text):
         return text
-    return _WRAPPER_SPAN.sub(lambda m: " " if re.search(rf"</{re.escape(m.group(1))}>", m.group(0)) else m.group(0),
-                             text)
+    return _WRAPPER_SPAN.sub(" ", text)
 
 
 def said(message: Any) -> str:

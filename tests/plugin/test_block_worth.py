@@ -34,7 +34,7 @@ from astrbot_plugin_engram.plugin.config import Settings
 from astrbot_plugin_engram.plugin.service import EngramService
 from astrbot_plugin_engram.plugin.tools import memory_recall
 
-from .conftest import MakeService, event
+from .conftest import MakeService, episodes, event
 
 REMINDERS = {"identifier": True, "group_name_display": True, "datetime_system_prompt": True}
 TZ = "Asia/Shanghai"
@@ -87,7 +87,8 @@ def said_before(svc: EngramService, text: str, sender: str, days: float, group: 
                              timestamp=int(time.time() - days * DAY)))
 
 
-async def test_the_query_is_only_what_people_said_over_several_turns_in_english(service: EngramService) -> None:
+async def test_the_query_is_only_what_people_said_over_several_turns_in_english(
+        service: EngramService) -> None:
     chat = Chat(service, "sam", "Sam")
     await chat.turn("my cat Mochi has been sneezing", "Oh no, poor Mochi!",
                     quoted="did anyone see the match", group_context="[Bob/12:01]: lunch anyone?")
@@ -117,7 +118,8 @@ async def test_the_weekday_astrbot_adds_pulls_no_line_that_names_it(make_service
     service = make_service(Settings(recall_k=3))
     today = WEEKDAY_NAMES[datetime.now(ZoneInfo(TZ)).weekday()]
     said_before(service, f"I go climbing every {today} evening", "bob", 40)
-    for i, filler in enumerate(["the new bakery sells rye bread", "my sister moved to Lyon", "we adopted a puppy",
+    for i, filler in enumerate(["the new bakery sells rye bread", "my sister moved to Lyon",
+                                "we adopted a puppy",
                                 "the printer at work is broken again", "I started learning the cello",
                                 "our roof leaks when it storms", "the train was late by an hour",
                                 "I bought a green winter coat", "the museum opens a Dali show",
@@ -141,7 +143,8 @@ async def test_lines_that_carry_nothing_never_go_in(service: EngramService) -> N
     _, req, inj = await chat.turn("what does Mochi like?")
     block = injected(req)
     assert "tuna" in block
-    for empty in ("thanks!", "haha", "👍", "I'm back", "hi everyone", "anyone here", "Got it", "哈哈哈", "有人在吗"):
+    for empty in ("thanks!", "haha", "👍", "I'm back", "hi everyone", "anyone here", "Got it", "哈哈哈",
+                  "有人在吗"):
         assert empty not in block, empty
     assert len(inj.injected) == 1
 
@@ -151,11 +154,9 @@ async def test_an_echo_residue_is_not_recorded(service: EngramService) -> None:
     chat = Chat(service, "sam", "Sam")
     await chat.turn("what am I allergic to?",
                     "Here is what I was told:\n" + "- 2026-11-29, 4 days ago — Sam said: \"I am allergic to "
-                    "peanuts\"\nSo, peanuts!")
-    mem = await service.memory()
-    texts = [e.content for e in await mem.store.episodes_in("qq:group:g1")] if hasattr(
-        mem.store, "episodes_in") else [h.text for h in await mem.recall("told", service.audience(
-            event("x", "sam", "g1")), k=20)]
+                    "peanuts\"\nAvoid them at dinner tonight.")
+    texts = [e.content for e in await episodes(service)]
+    assert "Avoid them at dinner tonight." in texts
     assert not any("what I was told" in t for t in texts)
 
 
@@ -179,7 +180,8 @@ async def test_an_earlier_question_never_outranks_the_line_that_answers_it(servi
     said_before(service, "what is my cat called again?", "sam", 0.01, name="Sam")
     chat = Chat(service, "sam", "Sam")
     _, req, inj = await chat.turn("what is my cat called?")
-    assert [h.text for h in inj.injected] == ["Oh, my grey cat? Her name is Mochi.", "what is my cat called again?"]
+    assert [h.text for h in inj.injected] == ["Oh, my grey cat? Her name is Mochi.",
+                                              "what is my cat called again?"]
 
 
 def test_a_question_never_takes_the_room_of_a_line_left_out_for_the_budget() -> None:
@@ -212,11 +214,12 @@ async def test_the_abilities_line_only_when_new_changed_or_asked_about(make_serv
     assert "/weather" in injected(changed)
 
 
-async def test_an_approved_proposal_reads_as_a_sentence_without_its_bookkeeping(service: EngramService) -> None:
+async def test_an_approved_proposal_reads_as_a_sentence_without_its_bookkeeping(
+        service: EngramService) -> None:
     folder = service.data_dir / "identity"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "self.md").write_text("# Who I am\n\nI am Aria, a calm bot.\n\n"
-                                    "## 2026-12-03 (approved proposal #1)\n\nCall the owner Bartje\n", "utf-8")
+    (folder / "self.md").write_text("# Who I am\n\nI am Aria, a calm bot.\n\n## 2026-12-03 "
+                                    "(approved proposal #1)\n\nCall the owner Bartje\n", "utf-8")
     chat = Chat(service, "sam", "Sam")
     _, req, _ = await chat.turn("hello there, what is new?")
     block = injected(req)
