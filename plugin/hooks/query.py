@@ -22,8 +22,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...memory.render import IDENTITY_HEAD, NOTES_HEAD, OPEN
 from ...memory.text.words import no_content, words
-from .echo import own_words
+from .echo import TOOL_HEAD, own_words
 
 QUERY_TURNS = 4  # earlier turns of the conversation that join the latest message in the recall query
 QUERY_CHARS = 1200
@@ -35,6 +36,9 @@ _WRAPPED = re.compile(r"\A\s*(?:<([A-Za-z][\w -]{0,40}?)(?:\s[^<>]*)?>.*</\1>|\[
 # The same wrappers inside one string (a turn stored as text): a tag's whole span, closed.
 _WRAPPER_SPAN = re.compile(r"<([A-Za-z][\w -]{0,40}?)(?:\s[^<>]*)?>.*?</\1>", re.S)
 _TAGGED = re.compile(r"</[A-Za-z][\w -]{0,40}>")
+# what a reply holds when it read back what it was handed (a note's " — ", the block, the tool's head):
+# only then is ``own_words`` worth its time
+_HANDED = re.compile("|".join(map(re.escape, (" — ", OPEN, TOOL_HEAD, NOTES_HEAD, IDENTITY_HEAD))))
 
 
 def framework_part(text: str) -> bool:
@@ -68,7 +72,7 @@ def said(message: Any) -> str:
     else:
         return ""
     text = " ".join(text.split())
-    return own_words(text) if role == "assistant" else text
+    return own_words(text) if role == "assistant" and _HANDED.search(text) else text
 
 
 def people_turns(contexts: Sequence[Any], n: int = QUERY_TURNS, *, all_turns: bool = False) -> list[str]:
