@@ -168,7 +168,9 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
     for (model, kind), have in vectors.items():
         upto = cursors.get(f"vectors:{model}:{kind}", 0)
         rows = episodes if kind == "e" else mem_ids
-        assert have == {i for i in rows if i <= upto}, f"{model}'s {kind} vectors and its cursor disagree"
+        want = {i for i in rows if i <= upto}
+        assert have == want, (f"{model}'s {kind} vectors and its cursor ({upto}) disagree: vectors of no row "
+                              f"or past the cursor {sorted(have - want)[:8]}, rows without {sorted(want - have)[:8]}")
 
     # no consolidation batch half-applied: one memory per line the cursor passed, none past it
     per_episode = Counter(e for _, e in sources)
