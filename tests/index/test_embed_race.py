@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from astrbot_plugin_engram.memory import Engram, Episode
+from astrbot_plugin_engram.memory import Audience, Engram, Episode
 
 from ..conftest import HashEmbedder
 
@@ -44,7 +44,7 @@ async def test_a_line_forgotten_mid_embedding_gets_no_vector(db_path: Path) -> N
         assert plan.episodes == [ids[0]]
         embedder.go.set()
         await embedding
-        hits = await eng.recall("secret plan", eng_audience(), k=5)
+        hits = await eng.recall("secret plan", Audience("qq:group:1"), k=5)
         assert ids[0] not in [h.id for h in hits if h.kind == "episode"]
     finally:
         await eng.close()
@@ -54,7 +54,3 @@ async def test_a_line_forgotten_mid_embedding_gets_no_vector(db_path: Path) -> N
     assert have == {ids[1]}  # Bob's line has its vector, the forgotten one none
     assert cursor == ids[1]  # and the cursor passed both: nothing is embedded again
 
-
-def eng_audience():  # type: ignore[no-untyped-def]
-    from astrbot_plugin_engram.memory import Audience
-    return Audience("qq:group:1")
