@@ -91,7 +91,7 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None) -> Finding
     catcher = TracebackCatcher()
     engram_log = logging.getLogger("engram")
     engram_log.addHandler(catcher)
-    before, engram_log.level = engram_log.level, logging.DEBUG
+    before, engram_log.level = engram_log.level, logging.WARNING  # a traceback logged as a warning or worse
     loop = asyncio.new_event_loop()
     with tempfile.TemporaryDirectory(prefix=f"engram-fuzz-{surface.name}-") as tmp:
         state = loop.run_until_complete(surface.setup(Path(tmp)))
