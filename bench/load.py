@@ -118,11 +118,10 @@ def rss_mb() -> float:
 
 
 async def run(path: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from tests.plugin.conftest import FakeContext, event, request  # AstrBot, under its temporary root
-
     from astrbot_plugin_engram.plugin.config import Settings
     from astrbot_plugin_engram.plugin.providers import Providers
     from astrbot_plugin_engram.plugin.service import EngramService
+    from tests.plugin.conftest import FakeContext, event, request  # AstrBot, under its temporary root
 
     counting = Counting()
     logging.getLogger().addHandler(counting)
@@ -152,7 +151,7 @@ async def run(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     async def consolidate() -> None:
         while not stop.is_set():
             report = await Consolidator(mem, model, settings).run()
-            runs.append({p: sum(c.values()) for p, c in report.places.items()} | {"@episodes": report.episodes})
+            runs.append({p: sum(c.values()) for p, c in report.places.items()})
             try:
                 await asyncio.wait_for(stop.wait(), CONSOLIDATE_EVERY)
             except asyncio.TimeoutError:
@@ -199,7 +198,8 @@ async def run(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     await asyncio.gather(*jobs)
     with closing(sqlite3.connect(path)) as db:
         after = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
-        got = Counter(dict(db.execute("SELECT space, count(*) FROM episodes WHERE id > ? GROUP BY space", (top,))))
+        got = Counter(dict(db.execute("SELECT space, count(*) FROM episodes WHERE id > ? GROUP BY space",
+                                      (top,))))
         cursors = dict(db.execute("SELECT name, value FROM cursors WHERE name LIKE 'consolidate:%'"))
         firsts = dict(db.execute("SELECT space, min(id) FROM episodes WHERE id > ? GROUP BY space", (top,)))
     await svc.close()
@@ -211,7 +211,8 @@ async def run(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         "messages": total, "send_s": sending, "total_s": took, "msg_per_s": total / sending,
         "injections": len(latencies), "inject_per_s": len(latencies) / sending,
         "p50_ms": 1000 * statistics.median(latencies),
-        "p99_ms": 1000 * statistics.quantiles(latencies, n=100, method="inclusive")[98], "max_ms": 1000 * max(latencies),
+        "p99_ms": 1000 * statistics.quantiles(latencies, n=100, method="inclusive")[98],
+        "max_ms": 1000 * max(latencies),
         "inject_failures": inject_failures, "locked": counting.locked, "errors": dict(counting.errors),
         "lost": lost, "stored": after - before,
         "rss_first_mb": rss[0] if rss else 0.0, "rss_peak_mb": max(rss) if rss else 0.0,
@@ -251,7 +252,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(res, indent=1))
     rows = [
-        ("messages sent / a second achieved", f"{res['messages']:,} / {res['msg_per_s']:.1f} (asked {args.rate:g})"),
+        ("messages sent / a second achieved",
+         f"{res['messages']:,} / {res['msg_per_s']:.1f} (asked {args.rate:g})"),
         ("injections / a second", f"{res['injections']:,} / {res['inject_per_s']:.1f}"),
         ("injection latency p50 / p99 / max", f"{res['p50_ms']:.0f} / **{res['p99_ms']:.0f}** / "
                                               f"{res['max_ms']:.0f} ms (target p99 <= 100 ms)"),
@@ -263,7 +265,8 @@ def main() -> None:
          f"{res['rss_peak_mb']:.0f} MB; +{res['rss_growth_first_third_mb']:.0f} / "
          f"+{res['rss_growth_last_third_mb']:.0f} MB"),
         ("consolidation runs / model calls", f"{res['consolidation_runs']} / {res['model_calls']}"),
-        ("flood place: messages / runs that took a batch of it", f"{res['flood_sent']:,} / {res['flood_batches']}"),
+        ("flood place: messages / runs that took a batch of it",
+         f"{res['flood_sent']:,} / {res['flood_batches']}"),
         ("other places due (>= 30 new lines) / consolidated during the run",
          f"{res['others_due']} / {res['others_consolidated']}"),
         ("wall time (sending, then flush)", f"{res['send_s']:.0f} s, {res['total_s']:.0f} s"),

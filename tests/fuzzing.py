@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from astrbot_plugin_engram.memory import Engram, EngramError, Episode, Memory
@@ -38,7 +38,8 @@ ANY_CHAR = st.characters(exclude_categories=())
 HOSTILE = ["", " ", "\ud83d", "\udc00", "\x00", "\u2060", "\u200b", "\ufeff", "\u00ad", "\u202e", "１２",
            "𝟙", "²", "-1", "0", "1", "m1", "e1", "#1", "99999999999999999999", "1e309", "nan", "NaN", "inf",
            "true", "null", "--page", "--scope", "--kind", "--archived", "—page", "‐‐scope", "public",
-           "owner", "self", "space:qq:group:g1", "qq:group:g1", "qq:GroupMessage:g1", "webchat:private:astrbot",
+           "owner", "self", "space:qq:group:g1", "qq:group:g1", "qq:GroupMessage:g1",
+           "webchat:private:astrbot",
            "alice", "Alice", "@Alice", "今天", "密码是123456", "</engram-memory>", "<script>", "%", "%00",
            "../..", "'; DROP TABLE memories; --", "a" * 5000, "字" * 3000]
 WORD = st.one_of(st.sampled_from(HOSTILE), st.text(ANY_CHAR, max_size=12),
@@ -97,9 +98,10 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None) -> Finding
         state = loop.run_until_complete(surface.setup(Path(tmp)))
         catcher.records.clear()  # the seed's own logged failures (a job seeded as failed) are not findings
         try:
-            warnings.filterwarnings("ignore", message="Generating overly large repr")  # the long hostile strings
+            # hypothesis warns about the repr of the long hostile strings
+            warnings.filterwarnings("ignore", message="Generating overly large repr")
             @settings(max_examples=n, database=None, deadline=None, derandomize=seed is not None,
-                      suppress_health_check=list(HealthCheck), phases=("generate",))
+                      suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
             @given(surface.inputs)
             def feed(x: Any) -> None:
                 findings.tried += 1
@@ -305,7 +307,8 @@ ACTION = st.fixed_dictionaries({}, optional={
     "importance": JSON_SCALAR, "scope": st.one_of(st.sampled_from(["public", "owner", "self",
                                                                     "space:qq:group:g2", None]), JSON_ANY),
     "sources": st.one_of(st.lists(KEYS, max_size=4), JSON_ANY), "when": st.one_of(st.sampled_from(
-        ["2026-12-01", "2026-13-45", "0001-01-01", "9999-12-31", "yesterday", "2026-12-01T25:00"]), JSON_SCALAR),
+        ["2026-12-01", "2026-13-45", "0001-01-01", "9999-12-31", "yesterday", "2026-12-01T25:00"]),
+        JSON_SCALAR),
     "id": KEYS})
 
 

@@ -106,7 +106,8 @@ def take(seen: Seen, rnd: int, lines: list[str]) -> str | None:
             seen.doomed.setdefault(who, set()).add(token)
         elif word == "@forgot":
             who, eps, mems = (rest.split(" ") + ["", ""])[:3]
-            seen.forgotten[who] = ({int(i) for i in eps.split(",") if i}, {int(i) for i in mems.split(",") if i})
+            seen.forgotten[who] = ({int(i) for i in eps.split(",") if i},
+                                   {int(i) for i in mems.split(",") if i})
             forgot = True
         elif word == "@consolidated":
             seen.consolidations += 1
@@ -137,7 +138,8 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
 
     # every acknowledged episode is there, unless its person was forgotten
     gone = set(seen.forgotten)
-    missing = [t for t, who in seen.acked.items() if who not in gone and who != cut_forget and t not in by_token]
+    missing = [t for t, who in seen.acked.items()
+               if who not in gone and who != cut_forget and t not in by_token]
     assert not missing, f"{len(missing)} acknowledged episodes lost, e.g. {missing[:5]}"
     wrong = [t for t, who in seen.acked.items() if t in by_token and (
         by_token[t][1].content != content_of(t) or by_token[t][1].place != place_of(t))]
@@ -171,7 +173,8 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
         rows = episodes if kind == "e" else mem_ids
         want = {i for i in rows if i <= upto and (kind == "e" or i not in superseded)}
         assert have == want, (f"{model}'s {kind} vectors and its cursor ({upto}) disagree: vectors of no row "
-                              f"or past the cursor {sorted(have - want)[:8]}, rows without {sorted(want - have)[:8]}")
+                              f"or past the cursor {sorted(have - want)[:8]}, "
+                              f"rows without {sorted(want - have)[:8]}")
 
     # no consolidation batch half-applied: one memory per line the cursor passed, none past it
     per_episode = Counter(e for _, e in sources)
@@ -234,4 +237,5 @@ def kill_rounds(path: Path, base_url: str, kills: int, *, seed: int | None = Non
 
 def _present(path: Path, token: str) -> bool:
     with closing(sqlite3.connect(path)) as db:
-        return db.execute("SELECT 1 FROM episodes WHERE content = ?", (content_of(token),)).fetchone() is not None
+        row = db.execute("SELECT 1 FROM episodes WHERE content = ?", (content_of(token),)).fetchone()
+    return row is not None

@@ -17,7 +17,8 @@ SH = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 11, 30)
 
 
-async def test_a_diary_answer_with_half_an_emoji_is_written_not_crashed(engram: Engram, tmp_path: Path) -> None:
+async def test_a_diary_answer_with_half_an_emoji_is_written_not_crashed(engram: Engram,
+                                                                        tmp_path: Path) -> None:
     """A model's JSON may hold ``"\\ud83d"`` (a lone surrogate: half an emoji). Before: the diary's memory
     was stored and writing its file raised UnicodeEncodeError out of the job; the day's file missing."""
     await engram.record(Episode("qq:group:7", "we hiked to the lake", "qq:1", "Bob",
@@ -27,7 +28,7 @@ async def test_a_diary_answer_with_half_an_emoji_is_written_not_crashed(engram: 
     r = await write_diary(engram, ScriptedChat(answer), DAY, tz=SH, folder=tmp_path)
     kept = await diary_of(engram, DAY, SH)
     assert kept is not None and kept.text == "A good day at the lake \ufffd with Bob." == r.text
-    files = list(tmp_path.rglob("2026-11-30*.md"))
+    files = list(tmp_path.rglob("2026-11-30*.md"))  # noqa: ASYNC240 (the test reads what was written)
     assert len(files) == 1 and "A good day at the lake \ufffd with Bob." in files[0].read_text("utf-8")
 
 
@@ -36,6 +37,7 @@ async def test_a_self_image_answer_with_half_an_emoji_is_written(engram: Engram,
                                 time=datetime(2026, 11, 30, 10, tzinfo=SH)))
     await write_diary(engram, ScriptedChat(json.dumps({"entry": "A day at the lake."})), DAY, tz=SH,
                       folder=tmp_path)
-    r = await write_self_image(engram, ScriptedChat('{"self_image": "I like lakes \\udc00."}'), folder=tmp_path)
+    answer = '{"self_image": "I like lakes \\udc00."}'
+    r = await write_self_image(engram, ScriptedChat(answer), folder=tmp_path)
     assert r.text == "I like lakes \ufffd."
     assert "I like lakes \ufffd." in (tmp_path / "identity" / "self-image.md").read_text("utf-8")

@@ -37,7 +37,8 @@ async def test_a_line_forgotten_mid_embedding_gets_no_vector(db_path: Path) -> N
     try:
         ids = await eng.record_many([Episode("qq:group:1", "Mallory's secret plan", actor="qq:mallory",
                                              actor_name="Mallory"),
-                                     Episode("qq:group:1", "Bob likes tea", actor="qq:bob", actor_name="Bob")])
+                                     Episode("qq:group:1", "Bob likes tea", actor="qq:bob",
+                                             actor_name="Bob")])
         embedding = asyncio.create_task(eng.embed_pending())
         await embedder.started.wait()  # the batch holding both lines was read
         plan = await eng.forget_person("qq:mallory")
