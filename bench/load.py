@@ -81,6 +81,8 @@ async def build(path: Path, n: int) -> None:
             await tx.set_cursor(f"consolidate:{place}", last)
     await eng.close()
     tmp.rename(path)
+    for left in tmp.parent.glob(tmp.name + "*"):  # the clean-close marker names the old path
+        left.unlink()
 
 
 class ScriptedModel:
