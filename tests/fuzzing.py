@@ -52,15 +52,25 @@ JSON_ANY = st.recursive(JSON_SCALAR, lambda inner: st.one_of(
     max_leaves=8)
 
 
+# Issue 28's defect 6 (a lone surrogate in a query, a place or a person reaching SQLite or the embedder
+# as text: recall(), forget_person()) is fixed on its own branch; until it is merged the fuzzer finds it
+# in /mem recall and /mem forget-person and counts it apart, so that anything else it finds still fails.
+KNOWN_SURROGATES = "surrogates not allowed"
+
+
 @dataclass
 class Findings:
     """What went unhandled, each once with its first traceback; and how many inputs were tried."""
 
     tried: int = 0
     found: dict[str, str] = field(default_factory=dict)
+    known: dict[str, str] = field(default_factory=dict)  # issue 28's defect 6, being fixed apart
 
     def add(self, kind: str, detail: str) -> None:
-        self.found.setdefault(kind, detail)
+        if KNOWN_SURROGATES in detail and "UnicodeEncodeError" in kind:
+            self.known.setdefault(kind, detail)
+        else:
+            self.found.setdefault(kind, detail)
 
 
 class TracebackCatcher(logging.Handler):

@@ -15,6 +15,7 @@ COUNTS = {"commands": 300, "hooks": 200, "tools": 200, "dashboard": 200, "consol
 
 @pytest.mark.parametrize("name", list(SURFACES))
 def test_no_generated_input_goes_unhandled(name: str) -> None:
-    findings = run_surface(SURFACES[name], COUNTS[name])
+    findings = run_surface(SURFACES[name], COUNTS[name], seed=0)  # the same inputs each run: no flaky
+    # suite; bench/fuzz.py draws new ones each run
     assert findings.tried >= COUNTS[name] // 2, f"hypothesis generated only {findings.tried} inputs"
     assert not findings.found, "\n\n".join(f"{kind}\n{detail}" for kind, detail in findings.found.items())
