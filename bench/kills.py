@@ -49,7 +49,8 @@ def main() -> None:
                         ("failed checks", 0),
                         ("episodes acknowledged, all present after every kill", len(seen.acked)),
                         ("episodes / memories in the file at the end", f"{seen.episodes} / {seen.memories}"),
-                        ("consolidation runs reported before their kill", seen.consolidations),
+                        ("consolidation runs finished before their kill (batches commit one by one within a run)",
+                         seen.consolidations),
                         ("forgets returned before their kill (nothing of them came back)", forgets),
                         ("forgets cut off by the kill (all or nothing each)", seen.kills_mid_forget),
                         ("wall time", f"{took:.0f} s")):
