@@ -49,7 +49,7 @@ def main() -> None:
                         ("failed checks", 0),
                         ("episodes acknowledged, all present after every kill", len(seen.acked)),
                         ("episodes / memories in the file at the end", f"{seen.episodes} / {seen.memories}"),
-                        ("consolidation runs finished before their kill (batches commit one by one within a run)",
+                        ("consolidation runs finished before their kill (batches commit one by one)",
                          seen.consolidations),
                         ("forgets returned before their kill (nothing of them came back)", forgets),
                         ("forgets cut off by the kill (all or nothing each)", seen.kills_mid_forget),
