@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -346,9 +347,9 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
 async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
         folder: Path, open_engram: EngramOpener, how: str) -> None:
     """The model may propose a change to its identity with what it was told (``identity_propose``).
-    A hard forget drops, pending or decided, every proposal made in the forgotten place, in the
-    conversation of a forgotten line (its place, the day after it), or holding a piece of the
-    forgotten text; the others stay as they were."""
+    A hard forget drops, pending or decided, every proposal made in the forgotten place or holding a
+    piece of the forgotten text; the others stay as they were (one made in the same chat the same day
+    but sharing nothing with the forgotten text too, unless the whole place goes)."""
     e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
@@ -358,7 +359,7 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
     later = T0 + timedelta(hours=2)
     told = proposals.propose(f"I keep my friends' codes safe, like {MARK} {ZH}.", "trusted with one",
                              GROUP, now=later)
-    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # the same conversation
+    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # same chat, nothing of it
     copied = proposals.propose(f"I remember numbers such as {MARK}.", "", OTHER, now=later)  # elsewhere
     proposals.reject(copied.id)  # a decided proposal holds the text as much as a pending one
     kept = proposals.propose("I like quiet mornings.", "lunch talk", OTHER, now=later)
@@ -372,9 +373,14 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
         done = await e.forget([mid], with_sources=True)
 
     assert traces(folder) == []  # identity/proposals.json no longer holds any piece of it
-    assert done.proposals == [told.id, braver.id, copied.id]
-    assert done.summary().endswith("and 3 identity proposals")
-    assert proposals.all() == [kept]
+    if how == "place":  # everything made in the place goes with it
+        assert done.proposals == [told.id, braver.id, copied.id]
+        assert done.summary().endswith("and 3 identity proposals")
+        assert proposals.all() == [kept]
+    else:
+        assert done.proposals == [told.id, copied.id]
+        assert done.summary().endswith("and 2 identity proposals")
+        assert proposals.all() == [braver, kept]
     await e.close()
     assert traces(folder) == []
 
@@ -393,6 +399,24 @@ async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
 
     assert done.proposals == [] and done.summary() == "1 line and 1 memory"
     assert proposals.all() == [before, next_day, elsewhere]
+    await e.close()
+
+
+async def test_forgetting_an_unrelated_line_leaves_an_approved_proposal_of_the_same_chat_and_day(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """Issue 27: ``/mem forget e15`` (an unrelated line) also dropped an approved identity proposal
+    made in the same chat an hour later ("1 line, 1 memory and 1 identity proposal"): a forget never
+    touches what it did not name."""
+    e = await open_engram()
+    [line] = await e.record_many([ep(GROUP, "the bus was late again this morning")])
+    proposals = Proposals(IdentityFolder(folder))
+    bartje = proposals.propose("Call the owner Bartje", "he asked", GROUP, now=T0 + timedelta(hours=1))
+    proposals.approve(bartje.id)
+
+    done = await e.forget_episodes([line])
+
+    assert done.proposals == [] and done.summary() == "1 line and 0 memories"
+    assert [p.id for p in proposals.all()] == [bartje.id] and proposals.all()[0].status == "approved"
     await e.close()
 
 
@@ -438,3 +462,100 @@ async def test_a_forget_after_the_boundary_hour_changed_erases_the_right_diary_f
     assert not (folder / "diary" / "2026-11-30.md").exists()
     await e.close()
     assert traces(folder) == []
+
+
+# ---- issue 28: forget the right person, and all of them ----------------------------------------------
+ALICE, EVE, OWNER_DM = "qq:alice", "qq:eve", "qq:private:owner"
+
+
+async def test_someone_who_went_by_another_persons_name_takes_only_their_own_with_them(
+        open_engram: EngramOpener) -> None:
+    """Eve renamed herself "Alice" for one message and asked to be forgotten: the plan searched for
+    "Alice" as text and took the real Alice's own line, Bob's line about her in another group, the
+    owner's private line and the memories about her; the owner was told 5 lines and 2 memories."""
+    e = await open_engram()
+    eve = await e.record_many([ep(GROUP, "hi everyone", EVE, "Alice"),
+                               ep(GROUP, "bye for now", EVE, "Eve", minutes=1)])
+    others = await e.record_many([ep(GROUP, "I am Alice and I love hiking", ALICE, "Alice", minutes=2),
+                                  ep(OTHER, "Alice is coming on Sunday", BOB, "Bob", minutes=3),
+                                  ep(OWNER_DM, "Alice told me she is moving", "qq:owner", "Owner",
+                                     minutes=4)])
+    kept = [await e.add_memory(Memory(text="Alice loves hiking", scope=place_scope(GROUP),
+                                      subjects=(ALICE,))),
+            await e.add_memory(Memory(text="Alice is moving away", scope="owner"))]
+
+    plan = await e.forget_person(EVE, dry_run=True)
+    assert (plan.episodes, plan.memories) == (eve, [])
+    assert plan.summary() == "2 lines and 0 memories"
+    await e.forget_person(EVE)
+
+    assert [x.content for x in (await e.episodes(others)).values()] == [
+        "I am Alice and I love hiking", "Alice is coming on Sunday", "Alice told me she is moving"]
+    assert sorted((await e.memories(kept)).keys()) == kept
+    assert await e.aliases(ALICE) == ["Alice"] and await e.aliases(EVE) == []
+    await e.close()
+
+
+@pytest.mark.parametrize("name, said_by_others", [
+    ("the", ["the weather is nice", "see you at the station"]),
+    ("今天", ["今天天气很好", "我今天很忙"]),
+    ("Will", ["Will you come tomorrow?", "I will call you"]),
+])
+async def test_a_person_named_by_an_ordinary_word_does_not_take_every_line_holding_it(
+        open_engram: EngramOpener, name: str, said_by_others: list[str]) -> None:
+    e = await open_engram()
+    own = await e.record(ep(GROUP, "hello all", "qq:word", name))
+    others = await e.record_many([ep(OTHER, text, BOB, "Bob", minutes=i + 1)
+                                  for i, text in enumerate(said_by_others)])
+    mid = await e.add_memory(Memory(text=f"Bob said: {said_by_others[0]}", scope=place_scope(OTHER)))
+
+    done = await e.forget_person("qq:word")
+
+    assert (done.episodes, done.memories) == ([own], [])
+    assert len(await e.episodes(others)) == len(others) and await e.memories([mid])
+    await e.close()
+
+
+async def test_a_name_that_is_theirs_alone_is_still_searched_for(open_engram: EngramOpener) -> None:
+    """The rule leaves out shared names and ordinary words only: Ming's lines about him stay forgettable."""
+    e = await open_engram()
+    ids = await e.record_many([ep(GROUP, "hello", MING, "Ming"),
+                               ep(OTHER, "Ming is ill", BOB, "Bob", minutes=1),
+                               ep(OTHER, "the bus is late", BOB, "Bob", minutes=2)])
+    assert (await e.forget_person(MING)).episodes == ids[:2]
+    await e.close()
+
+
+async def test_a_forgotten_person_leaves_no_id_or_name_in_others_lines_or_their_private_chat(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """Their id and name stayed in the meta of others' lines (mentions, the speaker a reply answered)
+    and in the row of their private chat; the self-image's private-detail check read those mentions
+    and listed the forgotten name in the next prompt. Nothing of them stays in any file."""
+    from astrbot_plugin_engram.memory.self.private_details import private_details
+
+    person, dm = f"qq:{MARK}", f"qq:private:{MARK}"
+    e = await open_engram()
+    own = await e.record_many([ep(GROUP, "my first day here", person, ZH),
+                               ep(dm, "can you keep a secret", person, ZH, minutes=1),
+                               Episode(place=dm, content="of course", actor="self", actor_name="bot",
+                                       time=T0 + timedelta(minutes=2))])
+    mention = {"mentions": [{"id": person, "name": ZH}, {"id": MING, "name": "Ming"}],
+               "reply_to": {"message_id": "m1", "actor": person}}
+    others = await e.record_many([replace(ep(GROUP, "welcome!", BOB, "Bob", minutes=3), meta=mention),
+                                  replace(ep(OWNER_DM, "who is new in the group?", BOB, "Bob", minutes=4),
+                                          meta={"mentions": [{"id": person, "name": ZH}]})])
+    assert traces(folder)
+
+    done = await e.forget_person(person)
+
+    assert set(own) <= set(done.episodes) and done.places == [dm]
+    left = await e.episodes(others)
+    assert [x.meta for x in left.values()] == [
+        {"mentions": [{"id": MING, "name": "Ming"}], "reply_to": {"message_id": "m1"}}, {}]
+    details = private_details(left.values(), {}, lambda place: False)
+    assert not any(ZH in n or MARK in n for n in details.names)
+    assert not await e.has_place(dm)
+    assert traces(folder) == []
+    await e.close()
+    assert traces(folder) == []
+

@@ -153,16 +153,22 @@ async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: En
 
 
 # ---- identity proposals: each tells where it was made and why -------------------------------------
-async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: EngramService) -> None:
+async def test_proposals_are_shown_and_decided_only_in_the_owners_private_chat(
+        service: EngramService) -> None:
+    """In a group the owner's /mem proposals told how many waited from other chats, and approve or
+    reject by number told that a proposal with that number existed (issue 28): a group hears none of
+    it now, neither those made there nor the others, and decides nothing."""
     await self_commands.identity_propose(service, event("x", "alice"), "I worry about my friends' health.",
                                          "Alice told me about her surgery on Monday")
     await self_commands.identity_propose(service, event("x", "bob", "g1"), "I like jokes.", "g1 jokes a lot")
-    in_group = await mem(service, "mem proposals", group="g1")
-    assert "I like jokes." in in_group and "#2" in in_group
-    assert "surgery" not in in_group and "health" not in in_group and "qq:private:alice" not in in_group
-    assert "1 more waits" in in_group and "private chat" in in_group
+    for command in ("mem proposals", "mem approve 1", "mem reject 1", "mem approve 2", "mem reject 9"):
+        in_group = await mem(service, command, group="g1")
+        assert in_group == ("Engram: identity proposals are shown and decided only in your private chat "
+                            "with the bot.")
+    assert [p.status for p in service.selfhood.proposals.all()] == ["pending", "pending"]
     in_private = await mem(service, "mem proposals")
     assert "surgery" in in_private and "I like jokes." in in_private
+    assert "Approved #1" in await mem(service, "mem approve 1")
 
 
 # ---- /mem remember --scope: no way into (or a look at) a scope this chat does not see -------------
@@ -221,7 +227,7 @@ async def test_forget_person_in_a_group_finds_only_people_seen_there(service: En
     assert "everything by or about qq:u5: " in await mem(service, "mem forget-person qq:u5")
 
 
-# ---- /mem forget --with-sources: a group's forget does not reach another chat's lines -------------
+# ---- /mem forget (with its lines): a group's forget does not reach another chat's lines -------------
 async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines(
         service: EngramService) -> None:
     service.record_message(event("the club moved to room 5, tell everyone", "alice"))  # alice's private chat
@@ -232,8 +238,9 @@ async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines
     shared = await engram.add_memory(Memory("The club meets in room 5", "public", sources=(1,)))
     hers = await engram.add_memory(Memory("Alice told the bot first about room 5", "space:qq:private:alice",
                                           sources=(1,)))
-    said = await mem(service, f"mem forget {shared} --with-sources", "mod", group="g1")
+    said = await mem(service, f"mem forget {shared}", "mod", group="g1")  # the lines go too by default
     assert said.startswith("Engram: ") and "other chats" in said and "owner's private chat" in said, said
+    assert f"/mem forget m{shared} --keep-lines" in said  # what the group may do instead
     assert not re.search(r"\d+ (line|memor)", said), said  # no count of what is elsewhere
     assert len(await engram.store.get_episodes([1, 2])) == 2  # nothing was erased
     assert (await engram.get(hers)).status == "active" and (await engram.get(shared)).status == "active"

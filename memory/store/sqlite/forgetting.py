@@ -53,12 +53,24 @@ class Forgetting:
         return await fetch_rows(self._reader, f"SELECT id, content FROM episodes WHERE {' OR '.join(cond)}",
                                 args)
 
+    async def lines_of(self, actor: str, place: str, limit: int) -> list[int]:
+        """The ids of the last ``limit`` lines ``actor`` said in ``place`` (not the bot's), newest first."""
+        rows = await fetch_rows(self._reader, "SELECT id FROM episodes WHERE actor = ? AND space = ? AND"
+                                " kind != 'message_out' ORDER BY id DESC LIMIT ?", (actor, place, limit))
+        return [r[0] for r in rows]
+
     async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]:
         """(id, text) of the memories whose text holds one of ``names`` (the caller checks word edges)."""
         if not names:
             return []
         cond = " OR ".join("instr(lower(text), lower(?)) > 0" for _ in names)
         return await fetch_rows(self._reader, f"SELECT id, text FROM memories WHERE {cond}", list(names))
+
+    async def names_holding(self, name: str) -> list[tuple[str, str]]:
+        """(person, name) of the names people went by that hold ``name`` (case folded, as a substring:
+        the caller checks word edges)."""
+        sql = "SELECT person, alias FROM aliases WHERE instr(lower(alias), lower(?)) > 0"
+        return [(r[0], r[1]) for r in quick_rows(self._quick, sql, (name,))]
 
     async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]:
         """Memories (any status) about ``subject`` or of ``scope``."""
