@@ -52,25 +52,15 @@ JSON_ANY = st.recursive(JSON_SCALAR, lambda inner: st.one_of(
     max_leaves=8)
 
 
-# Issue 28's defect 6 (a lone surrogate in a query, a place or a person reaching SQLite or the embedder
-# as text: recall(), forget_person()) is fixed on its own branch; until it is merged the fuzzer finds it
-# in /mem recall and /mem forget-person and counts it apart, so that anything else it finds still fails.
-KNOWN_SURROGATES = "surrogates not allowed"
-
-
 @dataclass
 class Findings:
     """What went unhandled, each once with its first traceback; and how many inputs were tried."""
 
     tried: int = 0
     found: dict[str, str] = field(default_factory=dict)
-    known: dict[str, str] = field(default_factory=dict)  # issue 28's defect 6, being fixed apart
 
     def add(self, kind: str, detail: str) -> None:
-        if KNOWN_SURROGATES in detail and "UnicodeEncodeError" in kind:
-            self.known.setdefault(kind, detail)
-        else:
-            self.found.setdefault(kind, detail)
+        self.found.setdefault(kind, detail)
 
 
 class TracebackCatcher(logging.Handler):
@@ -219,7 +209,8 @@ async def _hooks(svc: Any, x: tuple[str, dict[str, Any], list[dict[str, Any]]]) 
     await svc.flush()
 
 
-TOOL_CALLS = st.tuples(st.sampled_from(["memory_recall", "memory_remember", "identity_propose"]),
+TOOL_CALLS = st.tuples(st.sampled_from(["memory_recall", "memory_remember", "identity_propose",
+                                        "memory_forget"]),
                        JSON_ANY, JSON_ANY, JSON_ANY, EVENT)
 
 
@@ -232,6 +223,8 @@ async def _tool(svc: Any, x: tuple[str, Any, Any, Any, dict[str, Any]]) -> None:
         said = await tools.memory_recall(svc, ev, a, b, c)
     elif name == "memory_remember":
         said = await tools.memory_remember(svc, ev, a, b)
+    elif name == "memory_forget":
+        said = await tools.memory_forget(svc, ev, a, b)
     else:
         said = await tools.identity_propose(svc, ev, a, b)
     if not isinstance(said, str):

@@ -41,3 +41,26 @@ async def test_a_self_image_answer_with_half_an_emoji_is_written(engram: Engram,
     r = await write_self_image(engram, ScriptedChat(answer), folder=tmp_path)
     assert r.text == "I like lakes \ufffd."
     assert "I like lakes \ufffd." in (tmp_path / "identity" / "self-image.md").read_text("utf-8")
+
+
+async def test_a_mem_reply_never_carries_half_an_emoji(tmp_path: Path) -> None:
+    """``/mem recall`` echoes its query: a lone surrogate in it (half an emoji) went back in a reply no
+    platform can send (encoding it to UTF-8 raised)."""
+    from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
+    from astrbot_plugin_engram.plugin.config import Settings
+    from astrbot_plugin_engram.plugin.providers import Providers
+    from astrbot_plugin_engram.plugin.service import EngramService
+
+    from .conftest import HashEmbedder
+    from .plugin.conftest import OWNER, FakeContext, event
+
+    s = Settings(owner_ids=(OWNER,))
+    svc = EngramService(s, tmp_path / "data", Providers(FakeContext(), s.embedding_provider_id,
+                                                        s.chat_provider_id), embedder=HashEmbedder())
+    try:
+        line = "mem recall tea \udc00"
+        said = await COMMANDS.dispatch(svc, event("mem recall tea", OWNER, admin=True), line)
+        said.encode("utf-8")
+        assert "tea \ufffd" in said
+    finally:
+        await svc.close()
