@@ -15,7 +15,8 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, TextResourceContents
+from pydantic import AnyUrl
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, NoEmbedder
 
@@ -45,6 +46,11 @@ async def call(s: ClientSession, tool: str, **args: Any) -> str:
     result = await s.call_tool(tool, args)
     assert not result.isError, text(result)
     return text(result)
+
+
+async def resource(s: ClientSession, uri: str) -> str:
+    return "".join(c.text for c in (await s.read_resource(AnyUrl(uri))).contents
+                   if isinstance(c, TextResourceContents))
 
 
 async def refused(s: ClientSession, tool: str, args: dict[str, Any]) -> str:
@@ -94,10 +100,8 @@ async def test_a_client_lists_the_tools_records_recalls_and_reads_the_identity(t
         about = await call(s, "about", person="Carol")
         assert "from 1921" in about and "learned here" in about
         assert "Carol brought" in await call(s, "recent", n=3)
-        assert "I am Mira" in "".join(c.text for c in (await s.read_resource("engram://identity")).contents
-                                      if hasattr(c, "text"))
-        assert "quiet Sundays" in "".join(c.text for c in (await s.read_resource("engram://self-image")).contents
-                                          if hasattr(c, "text"))
+        assert "I am Mira" in await resource(s, "engram://identity")
+        assert "quiet Sundays" in await resource(s, "engram://self-image")
         assert "lines said here" in await call(s, "stats")
     e = await Engram.open(db, NoEmbedder(), background=False)  # what the client wrote is in the store
     try:
@@ -144,7 +148,7 @@ async def test_read_only_offers_no_writing_tool_and_refuses_one_called_by_name(t
         await e.close()
 
 
-BAD = [
+BAD: list[tuple[str, dict[str, Any]]] = [
     ("recall", {"query": 42}),
     ("recall", {"query": "cello", "k": "many"}),
     ("recall", {"query": "cello", "k": 500}),
