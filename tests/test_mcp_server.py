@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
@@ -224,3 +226,57 @@ async def test_a_lone_surrogate_is_an_answer_not_a_dead_server(tmp_path: Path) -
     finally:
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 60)
+
+
+PLACES = ("qq:group:1", "qq:group:2", "qq:private:9")
+WORDS = ("kiwi", "cello", "vault", "harbour")
+world = st.lists(st.tuples(st.sampled_from(("line", "memory")), st.sampled_from(PLACES),
+                           st.sampled_from(("public", "self", "owner", "place")),
+                           st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)), min_size=1, max_size=12)
+
+
+def allowed(kind: str, where: str, scope: str, place: str, owner: bool) -> bool:
+    """The rule, written out again: a line only in its place; a memory public, the bot's, its own
+    place's, or the owner's in the owner's private view."""
+    if kind == "line":
+        return where == place
+    return (scope in ("public", "self") or (scope == "place" and where == place)
+            or (scope == "owner" and owner))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=world, place=st.sampled_from(PLACES), owner=st.booleans())
+def test_no_tool_shows_what_its_place_may_not_see(tmp_path_factory: Any, items: list[Any], place: str,
+                                                  owner: bool) -> None:
+    db = tmp_path_factory.mktemp("mcp") / "engram.db"
+
+    async def run() -> None:
+        e = await Engram.open(db, NoEmbedder(), background=False)
+        keys: dict[str, tuple[str, bool]] = {}  # token -> its key, and whether this audience may see it
+        try:
+            for n, (kind, where, scope, words) in enumerate(items):
+                token = f"tok{n}x"
+                body = f"{' '.join(words)} {token}"
+                if kind == "line":
+                    ep = Episode(place=where, content=body, actor="qq:5", actor_name="Eve")
+                    key = f"e{await e.record(ep)}"
+                else:
+                    s = f"space:{where}" if scope == "place" else scope
+                    key = f"m{await e.add_memory(Memory(text=body, scope=s))}"
+                keys[token] = (key, allowed(kind, where, scope, place, owner))
+        finally:
+            await e.close()
+        async with session(db, place, *(["--owner"] if owner else [])) as s:
+            shown = " ".join([await call(s, "recall", query=w, k=20) for w in WORDS]
+                             + [await call(s, "recent", n=20), await call(s, "about", person="Eve")])
+            for token, (key, visible) in keys.items():
+                assert visible or token not in shown, f"{key} ({token}) leaked to {place}"
+                if not visible:
+                    await refused(s, "forget", {"ids": [key]})
+        e = await Engram.open(db, NoEmbedder(), background=False)
+        try:  # every refused forget left its item in place
+            assert (await e.counts())["episodes"] == sum(1 for i in items if i[0] == "line")
+        finally:
+            await e.close()
+
+    asyncio.run(run())
