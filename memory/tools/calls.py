@@ -83,6 +83,18 @@ def flag_arg(name: str, value: Any) -> bool:
     raise ToolArgError(f"error: {name} must be true or false, not {value!r}")
 
 
+def count_arg(name: str, value: Any, most: int) -> int:
+    """A whole number from 0 to ``most`` (None or "" is 0)."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,9}\s*", value):
+        value = int(value.strip())
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer()) or not 0 <= value <= most):
+        raise ToolArgError(f"error: {name} must be a whole number from 0 to {most}, not {value!r}")
+    return int(value)
+
+
 def about_arg(value: Any) -> str:
     """A person named by a model: "" for no one ("@" alone names no one)."""
     who = text_arg("about", value, MAX_NAME, required=False)
