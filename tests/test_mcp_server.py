@@ -101,6 +101,7 @@ async def test_a_client_lists_the_tools_records_recalls_and_reads_the_identity(t
         assert "in this chat" in remembered  # about someone: it stays in this place
         about = await call(s, "about", person="Carol")
         assert "from 1921" in about and "learned here" in about
+        assert "from 1921" in await call(s, "about", person="qq:33")  # by id too
         assert "Carol brought" in await call(s, "recent", n=3)
         assert "I am Mira" in await resource(s, "engram://identity")
         assert "quiet Sundays" in await resource(s, "engram://self-image")

@@ -227,7 +227,9 @@ async def about_person(engram: Engram, audience: Audience, who: str, n: int, tz:
     """What the audience may see about the person who went by ``who`` in its place (or whose id it is):
     the memories about them, and about no known person but naming them."""
     found = await subjects_for(engram, audience.place, who)
-    people = [p for p in (found or ()) if p != SELF] if found != (SELF,) else [SELF]
+    if found is None and re.fullmatch(r"[^\s:]+:\S+", who):  # an id (qq:10001); visibility still decides
+        found = (who,)
+    people = list(found or ())
     page, total = await engram.list_memories(visibility(audience), people=people, named=who, limit=n)
     if not page:
         return f"Nothing is known about {who!r} here."
