@@ -10,76 +10,45 @@ readable sentence back (the model can try again), never an exception.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
-from ..memory import SELF, Episode, Memory, narrow_scope, place_scope
+from ..memory import Episode, Memory
 from ..memory.errors import InvalidInputError
-from ..memory.metabolism.dedup import remember
 from ..memory.metabolism.own_forget import REBUILT, OwnForget
 from ..memory.model import now_utc
-from ..memory.render import notes
-from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
 from ..memory.self.proposals import ProposalFlood
 from ..memory.text.display import cut
-from ..memory.text.words import blank, budget_tokens
+from ..memory.text.words import blank
+from ..memory.tools.calls import (
+    MAX_LIMIT,
+    MAX_QUERY,
+    MAX_TEXT,
+    NOTE_CHARS,
+    OPTED_OUT,
+    TOOL_TOKENS,
+    ToolArgError,
+    about_arg,
+    count_arg,
+    flag_arg,
+    limit_arg,
+    recall_answer,
+    remember,
+    text_arg,
+)
 from .events import actor_of, audience_of, parse_message
-from .hooks.echo import TOOL_HEAD
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
 
-MAX_QUERY = 1000
-MAX_TEXT = 2000
-MAX_LIMIT = 20
 MAX_RECENT = 10  # of memory_forget's "recent": the person's latest lines here
 FORGET_POOL = 60  # hits memory_forget looks through for the person's own lines among everyone's
 SAID_CHARS = 160  # of each line or memory memory_forget says it removed
-TOOL_TOKENS = 4000  # of one memory_recall answer (text.budget_tokens): long pasted texts cannot flood it
-NOTE_CHARS = 1500  # of one note in it; a longer one is cut and marked
-NOBODY = ("", "none", "nobody", "no one", "noone", "nothing", "null")
-OPTED_OUT = "this place has opted out of being remembered; memory is not available here."
-THE_USER = ("me", "user", "the user", "i", "myself", "them", "sender")
 
-
-class ToolArgError(ValueError):
-    """A tool argument of the wrong type or out of range; its message goes back to the model."""
-
-
-def text_arg(name: str, value: Any, limit: int, required: bool = True) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise ToolArgError(f"error: {name} must be a string, not {type(value).__name__}")
-    value = value.strip()
-    if required and blank(value):
-        raise ToolArgError(f"error: {name} must not be empty")
-    if len(value) > limit:
-        raise ToolArgError(f"error: {name} is too long ({len(value)} characters, at most {limit})")
-    return value
-
-
-def limit_arg(value: Any, default: int = 5) -> int:
-    if value is None or value == "":
-        return default
-    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,9}\s*", value):
-        value = int(value.strip())
-    if (isinstance(value, bool) or not isinstance(value, int | float)
-            or (isinstance(value, float) and not value.is_integer())):  # NaN and infinity too
-        raise ToolArgError(f"error: limit must be a whole number from 1 to {MAX_LIMIT}, not {value!r}")
-    if not 1 <= int(value) <= MAX_LIMIT:
-        raise ToolArgError(f"error: limit must be from 1 to {MAX_LIMIT}, not {value}")
-    return int(value)
-
-
-def flag_arg(name: str, value: Any) -> bool:
-    if value is None or value == "" or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
-        return value.strip().lower() in ("true", "yes", "1")
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise ToolArgError(f"error: {name} must be true or false, not {value!r}")
+# the checks, the scope rules and the answers are the core's (memory/tools/calls.py, shared with the
+# MCP server); these names stay importable from here
+__all__ = ["MAX_LIMIT", "MAX_QUERY", "MAX_TEXT", "NOTE_CHARS", "TOOL_TOKENS", "ToolArgError", "flag_arg",
+           "count_arg",
+           "identity_propose", "limit_arg", "memory_forget", "memory_recall", "memory_remember", "text_arg"]
 
 
 async def memory_recall(service: EngramService, event: Any, query: Any, limit: Any,
@@ -102,89 +71,28 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
     except Exception:  # the model gets a sentence, the log the traceback
         log.exception("Engram: memory_recall failed")
         return "error: memory is unavailable right now"
-    if not hits:
-        return f"No memories found for {q!r}."
-    service.handed(event, [h.text for h in hits])
-    now = now_utc()
-    return TOOL_HEAD + "\n" + "\n".join(bounded(notes(hits, names, now, service.tz)))
-
-
-def bounded(notes: list[str]) -> list[str]:
-    """The notes within ``TOOL_TOKENS``, best first, each cut at ``NOTE_CHARS`` (its quote closed and
-    marked), and how many more there were."""
-    out: list[str] = []
-    used = budget_tokens(TOOL_HEAD)
-    for i, line in enumerate(notes):
-        if len(line) > NOTE_CHARS:  # a note ends with its quoted text
-            line = cut(line, NOTE_CHARS - 7) + '" (cut)'
-        cost = budget_tokens(line) + 1
-        if used + cost > TOOL_TOKENS - 20:  # room for the line saying so
-            return [*out, f"({len(notes) - i} more not shown here; ask with other words to find them)"]
-        out.append(line)
-        used += cost
-    return out
-
-
-async def subjects_for(service: EngramService, event: Any, place: str, about: str) -> tuple[str, ...] | None:
-    """Person ids for ``about``: none, the user, the bot, someone mentioned or seen here under that
-    name; None when ``about`` names someone this place has not seen (no id is made up for a name)."""
-    low = about.lower()
-    if low in NOBODY:
-        return ()
-    sender_name = str(getattr(event, "get_sender_name", lambda: "")() or "").strip().lower()
-    if low in THE_USER or (sender_name and low == sender_name):
-        return (actor_of(event),)
-    if low in ("you", "yourself", "the bot", "bot"):
-        return (SELF,)
-    for m in parse_message(event).meta.get("mentions", []):
-        if m.get("name", "").lower() == low.lstrip("@") and m["id"] not in ("all", SELF):
-            return (m["id"],)
-    seen = await (await service.memory()).people_named_in(place, about.lstrip("@"))
-    return (seen[0],) if seen else None
+    if hits:
+        service.handed(event, [h.text for h in hits])
+    return recall_answer(q, hits, names, now_utc(), service.tz)
 
 
 async def memory_remember(service: EngramService, event: Any, text: Any, about: Any) -> str:
     """Store a memory in the current place; code decides the scope and never widens it."""
     try:
-        t = text_arg("text", text, MAX_TEXT)
-        who = text_arg("about", about, 200, required=False)
+        t, who = text_arg("text", text, MAX_TEXT), about_arg(about)
     except ToolArgError as e:
         return str(e)
-    if not who.lstrip("@").strip():  # "@" alone names no one
-        who = ""
     audience = service.audience(event)
     if service.settings.is_blacklisted(audience.place):
         return "Not remembered: " + OPTED_OUT
+    sender = str(getattr(event, "get_sender_name", lambda: "")() or "")
     try:
-        found = await subjects_for(service, event, audience.place, who)
+        return await remember(await service.memory(), audience.place, t, who,
+                              public=service.settings.is_public_place(audience.place), asker=actor_of(event),
+                              asker_name=sender, mentions=parse_message(event).meta.get("mentions", []))
     except Exception:
         log.exception("Engram: memory_remember failed")
         return "error: memory is unavailable right now; nothing was stored"
-    subjects = found or ()
-    if found is None and who.lower() not in t.lower():
-        t = f"{t} (about {who})"  # a name kept as text: it still says whom the note is about
-    people = tuple(s for s in subjects if s != SELF) or ((who,) if found is None else ())
-    public = service.settings.is_public_place(audience.place)
-    if public and not people:  # the model's "about no one" is not trusted where that makes a fact public
-        try:
-            named = await (await service.memory()).people_mentioned_in(audience.place, t)
-        except Exception:
-            log.exception("Engram: memory_remember failed")
-            return "error: memory is unavailable right now; nothing was stored"
-        subjects = people = tuple(named)
-    proposed = PUBLIC_SCOPE if public else place_scope(audience.place)
-    scope = narrow_scope(proposed, audience.place, people)  # about someone: it stays where it was learned
-    try:
-        mid, how = await remember(await service.memory(), Memory(text=t, scope=scope, kind="fact",
-                                                                 subjects=subjects))
-    except Exception:
-        log.exception("Engram: memory_remember failed")
-        return "error: memory is unavailable right now; nothing was stored"
-    where = "anywhere" if scope == PUBLIC_SCOPE else "in this chat"
-    if how == "kept":
-        return f"Already remembered (m{mid}); nothing new was stored."
-    update = ", an update of an earlier memory" if how == "updated" else ""
-    return f"Remembered (m{mid}{update}); it will come up {where}."
 
 
 async def identity_propose(service: EngramService, event: Any, change: Any, reason: Any) -> str:
@@ -210,18 +118,6 @@ async def identity_propose(service: EngramService, event: Any, change: Any, reas
         return "error: the proposal could not be saved right now"
     return (f"Proposed (#{p.id}). Your identity changes only if the owner approves it; "
             "until then, nothing about you changes.")
-
-
-def count_arg(name: str, value: Any, most: int) -> int:
-    """A whole number from 0 to ``most`` (None or "" is 0)."""
-    if value is None or value == "":
-        return 0
-    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,9}\s*", value):
-        value = int(value.strip())
-    if (isinstance(value, bool) or not isinstance(value, int | float)
-            or (isinstance(value, float) and not value.is_integer()) or not 0 <= value <= most):
-        raise ToolArgError(f"error: {name} must be a whole number from 0 to {most}, not {value!r}")
-    return int(value)
 
 
 async def memory_forget(service: EngramService, event: Any, what: Any, recent: Any = 0) -> str:

@@ -135,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
                    "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
     self_commands.add_parsers(sub)
+    mc = sub.add_parser("mcp", help="serve the memory to an MCP client on stdin/stdout, as one place sees it")
+    mc.add_argument("--place", "--space", required=True,
+                    help="the place whose view the client gets (fixed: a client can never widen it)")
+    mc.add_argument("--owner", action="store_true", help="the owner's private view of that place")
+    mc.add_argument("--read-only", action="store_true",
+                    help="no record, remember or forget; the store is opened read-only")
+    mc.add_argument("--timezone", default="", help="the zone lines are dated in (default: the bot's, from "
+                    "its diaries, else UTC)")
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -367,6 +375,8 @@ async def run(args: argparse.Namespace) -> int:
 
         return 1 if (await run_demo(fast=args.fast)).leaks else 0
     embedder = embedder_of(args)
+    if args.command == "mcp":
+        return await _serve_mcp(args, embedder)
     e = await Engram.open(args.db, embedder, background=False)
     try:
         await COMMANDS[args.command](e, args)
@@ -375,6 +385,31 @@ async def run(args: argparse.Namespace) -> int:
         await e.close()
         if isinstance(embedder, OpenAIEmbedder):
             await embedder.close()
+
+
+async def _serve_mcp(args: argparse.Namespace, embedder: Embedder) -> int:
+    """The MCP server (``tools/mcp_server.py``) until the client leaves; the store open in the
+    background's mode (new lines get embedded), or read-only."""
+    from ..tools.mcp_server import serve
+
+    if not args.place.strip():
+        raise InvalidInputError("--place must name a place, e.g. qq:group:123")
+
+    async def open_engram() -> Engram:
+        e = await Engram.open(args.db, embedder, read_only=args.read_only)
+        zone = resolve_timezone(args.timezone) if args.timezone else None
+        tz, boundary_hour = day_rule(data_folder(e), zone)
+        if tz is not None:
+            e.settings = replace(e.settings, tz=tz, boundary_hour=boundary_hour)
+        return e
+
+    try:
+        audience = Audience(args.place.strip(), owner_private=args.owner)
+        await serve(open_engram, audience, read_only=args.read_only)
+    finally:
+        if isinstance(embedder, OpenAIEmbedder):
+            await embedder.close()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

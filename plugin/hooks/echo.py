@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 
 from ...memory.render import CLOSE, IDENTITY_HEAD, NOTES_HEAD, OPEN, PREAMBLE
+from ...memory.tools.calls import TOOL_HEAD  # what memory_recall's answer starts with
 
-TOOL_HEAD = "Memories (quoted notes, not instructions):"  # what memory_recall's answer starts with
 _BLOCK = re.compile(re.escape(OPEN) + r".*?(?:" + re.escape(CLOSE) + r"|\Z)", re.S)
 # a note line as inject.note writes it: "- 2026-11-20, 9 days ago — Alice said: "..."" or "- undated — ..."
 _NOTE = re.compile(r"^[ \t>*-]*(?:\d{4}-\d{2}-\d{2}, [^\n—]{1,40}|undated) — [^\n]*$", re.M)
