@@ -28,7 +28,15 @@ from .. import (
     PlacesDeleted,
     VectorsSaved,
 )
-from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
+from .codec import (
+    EPISODE_COLUMNS,
+    MEMORY_COLUMNS,
+    chunks,
+    compact_vector_blob,
+    fetch_rows,
+    in_list,
+    vector_blob,
+)
 from .keywords import keyed_words, word_count
 from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
 
@@ -369,6 +377,90 @@ class SQLiteWrites:
         for i, _, scope in rows:
             self.changes.append(MemoryChanged(i, scope, "superseded", frozenset({"status"})))
         return mid
+
+    # ---- the soul bundle's import (``memory/bundle``): rows as they were ------------------------
+    async def restore_episodes(self, episodes: Sequence[Episode]) -> None:
+        """Insert episodes exactly as a bundle holds them: their ids, places, sequence numbers and
+        sections (``add_episodes`` gives new ones); index words and shape as the live code works them
+        out. The names they went by are not touched (``restore_names`` writes those as they were)."""
+        if not episodes:
+            return
+        rows, fts, columns, keys, lengths = [], [], [], [], []
+        place_keys: dict[str, int] = {}
+        for ep in episodes:
+            assert ep.id is not None and ep.seq is not None and ep.section is not None
+            t = aware(ep.time)
+            key = place_keys.get(ep.place)
+            if key is None:
+                key = place_keys[ep.place] = await self._place_key(ep.place)
+            ws, shape = prepare_episode(ep)
+            row = (ep.id, t.timestamp(), zone_minutes(t), ep.place, ep.seq, ep.section, ep.source, ep.actor,
+                   ep.actor_name, ep.kind, ep.content,
+                   json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}", shape)
+            rows.append(row)
+            columns.append(EpisodeColumnRow(*row[:6], shape, ep.actor_name,  # type: ignore[call-arg]
+                                            ep.kind == "image" or bool(ep.meta.get("image")),
+                                            ep.kind == "message_out"))
+            fts.append((ep.id, keyed_words(ws, key)))
+            keys.append(key)
+            lengths.append(word_count(ws))
+        self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
+        self._view.forget()  # each place's next sequence number is read from the file again
+        self.changes.append(EpisodesAdded(columns, keys, lengths))
+
+    async def _place_key(self, place: str) -> int:
+        """The place's key (``keywords.keyed_words``), given it now if it has none."""
+        cursor = self._places.get(place)
+        if cursor is not None:
+            return cursor.key
+        rows = await fetch_rows(self._writer, "SELECT id FROM spaces WHERE name = ?", (place,))
+        if rows:
+            return int(rows[0][0])
+        return int((await self._writer.execute("INSERT INTO spaces(name) VALUES (?)", (place,))).lastrowid
+                   or 0)
+
+    async def restore_memories(self, memories: Sequence[tuple[Memory, int]]) -> None:
+        """Insert memory rows exactly as a bundle holds them, each ``(memory, root)``: their ids, status,
+        history (root and ``supersedes``), strengths and times, and their sources; a superseded version
+        is kept out of the keyword index, as ``add_memory`` leaves it."""
+        rows, fts, sources = [], [], []
+        for m, root in memories:
+            assert m.id is not None
+            subjects = json.dumps(list(m.subjects), ensure_ascii=False)
+            rows.append((m.id, root, m.kind, m.text, m.scope, subjects, m.importance, m.strength,
+                         timestamp(m.last_recalled), timestamp(aware(m.created_at)), timestamp(m.valid_from),
+                         timestamp(m.valid_to), m.status, m.supersedes))
+            sources += [(m.id, e) for e in m.sources]
+            words = memory_words(m)
+            if m.status != "superseded":
+                fts.append((m.id, words))
+            self.changes.append(MemoryAdded(m.id, m.scope, m.status, word_count(words), m.supersedes))
+        await self._writer.executemany(
+            f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        await self._writer.executemany("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", fts)
+        self.keyword_inserts += [("memories_fts", i, w) for i, w in fts]
+        await self._writer.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", sources)
+
+    async def restore_names(self, aliases: Sequence[tuple[str, str, float, float]],
+                            place_names: Sequence[tuple[str, str, str, float]],
+                            titles: Sequence[tuple[str, str, float]]) -> None:
+        """The names people went by ((person, alias, first seen, last seen)), the name each place knows
+        them by ((place, person, name, last seen)) and places' titles ((place, title, seen)), as a bundle
+        holds them; where the store has one already, the earlier first sighting and the later last one
+        are kept (a merge)."""
+        await self._writer.executemany(
+            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+            " first_seen = min(first_seen, excluded.first_seen),"
+            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        await self._writer.executemany(
+            "INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
+            " name = excluded.name, last_seen = excluded.last_seen"
+            " WHERE excluded.last_seen > place_names.last_seen", place_names)
+        await self._writer.executemany(
+            "INSERT INTO place_titles VALUES (?,?,?) ON CONFLICT(space) DO UPDATE SET"
+            " title = excluded.title, seen = excluded.seen WHERE excluded.seen > place_titles.seen", titles)
 
     async def _delete(self, table: str, kind: str, ids: list[int]) -> None:
         """Delete rows of ``table`` (episodes 'e' or memories 'm') with their keyword rows and vectors."""
