@@ -53,8 +53,9 @@ class Whole:
             self._reader, "SELECT space, title, seen FROM place_titles ORDER BY space")]
 
     async def place_names(self) -> list[str]:
-        """Every place the store has a key for (one that had a line and was not forgotten), by name."""
-        return [r[0] for r in await fetch_rows(self._reader, "SELECT name FROM spaces ORDER BY name")]
+        """Every place that has a line, by name (m011's counts: a place whose lines were all forgotten
+        is not one)."""
+        return [r[0] for r in await fetch_rows(self._reader, "SELECT space FROM place_counts ORDER BY space")]
 
     async def kept_apart_pairs(self) -> list[tuple[int, int]]:
         """Every pair of memories the model said record different things (a < b), in order."""
