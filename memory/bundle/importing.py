@@ -290,8 +290,9 @@ async def import_bundle(engram: Kernel, folder: Path, *, merge: bool = False,
                           f"{held - counts['episodes']} memory rows): import into a new store, or add "
                           "--merge to merge the bundle into it; nothing was imported",
                           code="bundle_not_empty", path=store.path)
+    superseded: list[tuple[int, int, Any]] = []
     if merge:
-        episodes, memories, kept_apart = await _merge_plan(engram, b, report)
+        episodes, memories, kept_apart, superseded = await _merge_plan(engram, b, report)
     else:
         _check_sources(b, {e.id for e in b.episodes if e.id is not None})
         episodes, memories, kept_apart = b.episodes, b.memories, b.kept_apart
@@ -313,6 +314,7 @@ async def import_bundle(engram: Kernel, folder: Path, *, merge: bool = False,
         async with store.transaction() as tx:
             await tx.restore_episodes(episodes)
             await tx.restore_memories(memories)
+            await tx.restore_superseded(superseded)
             await tx.restore_names(b.aliases, b.place_names, b.titles)
             for a, c in kept_apart:
                 await tx.keep_apart([a, c])
@@ -337,7 +339,8 @@ async def import_bundle(engram: Kernel, folder: Path, *, merge: bool = False,
 
 
 async def _merge_plan(engram: Kernel, b: Bundle, report: ImportReport
-                      ) -> tuple[list[Episode], list[tuple[Memory, int]], list[tuple[int, int]]]:
+                      ) -> tuple[list[Episode], list[tuple[Memory, int]], list[tuple[int, int]],
+                                 list[tuple[int, int, Any]]]:
     """What a merge writes: the lines the store lacks and never had (an id it erased stays erased);
     a line whose id the store holds with other content is refused, naming it."""
     store = engram.store
@@ -370,6 +373,7 @@ async def _merge_plan(engram: Kernel, b: Bundle, report: ImportReport
     for chunk in _chunks([m.id for m, _ in b.memories if m.id is not None]):
         have_m.update(await store.get_memories(chunk))
     new_m: list[tuple[Memory, int]] = []
+    superseded = []  # active here, superseded in the bundle (a newer version of it came later)
     known_m = set(have_m)
     for m, root in b.memories:
         assert m.id is not None
@@ -380,6 +384,8 @@ async def _merge_plan(engram: Kernel, b: Bundle, report: ImportReport
                     f"the store's memory {m.id} is another memory: the bundle is from another store's "
                     "history (import it into an empty store)")
             report.already += 1
+            if m.status == "superseded" and had.status != "superseded":
+                superseded.append((m.id, root, m.valid_to))
         elif m.id <= erased_m or root not in known_m | {m.id} \
                 or (m.supersedes is not None and m.supersedes not in known_m):
             report.forgotten += 1  # forgotten here, or its history was
@@ -387,7 +393,7 @@ async def _merge_plan(engram: Kernel, b: Bundle, report: ImportReport
             new_m.append((replace(m, sources=tuple(s for s in m.sources if s in known_e)), root))
             known_m.add(m.id)
     pairs = [(a, c) for a, c in b.kept_apart if a in known_m and c in known_m]
-    return new_e, new_m, pairs
+    return new_e, new_m, pairs, superseded
 
 
 def _chunks(ids: list[int]) -> list[list[int]]:

@@ -443,6 +443,18 @@ class SQLiteWrites:
         self.keyword_inserts += [("memories_fts", i, w) for i, w in fts]
         await self._writer.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", sources)
 
+    async def restore_superseded(self, rows: Sequence[tuple[int, int, datetime | None]]) -> None:
+        """Mark memories superseded as a bundle holds them ((id, root, valid to)): a merged bundle holds a
+        newer version of a memory the store has active (or merged it with others: the root moved)."""
+        for mid, root, valid_to in rows:
+            cur = await self._writer.execute(
+                "UPDATE memories SET status = 'superseded', root = ?, valid_to = ? WHERE id = ?"
+                " AND status != 'superseded' RETURNING scope", (root, timestamp(valid_to), mid))
+            for (scope,) in await cur.fetchall():
+                await self._writer.execute("DELETE FROM memories_fts WHERE rowid = ?", (mid,))
+                self.keyword_deletes.append(("memories_fts", [mid]))
+                self.changes.append(MemoryChanged(mid, scope, "superseded", frozenset({"status"})))
+
     async def restore_names(self, aliases: Sequence[tuple[str, str, float, float]],
                             place_names: Sequence[tuple[str, str, str, float]],
                             titles: Sequence[tuple[str, str, float]]) -> None:
