@@ -30,7 +30,8 @@ async def fixed_store(folder: Path) -> Engram:
     (folder / "diary").mkdir()
     (folder / "identity" / "self.md").write_text("# Lumen\n我是一个安静的机器人。\n", "utf-8")
     (folder / "identity" / "self-image.md").write_text("I like slow mornings.\n", "utf-8")
-    (folder / "identity" / "history" / "self-image.20260301T000000000000Z.md").write_text("I was new.\n", "utf-8")
+    old = folder / "identity" / "history" / "self-image.20260301T000000000000Z.md"
+    old.write_text("I was new.\n", "utf-8")
     (folder / "identity" / "inner-state.json").write_text('{"mood": "calm", "energy": 0.6}\n', "utf-8")
     (folder / "diary" / "2026-03-01.md").write_text("今天和 Ann 聊了茶。\n", "utf-8")
     e = await Engram.open(folder / "store.db", HashEmbedder(dim=16), background=False)
@@ -66,7 +67,8 @@ async def fixed_store(folder: Path) -> Engram:
         await tx.set_cursor("consolidate:qq:group:1", ids[2])
         await tx.set_cursor("diary.through", 739311)
     await e.forget_episodes([ids[4]])
-    await e.store.save_job_run("consolidate", {"status": "ok", "last": "2026-03-02T00:00:00+00:00", "added": 3})
+    await e.store.save_job_run("consolidate", {"status": "ok", "last": "2026-03-02T00:00:00+00:00",
+                                               "added": 3})
     return e
 
 

@@ -16,7 +16,8 @@ from .test_round_trip import files_of
 
 
 async def lines(e: Engram, place: str, texts: list[str]) -> list[int]:
-    return await e.record_many([Episode(place=place, content=t, actor="qq:1", actor_name="Ann") for t in texts])
+    return await e.record_many([Episode(place=place, content=t, actor="qq:1", actor_name="Ann")
+                                for t in texts])
 
 
 async def test_a_later_bundle_merged_into_an_earlier_copy_gives_the_later_store(

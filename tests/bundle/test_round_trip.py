@@ -10,6 +10,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from astrbot_plugin_engram.memory import Engram
@@ -102,3 +103,29 @@ async def test_the_demo_comes_back_byte_for_byte_and_recalls_the_same(tmp_path: 
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_large_import_works_the_index_words_out_on_every_core_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large import prepares each line's index words in processes of their own: the words the
+    store keeps are the ones it would have worked out itself."""
+    from astrbot_plugin_engram.memory.bundle import importing
+
+    for d in ("a", "serial", "parallel"):
+        (tmp_path / d).mkdir()
+    a = await Engram.open(tmp_path / "a" / "store.db", HashEmbedder(dim=16), background=False)
+    await build(a, [Step("line", place=n % 5, person=n % 4, words=(w, "猫咪 running"), pick=n)
+                    for n, w in enumerate(["tea", "Bart和同学们", "coffee 咖啡", "hikes"] * 5)])
+    await export_bundle(a, tmp_path / "one")
+    await a.close()
+    words = []
+    for d, start in (("serial", 10**9), ("parallel", 1)):
+        monkeypatch.setattr(importing, "PARALLEL_FROM", start)
+        monkeypatch.setattr(importing, "PARALLEL_CHUNK", 7)
+        e = await Engram.open(tmp_path / d / "store.db", HashEmbedder(dim=16), background=False)
+        try:
+            await import_bundle(e, tmp_path / "one")
+            words.append(await e.store.episode_index_words(list(range(1, 21))))
+        finally:
+            await e.close()
+    assert len(words[0]) == 20 and words[0] == words[1]

@@ -20,8 +20,10 @@ async def filled(store: Store) -> None:
         ids = await tx.add_episodes([
             Episode(place=A, content="hello tea", actor="qq:1", actor_name="Ann", time=T0, place_title="Tea"),
             Episode(place=B, content="secret", actor="qq:2", actor_name="Bob", time=T0 + timedelta(hours=1)),
-            Episode(place=A, content="again", actor="qq:1", actor_name="Annie", time=T0 + timedelta(hours=9))])
-        m = await tx.add_memory(Memory("Ann likes tea", "space:" + A, sources=(ids[2], ids[0]), created_at=T0))
+            Episode(place=A, content="again", actor="qq:1", actor_name="Annie",
+                    time=T0 + timedelta(hours=9))])
+        m = await tx.add_memory(Memory("Ann likes tea", "space:" + A, sources=(ids[2], ids[0]),
+                                       created_at=T0))
         await tx.add_memory(Memory("Ann likes green tea", "space:" + A, created_at=T0), supersedes=m)
         x = await tx.add_memory(Memory("one", "public", created_at=T0))
         y = await tx.add_memory(Memory("two", "public", created_at=T0))
@@ -58,7 +60,8 @@ async def test_restored_rows_are_the_rows_they_were(open_store: Opener, tmp_path
         async with b.transaction() as tx:
             await tx.restore_episodes(eps)
             await tx.restore_memories(mems)
-            await tx.restore_names(await a.alias_rows(), await a.place_name_rows(), await a.place_title_rows())
+            await tx.restore_names(await a.alias_rows(), await a.place_name_rows(),
+                                   await a.place_title_rows())
         assert [type(h) for h in heard] == [EpisodesAdded] + [MemoryAdded] * 4
         assert await b.episodes_page(0, 10) == eps
         assert await b.memories_page(0, 10) == mems

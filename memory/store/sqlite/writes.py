@@ -379,21 +379,25 @@ class SQLiteWrites:
         return mid
 
     # ---- the soul bundle's import (``memory/bundle``): rows as they were ------------------------
-    async def restore_episodes(self, episodes: Sequence[Episode]) -> None:
+    async def restore_episodes(self, episodes: Sequence[Episode],
+                               prepared: Sequence[tuple[str, int]] | None = None) -> None:
         """Insert episodes exactly as a bundle holds them: their ids, places, sequence numbers and
         sections (``add_episodes`` gives new ones); index words and shape as the live code works them
-        out. The names they went by are not touched (``restore_names`` writes those as they were)."""
+        out (``prepared``: each one's ``text.prepare_episode``, worked out beforehand). The names they
+        went by are not touched (``restore_names`` writes those as they were)."""
         if not episodes:
             return
+        if prepared is not None and len(prepared) != len(episodes):
+            raise ValueError("one (words, shape) per episode")
         rows, fts, columns, keys, lengths = [], [], [], [], []
         place_keys: dict[str, int] = {}
-        for ep in episodes:
+        for n, ep in enumerate(episodes):
             assert ep.id is not None and ep.seq is not None and ep.section is not None
             t = aware(ep.time)
             key = place_keys.get(ep.place)
             if key is None:
                 key = place_keys[ep.place] = await self._place_key(ep.place)
-            ws, shape = prepare_episode(ep)
+            ws, shape = prepare_episode(ep) if prepared is None else prepared[n]
             row = (ep.id, t.timestamp(), zone_minutes(t), ep.place, ep.seq, ep.section, ep.source, ep.actor,
                    ep.actor_name, ep.kind, ep.content,
                    json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}", shape)
