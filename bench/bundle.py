@@ -100,6 +100,16 @@ async def main(episodes: int) -> None:
         finally:
             await b.close()
         same = files(where / "one") == files(where / "two")
+        (where / "c").mkdir()  # the machine's pace now: the store's own write path, for comparison
+        c = await Engram.open(where / "c" / "store.db", NoEmbedder(), background=False)
+        try:
+            lines = [it for it in items(5300, seed=3) if isinstance(it, Episode)][:5000]
+            t = time.perf_counter()
+            for i in range(0, len(lines), 1000):
+                await c.record_many(lines[i:i + 1000])
+            pace = len(lines) / (time.perf_counter() - t)
+        finally:
+            await c.close()
         db = sqlite3.connect(where / "b" / "store.db")
         n = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
         db.close()
@@ -110,6 +120,8 @@ async def main(episodes: int) -> None:
     print(f"|{'-' * 38}|{'-' * 9}|{'-' * 12}|{'-' * 8}|")
     for name, secs, size in rows:
         print(f"| {name:<36} | {secs:7.1f} | {counts['episodes'] / secs:10,.0f} | {size / 2**20:6.1f} |")
+    print(f"the machine's pace meanwhile: record_many (batches of 1,000) {pace:,.0f} episodes/s; load "
+          f"{os.getloadavg()[0]:.1f}")
     print(f"second export byte-identical to the first (export time aside): {same}; imported episodes: {n:,}")
 
 

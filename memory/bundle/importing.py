@@ -18,14 +18,13 @@ import asyncio
 import json
 import multiprocessing
 import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import BundleError
+from ..errors import BundleError, StoreError
 from ..kernel import Kernel
 from ..model import Episode, Memory
 from ..self.identity import atomic_write
@@ -332,10 +331,13 @@ async def import_bundle(engram: Kernel, folder: Path, *, merge: bool = False,
             for job, record in b.job_runs:
                 if job not in jobs:
                     await tx.save_job_run(job, record)
-    except sqlite3.IntegrityError as e:
-        raise BundleError(f"{folder}: a line conflicts with what the store holds ({e}): is the bundle from "
-                          "another store's history? Import it into an empty store; nothing was imported",
-                          code="bundle_conflict", folder=folder) from None
+    except StoreError as e:
+        if e.code != "restore_conflict":
+            raise
+        ep = next(x for x in episodes if (x.place, x.seq) == (e.values["place"], e.values["seq"]))
+        raise b.at[("e", ep.id)].error(
+            f"the store holds another line at sequence number {ep.seq} of {ep.place!r}: the bundle is from "
+            "another store's history (import it into an empty store)") from None
     for target, data in documents:
         atomic_write(target, data)
     if episodes or memories:

@@ -22,7 +22,7 @@ async def export(ctx: CommandContext, args: str) -> str:
         raise UsageError("")
     await ctx.service.flush()  # the lines waiting to be written go into the bundle too
     mem = await ctx.service.memory()
-    folder = Path(mem.store.path).parent / EXPORTS / now_utc().strftime("%Y%m%d-%H%M%S")
+    folder = ctx.service.data_dir / EXPORTS / now_utc().strftime("%Y%m%d-%H%M%S")
     r = await export_bundle(mem, folder)
     return ctx.say("export_done", path=str(r.folder), size=f"{r.size / 2**20:.1f}", files=r.files,
                    episodes=r.counts["episodes"], memories=r.counts["memories"],

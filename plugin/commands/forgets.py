@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import replace
-from pathlib import Path
 
 from ...memory import Audience, Engram, Forgetting, UnknownIdError
 from ..replies.catalogue import and_list, counted, say
@@ -41,7 +40,7 @@ async def forget(ctx: CommandContext, args: str) -> str:
             gone = await mem.forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
         return ctx.say("forgot_episode", id=key, place=ep.place, summary=erased_here(ctx, seen, gone)) \
-            + exports_note(ctx, _folder(mem))
+            + exports_note(ctx, ctx.service.data_dir)
     m = await ctx.reachable(key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -57,15 +56,10 @@ async def forget(ctx: CommandContext, args: str) -> str:
         done = await mem.forget([m.id], with_sources=with_sources)
     if with_sources:
         return ctx.say("forgot_sources", id=m.id, summary=erased_here(ctx, seen, done)) \
-            + exports_note(ctx, _folder(mem))
+            + exports_note(ctx, ctx.service.data_dir)
     versions, k = counted(ctx.lang, "n_version", len(done.memories)), len((seen or done).proposals)
     return ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
-                   proposals=counted(ctx.lang, "n_proposal", k)) + exports_note(ctx, _folder(mem))
-
-
-def _folder(mem: Engram) -> Path:
-    """The data folder: where the store is, and the list of the bundles written from it."""
-    return Path(mem.store.path).parent
+                   proposals=counted(ctx.lang, "n_proposal", k)) + exports_note(ctx, ctx.service.data_dir)
 
 
 async def _person(mem: Engram, who: str, audience: Audience) -> str:
@@ -148,7 +142,7 @@ async def confirm(ctx: CommandContext, args: str) -> str:
         seen = await seen_part(ctx, await _plan(forget(pending.target, dry_run=True), nothing, **what))
         done = await _plan(forget(pending.target), nothing, **what)
     return ctx.say("forgot_target", target=short(pending.target), summary=erased_here(ctx, seen, done)) \
-        + exports_note(ctx, _folder(mem))
+        + exports_note(ctx, ctx.service.data_dir)
 
 
 async def seen_part(ctx: CommandContext, plan: Forgetting) -> Forgetting | None:

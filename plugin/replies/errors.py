@@ -17,8 +17,8 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
                           "{folder} 无法存放记忆包（是文件，或是非空文件夹）"),
     "err_bundle_not_empty": ("the store {path} is not empty; nothing was imported",
                              "存储 {path} 不是空的；什么也没有导入"),
-    "err_bundle_conflict": ("{folder}: the bundle conflicts with the store; nothing was imported",
-                            "{folder}：记忆包与存储冲突；什么也没有导入"),
+    "err_restore_conflict": ("another episode of {place} has the sequence number {seq}",
+                             "{place} 里已有另一条序号为 {seq} 的消息"),
     # ---- the store file -------------------------------------------------------------------------
     "err_store_folder": (
         "{path} is a folder; give the path of a store file inside it",

@@ -71,3 +71,17 @@ async def test_a_bundle_from_another_history_is_refused_and_changes_nothing(
     with pytest.raises(BundleError, match=r"episodes/.*\.jsonl:1: the store's episode 1 is another line"):
         await import_bundle(b, tmp_path / "from_a", merge=True)
     assert [x.content for x in (await b.episodes([1, 2])).values()] == ["from b"]
+
+
+async def test_a_line_at_a_sequence_number_the_store_gave_another_line_is_refused(
+        open_engram: EngramOpener, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    a = await open_engram(path=tmp_path / "a" / "s.db")
+    await lines(a, "qq:group:2", ["a1", "a2", "a3"])  # ids 1-3 elsewhere, then 4 at seq 1 of group 1
+    await lines(a, "qq:group:1", ["from a"])
+    await export_bundle(a, tmp_path / "from_a", place="qq:group:1")  # line 4 alone
+    b = await open_engram()
+    await lines(b, "qq:group:1", ["from b"])  # id 1, seq 1 of group 1
+    with pytest.raises(BundleError, match=r"qq_group_1.*\.jsonl:1: the store holds another line at sequence"):
+        await import_bundle(b, tmp_path / "from_a", merge=True)
+    assert (await b.counts())["episodes"] == 1

@@ -12,7 +12,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from ...errors import UnknownIdError
+from ...errors import StoreError, UnknownIdError
 from ...model import Episode, Memory, aware, timestamp, zone_minutes
 from ...text.words import memory_words, prepare_episode
 from .. import (
@@ -389,6 +389,7 @@ class SQLiteWrites:
             return
         if prepared is not None and len(prepared) != len(episodes):
             raise ValueError("one (words, shape) per episode")
+        await self._no_place_taken(episodes)
         rows, fts, columns, keys, lengths = [], [], [], [], []
         place_keys: dict[str, int] = {}
         for n, ep in enumerate(episodes):
@@ -413,6 +414,22 @@ class SQLiteWrites:
         self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
         self._view.forget()  # each place's next sequence number is read from the file again
         self.changes.append(EpisodesAdded(columns, keys, lengths))
+
+    async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
+        """Refuse (``StoreError`` ``restore_conflict``, naming the place and number) to restore an
+        episode at a place's sequence number another episode of the store has."""
+        by_place: dict[str, list[int]] = {}
+        for ep in episodes:
+            by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
+        for place, seqs in by_place.items():
+            for chunk in chunks(seqs):
+                sql, vals = in_list(chunk)
+                taken = await fetch_rows(
+                    self._writer, f"SELECT seq FROM episodes WHERE space = ? AND seq IN {sql} LIMIT 1",
+                    [place, *vals])
+                if taken:
+                    raise StoreError(f"another episode of {place!r} has the sequence number {taken[0][0]}",
+                                     code="restore_conflict", place=place, seq=taken[0][0])
 
     async def _place_key(self, place: str) -> int:
         """The place's key (``keywords.keyed_words``), given it now if it has none."""
