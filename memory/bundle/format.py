@@ -26,6 +26,7 @@ EPISODES = "episodes"  # episodes/<place>/<YYYY-MM>.jsonl
 MEMORIES, PLACES, PEOPLE = "memories.jsonl", "places.jsonl", "people.jsonl"
 CURSORS, KEPT_APART, JOB_RUNS = "cursors.jsonl", "kept_apart.jsonl", "job_runs.jsonl"
 DOCUMENTS = "documents"  # the data folder's identity/ and diary/, byte for byte
+DOCUMENT_FOLDERS = ("identity", "diary")  # an import writes nothing else into the data folder
 TABLES = (MEMORIES, PLACES, PEOPLE, CURSORS, KEPT_APART, JOB_RUNS)
 
 

@@ -31,6 +31,7 @@ from ..self.identity import atomic_write
 from ..text.words import prepare_episode
 from .format import (
     CURSORS,
+    DOCUMENT_FOLDERS,
     DOCUMENTS,
     EPISODES,
     FORMAT,
@@ -207,7 +208,7 @@ def _file(folder: Path, entry: Any, seen: set[str]) -> tuple[str, bytes]:
             or full == root:
         raise at.error(f"{path!r} is a path outside the bundle folder")
     known = (path in TABLES or (parts[0] == EPISODES and path.endswith(".jsonl") and len(parts) == 3)
-             or (parts[0] == DOCUMENTS and len(parts) > 1))
+             or (parts[0] == DOCUMENTS and len(parts) > 2 and parts[1] in DOCUMENT_FOLDERS))
     if not known:
         raise at.error(f"{path!r} is no file of a bundle (see SPEC.md)")
     if path in seen:

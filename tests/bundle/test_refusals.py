@@ -84,6 +84,11 @@ def _drop_counts(m: dict) -> None:
     m["counts"]["episodes"] += 1
 
 
+def _planted(m: dict) -> None:  # a file an import would write beside the store: refused
+    m["files"].append({"path": "documents/dashboard_token", "bytes": 0,
+                       "sha256": hashlib.sha256(b"").hexdigest()})
+
+
 def _newer(m: dict) -> None:
     m["version"] = 2
 
@@ -111,6 +116,8 @@ CASES: list[tuple[str, Callable[[Path], None], str, int | None, str]] = [
      "memories.jsonl", None, "holds 2 records, the manifest says 3"),
     ("outside", lambda b: edit_manifest(b, _outside), "manifest.json", None,
      "'../outside.jsonl' is a path outside the bundle folder"),
+    ("not a document", lambda b: edit_manifest(b, _planted), "manifest.json", None,
+     "'documents/dashboard_token' is no file of a bundle"),
     ("newer version", lambda b: edit_manifest(b, _newer), "manifest.json", None,
      "format version 2, newer than this Engram reads (1)"),
     ("misplaced episode", lambda b: rewrite(b, first_episode_file(b), lambda ls: [
