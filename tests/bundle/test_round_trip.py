@@ -1,6 +1,7 @@
 """Export -> import into an empty store -> export gives the same bytes (the manifest's export time
 aside), the same ids, versions, scopes and sources; with the same embedder, the same recall for the
-same questions and audiences. Over generated stores (hypothesis) and the demo's data."""
+same questions and audiences. Over generated stores (hypothesis) and the demo's data; and a large
+import's index words worked out on every core are the store's own."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory import Audience, Engram
 from astrbot_plugin_engram.memory.bundle import export_bundle, import_bundle
 from astrbot_plugin_engram.memory.cli.demo import SAMPLE, audiences, fill, load_sample
 
@@ -66,6 +67,15 @@ async def round_trip(plan: list[Step], where: Path) -> None:
         assert (where / "b" / "identity" / "self.md").read_bytes() == \
             (where / "a" / "identity" / "self.md").read_bytes()
         assert not (where / "b" / "identity" / ".proposals.json.lock").exists()
+        # with the same embedder, the same recall for the same questions and audiences
+        await a.embed_pending()
+        await b.embed_pending()
+        now = datetime(2026, 6, 1, tzinfo=timezone.utc)
+        for aud in (Audience("qq:group:1"), Audience("qq:private:7", owner_private=True), Audience("web")):
+            for query in ("tea birthday", "猫 咖啡", "Lumen salary hike"):
+                ha = await a.recall(query, aud, k=20, now=now)
+                hb = await b.recall(query, aud, k=20, now=now)
+                assert [(h.key, round(h.score, 5)) for h in ha] == [(h.key, round(h.score, 5)) for h in hb]
     finally:
         await a.close()
         await b.close()
