@@ -74,78 +74,81 @@ async def export_bundle(engram: Kernel, folder: Path, *, place: str | None = Non
     counts = {"episodes": 0, "memories": 0, "places": 0, "people": 0, "cursors": 0, "kept_apart": 0,
               "job_runs": 0, "documents": 0}
 
-    # episodes, a file per place and month, each in id order
-    total, done, after = await store.count_episodes(), 0, 0
-    exported: set[int] = set()
-    spoken: set[tuple[str, str]] = set()  # (person, name) said in the exported lines
-    while page := await store.episodes_page(after, PAGE):
-        after = page[-1].id or after
-        done += len(page)
-        for ep in page:
-            if vis is not None and not vis.sees_episode(ep.place):
-                continue
-            files.setdefault(episode_file(ep), []).append(line(episode_record(ep)))
-            if vis is not None:
-                exported.add(ep.id or 0)
-                spoken.add((ep.actor, ep.actor_name))
-            counts["episodes"] += 1
-        if progress:
-            progress("episodes", done, total)
-
-    # memories, every version, in id order; a place's export cites only the lines it holds
-    kept: set[int] = set()
-    after = 0
-    while mpage := await store.memories_page(after, PAGE):
-        after = mpage[-1][0].id or after
-        for m, root in mpage:
-            if vis is not None:
-                if not vis.sees_memory(m.scope):
+    # one moment's state: no write of this process lands between the pages (a memory whose new
+    # source line or forget came meanwhile would make the bundle disagree with itself); reads go on
+    async with store.transaction():
+        # episodes, a file per place and month, each in id order
+        total, done, after = await store.count_episodes(), 0, 0
+        exported: set[int] = set()
+        spoken: set[tuple[str, str]] = set()  # (person, name) said in the exported lines
+        while page := await store.episodes_page(after, PAGE):
+            after = page[-1].id or after
+            done += len(page)
+            for ep in page:
+                if vis is not None and not vis.sees_episode(ep.place):
                     continue
-                m = _cite_only(m, exported)
-            files[MEMORIES].append(line(memory_record(m, root)))
-            kept.add(m.id or 0)
-            counts["memories"] += 1
-        if progress:
-            progress("memories", counts["memories"], counts["memories"])
+                files.setdefault(episode_file(ep), []).append(line(episode_record(ep)))
+                if vis is not None:
+                    exported.add(ep.id or 0)
+                    spoken.add((ep.actor, ep.actor_name))
+                counts["episodes"] += 1
+            if progress:
+                progress("episodes", done, total)
 
-    titles = {p: (t, seen) for p, t, seen in await store.place_title_rows()}
-    places = sorted(set(await store.place_names()) | set(titles))
-    if place is not None:
-        places = [p for p in places if p == place]
-    for p in places:
-        title, seen = titles.get(p, ("", None))
-        files[PLACES].append(line({"place": p, "title": title, "title_seen": utc_iso(seen)}))
-    counts["places"] = len(places)
+        # memories, every version, in id order; a place's export cites only the lines it holds
+        kept: set[int] = set()
+        after = 0
+        while mpage := await store.memories_page(after, PAGE):
+            after = mpage[-1][0].id or after
+            for m, root in mpage:
+                if vis is not None:
+                    if not vis.sees_memory(m.scope):
+                        continue
+                    m = _cite_only(m, exported)
+                files[MEMORIES].append(line(memory_record(m, root)))
+                kept.add(m.id or 0)
+                counts["memories"] += 1
+            if progress:
+                progress("memories", counts["memories"], counts["memories"])
 
-    aliases, names = await store.alias_rows(), await store.place_name_rows()
-    if place is not None:
-        names = [n for n in names if n[0] == place]
-        here = {(person, name) for _, person, name, _ in names} | spoken
-        aliases = [a for a in aliases if (a[0], a[1]) in here]
-    people: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for person, alias, first, last in aliases:
-        people.setdefault(person, {"aliases": [], "names": []})["aliases"].append(
-            {"alias": alias, "first_seen": utc_iso(first), "last_seen": utc_iso(last)})
-    for p, person, name, last in names:
-        people.setdefault(person, {"aliases": [], "names": []})["names"].append(
-            {"place": p, "name": name, "last_seen": utc_iso(last)})
-    for person in sorted(people):
-        files[PEOPLE].append(line({"person": person, **people[person]}))
-    counts["people"] = len(people)
+        titles = {p: (t, seen) for p, t, seen in await store.place_title_rows()}
+        places = sorted(set(await store.place_names()) | set(titles))
+        if place is not None:
+            places = [p for p in places if p == place]
+        for p in places:
+            title, seen = titles.get(p, ("", None))
+            files[PLACES].append(line({"place": p, "title": title, "title_seen": utc_iso(seen)}))
+        counts["places"] = len(places)
 
-    for name, value in sorted((await store.cursors("")).items()):
-        if name.startswith(LOCAL_CURSORS) or (place is not None and not name.endswith(":" + place)):
-            continue
-        files[CURSORS].append(line({"name": name, "value": value}))
-        counts["cursors"] += 1
-    for a, b in await store.kept_apart_pairs():
-        if a in kept and b in kept:
-            files[KEPT_APART].append(line({"a": a, "b": b}))
-            counts["kept_apart"] += 1
-    if place is None:
-        for job, record in sorted((await store.job_runs()).items()):
-            files[JOB_RUNS].append(line({"job": job, "record": record}))
-            counts["job_runs"] += 1
+        aliases, names = await store.alias_rows(), await store.place_name_rows()
+        if place is not None:
+            names = [n for n in names if n[0] == place]
+            here = {(person, name) for _, person, name, _ in names} | spoken
+            aliases = [a for a in aliases if (a[0], a[1]) in here]
+        people: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for person, alias, first, last in aliases:
+            people.setdefault(person, {"aliases": [], "names": []})["aliases"].append(
+                {"alias": alias, "first_seen": utc_iso(first), "last_seen": utc_iso(last)})
+        for p, person, name, last in names:
+            people.setdefault(person, {"aliases": [], "names": []})["names"].append(
+                {"place": p, "name": name, "last_seen": utc_iso(last)})
+        for person in sorted(people):
+            files[PEOPLE].append(line({"person": person, **people[person]}))
+        counts["people"] = len(people)
+
+        for name, value in sorted((await store.cursors("")).items()):
+            if name.startswith(LOCAL_CURSORS) or (place is not None and not name.endswith(":" + place)):
+                continue
+            files[CURSORS].append(line({"name": name, "value": value}))
+            counts["cursors"] += 1
+        for a, b in await store.kept_apart_pairs():
+            if a in kept and b in kept:
+                files[KEPT_APART].append(line({"a": a, "b": b}))
+                counts["kept_apart"] += 1
+        if place is None:
+            for job, record in sorted((await store.job_runs()).items()):
+                files[JOB_RUNS].append(line({"job": job, "record": record}))
+                counts["job_runs"] += 1
 
     when = engram.clock().isoformat()
     # the files off the event loop (the bot answers meanwhile)
