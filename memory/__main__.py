@@ -4,4 +4,5 @@ import sys
 
 from .cli.main import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not again in a worker process started by spawn (a large import's words)
+    sys.exit(main())

@@ -79,3 +79,10 @@ class ChatError(EngramError):
 class ChatTimeout(ChatError):
     """A chat model call took longer than its timeout."""
 
+
+
+class BundleError(InvalidInputError):
+    """A soul bundle cannot be read or written as it is (``memory/bundle``): the message names the
+    file and line; nothing was changed."""
+
+    code = "bundle_invalid"

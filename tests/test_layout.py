@@ -81,7 +81,8 @@ MAY_IMPORT = {"main": {"plugin", "scheduler", "dashboard", "memory"},
               "plugin": {"scheduler", "dashboard", "memory"},
               "scheduler": {"memory"}, "dashboard": {"memory"}, "memory": set()}
 FACADE = {"memory.engram", "memory", "memory.__main__"}  # the facade and what offers it
-CAPABILITIES = ("memory.consolidation", "memory.metabolism", "memory.self")  # each takes the kernel
+# each takes the kernel
+CAPABILITIES = ("memory.consolidation", "memory.metabolism", "memory.self", "memory.bundle")
 USERS = ("memory.cli", "memory.tools")  # the command line and the tools (MCP): users of the facade
 BELOW_KERNEL = ("memory.recall", "memory.index", "memory.store", "memory.recording", "memory.text",
                 "memory.prompts")

@@ -15,12 +15,13 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..bundle import export_bundle, import_bundle, known_exports
 from ..clock import resolve_timezone
 from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from ..engram import Engram
@@ -134,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a place whose facts about no one may become public (repeatable; default web)")
     c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
                    "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
+    ex = sub.add_parser("export", help="write the soul bundle (SPEC.md): everything, as plain text, in DIR")
+    ex.add_argument("dir", type=Path)
+    ex.add_argument("--place", "--space", help="only what this place may see (someone asking for their data)")
+    ex.add_argument("--quiet", action="store_true", help="no progress line")
+    im = sub.add_parser("import", help="read a soul bundle from DIR into a new or empty store")
+    im.add_argument("dir", type=Path)
+    im.add_argument("--merge", action="store_true",
+                    help="into a store that is not empty: add what it lacks (idempotent)")
+    im.add_argument("--quiet", action="store_true", help="no progress line")
     self_commands.add_parsers(sub)
     mc = sub.add_parser("mcp", help="serve the memory to an MCP client on stdin/stdout, as one place sees it")
     mc.add_argument("--place", "--space", required=True,
@@ -295,7 +305,7 @@ async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
     done = await e.forget(args.ids, with_sources=args.with_sources)
     extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
     extra += f", {len(done.proposals)} identity proposals" if done.proposals else ""
-    print(f"forgot {len(done.memories)} memory rows (every version){extra}")
+    print(f"forgot {len(done.memories)} memory rows (every version){extra}" + forget_note(e))
 
 
 def _kept_first(db: str) -> None:
@@ -315,13 +325,14 @@ async def cmd_forget_person(e: Engram, args: argparse.Namespace) -> None:
     if len(people) > 1:
         raise InvalidInputError(f"{args.person!r} names several people ({', '.join(people)}); give the id")
     done = await e.forget_person(people[0] if people else args.person)
-    print(f"forgot everything by or about {people[0] if people else args.person}: {done.summary()}")
+    who = people[0] if people else args.person
+    print(f"forgot everything by or about {who}: {done.summary()}" + forget_note(e))
 
 
 async def cmd_forget_place(e: Engram, args: argparse.Namespace) -> None:
     _kept_first(args.db)
     done = await e.forget_place(args.place)
-    print(f"forgot the place {args.place}: {done.summary()}")
+    print(f"forgot the place {args.place}: {done.summary()}" + forget_note(e))
 
 
 async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
@@ -347,6 +358,44 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
     print(report.summary())
 
 
+def _progress(args: argparse.Namespace, verb: str) -> Callable[[str, int, int], None]:
+    """A progress line on stderr (``--quiet``: none), rewritten in place."""
+    def progress(what: str, done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"\r{verb} {what}: {done}/{total}  ", end="", file=sys.stderr, flush=True)
+    return progress
+
+
+async def cmd_export(e: Engram, args: argparse.Namespace) -> None:
+    r = await export_bundle(e, args.dir, place=args.place, progress=_progress(args, "export"))
+    if not args.quiet:
+        print(file=sys.stderr)
+    what = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in r.counts.items())
+    print(f"exported to {r.folder} ({r.files} files, {r.size:,} bytes): {what}")
+
+
+async def cmd_import(e: Engram, args: argparse.Namespace) -> None:
+    r = await import_bundle(e, args.dir, merge=args.merge, progress=_progress(args, "import"))
+    if not args.quiet:
+        print(file=sys.stderr)
+    added = ", ".join(f"{n} {k}" for k, n in r.added.items())
+    print(f"imported from {r.folder}: {added}")
+    if args.merge:
+        print(f"  {r.already} lines the store had already, {r.forgotten} it forgot since (left forgotten), "
+              f"{r.documents_kept} documents it has its own of (kept)")
+    print("vectors are rebuilt in the background when the bot starts (or now: reindex)")
+
+
+def forget_note(e: Engram) -> str:
+    """What a forget says of the bundles written earlier: they still hold what it erased."""
+    found = known_exports(data_folder(e))
+    if not found:
+        return ""
+    where = "\n".join(f"  {x.path} ({x.time[:16]})" for x in found)
+    return (f"\n{len(found)} earlier export(s) still hold the forgotten text (a forget cannot reach files "
+            f"outside the store); delete or export them again:\n{where}")
+
+
 async def _index_quietly(e: Engram) -> None:
     """Embed what is not embedded yet; a failing embedder leaves recall on keywords."""
 
@@ -365,7 +414,8 @@ COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "r
             "stats": cmd_stats, "vacuum": cmd_vacuum, "reindex": cmd_reindex, "show": cmd_show,
             "update": cmd_update,
             "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
-            "consolidate": cmd_consolidate, **self_commands.COMMANDS}
+            "consolidate": cmd_consolidate, "export": cmd_export, "import": cmd_import,
+            **self_commands.COMMANDS}
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from ..replies.fit import short
 from .args import Refused, UsageError, parse_key
 from .confirmations import ConfirmError, chat_of
 from .context import CommandContext
+from .exports import exports_note
 
 FORGET_PERSON, FORGET_PLACE = "forget-person", "forget-place"
 
@@ -42,7 +43,8 @@ async def forget(ctx: CommandContext, args: str) -> str:
             seen = await seen_part(ctx, await mem.forget_episodes([key], dry_run=True))
             gone = await mem.forget_episodes([key])
         ctx.service.forget_injections(f"e{key}")
-        return ctx.say("forgot_episode", id=key, place=ep.place, summary=erased_here(ctx, seen, gone))
+        return ctx.say("forgot_episode", id=key, place=ep.place, summary=erased_here(ctx, seen, gone)) \
+            + exports_note(ctx, ctx.service.data_dir)
     m = await ctx.reachable(key)
     assert m.id is not None
     mem = await ctx.service.memory()
@@ -59,13 +61,14 @@ async def forget(ctx: CommandContext, args: str) -> str:
         done = await mem.forget([m.id], with_sources=with_sources)
     if done.episodes:
         return ctx.say("forgot_sources", id=m.id, summary=erased_here(ctx, seen, done),
-                       keys=keys_of(seen or done))
+                       keys=keys_of(seen or done)) + exports_note(ctx, ctx.service.data_dir)
     versions, k = counted(ctx.lang, "n_version", len(done.memories)), len((seen or done).proposals)
     said = ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
                    proposals=counted(ctx.lang, "n_proposal", k))
     kept = await mem.episodes(list(m.sources))  # --keep-lines: the lines that stay, as this chat sees them
     left = [i for i in m.sources if i in kept and ctx.sees_episode(kept[i].place)]
-    return said + (ctx.say("lines_kept", keys=short(", ".join(f"e{i}" for i in left))) if left else "")
+    return said + (ctx.say("lines_kept", keys=short(", ".join(f"e{i}" for i in left))) if left else "") \
+        + exports_note(ctx, ctx.service.data_dir)
 
 
 def keys_of(plan: Forgetting) -> str:
@@ -152,7 +155,8 @@ async def confirm(ctx: CommandContext, args: str) -> str:
         # counted as this chat may see it, read before it goes (after, the erased lines tell no place)
         seen = await seen_part(ctx, await _plan(forget(pending.target, dry_run=True), nothing, **what))
         done = await _plan(forget(pending.target), nothing, **what)
-    return ctx.say("forgot_target", target=short(pending.target), summary=erased_here(ctx, seen, done))
+    return ctx.say("forgot_target", target=short(pending.target), summary=erased_here(ctx, seen, done)) \
+        + exports_note(ctx, ctx.service.data_dir)
 
 
 async def seen_part(ctx: CommandContext, plan: Forgetting) -> Forgetting | None:

@@ -4,7 +4,7 @@ one line here; nothing registers itself on import."""
 
 from __future__ import annotations
 
-from . import bot_self, dashboard, forgets, jobs, memories
+from . import bot_self, dashboard, exports, forgets, jobs, memories
 from .dispatch import Registry, Subcommand
 
 COMMANDS = Registry([
@@ -25,5 +25,6 @@ COMMANDS = Registry([
     Subcommand("reject", "usage_reject", "sub_reject", bot_self.reject),
     Subcommand("diary", "usage_diary", "sub_diary", bot_self.diary),
     Subcommand("dashboard", "usage_dashboard", "sub_dashboard", dashboard.dashboard),
+    Subcommand("export", "usage_export", "sub_export", exports.export),
     Subcommand("consolidate", "usage_consolidate", "sub_consolidate", jobs.consolidate),
 ])

@@ -298,6 +298,27 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "（本聊天可见的部分；其他聊天里的不在此计数）",
     ),
     "forgot_target": ("Forgot {target}: {summary} erased.", "已忘记 {target}：共删除 {summary}。"),
+    "exports_hold": (
+        "\n{n} earlier export(s) still hold the forgotten text (a forget cannot reach files outside the "
+        "store); delete them, or export again:\n{paths}",
+        "\n之前导出的 {n} 份记忆包里仍有被忘记的内容（忘记无法触及存储之外的文件）；"
+        "请删除它们或重新导出：\n{paths}",
+    ),
+    "exports_hold_elsewhere": (
+        " The owner's {n} earlier export(s) may still hold it.",
+        "主人之前导出的 {n} 份记忆包里可能仍有这些内容。",
+    ),
+    # ---- export -----------------------------------------------------------------------------------
+    "export_not_owner": (
+        "Engram: /mem export answers only in the owner's private chat (a bundle holds every chat).",
+        "Engram：/mem export 只在主人私聊里回答（记忆包包含所有聊天的内容）。",
+    ),
+    "export_done": (
+        "Exported everything Engram knows to {path} ({size} MB in {files} files): {episodes} lines, "
+        "{memories} memory rows and {documents} documents, as plain text (SPEC.md).",
+        "已把 Engram 记得的一切导出到 {path}（{files} 个文件，共 {size} 兆字节）：{episodes} 条消息、"
+        "{memories} 条记忆（含旧版本）和 {documents} 份文档，均为纯文本（格式见 SPEC.md）。",
+    ),
     # ---- consolidate ------------------------------------------------------------------------------
     "jobs_off": ("Engram: background jobs are not running.", "Engram：后台任务没有在运行。"),
     "no_lines_place": (
@@ -498,6 +519,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "sub_dashboard": (
         "the dashboard's link (in the owner's private chat only)",
         "仪表盘链接（仅主人私聊可见）",
+    ),
+    "usage_export": ("export", "export"),
+    "sub_export": (
+        "write everything Engram knows as plain text into the data folder (owner's private chat only)",
+        "把 Engram 记得的一切以纯文本导出到插件数据文件夹（仅主人私聊）",
     ),
     # ---- the core's errors, by their code (errors.py) --------------------------------------------------
     **ERROR_TEXTS,

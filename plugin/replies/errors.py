@@ -10,6 +10,15 @@ from ...memory.wording import ZH, pick, word
 
 ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "err_shut_down": ("Engram is shut down", "Engram 已经停止（插件正在关闭或已关闭）"),
+    # ---- the soul bundle ------------------------------------------------------------------------
+    "err_bundle_invalid": ("{file}:{line}: {problem}; nothing was imported",
+                           "记忆包 {file} 第 {line} 行：{problem}；什么也没有导入"),
+    "err_bundle_target": ("{folder} cannot hold a bundle (a file, or a folder that is not empty)",
+                          "{folder} 无法存放记忆包（是文件，或是非空文件夹）"),
+    "err_bundle_not_empty": ("the store {path} is not empty; nothing was imported",
+                             "存储 {path} 不是空的；什么也没有导入"),
+    "err_restore_conflict": ("another episode of {place} has the sequence number {seq}",
+                             "{place} 里已有另一条序号为 {seq} 的消息"),
     # ---- the store file -------------------------------------------------------------------------
     "err_store_folder": (
         "{path} is a folder; give the path of a store file inside it",

@@ -37,8 +37,8 @@ def english_left(reply: str, kept: Iterable[str] = ()) -> list[str]:
     """The English words of a Chinese ``reply`` that are none of the kept kinds; ``kept``: text the
     test put there itself (memory text, names), shown as it is."""
     text = reply
-    for part in sorted(kept, key=len, reverse=True):
-        text = text.replace(part, " ")
+    for part in sorted(kept, key=len, reverse=True):  # as whole words: a kept "x" leaves "export" whole
+        text = re.sub(rf"(?<![A-Za-z]){re.escape(part)}(?![A-Za-z])", " ", text)
     for pattern in _KEPT:
         text = pattern.sub(" ", text)
     allowed = COMMAND_WORDS | {n.lower() for n in COMMANDS.names()}

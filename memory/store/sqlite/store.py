@@ -35,6 +35,7 @@ from .postings_cache import PostingsCache
 from .progress import Progress
 from .transactions import Transactions, cannot_write, keep_log
 from .vectors import Vectors
+from .whole import Whole
 
 log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # a silence this long in a place starts a new section
@@ -45,8 +46,9 @@ class SQLiteStore:
 
     It opens the file's connections and hands each to the parts that use it, one concept a part:
     ``writing`` (the one door for writes), ``items``, ``keywords``, ``vectors``, ``progress``,
-    ``days``, ``names``, ``browse``, ``metabolism`` and ``forgetting``. Each read of the ``Store``
-    protocol is the method of the part that owns its concept (the table in ``__init__``)."""
+    ``days``, ``names``, ``browse``, ``metabolism``, ``forgetting`` and ``whole`` (the bundle's reads).
+    Each read of the ``Store`` protocol is the method of the part that owns its concept (the table in
+    ``__init__``)."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection | None, reader: aiosqlite.Connection,
                  quick: sqlite3.Connection):
@@ -68,6 +70,7 @@ class SQLiteStore:
         self.browse = Browse(reader, quick, self.items)
         self.metabolism = Metabolism(reader, quick)
         self.forgetting = Forgetting(reader, quick)
+        self.whole = Whole(reader)
 
         # the one door for writes
         self.transaction = self.writing.transaction
@@ -143,6 +146,14 @@ class SQLiteStore:
         self.talks = self.browse.talks
         self.count_talks = self.browse.count_talks
         self.counts = self.browse.counts
+        # BundleReads (and cursors, job_runs)
+        self.episodes_page = self.whole.episodes_page
+        self.memories_page = self.whole.memories_page
+        self.alias_rows = self.whole.alias_rows
+        self.place_name_rows = self.whole.place_name_rows
+        self.place_title_rows = self.whole.place_title_rows
+        self.place_names = self.whole.place_names
+        self.kept_apart_pairs = self.whole.kept_apart_pairs
         # JobRuns
         self.job_runs = self.progress.job_runs
         self.save_job_run = self.progress.save_job_run

@@ -12,7 +12,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from ...errors import UnknownIdError
+from ...errors import StoreError, UnknownIdError
 from ...model import Episode, Memory, aware, timestamp, zone_minutes
 from ...text.words import memory_words, prepare_episode
 from .. import (
@@ -28,7 +28,15 @@ from .. import (
     PlacesDeleted,
     VectorsSaved,
 )
-from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
+from .codec import (
+    EPISODE_COLUMNS,
+    MEMORY_COLUMNS,
+    chunks,
+    compact_vector_blob,
+    fetch_rows,
+    in_list,
+    vector_blob,
+)
 from .keywords import keyed_words, word_count
 from .migrations.base import APPEND_ONLY
 from .names import (
@@ -381,6 +389,123 @@ class SQLiteWrites:
         for i, _, scope in rows:
             self.changes.append(MemoryChanged(i, scope, "superseded", frozenset({"status"})))
         return mid
+
+    # ---- the soul bundle's import (``memory/bundle``): rows as they were ------------------------
+    async def restore_episodes(self, episodes: Sequence[Episode],
+                               prepared: Sequence[tuple[str, int]] | None = None) -> None:
+        """Insert episodes exactly as a bundle holds them: their ids, places, sequence numbers and
+        sections (``add_episodes`` gives new ones); index words and shape as the live code works them
+        out (``prepared``: each one's ``text.prepare_episode``, worked out beforehand). The names they
+        went by are not touched (``restore_names`` writes those as they were)."""
+        if not episodes:
+            return
+        if prepared is not None and len(prepared) != len(episodes):
+            raise ValueError("one (words, shape) per episode")
+        await self._no_place_taken(episodes)
+        rows, fts, columns, keys, lengths = [], [], [], [], []
+        place_keys: dict[str, int] = {}
+        for n, ep in enumerate(episodes):
+            assert ep.id is not None and ep.seq is not None and ep.section is not None
+            t = aware(ep.time)
+            key = place_keys.get(ep.place)
+            if key is None:
+                key = place_keys[ep.place] = await self._place_key(ep.place)
+            ws, shape = prepare_episode(ep) if prepared is None else prepared[n]
+            row = (ep.id, t.timestamp(), zone_minutes(t), ep.place, ep.seq, ep.section, ep.source, ep.actor,
+                   ep.actor_name, ep.kind, ep.content,
+                   json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}", shape)
+            rows.append(row)
+            columns.append(EpisodeColumnRow(*row[:6], shape, ep.actor_name,  # type: ignore[call-arg]
+                                            ep.kind == "image" or bool(ep.meta.get("image")),
+                                            ep.kind == "message_out"))
+            fts.append((ep.id, keyed_words(ws, key)))
+            keys.append(key)
+            lengths.append(word_count(ws))
+        self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
+        self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
+        self._view.forget()  # each place's next sequence number is read from the file again
+        self.changes.append(EpisodesAdded(columns, keys, lengths))
+
+    async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
+        """Refuse (``StoreError`` ``restore_conflict``, naming the place and number) to restore an
+        episode at a place's sequence number another episode of the store has."""
+        by_place: dict[str, list[int]] = {}
+        for ep in episodes:
+            by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
+        for place, seqs in by_place.items():
+            for chunk in chunks(seqs):
+                sql, vals = in_list(chunk)
+                taken = await fetch_rows(
+                    self._writer, f"SELECT seq FROM episodes WHERE space = ? AND seq IN {sql} LIMIT 1",
+                    [place, *vals])
+                if taken:
+                    raise StoreError(f"another episode of {place!r} has the sequence number {taken[0][0]}",
+                                     code="restore_conflict", place=place, seq=taken[0][0])
+
+    async def _place_key(self, place: str) -> int:
+        """The place's key (``keywords.keyed_words``), given it now if it has none."""
+        cursor = self._places.get(place)
+        if cursor is not None:
+            return cursor.key
+        rows = await fetch_rows(self._writer, "SELECT id FROM spaces WHERE name = ?", (place,))
+        if rows:
+            return int(rows[0][0])
+        return int((await self._writer.execute("INSERT INTO spaces(name) VALUES (?)", (place,))).lastrowid
+                   or 0)
+
+    async def restore_memories(self, memories: Sequence[tuple[Memory, int]]) -> None:
+        """Insert memory rows exactly as a bundle holds them, each ``(memory, root)``: their ids, status,
+        history (root and ``supersedes``), strengths and times, and their sources; a superseded version
+        is kept out of the keyword index, as ``add_memory`` leaves it."""
+        rows, fts, sources = [], [], []
+        for m, root in memories:
+            assert m.id is not None
+            subjects = json.dumps(list(m.subjects), ensure_ascii=False)
+            rows.append((m.id, root, m.kind, m.text, m.scope, subjects, m.importance, m.strength,
+                         timestamp(m.last_recalled), timestamp(aware(m.created_at)), timestamp(m.valid_from),
+                         timestamp(m.valid_to), m.status, m.supersedes))
+            sources += [(m.id, e) for e in m.sources]
+            words = memory_words(m)
+            if m.status != "superseded":
+                fts.append((m.id, words))
+            self.changes.append(MemoryAdded(m.id, m.scope, m.status, word_count(words), m.supersedes))
+        await self._writer.executemany(
+            f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        await self._writer.executemany("INSERT INTO memories_fts(rowid, words) VALUES (?, ?)", fts)
+        self.keyword_inserts += [("memories_fts", i, w) for i, w in fts]
+        await self._writer.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", sources)
+
+    async def restore_superseded(self, rows: Sequence[tuple[int, int, datetime | None]]) -> None:
+        """Mark memories superseded as a bundle holds them ((id, root, valid to)): a merged bundle holds a
+        newer version of a memory the store has active (or merged it with others: the root moved)."""
+        for mid, root, valid_to in rows:
+            cur = await self._writer.execute(
+                "UPDATE memories SET status = 'superseded', root = ?, valid_to = ? WHERE id = ?"
+                " AND status != 'superseded' RETURNING scope", (root, timestamp(valid_to), mid))
+            for (scope,) in await cur.fetchall():
+                await self._writer.execute("DELETE FROM memories_fts WHERE rowid = ?", (mid,))
+                self.keyword_deletes.append(("memories_fts", [mid]))
+                self.changes.append(MemoryChanged(mid, scope, "superseded", frozenset({"status"})))
+
+    async def restore_names(self, aliases: Sequence[tuple[str, str, float, float]],
+                            place_names: Sequence[tuple[str, str, str, float]],
+                            titles: Sequence[tuple[str, str, float]]) -> None:
+        """The names people went by ((person, alias, first seen, last seen)), the name each place knows
+        them by ((place, person, name, last seen)) and places' titles ((place, title, seen)), as a bundle
+        holds them; where the store has one already, the earlier first sighting and the later last one
+        are kept (a merge)."""
+        await self._writer.executemany(
+            "INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
+            " first_seen = min(first_seen, excluded.first_seen),"
+            " last_seen = max(last_seen, excluded.last_seen)", aliases)
+        await self._writer.executemany(
+            "INSERT INTO place_names VALUES (?,?,?,?) ON CONFLICT(space, person) DO UPDATE SET"
+            " name = excluded.name, last_seen = excluded.last_seen"
+            " WHERE excluded.last_seen > place_names.last_seen", place_names)
+        await self._writer.executemany(
+            "INSERT INTO place_titles VALUES (?,?,?) ON CONFLICT(space) DO UPDATE SET"
+            " title = excluded.title, seen = excluded.seen WHERE excluded.seen > place_titles.seen", titles)
 
     async def _delete(self, table: str, kind: str, ids: list[int]) -> None:
         """Delete rows of ``table`` (episodes 'e' or memories 'm') with their keyword rows and vectors."""
