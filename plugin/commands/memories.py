@@ -23,7 +23,8 @@ from .context import CommandContext
 from .jobs import job_lines
 
 PAGE = 10  # memories per page of /mem list
-STATS = ("episodes", "memories", "archived", "superseded", "spaces", "people", "indexed")  # /mem stats
+STATS = ("episodes", "memories", "archived", "superseded", "spaces", "people", "indexed",  # /mem stats
+         "secrets_redacted")
 
 
 async def help_(ctx: CommandContext, args: str) -> str:

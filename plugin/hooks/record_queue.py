@@ -41,8 +41,9 @@ class RecordingQueue:
     committed in (the K-new-messages trigger)."""
 
     def __init__(self, memory: Callable[[], Awaitable[Engram]], listeners: list[Callable[[str], object]],
-                 journal: Path):
+                 journal: Path, redact: Callable[[Episode], Episode] = lambda ep: ep):
         self._memory = memory
+        self._redact = redact  # secrets out before a line reaches the journal or the store
         self._listeners = listeners
         self.journal = KeptJournal(journal)  # what the store could not take, on disk (read once, here)
         self._queue: asyncio.Queue[Item] | None = None
@@ -97,7 +98,7 @@ class RecordingQueue:
             try:
                 if item is None:
                     return
-                episodes = await item if isinstance(item, asyncio.Task) else item
+                episodes = [self._redact(e) for e in (await item if isinstance(item, asyncio.Task) else item)]
                 mem = await self._memory()
                 if self.pending:  # older ones first; while they cannot be written, these wait behind them
                     await self._write_held(mem)

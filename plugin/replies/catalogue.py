@@ -100,11 +100,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "stats_all": (
         "Engram: {episodes} episodes, {memories} memories ({archived} archived, {superseded} superseded), "
-        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed). This place: {place} "
+        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed); {secrets_redacted} "
+        "secrets (keys, tokens, passwords, card numbers) redacted before recording. This place: {place} "
         "(the owner's private chat)",
         "Engram：{episodes} 条消息，{memories} 条记忆（{archived} 条已淡忘归档，{superseded} "
         "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
-        "条）。此处：{place}（主人私聊）",
+        "条）；记录前已隐去 {secrets_redacted} 处机密（密钥、令牌、密码、卡号）。此处：{place}（主人私聊）",
     ),
     "stats_kept": (
         "{n} messages said while the store could not be written are kept in {file}; they are recorded "
