@@ -22,7 +22,8 @@ NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 
 # (what is said, the secret in it): real formats
 SAID = [
-    ("here is my key sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7", "sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7"),
+    ("here is my key sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7",
+     "sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7"),
     ("old style sk-Zr4Tq8Wn2Vb6Xm0Lk3Jh7Gf1Ds5Ap9Oi2Uy", "sk-Zr4Tq8Wn2Vb6Xm0Lk3Jh7Gf1Ds5Ap9Oi2Uy"),
     ("use ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78 for the repo", "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"),
     ("github_pat_11AAQW2BY0x9RkLmNoPqRs_TuVwXyZaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdef",
@@ -93,7 +94,8 @@ async def test_the_dashboard_shows_the_line_redacted(tmp_path: Path) -> None:
     client = TestClient(TestServer(make_app(engram, DashboardSettings(token=token, budget=300, recall_k=5))))
     await client.start_server()
     try:
-        for path, params in [("/api/place", {"space": GROUP}), ("/api/recall", {"q": "repo", "space": GROUP})]:
+        for path, params in [("/api/place", {"space": GROUP}),
+                             ("/api/recall", {"q": "repo", "space": GROUP})]:
             r = await client.get(path, params=params, headers={"Authorization": f"Bearer {token}"})
             body = await r.text()
             assert r.status == 200 and SAID[2][1] not in body and REDACTED in body, (path, body[:300])

@@ -31,7 +31,8 @@ async def test_a_secret_said_is_recorded_redacted_and_counted(make_service: Make
     assert not files_hold(svc.data_dir, KEY) and not files_hold(svc.data_dir, PASSWORD)
 
 
-async def test_the_journal_kept_while_the_store_cannot_open_holds_no_secret(make_service: MakeService) -> None:
+async def test_the_journal_kept_while_the_store_cannot_open_holds_no_secret(
+        make_service: MakeService) -> None:
     svc = make_service()
     svc.path.parent.mkdir(parents=True, exist_ok=True)
     svc.path.write_bytes(b"not a database, " * 512)  # every open fails: the lines go to the journal
@@ -49,6 +50,7 @@ async def test_redaction_can_be_switched_off_and_patterns_added(make_service: Ma
     svc = make_service(settings)
     svc.record_message(event("the door code 4417, bring cake", "u1", "g1"))
     assert [e.content for e in await episodes(svc)] == ["the door code [redacted], bring cake"]
-    off = make_service(Settings(owner_ids=(OWNER,), redact_secrets=False), data_dir=svc.data_dir.parent / "off")
+    off = make_service(Settings(owner_ids=(OWNER,), redact_secrets=False),
+                       data_dir=svc.data_dir.parent / "off")
     off.record_message(event(f"the deploy key is {KEY}", "u1", "g1"))
     assert [e.content for e in await episodes(off)] == [f"the deploy key is {KEY}"]
