@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from ..backups import note_erase
 from ..errors import InvalidInputError, UnknownIdError
 from ..kernel import Kernel
 from ..model import Memory, aware, possible_ids
@@ -331,6 +332,8 @@ async def execute(engram: Kernel, plan: Forgetting,
                   after: Sequence[Callable[[Forgetting], Awaitable[None]]] = ()) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     noted = _note_pending(engram, plan)
+    # on the erase list before the erase: a backup restored later is erased the same way (``backups``)
+    note_erase(Path(engram.store.path), plan.episodes, plan.memories, people=plan.people, places=plan.places)
     async with engram.store.transaction() as tx:
         eps, mems = await tx.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
     plan.episodes, plan.memories, plan.done = eps, mems, True

@@ -4,7 +4,7 @@ one line here; nothing registers itself on import."""
 
 from __future__ import annotations
 
-from . import bot_self, dashboard, forgets, jobs, memories
+from . import backup, bot_self, dashboard, forgets, jobs, memories
 from .dispatch import Registry, Subcommand
 
 COMMANDS = Registry([
@@ -26,4 +26,5 @@ COMMANDS = Registry([
     Subcommand("diary", "usage_diary", "sub_diary", bot_self.diary),
     Subcommand("dashboard", "usage_dashboard", "sub_dashboard", dashboard.dashboard),
     Subcommand("consolidate", "usage_consolidate", "sub_consolidate", jobs.consolidate),
+    Subcommand("backup", "usage_backup", "sub_backup", backup.backup),
 ])
