@@ -106,8 +106,9 @@ def _text(lang: str, text: str) -> str:
 
 def _cannot_open(e: Exception) -> bool:
     """The store cannot be used (not SQLite, damaged, newer): not a full disk or a lock, which pass."""
-    locked = getattr(e, "code", "") == "store_locked"
-    return isinstance(e, StoreError) and not isinstance(e, StoreUnwritable) and not locked
+    code = str(getattr(e, "code", ""))
+    passing = code == "store_locked" or code.startswith("backup_")  # a lock; a backup that failed
+    return isinstance(e, StoreError) and not isinstance(e, StoreUnwritable) and not passing
 
 
 def _backups(service: EngramService, lang: str) -> str:
