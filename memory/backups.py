@@ -8,6 +8,10 @@ consistent moment). It is written as ``backups/engram-<UTC time>.db.part`` besid
 (SQLite's quick check), flushed to disk and then renamed, so a file named ``.db`` in ``backups/`` is
 always a whole store. The oldest past ``keep`` are deleted.
 
+**A forget reaches the backups.** After its erase in the store, a hard forget erases the same ids
+from every backup in ``backups/`` (``erase_in_backups``), so no file beside the store keeps what was
+forgotten. A copy kept elsewhere is reached by the erase list when it is restored.
+
 **The erase list.** Every hard forget notes what it erases in ``<store>-erased`` beside the store
 before it erases it: the episode and memory ids (never given out again by the store, so an id names
 one line forever), and the people and places forgotten as salted hashes (no name, no text, no plain
@@ -173,6 +177,31 @@ def read_erase_list(store: Path) -> EraseList:
             out.people.update(str(x) for x in rec.get("people", []))
             out.places.update(str(x) for x in rec.get("places", []))
     return out
+
+
+async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
+                           people: Sequence[str] = (), places: Sequence[str] = ()) -> int:
+    """A forget carried into every backup in ``backups/`` (after the store's own erase), so no file
+    beside the store keeps what was forgotten; returns how many backups were reached. A backup that
+    cannot be reached is logged and left to the erase list (applied again when it is restored)."""
+    from .store.sqlite import open_store  # the store's erase (not at import: a cycle)
+
+    reached = 0
+    for backup in backups(store):
+        try:
+            opened = await open_store(backup)
+            try:
+                async with opened.transaction() as tx:
+                    await tx.erase(episodes, memories, people=people, places=places)
+            finally:
+                await opened.close()
+            for side in _beside(backup) + [backup.with_name(backup.name + "-clean")]:
+                side.unlink(missing_ok=True)  # a backup stays one file
+            reached += 1
+        except Exception as e:  # the forget itself is done; restoring this one re-applies the list
+            log.error("Engram: a forget could not reach the backup %s (%s); the erase list is applied "
+                      "again if it is ever restored", backup, e)
+    return reached
 
 
 # ---- restore ---------------------------------------------------------------------------------------

@@ -82,16 +82,19 @@ async def test_a_restore_of_a_backup_taken_before_a_forget_does_not_bring_the_fo
     mid = await e.add_memory(Memory(text=f"the gate code is {MARK}", scope=place_scope(GROUP),
                                     sources=(ids[2],)))
     backup = await take_backup(path, now=T0)
+    offsite = tmp_path / "offsite.db"  # a copy the owner keeps elsewhere, which no forget reaches
+    offsite.write_bytes(backup.read_bytes())
     await e.forget_person(MING)
     await e.forget([mid])
     await e.record(ep(GROUP, "after the forget", minutes=3))
     await e.close()
-    # the backup still holds them; the erase list beside the store holds none of their text
-    assert files_with_marker(folder) == {f"backups/{backup.name}"}
+    # the forget reached the backup beside the store too; the erase list holds none of their text
+    assert traces(folder) == [] and [p.name for p in backups(path)] == [backup.name]
     erase_list = erase_list_path(path).read_text("utf-8")
     assert MING not in erase_list and "Ming" not in erase_list and "spare key" not in erase_list
+    assert files_with_marker(tmp_path) == {"offsite.db"}
 
-    done = await restore(path, backup, now=T0 + timedelta(days=1))
+    done = await restore(path, offsite, now=T0 + timedelta(days=1))
 
     assert (done.episodes_erased, done.memories_erased, done.people_erased) == (2, 1, 1)
     assert done.set_aside is not None and done.set_aside.exists()
@@ -103,8 +106,7 @@ async def test_a_restore_of_a_backup_taken_before_a_forget_does_not_bring_the_fo
                     if MARK in h.text]
     finally:
         await e.close()
-    # the restored store holds no byte of them (the backup itself still does, until it is pruned)
-    assert files_with_marker(folder) == {f"backups/{backup.name}"}, traces(folder)
+    assert traces(folder) == []  # the restored store holds no byte of them
 
 
 async def test_the_command_line_backs_up_lists_and_restores(tmp_path: Path,

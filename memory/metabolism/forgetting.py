@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from ..backups import note_erase
+from ..backups import erase_in_backups, note_erase
 from ..errors import InvalidInputError, UnknownIdError
 from ..kernel import Kernel
 from ..model import Memory, aware, possible_ids
@@ -338,6 +338,7 @@ async def execute(engram: Kernel, plan: Forgetting,
         eps, mems = await tx.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
+    await erase_in_backups(Path(engram.store.path), eps, mems, people=plan.people, places=plan.places)
     try:
         _erase_files(engram, plan)
     except OSError as e:  # a full disk, a read-only folder: the erase stands; its note finishes the files
