@@ -40,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import InvalidInputError, StoreError
+from .store.sqlite import open_store
 from .store.sqlite.copies import copy_store, ids_in, sync_folder
 
 log = logging.getLogger("engram.backup")
@@ -184,8 +185,6 @@ async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Seque
     """A forget carried into every backup in ``backups/`` (after the store's own erase), so no file
     beside the store keeps what was forgotten; returns how many backups were reached. A backup that
     cannot be reached is logged and left to the erase list (applied again when it is restored)."""
-    from .store.sqlite import open_store  # the store's erase (not at import: a cycle)
-
     reached = 0
     for backup in backups(store):
         try:
@@ -207,8 +206,6 @@ async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Seque
 # ---- restore ---------------------------------------------------------------------------------------
 async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> Restored:
     """Put ``backup`` in the place of ``store`` (the bot stopped), with the erase list applied first."""
-    from .store.sqlite import open_store  # the store's erase, for the copy (not at import: a cycle)
-
     store, backup = Path(store), Path(backup)
     if not backup.is_file():
         raise InvalidInputError(f"no backup at {backup}")
