@@ -126,6 +126,26 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "{time} is out of range (years 2 to 9998)",
         "时间 {time} 超出范围（年份 2 到 9998）",
     ),
+    # ---- the ranking that learns (memory/recall/learner.py, feedback.py; not used by the plugin yet) ----
+    "err_unknown_recall": (
+        "no recent injection has the recall id {recall}",
+        "最近的注入里没有召回编号 {recall}",
+    ),
+    "err_feedback_not_injected": (
+        "those notes were not injected by {recall}",
+        "这些笔记不是召回 {recall} 注入的",
+    ),
+    "err_feedback_nothing_held": (
+        "{recall} held nothing back to compare with",
+        "召回 {recall} 没有留下可以比较的笔记",
+    ),
+    "err_feedback_shape": (
+        "the feedback does not match the recall's features",
+        "反馈与这次召回的特征对不上",
+    ),
+    "err_feedback_not_finite": ("feedback features must be finite numbers", "反馈的特征必须是有限的数"),
+    "err_feedback_unreadable": ("the saved feedback is not readable", "保存的反馈无法读取"),
+    "err_ranking_unreadable": ("the saved ranking weights are not readable", "保存的排序权重无法读取"),
     # ---- identity proposals ---------------------------------------------------------------------
     "err_proposals_unreadable": (
         "identity/proposals.json cannot be read; nothing was changed: fix or move the file",

@@ -1,0 +1,306 @@
+#!/usr/bin/env python
+"""Does a ranking that learns from what replies used beat the shipped one? (issue 32, offline proof)
+
+Each file's conversations are recorded and every question recalled once, as ``bench/locomo.py``
+does, keeping each question's whole candidate pool with its features (the features do not depend
+on the ranker, so any weights rank the pool offline exactly as recall would). Then a bot is
+simulated: questions come one by one; the ``recall_k`` (8) best candidates under the weights in use
+are injected (``Learner.explore`` now and then swaps the last for one just below the cut); the reply
+"used" the injected notes that are evidence turns, with a share of those labels flipped (``noisy``:
+10, 20, 30 %); the learner (``memory.recall.learner``) learns from that and nothing else.
+
+Scored only on questions whose feedback the learner has not seen, R@5 / R@10 of the ranking in use
+(learned weights only while they judge better than the shipped ones, see the learner), against the
+shipped weights on the same questions:
+
+- ``within``: each conversation on its own, from the shipped weights, questions in the file's
+  order; the first half only teach, each later one is scored before it teaches.
+- ``across``: leave one conversation out: the learner goes through the other conversations'
+  questions (shuffled per seed), then scores the held-out one without learning. A file with one
+  conversation (MADial: one user's archive) is split into five folds of its questions instead.
+
+Categories 1-4 are scored (LoCoMo's convention; all are learned from). Several seeds (exploration,
+flips and order), mean ± std.
+
+    .venv/bin/python bench/learned.py [--data FILE ...] [--json OUT] [--seeds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from _embed_cache import CachingEmbedder
+from _locomo_data import Conversation, load
+from locomo import CACHE, DEFAULT_DATA, POOL_K, ranked, record
+
+from astrbot_plugin_engram.memory import Engram, LocalE5
+from astrbot_plugin_engram.memory.recall.features import COLUMNS
+from astrbot_plugin_engram.memory.recall.learner import Learner, LearnSettings
+
+INJECTED = 8  # the plugin's default recall_k
+# the weights a bot starts from and the learner stays near: the shipped ones, unless --start
+# changes some (a bot for which the shipped weights are wrong)
+START = Learner().shipped.copy()
+NOISE = (0.1, 0.2, 0.3)
+
+
+@dataclass
+class Asked:
+    """One question's pool: its features (``COLUMNS`` x candidates), which candidates are evidence."""
+
+    matrix: np.ndarray
+    evidence: np.ndarray
+    n_evidence: int
+    scored: bool  # category 1-4
+
+
+async def pools(path: Path) -> dict[str, list[Asked]]:
+    """Every question's candidate pool, by conversation, in the file's order."""
+    convs: list[Conversation] = load(path)
+    embedder = CachingEmbedder(LocalE5(), CACHE)
+    with tempfile.TemporaryDirectory() as tmp:
+        engram = await Engram.open(Path(tmp) / "learned.db", embedder, background=False)
+        try:
+            ids = {c.sample_id: await record(engram, c) for c in convs}
+            await engram.embed_pending()
+            out = {}
+            for c in convs:
+                out[c.sample_id] = [
+                    Asked(np.array([[f[n] for n in COLUMNS] for f in feats]).reshape(-1, len(COLUMNS)).T,
+                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5)
+                    for q, dia, feats in await ranked(engram, c, ids[c.sample_id], POOL_K)]
+        finally:
+            await engram.close()
+            embedder.save()
+    return out
+
+
+def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
+    top = np.argsort(-(w @ a.matrix), kind="stable")[:10]
+    hit = a.evidence[top]
+    return hit[:5].sum() / a.n_evidence, hit.sum() / a.n_evidence
+
+
+def refit(asked: list[Asked], l2: float = 1.0) -> np.ndarray:
+    """Weights fitted with every candidate's label (not only the injected ones') on ``asked``
+    themselves: pairwise logistic regression, its prior the shipped weights (Newton's method). On
+    the questions it is scored on, it bounds what any weights of these features can learn."""
+    w0 = START
+    diffs, sw = [], []
+    for a in asked:
+        x, rel = a.matrix.T, a.evidence
+        if rel.any() and not rel.all():
+            d = (x[rel][:, None, :] - x[~rel][None, :, :]).reshape(-1, x.shape[1])
+            diffs.append(d)
+            sw.append(np.full(len(d), 1.0 / len(d)))
+    if not diffs:
+        return w0
+    d, sw_ = np.vstack(diffs), np.concatenate(sw)
+    w = w0.copy()
+    for _ in range(30):
+        p = 1.0 / (1.0 + np.exp(-np.clip(d @ w, -30, 30)))
+        grad = -(d.T @ (sw_ * (1 - p))) + l2 * (w - w0)
+        hess = (d * (sw_ * p * (1 - p))[:, None]).T @ d + l2 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+def searched(asked: list[Asked], sweeps: int = 2) -> np.ndarray:
+    """Weights found by coordinate ascent on R@10 itself over ``asked`` (from the shipped ones,
+    each weight moved by ±0.5, 1, 2 while that helps): an in-sample search, optimistic on purpose."""
+    def r10(w: np.ndarray) -> float:
+        return float(np.mean([recall_at(a, w)[1] for a in asked]))
+    w = START.copy()
+    best = r10(w)
+    for _ in range(sweeps):
+        for i in range(len(w)):
+            for delta in (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0):
+                t = w.copy()
+                t[i] += delta
+                if (got := r10(t)) > best + 1e-9:
+                    best, w = got, t
+    return w
+
+
+def limits(groups: list[list[Asked]], search: bool) -> dict:
+    """On each group of scored questions: the best R@10 any ranking of the pool reaches (its
+    evidence in the pool), and the R@5 / R@10 of weights refitted on the group itself (and, with
+    ``search``, of weights searched for on it)."""
+    pool, fitted, found = [], [], []
+    for group in groups:
+        w = refit(group)
+        ws = searched(group) if search else None
+        for a in group:
+            pool.append(min(10, int(a.evidence.sum())) / a.n_evidence)
+            fitted.append(recall_at(a, w))
+            if ws is not None:
+                found.append(recall_at(a, ws))
+    r = np.mean(fitted, axis=0)
+    out = {"pool_r10": round(float(np.mean(pool)), 4),
+           "refit_in_sample": {"r5": round(float(r[0]), 4), "r10": round(float(r[1]), 4)}}
+    if found:
+        f = np.mean(found, axis=0)
+        out["searched_in_sample"] = {"r5": round(float(f[0]), 4), "r10": round(float(f[1]), 4)}
+    return out
+
+
+def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Asked]]:
+    """The questions each setting scores, by conversation (across, one conversation: as one group)."""
+    if setting == "within":
+        return [[a for i, a in enumerate(qs) if i >= len(qs) / 2 and a.scored] for qs in convs.values()]
+    return [[a for a in qs if a.scored] for qs in convs.values()]
+
+
+def three(a: Asked, learner: Learner) -> tuple[float, ...]:
+    """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not),
+    and whether the learned ones were served."""
+    return (recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
+            + (float(learner.serving),))
+
+
+def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
+    """What the bot injects for this question, what the (simulated) reply used, learned from."""
+    order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
+    shown = learner.explore(order, INJECTED, rng)
+    used = a.evidence[shown] ^ (rng.random(len(shown)) < flip)
+    learner.learn(a.matrix[:, shown], used)
+
+
+def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
+    """(r5, r10) of the shipped, the served and the learned weights (served or not) per scored question."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for asked in convs.values():
+        learner = Learner(settings, START.copy())
+        for i, a in enumerate(asked):
+            if i >= len(asked) / 2 and a.scored:
+                rows.append(three(a, learner))
+            teach(learner, a, flip, rng)
+    return np.array(rows)
+
+
+def folds(convs: dict[str, list[Asked]], rng: np.random.Generator) -> list[tuple[list[Asked], list[Asked]]]:
+    """(taught, scored) pairs: leave one conversation out, or five folds of one conversation's questions."""
+    if len(convs) > 1:
+        return [([a for k, qs in convs.items() if k != held for a in qs], convs[held]) for held in convs]
+    asked = next(iter(convs.values()))
+    parts = np.array_split(rng.permutation(len(asked)), 5)
+    return [([asked[i] for p in parts if p is not part for i in p], [asked[i] for i in part])
+            for part in parts]
+
+
+def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for taught, scored in folds(convs, rng):
+        learner = Learner(settings, START.copy())
+        for i in rng.permutation(len(taught)).tolist():
+            teach(learner, taught[i], flip, rng)
+        rows += [three(a, learner) for a in scored if a.scored]
+    return np.array(rows)
+
+
+def measure(convs: dict[str, list[Asked]], seeds: int, settings: LearnSettings, search: bool = False) -> dict:
+    out: dict = {}
+    for name, how in (("within", within), ("across", across)):
+        s: dict = {}
+        for flip in (0.0, *NOISE):
+            runs = [how(convs, flip, seed, settings).mean(axis=0) for seed in range(seeds)]
+            mean, std = np.mean(runs, axis=0), np.std(runs, axis=0)
+            got, raw = (
+                {"r5": round(float(mean[at]), 4), "r10": round(float(mean[at + 1]), 4),
+                 "r5_std": round(float(std[at]), 4), "r10_std": round(float(std[at + 1]), 4)}
+                for at in (2, 4))
+            # the share of the scored questions the learned weights ranked
+            got["served"] = round(float(mean[6]), 4)
+            if flip == 0.0:
+                s["shipped"] = {"r5": round(float(mean[0]), 4), "r10": round(float(mean[1]), 4)}
+                s["learned"], s["noisy"] = got, {}
+                s["unguarded"] = {**raw, "noisy": {}}  # the learned weights always in use
+            else:
+                s["noisy"][str(flip)] = got
+                s["unguarded"]["noisy"][str(flip)] = raw
+        s["questions"] = len(how(convs, 0.0, 0, replace(settings, explore=0.0)))
+        s["limits"] = limits(scored_groups(convs, name), search)
+        out[name] = s
+    return out
+
+
+def table(name: str, res: dict) -> str:
+    lines = [f"{name}", "",
+             "| setting | questions | shipped R@5 / R@10 | learned | 10 % flipped | 20 % | 30 % |",
+             "|---|---|---|---|---|---|---|"]
+    for setting in ("within", "across"):
+        s = res[setting]
+
+        def cell(r: dict) -> str:
+            served = f" ({r['served']:.0%} served)" if r.get("served") else ""
+            return f"{r['r5']:.3f} / {r['r10']:.3f} ± {r['r10_std']:.3f}{served}"
+        shipped = s["shipped"]
+        lines.append(f"| {setting} | {s['questions']} | {shipped['r5']:.3f} / {shipped['r10']:.3f} | "
+                     f"{cell(s['learned'])} | " + " | ".join(cell(s['noisy'][str(f)]) for f in NOISE) + " |")
+        u = s["unguarded"]
+        lines.append(f"| {setting}, unguarded | | | {cell(u)} | "
+                     + " | ".join(cell(u['noisy'][str(f)]) for f in NOISE) + " |")
+        lim = s["limits"]
+        lines.append(f"| {setting}, refit with every label on the scored questions (in sample) | | | "
+                     f"{lim['refit_in_sample']['r5']:.3f} / {lim['refit_in_sample']['r10']:.3f} | | | |")
+        if "searched_in_sample" in lim:
+            sr = lim["searched_in_sample"]
+            lines.append(f"| {setting}, weights searched for R@10 on the scored questions (in sample) | | | "
+                         f"{sr['r5']:.3f} / {sr['r10']:.3f} | | | |")
+        lines.append(f"| {setting}, the pool's evidence (no ranking does better at 10) | | | "
+                     f"- / {lim['pool_r10']:.3f} | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--search", action="store_true",
+                    help="also search weights for R@10 on the scored questions themselves (slow on LoCoMo)")
+    for f in ("rate", "pull", "bound", "explore", "margin"):
+        ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
+    ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
+    ap.add_argument("--window", type=int, default=LearnSettings().window)
+    ap.add_argument("--start", action="append", default=[], metavar="NAME=VALUE",
+                    help="start from the shipped weights with this one changed (repeatable): a bot "
+                         "for which they are wrong; the 'shipped' rows then show these weights")
+    args = ap.parse_args()
+    for given in args.start:
+        name, _, value = given.partition("=")
+        if name not in COLUMNS:
+            ap.error(f"--start: no feature named {name}")
+        START[COLUMNS.index(name)] = float(value)
+    settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin,
+                             args.window)
+    sets = {}
+    for path in args.data:
+        t0 = time.perf_counter()
+        convs = asyncio.run(pools(path))
+        sets[str(path)] = res = measure(convs, args.seeds, settings, args.search)
+        n = sum(len(q) for q in convs.values())
+        took = time.perf_counter() - t0
+        print(table(f"{path} ({len(convs)} conversations, {n} questions, {took:.0f}s)", res))
+    out = {"data": [str(p) for p in args.data], "settings": asdict(settings),
+           "seeds": args.seeds, "sets": sets}
+    if len(sets) == 1:
+        out.update(next(iter(sets.values())))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

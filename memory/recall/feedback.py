@@ -1,0 +1,136 @@
+"""What each injection showed and what the reply then used: the learner's only input, kept bounded.
+
+Every recall that fills a block is recorded under a new recall id with the features of the notes
+it injected and of a few it held back (the next ones below the cut), per place, the last ``keep``
+of each place only. Feedback names a recall id: implicit (which injected notes the reply used) or
+the owner's ``good`` / ``bad`` on the whole injection. Feedback for an id the log does not hold (never
+recorded, or pushed out since) is refused. The learner takes the judged recalls off the log in a
+job, never on the reply path.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidInputError, UnknownIdError
+from .features import COLUMNS
+from .learner import Learner
+
+KEEP = 50  # recalls kept per place
+
+
+@dataclass
+class Recorded:
+    """One injection: its notes' keys and features (``COLUMNS`` x notes), the injected first, then
+    those held back; what the feedback said of each (None: not judged yet)."""
+
+    id: str
+    place: str
+    keys: list[str]
+    features: np.ndarray
+    injected: int  # how many of ``keys`` went into the block
+    used: list[bool] | None = None
+    learned: bool = False
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(features, preferred) for the learner: implicit feedback compares the injected notes
+        among themselves, explicit feedback the injected with the held back ones."""
+        if self.used is None:
+            return None
+        return self.features, np.array(self.used, bool)
+
+
+class FeedbackLog:
+    """The last ``keep`` recorded injections of each place, by recall id."""
+
+    def __init__(self, keep: int = KEEP):
+        self.keep = keep
+        self._by_id: OrderedDict[str, Recorded] = OrderedDict()
+        self._count = itertools.count(1)
+
+    def record(self, place: str, keys: Sequence[str], features: np.ndarray, injected: int) -> str:
+        """Record an injection (``features``: ``COLUMNS`` x ``keys``; the first ``injected`` went
+        in); returns its recall id. The place's oldest is dropped past ``keep``."""
+        x = np.asarray(features, np.float64)
+        if x.shape != (len(COLUMNS), len(keys)) or not 0 <= injected <= len(keys):
+            raise InvalidInputError(f"an injection wants {len(COLUMNS)} features for each of "
+                                    f"{len(keys)} notes",
+                                    code="feedback_shape")
+        rid = f"r{next(self._count)}"
+        self._by_id[rid] = Recorded(rid, place, list(keys), x, injected)
+        mine = [r for r in self._by_id.values() if r.place == place]
+        for old in mine[: max(0, len(mine) - self.keep)]:
+            del self._by_id[old.id]
+        return rid
+
+    def get(self, recall_id: str) -> Recorded:
+        r = self._by_id.get(recall_id)
+        if r is None:
+            raise UnknownIdError(f"no recent injection has the recall id {recall_id!r}",
+                                 code="unknown_recall", recall=recall_id)
+        return r
+
+    def last(self, place: str) -> Recorded | None:
+        """The place's latest injection (what ``/mem good`` and ``/mem bad`` judge)."""
+        return next((r for r in reversed(self._by_id.values()) if r.place == place), None)
+
+    def used(self, recall_id: str, used_keys: Sequence[str]) -> Recorded:
+        """Implicit feedback: the reply used the injected notes ``used_keys`` and ignored the rest."""
+        r = self.get(recall_id)
+        shown = r.keys[: r.injected]
+        if unknown := set(used_keys) - set(shown):
+            raise InvalidInputError(f"{sorted(unknown)} were not injected by {recall_id}",
+                                    code="feedback_not_injected", recall=recall_id)
+        r.used = [k in set(used_keys) for k in shown]
+        r.features, r.keys = r.features[:, : r.injected], shown
+        r.learned = False
+        return r
+
+    def judged(self, recall_id: str, good: bool) -> Recorded:
+        """Explicit feedback on a whole injection: good puts what went in above what was held back,
+        bad the other way round."""
+        r = self.get(recall_id)
+        if r.injected == len(r.keys):
+            raise InvalidInputError(f"{recall_id} held nothing back to compare with",
+                                    code="feedback_nothing_held", recall=recall_id)
+        r.used = [good if j < r.injected else not good for j in range(len(r.keys))]
+        r.learned = False
+        return r
+
+    def learn(self, learner: Learner) -> int:
+        """Teach ``learner`` every judged injection it has not learned from; returns how many."""
+        n = 0
+        for r in self._by_id.values():
+            p = r.pairs()
+            if p is not None and not r.learned:
+                learner.learn(*p)
+                r.learned = True
+                n += 1
+        return n
+
+    def state(self) -> dict[str, Any]:
+        return {"recalls": [{"id": r.id, "place": r.place, "keys": r.keys, "injected": r.injected,
+                             "features": r.features.tolist(), "used": r.used, "learned": r.learned}
+                            for r in self._by_id.values()]}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], keep: int = KEEP) -> FeedbackLog:
+        out = cls(keep)
+        try:
+            for d in state.get("recalls", []):
+                r = Recorded(str(d["id"]), str(d["place"]), [str(k) for k in d["keys"]],
+                             np.array(d["features"], np.float64).reshape(len(COLUMNS), len(d["keys"])),
+                             int(d["injected"]), None if d["used"] is None else [bool(u) for u in d["used"]],
+                             bool(d["learned"]))
+                out._by_id[r.id] = r
+        except (KeyError, TypeError, ValueError) as e:
+            raise InvalidInputError(f"saved feedback is not readable: {e}", code="feedback_unreadable") from e
+        top = max((int(i[1:]) for i in out._by_id if i[1:].isdigit()), default=0)
+        out._count = itertools.count(top + 1)
+        return out
