@@ -114,6 +114,21 @@ class EngramPlugin(Star):
             return "error: memory is not ready"
         return await tools.memory_remember(self.service, event, text, about)
 
+    @filter.llm_tool(name="memory_forget")
+    async def memory_forget(self, event: AstrMessageEvent, what: str = "", recent: int = 0,
+                            **_: Any) -> str:
+        """Forget, for good, what the person talking to you told you about themselves here, when they ask
+        ("forget what I told you about my ex", "把我刚才说的那件事忘掉"). Reaches only their own words in
+        this chat and your memories about them here; tell them what was removed.
+
+        Args:
+            what(string): what to forget, in a few words from what they said (e.g. "my ex Alex")
+            recent(number): also their latest lines here, from 0 to 10 (for "what I just said": 1)
+        """
+        if self.service is None:
+            return "error: memory is not ready"
+        return await tools.memory_forget(self.service, event, what, recent)
+
     @filter.llm_tool(name="identity_propose")
     async def identity_propose(self, event: AstrMessageEvent, change: str = "", reason: str = "",
                                **_: Any) -> str:

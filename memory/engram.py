@@ -30,6 +30,7 @@ from .metabolism.forgetting import (
     place_plan,
 )
 from .metabolism.merging import MergeReport, MergeSettings, merge_duplicates
+from .metabolism.own_forget import OwnForget, own_plan
 from .model import Audience, Episode, Memory
 from .recall import RecallSettings
 from .recall.ranker import LinearRanker, Ranker
@@ -132,6 +133,20 @@ class Engram(Kernel):
         rewritten by ``after_forget``). Unknown ids: ``UnknownIdError``, nothing touched."""
         plan = await episodes_plan(self, list(ids))
         return plan if dry_run else await execute(self, plan, self.after_forget)
+
+    async def latest_lines(self, person: str, place: str, n: int) -> list[int]:
+        """The ids of the last ``n`` lines ``person`` said in ``place`` (not the bot's), newest first."""
+        return await self.store.lines_of(person, place, n)
+
+    async def forget_own(self, person: str, place: str, lines: Sequence[int], memories: Sequence[int], *,
+                         dry_run: bool = False) -> OwnForget:
+        """Hard-forget what ``person`` may erase of themselves in ``place`` among ``lines`` and
+        ``memories`` (``own_forget``: their own lines there, the bot's answers to them, the memories
+        of the place about them); the rest is left, as if not named."""
+        own = await own_plan(self, person, place, lines, memories)
+        if not dry_run and (own.plan.episodes or own.plan.memories):
+            own.plan = await execute(self, own.plan, self.after_forget)
+        return own
 
     # ---- metabolism ----------------------------------------------------------------------
     # ---- metabolism ----------------------------------------------------------------------

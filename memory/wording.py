@@ -2,7 +2,8 @@
 
 One vocabulary for everything a person reads: the plugin's replies, the dashboard's pages and the
 model's notes (English) say a memory's kind, a job's result or "9 days ago" through here. English shows
-a stored word as it is stored (it is English already); Chinese says it from ``ZH_WORDS``. Each side
+a stored word as it is stored (it is English already) but for a few no one says (``EN_WORDS``, and a
+count's underscores); Chinese says it from ``ZH_WORDS``. Each side
 keeps its own sentences (the plugin's reply catalogue, the dashboard's labels); the words inside them,
 and the errors both raise (``Said``), are said the same way in both.
 """
@@ -67,9 +68,19 @@ ZH_WORDS: dict[str, dict[str, str]] = {
 }
 
 
+# the stored words English does not say as they are stored (issue 27: a reply showed ``message_out``)
+EN_WORDS: dict[str, dict[str, str]] = {
+    "line": {"message_in": "message", "message_out": "the bot's reply"},
+}
+SPACED = ("count",)  # English says these with spaces: kept_apart is "kept apart", bad_field "bad field"
+
+
 def word(lang: str, group: str, value: str) -> str:
     """``value`` (a stored word of ``group``) as ``lang`` says it."""
-    return ZH_WORDS[group].get(value, value) if lang == ZH else value
+    if lang == ZH:
+        return ZH_WORDS[group].get(value, value)
+    said = EN_WORDS.get(group, {}).get(value, value)
+    return said.replace("_", " ") if group in SPACED else said
 
 
 # ---- times -------------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ class EngramService:
         self.tz = tz
         self.engram: Engram | None = None
         self.last_injection: dict[str, Injection] = {}
+        self.last_forget: datetime | None = None  # a forget drops every remembered injection (/mem why)
         self._fixed_embedder = embedder  # tests pin one; otherwise resolved from AstrBot's providers
         self._lock = asyncio.Lock()
         self._closing = False
@@ -191,6 +192,7 @@ class EngramService:
         """After a hard forget: no cached injection may still hold what went; a day's diary and the
         self-image that drew on it are rebuilt from what is left (``rewrite``)."""
         self.last_injection.clear()
+        self.last_forget = now_utc()
         if self.rewrite is not None:
             await self.rewrite(plan)
 

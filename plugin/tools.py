@@ -1,5 +1,7 @@
-"""The model's tools: ``memory_recall`` and ``memory_remember``, bound to the current audience, and
-``identity_propose`` (a change to its core identity, for the owner to decide: ``/mem approve``).
+"""The model's tools: ``memory_recall``, ``memory_remember`` and ``memory_forget`` (what the person
+asking said of themselves in this place: ``memory.metabolism.own_forget``), bound to the current
+audience, and ``identity_propose`` (a change to its core identity, for the owner to decide:
+``/mem approve``).
 
 Arguments come from a model and may be of any type: each is checked, and a wrong one gets a
 readable sentence back (the model can try again), never an exception.
@@ -11,9 +13,10 @@ import logging
 import re
 from typing import Any
 
-from ..memory import SELF, Memory, narrow_scope, place_scope
+from ..memory import SELF, Episode, Memory, narrow_scope, place_scope
 from ..memory.errors import InvalidInputError
 from ..memory.metabolism.dedup import remember
+from ..memory.metabolism.own_forget import REBUILT, OwnForget
 from ..memory.model import now_utc
 from ..memory.render import notes
 from ..memory.scopes import PUBLIC as PUBLIC_SCOPE
@@ -29,6 +32,9 @@ log = logging.getLogger("engram.plugin")
 MAX_QUERY = 1000
 MAX_TEXT = 2000
 MAX_LIMIT = 20
+MAX_RECENT = 10  # of memory_forget's "recent": the person's latest lines here
+FORGET_POOL = 60  # hits memory_forget looks through for the person's own lines among everyone's
+SAID_CHARS = 160  # of each line or memory memory_forget says it removed
 TOOL_TOKENS = 4000  # of one memory_recall answer (text.budget_tokens): long pasted texts cannot flood it
 NOTE_CHARS = 1500  # of one note in it; a longer one is cut and marked
 NOBODY = ("", "none", "nobody", "no one", "noone", "nothing", "null")
@@ -203,3 +209,78 @@ async def identity_propose(service: EngramService, event: Any, change: Any, reas
         return "error: the proposal could not be saved right now"
     return (f"Proposed (#{p.id}). Your identity changes only if the owner approves it; "
             "until then, nothing about you changes.")
+
+
+def count_arg(name: str, value: Any, most: int) -> int:
+    """A whole number from 0 to ``most`` (None or "" is 0)."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,9}\s*", value):
+        value = int(value.strip())
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer()) or not 0 <= value <= most):
+        raise ToolArgError(f"error: {name} must be a whole number from 0 to {most}, not {value!r}")
+    return int(value)
+
+
+async def memory_forget(service: EngramService, event: Any, what: Any, recent: Any = 0) -> str:
+    """Erase what the person asking said of themselves in this place: their lines sharing a word with
+    ``what`` and the memories here about them that match it, and/or their ``recent`` latest lines
+    (not this message), with the bot's answers to those lines; at once, for every later recall.
+    Another person's words, another place and the owner's notes are out of its reach."""
+    try:
+        w = text_arg("what", what, MAX_QUERY, required=False)
+        n = count_arg("recent", recent, MAX_RECENT)
+    except ToolArgError as e:
+        return str(e)
+    if blank(w) and not n:
+        return ("error: give what (the thing to forget, in a few words) or recent (how many of their "
+                "latest lines)")
+    audience = service.audience(event)
+    if service.settings.is_blacklisted(audience.place):
+        return OPTED_OUT
+    person, asking = actor_of(event), parse_message(event).text.strip()
+    try:
+        await service.flush()  # the lines said before this one are in the store: the forget reaches them
+        mem = await service.memory()
+        lines: list[int] = []
+        memories: list[int] = []
+        if not blank(w):  # their lines and memories sharing a word with what they named
+            for h in await mem.recall(w, audience, k=FORGET_POOL):
+                if h.features.get("kw", 0) > 0:
+                    (lines if h.kind == "episode" else memories).append(h.id)
+        latest = await mem.latest_lines(person, audience.place, n + 1) if n else []
+        found = await mem.episodes([*lines, *latest])
+        asked = {i for i, e in found.items() if e.content.strip() == asking}  # this message: not a fact
+        lines = [i for i in lines if i not in asked] + [i for i in latest if i not in asked][:n]
+        async with service.days_lock.forget_turn(_quiet):  # after a diary job writing now, as /mem forget
+            plan = (await mem.forget_own(person, audience.place, lines, memories, dry_run=True)).plan
+            texts = await mem.episodes(plan.episodes), await mem.memories(plan.memories)  # before they go
+            own = await mem.forget_own(person, audience.place, lines, memories)
+    except InvalidInputError as e:
+        return f"error: {e}"
+    except Exception:
+        log.exception("Engram: memory_forget failed")
+        return "error: memory is unavailable right now; nothing was forgotten"
+    return _forgot(own, *texts)
+
+
+async def _quiet(_line: str) -> None:
+    """memory_forget waits for a diary job without a word (the model's answer comes after)."""
+
+
+def _forgot(own: OwnForget, lines: dict[int, Episode], memories: dict[int, Memory]) -> str:
+    """What memory_forget removed, for the model to tell the person: each line and memory, quoted."""
+    plan = own.plan
+    said = [f'- {"your reply" if lines[i].kind == "message_out" else "their line"}: '
+            f'"{cut(lines[i].content, SAID_CHARS)}"' for i in plan.episodes if i in lines]
+    said += [f'- memory: "{cut(memories[i].text, SAID_CHARS)}"' for i in plan.memories
+             if i in memories and memories[i].kind not in REBUILT]
+    left = (f"\n{len(own.left)} more of their lines matched but stay: a memory drawn from them also holds "
+            "someone else's words; only the bot's owner can erase it (/mem forget).") if own.left else ""
+    if not said:
+        return ("Nothing of theirs here matched; nothing was forgotten. Try other words from what they said, "
+                "or recent=N for their N latest lines." + left)
+    diary = " A diary of those days is written again without it." if plan.diary_days else ""
+    return ("Forgotten for good (it no longer comes up in any later reply):\n" + "\n".join(said)
+            + diary + left)

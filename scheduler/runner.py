@@ -74,6 +74,22 @@ def stats_of(result: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in dict(raw).items() if isinstance(v, int | float)}
 
 
+def failure_of(result: Any) -> str:
+    """A run that returned but did nothing because its model calls failed (the model down: a
+    consolidation or merge whose every call failed), as a record keeps an error (``ChatError: why``);
+    "" for a run that did its work, or some of it. Such a run shows as failed, not as ``ok``."""
+    if not getattr(result, "failed", None):
+        return ""
+    if any(getattr(result, k, 0) for k in ("added", "updated", "merged")):
+        return ""
+    why = str(getattr(result, "error", "") or "every model call failed")
+    failed = result.failed
+    kinds = set(failed) if isinstance(failed, dict) else set()  # a consolidation counts them by kind
+    kind = {frozenset({"malformed"}): "WrongShape", frozenset({"timeout"}): "ChatTimeout"}.get(
+        frozenset(kinds), "ChatError")
+    return f"{kind}: {why}"[:500]
+
+
 class Scheduler:
     """The jobs of one bot. ``start()`` in the plugin's initialize(), ``shutdown()`` in terminate()."""
 
@@ -127,8 +143,11 @@ class Scheduler:
             if job.every is not None and job.catch_up and (last is None or record.get("status") == INTERRUPTED
                                                            or now - last >= job.every.total_seconds()
                                                            or last - now > FUTURE_SLACK):
-                log.info("Engram: job %s missed its run while stopped (or was stopped in it); running it "
-                         "once now", job.name)
+                if last is None:  # a fresh install: nothing was missed (issue 27: four lines saying so)
+                    log.debug("Engram: job %s has never run; running it once now", job.name)
+                else:
+                    log.info("Engram: job %s missed its run while stopped (or was stopped in it); running "
+                             "it once now", job.name)
                 self.trigger(job.name)
 
     async def shutdown(self) -> None:
@@ -195,8 +214,12 @@ class Scheduler:
                 await self._save(job, {"status": "failed", "last_finished": self.clock(),
                                        "error": f"{type(e).__name__}: {e}"[:500]}, failed=True)
                 raise
-            await self._save(job, {"status": "ok", "last_finished": self.clock(), "error": "",
-                                   "stats": stats_of(result)}, ok=True)
+            error = failure_of(result)
+            if error:
+                log.warning("Engram: job %s did nothing: %s", name, error)
+            await self._save(job, {"status": "failed" if error else "ok", "last_finished": self.clock(),
+                                   "error": error, "stats": stats_of(result)},
+                             ok=not error, failed=bool(error))
             return result
 
     async def _load(self) -> bool:
@@ -222,7 +245,7 @@ class Scheduler:
         if ok or failed:
             record["runs"] = record.get("runs", 0) + 1
             record["failures"] = record.get("failures", 0) + (1 if failed else 0)
-        if ok:
+        if "stats" in changes:  # what a run did (a failed one's failed calls too) counts in the totals
             totals = dict(record.get("totals", {}))
             for k, v in changes.get("stats", {}).items():
                 totals[k] = totals.get(k, 0) + v

@@ -346,9 +346,9 @@ async def test_forgetting_while_recording_is_busy_erases_only_what_was_there(
 async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
         folder: Path, open_engram: EngramOpener, how: str) -> None:
     """The model may propose a change to its identity with what it was told (``identity_propose``).
-    A hard forget drops, pending or decided, every proposal made in the forgotten place, in the
-    conversation of a forgotten line (its place, the day after it), or holding a piece of the
-    forgotten text; the others stay as they were."""
+    A hard forget drops, pending or decided, every proposal made in the forgotten place or holding a
+    piece of the forgotten text; the others stay as they were (one made in the same chat the same day
+    but sharing nothing with the forgotten text too, unless the whole place goes)."""
     e = await open_engram()
     ids = await e.record_many([ep(GROUP, f"my locker code is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob", minutes=1)])
@@ -358,7 +358,7 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
     later = T0 + timedelta(hours=2)
     told = proposals.propose(f"I keep my friends' codes safe, like {MARK} {ZH}.", "trusted with one",
                              GROUP, now=later)
-    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # the same conversation
+    braver = proposals.propose("I would like to be braver.", "", GROUP, now=later)  # same chat, nothing of it
     copied = proposals.propose(f"I remember numbers such as {MARK}.", "", OTHER, now=later)  # elsewhere
     proposals.reject(copied.id)  # a decided proposal holds the text as much as a pending one
     kept = proposals.propose("I like quiet mornings.", "lunch talk", OTHER, now=later)
@@ -372,9 +372,14 @@ async def test_an_identity_proposal_drawn_from_what_is_forgotten_goes_with_it(
         done = await e.forget([mid], with_sources=True)
 
     assert traces(folder) == []  # identity/proposals.json no longer holds any piece of it
-    assert done.proposals == [told.id, braver.id, copied.id]
-    assert done.summary().endswith("and 3 identity proposals")
-    assert proposals.all() == [kept]
+    if how == "place":  # everything made in the place goes with it
+        assert done.proposals == [told.id, braver.id, copied.id]
+        assert done.summary().endswith("and 3 identity proposals")
+        assert proposals.all() == [kept]
+    else:
+        assert done.proposals == [told.id, copied.id]
+        assert done.summary().endswith("and 2 identity proposals")
+        assert proposals.all() == [braver, kept]
     await e.close()
     assert traces(folder) == []
 
@@ -393,6 +398,24 @@ async def test_a_proposal_made_before_the_forgotten_line_or_elsewhere_stays(
 
     assert done.proposals == [] and done.summary() == "1 line and 1 memory"
     assert proposals.all() == [before, next_day, elsewhere]
+    await e.close()
+
+
+async def test_forgetting_an_unrelated_line_leaves_an_approved_proposal_of_the_same_chat_and_day(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """Issue 27: ``/mem forget e15`` (an unrelated line) also dropped an approved identity proposal
+    made in the same chat an hour later ("1 line, 1 memory and 1 identity proposal"): a forget never
+    touches what it did not name."""
+    e = await open_engram()
+    [line] = await e.record_many([ep(GROUP, "the bus was late again this morning")])
+    proposals = Proposals(IdentityFolder(folder))
+    bartje = proposals.propose("Call the owner Bartje", "he asked", GROUP, now=T0 + timedelta(hours=1))
+    proposals.approve(bartje.id)
+
+    done = await e.forget_episodes([line])
+
+    assert done.proposals == [] and done.summary() == "1 line and 0 memories"
+    assert [p.id for p in proposals.all()] == [bartje.id] and proposals.all()[0].status == "approved"
     await e.close()
 
 

@@ -10,11 +10,13 @@ all its lines and its memories. Whatever drew on erased memories and is rebuilt 
 
 The identity proposals the model made (``identity/proposals.json``) have no sources; a forget drops
 one, pending or decided, when it drew on what goes: made in a forgotten place, while answering a
-forgotten person or naming them, in the conversation of a forgotten line (its place, within a day
-after it), or holding a piece of a forgotten text (a number, five words or six Chinese characters in
-a row: the self-image's leak rule). Dropped, not rewritten: the change is the model's, the owner
-never decided on the new text, and the model can propose again. An approved one's words are in
-``identity/self.md`` already, which is the owner's file and stays as it is (logged).
+forgotten person or naming them, or holding a piece of a forgotten text (a number, five words or six
+Chinese characters in a row: the self-image's leak rule). Nothing else links a proposal to a line:
+one made in the same chat the same day as a forgotten line, sharing none of its words, is not drawn
+from it (a forget never touches what it did not name: issue 27, where ``/mem forget e15`` dropped an
+approved proposal that had nothing to do with the line). Dropped, not rewritten: the change is the
+model's, the owner never decided on the new text, and the model can propose again. An approved one's
+words are in ``identity/self.md`` already, which is the owner's file and stays as it is (logged).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
 from ..backups import erase_in_backups, note_erase
@@ -43,7 +45,6 @@ from ..text.words import holds_name
 log = logging.getLogger("engram.forget")
 DIARY, SELF_IMAGE = "diary", "reflection"
 MIN_NAME = 2  # shorter display names are not searched for in the text (too many false hits)
-CONVERSATION = timedelta(days=1)  # a proposal drew on the lines of its place said this long before it
 CHUNK = 500  # episodes read at a time when looking for a proposal's words in them
 PENDING_FILE = ".forget-pending.json"  # beside the store: the files a forget under way still erases
 WITNESSES = 64  # erased ids kept in that note: all gone means the erase went through (it is one transaction)
@@ -87,6 +88,13 @@ async def episodes_plan(engram: Kernel, ids: list[int]) -> Forgetting:
     known = await engram.store.get_episodes(possible_ids(_whole(ids, "episode")))
     _known(ids, "episode", known)
     return await _along_provenance(engram, Forgetting(), set(known), set())
+
+
+async def items_plan(engram: Kernel, episodes: Iterable[int], memories: Iterable[int]) -> Forgetting:
+    """What forgetting the lines ``episodes`` (known ids) and the memories ``memories`` (with every
+    version) reaches, as the plans above do (``own_forget`` chooses the ids and checks the reach)."""
+    mems = set(await engram.store.all_versions(sorted(set(memories)))) if memories else set()
+    return await _along_provenance(engram, Forgetting(), set(episodes), mems)
 
 
 def _whole(ids: list[int], kind: str) -> list[int]:
@@ -186,25 +194,15 @@ async def _proposals_reached(engram: Kernel, plan: Forgetting, memories: Iterabl
     if not left:
         return sorted(reached)
     pieces, anyones = {p.id: _pieces([p]) for p in left}, _pieces(left)
-    async for place, time, text in _erased_texts(engram, plan, memories):
-        shared = bool(leaks(text, anyones))  # one look for all of them; which one, only on a hit
+    async for text in _erased_texts(engram, plan, memories):
+        if not leaks(text, anyones):  # one look for all of them; which one, only on a hit
+            continue
         for p in left:
-            if p.id not in reached and (
-                    (shared and leaks(text, pieces[p.id]))
-                    or (place == p.place and time is not None and _after(p, time))):
+            if p.id not in reached and leaks(text, pieces[p.id]):
                 reached.add(p.id)
         if len(reached) == len(proposals):
             break
     return sorted(reached)
-
-
-def _after(p: Proposal, line: datetime) -> bool:
-    """Whether ``p`` was made in the conversation that followed ``line`` (within ``CONVERSATION``)."""
-    try:
-        made = aware(datetime.fromisoformat(p.at))
-    except ValueError:  # a hand-edited time: the other links still count
-        return False
-    return timedelta(0) <= made - aware(line) <= CONVERSATION
 
 
 def _pieces(proposals: list[Proposal]) -> PrivateDetails:
@@ -216,15 +214,14 @@ def _pieces(proposals: list[Proposal]) -> PrivateDetails:
     return out
 
 
-async def _erased_texts(engram: Kernel, plan: Forgetting, memories: Iterable[Memory]
-                        ) -> AsyncIterator[tuple[str | None, datetime | None, str]]:
-    """Each text ``plan`` erases, with the place and time of a line (a memory's: None, None)."""
+async def _erased_texts(engram: Kernel, plan: Forgetting, memories: Iterable[Memory]) -> AsyncIterator[str]:
+    """Each text ``plan`` erases: the memories', then the lines'."""
     for m in memories:
-        yield None, None, m.text
+        yield m.text
     for i in range(0, len(plan.episodes), CHUNK):
         found = await engram.store.get_episodes(plan.episodes[i:i + CHUNK])
         for e in found.values():
-            yield e.place, e.time, e.content
+            yield e.content
 
 
 def _erase_files(engram: Kernel, plan: Forgetting) -> None:

@@ -37,7 +37,8 @@ def kinds_said(lang: str) -> str:
 
 # "--scope" as a Chinese input method ("——scope"), a phone's smart punctuation ("—scope") or a
 # full-width keyboard ("－－scope") writes it; only before an option's name, so a dash in a text stays
-OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)(?=(?:scope|page|kind|archived|with-sources|force)\b)")
+OPTION_DASHES = re.compile(r"(?<!\S)(?:——|—|–|－－|--)"
+                           r"(?=(?:scope|page|kind|archived|with-sources|keep-lines|force)\b)")
 
 
 def split_command(text: str) -> tuple[str, str]:

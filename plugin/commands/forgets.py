@@ -24,10 +24,14 @@ FORGET_PERSON, FORGET_PLACE = "forget-person", "forget-place"
 
 
 async def forget(ctx: CommandContext, args: str) -> str:
+    """``/mem forget m12``: the memory with every version, the lines it came from and what else was
+    drawn from them (a fact recalled from its source line is not forgotten), the reply naming each;
+    ``--keep-lines``: the memory alone, the reply naming the lines left. ``e3``: the line and what was
+    drawn from it. ``--with-sources`` (the old way to ask for the lines) is the default now."""
     parts = args.split()
-    with_sources = "--with-sources" in parts
-    rest = [p for p in parts if p != "--with-sources"]
-    if len(rest) != 1:
+    keep_lines = "--keep-lines" in parts
+    rest = [p for p in parts if p not in ("--with-sources", "--keep-lines")]
+    if len(rest) != 1 or (keep_lines and "--with-sources" in parts):
         raise UsageError("")
     kind, key = parse_key(rest[0])
     if kind == "e":
@@ -42,6 +46,7 @@ async def forget(ctx: CommandContext, args: str) -> str:
     m = await ctx.reachable(key)
     assert m.id is not None
     mem = await ctx.service.memory()
+    with_sources = not keep_lines
     if with_sources and not ctx.audience.owner_private:
         # a forget here reaches no other chat: lines said elsewhere (and what was drawn from them) go
         # only from the owner's private chat
@@ -52,11 +57,20 @@ async def forget(ctx: CommandContext, args: str) -> str:
     async with ctx.forget_turn():  # the forget and the diary it rewrites, in one turn
         seen = await seen_part(ctx, await mem.forget([m.id], with_sources=with_sources, dry_run=True))
         done = await mem.forget([m.id], with_sources=with_sources)
-    if with_sources:
-        return ctx.say("forgot_sources", id=m.id, summary=erased_here(ctx, seen, done))
+    if done.episodes:
+        return ctx.say("forgot_sources", id=m.id, summary=erased_here(ctx, seen, done),
+                       keys=keys_of(seen or done))
     versions, k = counted(ctx.lang, "n_version", len(done.memories)), len((seen or done).proposals)
-    return ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
+    said = ctx.say("forgot_memory_drawn" if k else "forgot_memory", id=m.id, versions=versions,
                    proposals=counted(ctx.lang, "n_proposal", k))
+    kept = await mem.episodes(list(m.sources))  # --keep-lines: the lines that stay, as this chat sees them
+    left = [i for i in m.sources if i in kept and ctx.sees_episode(kept[i].place)]
+    return said + (ctx.say("lines_kept", keys=short(", ".join(f"e{i}" for i in left))) if left else "")
+
+
+def keys_of(plan: Forgetting) -> str:
+    """What a forget erased, by key (``e15, m4, m5``), cut to a reply's length."""
+    return short(", ".join([*(f"e{i}" for i in plan.episodes), *(f"m{i}" for i in plan.memories)]))
 
 
 async def _person(mem: Engram, who: str, audience: Audience) -> str:

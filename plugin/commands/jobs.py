@@ -13,7 +13,7 @@ from ...memory.render import quoted
 from ...memory.wording import ZH, when, word
 from ...scheduler import FADE, MERGE
 from ..jobs.background import Jobs
-from ..replies.catalogue import say
+from ..replies.catalogue import counted, say
 from ..replies.errors import error_text, failure
 from ..replies.fit import fit_lines, short
 from .args import Refused
@@ -27,8 +27,9 @@ def run_summary(lang: str, report: Any) -> str:
     from 40 lines, 1 model calls; refused ...; failed ...``."""
     def counts(c: Any) -> str:
         return ", ".join(f"{word(lang, 'count', k)} {v}" for k, v in sorted(c.items()))
-    parts = [say(lang, "run_counts", added=report.added, updated=report.updated, episodes=report.episodes,
-                 calls=report.calls)]
+    parts = [say(lang, "run_counts", added=report.added, updated=report.updated,
+                 episodes=counted(lang, "n_line", report.episodes),
+                 calls=counted(lang, "n_call", report.calls))]
     if report.refused:
         parts.append(say(lang, "run_refused", counts=counts(report.refused)))
     if report.failed:
@@ -100,8 +101,8 @@ def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en", *, co
     if record.get("error"):
         status += ("：" if lang == ZH else ": ") + failure(lang, record["error"])
     last, total = record.get("stats", {}), record.get("totals", {})
-    parts = [say(lang, "job_last", name=job, when=at, status=status, runs=record.get("runs", 0),
-                 failures=record.get("failures", 0))]
+    parts = [say(lang, "job_last", name=job, when=at, status=status,
+                 runs=counted(lang, "n_run", record.get("runs", 0)), failures=record.get("failures", 0))]
     failed_kinds = sorted(word(lang, "count", k[len("failed."):]) for k, v in total.items()
                           if k.startswith("failed.") and v)
     if not counts:  # which kinds of calls failed (a provider to fix), not how many: that counts batches
@@ -110,7 +111,7 @@ def job_line(name: str, record: dict[str, Any], tz: Any, lang: str = "en", *, co
     if "added" in total or "updated" in total:
         parts.append(say(lang, "job_added", added=last.get("added", 0), updated=last.get("updated", 0),
                          all_added=total.get("added", 0), all_updated=total.get("updated", 0),
-                         calls=total.get("calls", 0)))
+                         calls=counted(lang, "n_call", total.get("calls", 0))))
     refused, failed = _counts(total, "refused.", lang), _counts(total, "failed.", lang)
     if refused:
         parts.append(say(lang, "job_refused", counts=refused))

@@ -7,6 +7,7 @@ see can be shown or re-scoped only in the owner's private chat; elsewhere it doe
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ...memory import Hit, Memory, place_scope, visibility
 from ...memory.metabolism.dedup import remember as remember_memory
@@ -17,6 +18,7 @@ from ...memory.text.display import flat
 from ...memory.text.words import MAX_TEXT
 from ...memory.wording import word
 from ..events import platform_of
+from ..replies.catalogue import counted
 from ..replies.fit import SOURCES_CHARS, WHOLE_CHARS, fit_lines, short, shown_whole
 from .args import Refused, UsageError, list_args, parse_id, parse_key, scope_arg
 from .context import CommandContext
@@ -43,8 +45,15 @@ async def stats(ctx: CommandContext, args: str) -> str:
         key, hint = "stats_all", ""
         if kept := ctx.service.recording.pending:  # the store could not take them (full, damaged)
             hint = "\n" + ctx.say("stats_kept", n=kept, file=ctx.service.recording.journal.path.name)
-    head = ctx.say(key, **{**counts, "place": ctx.audience.place}) + hint
+    head = ctx.say(key, **{**counts, **_counted(ctx, counts), "place": ctx.audience.place}) + hint
     return fit_lines([head, *jobs], ctx.lang, ctx.say("rest_dashboard"))
+
+
+def _counted(ctx: CommandContext, counts: dict[str, Any]) -> dict[str, str]:
+    """The counts /mem stats says as counted nouns (``1 place``, ``3 places``)."""
+    nouns = {"episodes": "n_line", "memories": "n_memory", "spaces": "n_place", "people": "n_person",
+             "secrets_redacted": "n_secret"}
+    return {k: counted(ctx.lang, noun, int(counts.get(k) or 0)) for k, noun in nouns.items() if k in counts}
 
 
 async def recall(ctx: CommandContext, args: str) -> str:
@@ -65,8 +74,9 @@ async def recall(ctx: CommandContext, args: str) -> str:
 
 async def why(ctx: CommandContext, args: str) -> str:
     inj = ctx.service.last_injection.get(ctx.audience.place)
-    if inj is None:
-        return ctx.say("why_none")
+    if inj is None:  # none since the start, or a forget since dropped it (it may have held what went)
+        last = ctx.service.last_forget
+        return ctx.say("why_forgotten", when=ctx.when(last)) if last else ctx.say("why_none")
     head = ctx.say("why_head", when=ctx.when(inj.at), query=quoted(short(inj.query)))
     if not inj.injected:
         return head + "\n" + ctx.say("why_empty")
@@ -179,7 +189,8 @@ async def list_(ctx: CommandContext, args: str) -> str:
     if kind:
         what = ctx.say("list_kind", what=what, kind=word(ctx.lang, "kind", kind))
     if not total:
-        return ctx.say("list_none", what=what)
+        none = ctx.say("list_none", what=what[0].upper() + what[1:] if ctx.lang != "zh" else what)
+        return none + "\n" + _first_day(ctx) if not words and not kind else none
     pages = (total + PAGE - 1) // PAGE
     if not found:
         return ctx.say("list_past", pages=pages, what=what, page=page)
@@ -189,6 +200,16 @@ async def list_(ctx: CommandContext, args: str) -> str:
     again = " ".join(x for x in (words, f"--kind {kind}" if kind else "") if x)
     turn = ctx.say("list_next", args=again + " " if again else "", next=page + 1) if page < pages else ""
     return fit_lines([head, *lines, *([turn] if turn else [])], ctx.lang, turn or ctx.say("rest_dashboard"))
+
+
+def _first_day(ctx: CommandContext) -> str:
+    """When the lines of a chat become memories, and what /mem consolidate does (a first day's list is
+    empty: issue 27)."""
+    s = ctx.service.settings
+    if not s.consolidate_after_episodes and not s.consolidate_every_minutes:
+        return ctx.say("first_day_manual")
+    jobs = ctx.service.jobs  # its consolidation's count (consolidate_after_episodes, or 20 when it is 0)
+    return ctx.say("first_day", n=jobs.consolidation.min_new if jobs else s.consolidate_after_episodes or 20)
 
 
 def hit_line(ctx: CommandContext, h: Hit) -> str:

@@ -30,7 +30,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "help_head": ("Engram commands (admins only):", "Engram 记忆指令（仅限管理员）："),
     "help_lang": (
         "回复语言：在 Engram 配置中把 reply_language 设为 zh，所有回复都用中文。",
-        "回复语言：配置项 reply_language（auto：指令或本聊天最近的消息是中文就用中文；zh；en）。",
+        "回复语言：配置项 reply_language（auto：指令本身有中文就用中文，否则用英文；zh；en）。",
     ),
     "help_more": ("/mem help <subcommand> shows each", "发送 /mem help <子命令> 可以逐条查看"),
     "no_owner": (
@@ -85,6 +85,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "n_memory": ("{n} memory|{n} memories", "{n} 条记忆"),
     "n_proposal": ("{n} identity proposal|{n} identity proposals", "{n} 条身份提议"),
     "n_version": ("{n} version|{n} versions", "{n} 个版本"),
+    "n_place": ("{n} place|{n} places", "{n} 个地方"),
+    "n_person": ("{n} person|{n} people", "{n} 个人"),
+    "n_secret": ("{n} secret|{n} secrets", "{n} 处机密"),
+    "n_run": ("{n} run|{n} runs", "共运行 {n} 次"),
+    "n_call": ("{n} model call|{n} model calls", "调用模型 {n} 次"),
     "and": ("{first} and {last}", "{first}和 {last}"),
     "files_left": (
         " (the files beside the store, such as the diary, could not be written now: they are finished at "
@@ -93,19 +98,19 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     # ---- stats, recall, why ------------------------------------------------------------------------
     "stats_here": (
-        "Engram here ({place}): {episodes} lines recorded in this place, {memories} memories this chat "
-        "may see; embeddings {embedder}. Totals over every place: /mem stats in the owner's private chat.",
-        "Engram（此处：{place}）：这里记录了 {episodes} 条消息，本聊天可见 {memories} 条记忆；向量模型 "
+        "Engram here ({place}): {episodes} recorded in this place, {memories} this chat may see; "
+        "embeddings {embedder}. Totals over every place: /mem stats in the owner's private chat.",
+        "Engram（此处：{place}）：这里记录了 {episodes}，本聊天可见 {memories}；向量模型 "
         "{embedder}。所有地方的总数：在主人私聊里发送 /mem stats。",
     ),
     "stats_all": (
-        "Engram: {episodes} episodes, {memories} memories ({archived} archived, {superseded} superseded), "
-        "{spaces} places, {people} people; embeddings {embedder} ({indexed} indexed); {secrets_redacted} "
-        "secrets (keys, tokens, passwords, card numbers) redacted before recording. This place: {place} "
+        "Engram: {episodes}, {memories} ({archived} archived, {superseded} superseded), "
+        "{spaces}, {people}; embeddings {embedder} ({indexed} indexed); {secrets_redacted} (keys, "
+        "tokens, passwords, card numbers) redacted before recording. This place: {place} "
         "(the owner's private chat)",
-        "Engram：{episodes} 条消息，{memories} 条记忆（{archived} 条已淡忘归档，{superseded} "
-        "条已被新版本取代），{spaces} 个地方，{people} 个人；向量模型 {embedder}（已索引 {indexed} "
-        "条）；记录前已隐去 {secrets_redacted} 处机密（密钥、令牌、密码、卡号）。此处：{place}（主人私聊）",
+        "Engram：{episodes}，{memories}（{archived} 条已淡忘归档，{superseded} "
+        "条已被新版本取代），{spaces}，{people}；向量模型 {embedder}（已索引 {indexed} "
+        "条）；记录前已隐去 {secrets_redacted}（密钥、令牌、密码、卡号）。此处：{place}（主人私聊）",
     ),
     "stats_kept": (
         "{n} messages said while the store could not be written are kept in {file}; they are recorded "
@@ -123,6 +128,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "why_none": (
         "Nothing was injected in this chat since Engram started.",
         "自 Engram 启动以来，这个聊天还没有注入过记忆。",
+    ),
+    "why_forgotten": (
+        "Nothing was injected in this chat since the last forget ({when}), which cleared what earlier "
+        "injections held; the next reply here shows it again.",
+        "自上次忘记操作（{when}）以来，这个聊天还没有注入过记忆；那次操作清除了之前注入的记录，下次回复后会再显示。",
     ),
     "why_head": ("Last injection here {when} for {query}:", "这里最近一次注入：{when}，针对 {query}："),
     "why_empty": ("no memories (nothing recalled fit).", "没有注入记忆（想起的内容都不合适）。"),
@@ -179,9 +189,9 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "forget_elsewhere": (
         "m{id} came from lines of other chats; forget it with its lines in the owner's private chat "
-        "(here: /mem forget m{id} without --with-sources)",
-        "m{id} 来自其他聊天的消息；要连同这些消息一起忘记，请在主人私聊里操作（在这里：不带 "
-        "--with-sources 的 /mem forget m{id}）",
+        "(here: /mem forget m{id} --keep-lines forgets the memory alone)",
+        "m{id} 来自其他聊天的消息；要连同这些消息一起忘记，请在主人私聊里操作（在这里：/mem forget m{id} "
+        "--keep-lines 只忘记这条记忆）",
     ),
     "forgot_memory": ("Forgot m{id} ({versions}).", "已忘记 m{id}（{versions}）。"),
     "forgot_memory_drawn": (
@@ -189,8 +199,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "已忘记 m{id}（{versions}；以及由它得出的 {proposals}）。",
     ),
     "forgot_sources": (
-        "Forgot m{id} with the lines it came from: {summary} erased.",
-        "已忘记 m{id} 以及它的来源消息：共删除 {summary}。",
+        "Forgot m{id} with the lines it came from: {summary} erased ({keys}).",
+        "已忘记 m{id} 以及它的来源消息：共删除 {summary}（{keys}）。",
+    ),
+    "lines_kept": (
+        " The lines it came from stay ({keys}; /mem forget e<id> erases one).",
+        "它的来源消息保留了（{keys}；用 /mem forget 加上这些编号可以删除）。",
     ),
     "not_moved": ("Not moved: m{id} stays scope {scope}; {why}", "没有移动：m{id} 仍是范围 {scope}；{why}"),
     "move_elsewhere": (
@@ -202,7 +216,20 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "list_place": ("the memories of this place", "这个地方的记忆"),
     "list_person": ("the memories about {who} this chat may see", "本聊天可见的关于 {who} 的记忆"),
     "list_kind": ("{what} of kind {kind}", "{what}（类型 {kind}）"),
-    "list_none": ("No memories: {what}.", "没有记忆：{what}。"),
+    "list_none": ("{what}: none yet.", "还没有{what}。"),
+    "first_day": (
+        "New lines are recalled as they are at once; they become memories once a chat has {n} new "
+        "messages, or a day after the first of them when the chat pauses. /mem consolidate turns them "
+        "into memories now.",
+        "新消息马上就能按原话想起；一个聊天攒够 {n} 条新消息，或者第一条过了一天且聊天停下来时，它们会"
+        "整理成记忆。/mem consolidate 可以现在就整理。",
+    ),
+    "first_day_manual": (
+        "New lines are recalled as they are at once; they become memories only when you send "
+        "/mem consolidate (consolidate_after_episodes and consolidate_every_minutes are 0).",
+        "新消息马上就能按原话想起；只有发送 /mem consolidate 时才会整理成记忆（consolidate_after_episodes "
+        "和 consolidate_every_minutes 都是 0）。",
+    ),
     "list_past": (
         "There are {pages} page(s) of {what}; page {page} is past the end.",
         "{what}共 {pages} 页；第 {page} 页超出了范围。",
@@ -276,8 +303,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "consolidated": ("Consolidated: {summary}.", "整理完成：{summary}。"),
     "consolidated_place": ("Consolidated {place}: {summary}.", "已整理 {place}：{summary}。"),
     "run_counts": (
-        "{added} added, {updated} updated, from {episodes} lines, {calls} model calls",
-        "新增 {added} 条，更新 {updated} 条，来自 {episodes} 条消息，调用模型 {calls} 次",
+        "{added} added, {updated} updated, from {episodes}, {calls}",
+        "新增 {added} 条，更新 {updated} 条，来自 {episodes}，{calls}",
     ),
     "run_refused": ("refused {counts}", "拒绝 {counts}"),
     "run_failed": ("failed {counts}", "失败 {counts}"),
@@ -285,14 +312,14 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "run_sep": ("; ", "；"),
     "job_never": ("job {name}: never run yet", "任务 {name}：还没有运行过"),
     "job_last": (
-        "job {name}: last run {when} ({status}); {runs} runs, {failures} failed",
-        "任务 {name}：最近一次运行 {when}（{status}）；共运行 {runs} 次，失败 {failures} 次",
+        "job {name}: last run {when} ({status}); {runs}, {failures} failed",
+        "任务 {name}：最近一次运行 {when}（{status}）；{runs}，失败 {failures} 次",
     ),
     "job_added": (
         "last run added {added}, updated {updated}; in all added {all_added}, updated {all_updated}, "
-        "{calls} model calls",
+        "{calls}",
         "最近一次新增 {added} 条、更新 {updated} 条；累计新增 {all_added} 条、更新 {all_updated} 条，"
-        "调用模型 {calls} 次",
+        "{calls}",
     ),
     "job_refused": ("refused: {counts}", "拒绝：{counts}"),
     "job_failed": ("failed calls: {counts}", "失败的调用：{counts}"),
@@ -426,12 +453,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "a memory (m12) with its sources and versions, or a line (e3)",
         "查看一条记忆（m12）及其来源和版本，或一条消息（e3）",
     ),
-    "usage_forget": ("forget <id> [--with-sources]", "forget <编号> [--with-sources]"),
+    "usage_forget": ("forget <id> [--keep-lines]", "forget <编号> [--keep-lines]"),
     "sub_forget": (
-        "erase a memory and all its versions (m12; --with-sources: and the lines it came from, and what "
-        "else was drawn from them), or a line (e3) with what was drawn from it",
-        "彻底忘记一条记忆及其所有版本（m12；--with-sources：连同它的来源消息和由这些消息得出的其他内容），"
-        "或一条消息（e3）及由它得出的内容",
+        "erase a memory, all its versions, the lines it came from and what else was drawn from them "
+        "(m12; --keep-lines: the memory alone), or a line (e3) with what was drawn from it",
+        "彻底忘记一条记忆及其所有版本、它的来源消息和由这些消息得出的其他内容（m12；--keep-lines："
+        "只忘记这条记忆），或一条消息（e3）及由它得出的内容",
     ),
     "usage_scope": ("scope <id> <scope>", "scope <编号> <范围>"),
     "sub_scope": (

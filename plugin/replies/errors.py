@@ -107,6 +107,14 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "err_ids_not_numbers": ("give ids (whole numbers)", "请给出编号（整数）"),
     "err_name_person": ("name the person to forget", "请说出要忘记的人"),
     "err_name_place": ("name the place to forget", "请说出要忘记的地点"),
+    "err_own_forget": (
+        "a person's own forget needs the person and the place",
+        "本人要求的忘记需要知道是谁、在哪里",
+    ),
+    "err_own_forget_many": (
+        "at most {n} lines and memories at a time",
+        "一次最多 {n} 条消息和记忆",
+    ),
     "err_nothing_of_person": (
         "nothing is remembered by or about {person}; nothing was forgotten",
         "不记得 {person} 说过的或关于 {person} 的任何内容；什么也没有忘记",

@@ -32,7 +32,7 @@ async def test_mem_consolidate_through_astrbots_provider(bot, server: FakeOpenAI
     await bot.overhear("He says hello to everyone", "nora", "g-birds", name="Nora")
     await bot.settle()
     done = await bot.send("/mem consolidate", ADMIN, "g-birds")
-    assert "1 added, 0 updated, from 2 lines, 1 model calls; refused wider_scope 1" in done.text, done.text
+    assert "1 added, 0 updated, from 2 lines, 1 model call; refused wider scope 1" in done.text, done.text
     assert "[space:e2e:group:g-birds]" in done.text and "Kiwi" in done.text
     sent = server.chat_requests()[-1]
     assert sent["messages"][0]["role"] == "system" and "e2e:group:g-birds" in sent["messages"][-1]["content"]

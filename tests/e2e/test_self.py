@@ -35,3 +35,31 @@ async def test_the_model_proposes_and_a_non_owner_admin_cannot_decide(bot, serve
     refused = await bot.send("/mem approve 1", ADMIN)  # an AstrBot admin, but owner_ids is empty
     assert "only the bot's owner" in refused.text
     assert not (bot.data / "plugin_data" / "astrbot_plugin_engram" / "identity" / "self.md").exists()
+
+
+async def test_a_person_asks_the_bot_itself_to_forget_and_no_later_block_holds_it(
+        bot, server: FakeOpenAI) -> None:
+    """Issue 27: "Forget what I told you about my ex" is how people say it. The model calls
+    memory_forget in a real AstrBot request; after it, the fact is in no block injected later."""
+    group = "g-forget"
+    await bot.overhear("my ex is called Marcus and he still texts me every week", "lena", group)
+    await bot.overhear("the quiz night moved to Thursday", "olga", group)
+    await bot.settle()
+    before = await bot.send("what do you know about lena's ex who texts her?", "olga", group)
+    assert "Marcus" in injected_text(before.requests[0])  # it is recalled: the test can fail
+    server.replies += [
+        {"tool_calls": [{"name": "memory_forget", "arguments": {"what": "my ex Marcus"}}]},
+        "Done: I have forgotten what you told me about him.",
+    ]
+    asked = await bot.send("Forget what I told you about my ex Marcus", "lena", group)
+    assert asked.text == "Done: I have forgotten what you told me about him."
+    [result] = [r for req in asked.requests for r in tool_results(req)]
+    assert result.startswith("Forgotten for good") and "my ex is called Marcus" in result, result
+    assert "quiz night" not in result  # Olga's line is not Lena's to erase
+    await bot.settle()
+    for question, who in (("what do you know about lena's ex who texts her?", "olga"),
+                          ("who texts me every week?", "lena"), ("前任 每周 发消息", "olga")):
+        later = await bot.send(question, who, group)
+        assert "Marcus" not in injected_text(later.requests[0]), question
+    quiz = await bot.send("when is the quiz night?", "olga", group)
+    assert "Thursday" in injected_text(quiz.requests[0])  # what she did not name stays

@@ -141,7 +141,24 @@ async def test_why_explains_the_last_injection_here(service: EngramService) -> N
 async def test_stats_counts_what_is_remembered(service: EngramService) -> None:
     service.record_message(event("hello", "alice"))
     await service.flush()
-    assert (await mem(service, "mem stats")).startswith("Engram: 1 episodes, 0 memories")
+    assert (await mem(service, "mem stats")).startswith(  # issue 27: "1 places, 1 people"
+        "Engram: 1 line, 0 memories (0 archived, 0 superseded), 1 place, 1 person;")
+
+
+async def test_an_empty_list_says_when_lines_become_memories(service: EngramService) -> None:
+    """Issue 27: after five facts on the first day /mem list said there were no memories, and nothing
+    said that lines become memories later or what /mem consolidate does; in Chinese it read
+    "没有记忆：本聊天可见的记忆。"."""
+    for text in ("I am allergic to cat hair", "my sister lives in Oslo"):
+        service.record_message(event(text, "alice", "g1"))
+    await service.flush()
+    said = await mem(service, "mem list", group="g1")
+    assert said.startswith("The memories this chat may see: none yet.\n"), said
+    assert "once a chat has 30 new messages, or a day after the first of them" in said
+    assert "/mem consolidate turns them into memories now" in said
+    zh = await mem(service, "mem list 小明")
+    assert zh.startswith("还没有本聊天可见的关于 小明 的记忆。"), zh
+    assert await mem(service, "mem list place") == "The memories of this place: none yet."
 
 
 async def test_stats_in_a_group_count_only_what_the_group_may_see(service: EngramService) -> None:
@@ -156,10 +173,10 @@ async def test_stats_in_a_group_count_only_what_the_group_may_see(service: Engra
     await add(service, "carol's secret", "space:qq:private:carol")
     await add(service, "owner fact", "owner")
     here = await mem(service, "mem stats", group="g1")
-    assert here.startswith("Engram here (qq:group:g1): 1 lines recorded in this place, "
+    assert here.startswith("Engram here (qq:group:g1): 1 line recorded in this place, "
                            "2 memories this chat may see;"), here
     assert "places" not in here and "people" not in here
-    assert (await mem(service, "mem stats")).startswith("Engram: 4 episodes, 4 memories")  # the owner's DM
+    assert (await mem(service, "mem stats")).startswith("Engram: 4 lines, 4 memories")  # the owner's DM
 
 
 async def test_a_failing_subcommand_answers_a_line_not_a_traceback(service: EngramService) -> None:

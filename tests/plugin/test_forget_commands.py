@@ -1,5 +1,6 @@
-"""/mem forget --with-sources, forget-person and forget-place with a confirmation code bound to the
-chat and expiring; /mem recall --archived and the tool's archived=true; touching on recall."""
+"""/mem forget (with the lines a memory came from, or --keep-lines), forget-person and forget-place
+with a confirmation code bound to the chat and expiring; /mem recall --archived and the tool's
+archived=true; touching on recall."""
 
 from __future__ import annotations
 
@@ -105,16 +106,39 @@ async def test_unknown_people_and_ids_get_a_clear_message(service: EngramService
     assert await mem(service, "mem forget-person") == "Usage: /mem forget-person <name or id>"
 
 
-async def test_forget_with_sources_takes_the_lines_and_what_else_came_from_them(
+async def test_forget_takes_the_lines_and_what_else_came_from_them_and_names_each(
         service: EngramService) -> None:
+    """Issue 27: ``/mem forget m4`` answered "Forgot m4 (1 version)." and the next recall ranked its
+    source line first: the fact was back in the next reply. The lines go too by default, and the reply
+    names what went."""
     ids = await seed(service)
     e = await service.memory()
     mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope="owner", sources=(ids[0],)))
     other = await e.add_memory(Memory(text="Carol locks her bike", scope="owner", sources=(ids[0], ids[2])))
-    reply = await mem(service, f"mem forget m{mid} --with-sources")
-    assert reply == f"Forgot m{mid} with the lines it came from: 1 line and 2 memories erased."
+    assert "4471" in await mem(service, "mem recall bike lock code")
+    reply = await mem(service, f"mem forget m{mid}")
+    assert reply == (f"Forgot m{mid} with the lines it came from: 1 line and 2 memories erased "
+                     f"(e{ids[0]}, m{mid}, m{other}).")
     assert sorted((await e.store.get_memories([mid, other])).keys()) == []
     assert list((await e.store.get_episodes(ids)).keys()) == ids[1:]
+    assert "4471" not in await mem(service, "mem recall bike lock code")
+    # the old flag, the default now, is still understood
+    again = await e.add_memory(Memory(text="Dave's code too", scope="owner", sources=(ids[1],)))
+    assert (await mem(service, f"mem forget m{again} --with-sources")).startswith(
+        f"Forgot m{again} with the lines it came from: 1 line and 1 memory erased (e{ids[1]}, m{again})")
+
+
+async def test_forget_keep_lines_takes_the_memory_alone_and_names_the_lines_left(
+        service: EngramService) -> None:
+    ids = await seed(service)
+    e = await service.memory()
+    mid = await e.add_memory(Memory(text="Carol's bike lock code is 4471", scope="owner", sources=(ids[0],)))
+    reply = await mem(service, f"mem forget m{mid} --keep-lines")
+    assert reply == (f"Forgot m{mid} (1 version). The lines it came from stay (e{ids[0]}; "
+                     "/mem forget e<id> erases one).")
+    assert list((await e.store.get_episodes(ids)).keys()) == ids
+    zh = await mem(service, f"mem forget m{mid} --keep-lines --with-sources")
+    assert zh.startswith("Usage: /mem forget <id> [--keep-lines]"), zh
 
 
 async def test_deliberate_searches_revive_archived_memories_and_recall_touches(
@@ -150,3 +174,6 @@ async def test_a_forget_leaves_no_copy_in_the_last_injection_and_injected_memori
     code = code_of(await mem(service, "mem forget-place", group="g1"))
     assert "1 memory" in await mem(service, f"mem confirm {code}", group="g1")
     assert service.last_injection == {}  # /mem why can no longer show the erased text
+    # and says why, not "Nothing was injected in this chat since Engram started" (issue 27)
+    assert (await mem(service, "mem why", group="g1")).startswith(
+        "Nothing was injected in this chat since the last forget (")

@@ -203,7 +203,7 @@ async def test_mem_show_keeps_a_hostile_name_on_its_line(service: EngramService)
     await service.flush()
     reply = await mem(service, "mem show e1", group="g1")
     head, said, tail = reply.split("\n")  # the name stays in the head line
-    assert head.startswith("e1 (message_in) in qq:group:g1") and head.endswith("(qq:mallory):")
+    assert head.startswith("e1 (message) in qq:group:g1") and head.endswith("(qq:mallory):")
     assert (said, tail) == ('"see [2Jthis"', "(/mem forget e1 erases it)")
     assert not [c for c in reply if c in "\x1b\x07\u202e"]
 

@@ -99,12 +99,12 @@ async def test_mem_consolidate_turns_messages_into_memories_and_says_so(make_ser
     await say(svc, "I just adopted a kitten named Miso")
     await say(svc, "My birthday is on June 3rd", "bob")
     reply = await mem(svc, "mem consolidate", group="g1")
-    assert reply.startswith("Consolidated: 2 added, 0 updated, from 2 lines, 1 model calls")
+    assert reply.startswith("Consolidated: 2 added, 0 updated, from 2 lines, 1 model call")
     assert "kitten named Miso" in reply and "[space:qq:group:g1]" in reply
     stats = await mem(svc, "mem stats", group="g1")
     assert "job consolidate: last run" in stats and "(ok)" in stats
     assert "added" not in stats  # what the jobs did counts every place (tests/plugin/test_red_team.py)
-    assert "in all added 2, updated 0, 1 model calls" in await mem(svc, "mem stats")
+    assert "in all added 2, updated 0, 1 model call" in await mem(svc, "mem stats")
     await jobs.stop()
 
 
@@ -135,7 +135,7 @@ async def test_mem_consolidate_of_a_place_with_no_lines_says_so(make_service: Ma
     assert await mem(svc, "mem consolidate qq:grup:g1", group="g1") == (  # a group only itself
         "Engram: no place 'qq:grup:g1' here (name another place only in the owner's private chat)")
     assert (await mem(svc, "mem consolidate qq:group:g1", group="g1")).startswith(
-        "Consolidated qq:group:g1: 1 added, 0 updated, from 1 lines")
+        "Consolidated qq:group:g1: 1 added, 0 updated, from 1 line,")
     await jobs.stop()
 
 
@@ -160,9 +160,9 @@ async def test_bad_answers_and_refusals_are_counted_and_shown_in_stats(make_serv
     first = await mem(svc, "mem consolidate")
     assert "failed malformed 1" in first
     second = await mem(svc, "mem consolidate")
-    assert "refused foreign_source 1, invented_id 1, unknown_op 1" in second
+    assert "refused foreign source 1, invented id 1, unknown op 1" in second
     stats = await mem(svc, "mem stats")
-    assert "refused: foreign_source 1, invented_id 1, unknown_op 1" in stats
+    assert "refused: foreign source 1, invented id 1, unknown op 1" in stats
     assert "failed calls: malformed 1" in stats
     await jobs.stop()
 
@@ -234,5 +234,5 @@ async def test_fading_and_merging_are_jobs_whose_counts_show_in_stats(make_servi
     stats = await mem(svc, "mem stats")
     assert "1 archived" in stats
     assert "job fade: last run" in stats and "last run archived 1, protected 0; in all archived 1" in stats
-    assert "job merge: last run" in stats and "last run merged 0, kept_apart 0, failed 0" in stats
+    assert "job merge: last run" in stats and "last run merged 0, kept apart 0, failed 0" in stats
     await jobs.stop()

@@ -221,7 +221,7 @@ async def test_forget_person_in_a_group_finds_only_people_seen_there(service: En
     assert "everything by or about qq:u5: " in await mem(service, "mem forget-person qq:u5")
 
 
-# ---- /mem forget --with-sources: a group's forget does not reach another chat's lines -------------
+# ---- /mem forget (with its lines): a group's forget does not reach another chat's lines -------------
 async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines(
         service: EngramService) -> None:
     service.record_message(event("the club moved to room 5, tell everyone", "alice"))  # alice's private chat
@@ -232,8 +232,9 @@ async def test_forget_with_sources_in_a_group_does_not_erase_another_chats_lines
     shared = await engram.add_memory(Memory("The club meets in room 5", "public", sources=(1,)))
     hers = await engram.add_memory(Memory("Alice told the bot first about room 5", "space:qq:private:alice",
                                           sources=(1,)))
-    said = await mem(service, f"mem forget {shared} --with-sources", "mod", group="g1")
+    said = await mem(service, f"mem forget {shared}", "mod", group="g1")  # the lines go too by default
     assert said.startswith("Engram: ") and "other chats" in said and "owner's private chat" in said, said
+    assert f"/mem forget m{shared} --keep-lines" in said  # what the group may do instead
     assert not re.search(r"\d+ (line|memor)", said), said  # no count of what is elsewhere
     assert len(await engram.store.get_episodes([1, 2])) == 2  # nothing was erased
     assert (await engram.get(hers)).status == "active" and (await engram.get(shared)).status == "active"

@@ -123,13 +123,13 @@ async def test_consolidate_in_a_group_neither_names_nor_counts_another_chat(
         assert said == nobody.replace("zed", "alice"), said  # the same refusal: no oracle
         assert "owner's private chat" in said and "added" not in said, said
         said = await mem(svc, "mem consolidate", "mod", group="g1")
-        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 lines"), said
+        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 line,"), said
         assert "picnic" in said and "changing jobs" not in said and "other places" not in said, said
         engram = await svc.memory()
         assert [m.text for m in (await engram.list_memories(None))[0]] == ["Bob said the picnic is on Sunday"]
         # the owner's private chat consolidates every place and counts all of it
         said = await mem(svc, "mem consolidate")
-        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 lines"), said
+        assert said.startswith("Consolidated: 1 added, 0 updated, from 1 line,"), said
         assert (await engram.list_memories(None))[1] == 2
         stats = await mem(svc, "mem stats", "mod", group="g1")
         assert "job consolidate: last run" in stats and "added" not in stats, stats  # no count of all chats

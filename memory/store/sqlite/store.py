@@ -119,6 +119,7 @@ class SQLiteStore:
         self.memories_citing = self.forgetting.memories_citing
         self.source_ids = self.forgetting.source_ids
         self.episodes_where = self.forgetting.episodes_where
+        self.lines_of = self.forgetting.lines_of
         self.memories_mentioning = self.forgetting.memories_mentioning
         self.memories_where = self.forgetting.memories_where
         # BrowseReads (and keyed_places, people_named, job_runs above and below)

@@ -58,6 +58,8 @@ async def migrate(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
     async with db.execute("SELECT name FROM _migrations") as cur:
         applied = {r[0] for r in await cur.fetchall()}
+    done: list[str] = []
+    fresh = not applied  # a new store: every migration runs, and one line says so
     for name, fn in MIGRATIONS:
         if name in applied:
             continue
@@ -72,4 +74,9 @@ async def migrate(db: aiosqlite.Connection) -> None:
             except sqlite3.Error as e:  # SQLite rolled back itself (a full disk): the first error stands
                 log.debug("rollback of migration %s: %s", name, e)
             raise
-        log.info("applied migration %s", name)
+        done.append(name)
+        log.debug("applied migration %s", name)
+    if done and fresh:
+        log.info("created the store's tables (%d migrations, up to %s)", len(done), done[-1])
+    elif done:  # an older store brought up to date: which ones ran, on one line
+        log.info("applied %d migration%s: %s", len(done), "s" * (len(done) > 1), ", ".join(done))
