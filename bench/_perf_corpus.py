@@ -4,6 +4,11 @@ Texts are LoCoMo turns (English) and MemoryBank chats (Chinese and English), var
 names and sometimes joining two turns. Spaces follow a Zipf law (s = 1): 60 groups carry 80 % of
 the traffic, 240 private chats the other 20 %, so the largest group holds ~17 % of all episodes —
 a busy group a companion bot lives in. Queries are LoCoMo questions and MemoryBank probing questions.
+
+At a million (``scale_items``, issue 33) the spread is wider: 1,000 places (250 groups, 750 private
+chats) on a Zipf law whose exponent (~1.14) gives the largest place 20 % of the episodes (200k of
+1M), and memories are 10 % on top of the episodes. The place of the median episode (the 9th, ~16k
+episodes) is the "typical" place: where a typical message is answered.
 """
 
 from __future__ import annotations
@@ -106,6 +111,47 @@ def places() -> tuple[list[str], list[float]]:
     p = [1 / (i + 1) for i in range(PRIVATES)]
     weights = [GROUP_SHARE * w / sum(g) for w in g] + [(1 - GROUP_SHARE) * w / sum(p) for w in p]
     return names, weights
+
+
+SCALE_PLACES, SCALE_GROUPS, SCALE_LARGEST = 1000, 250, 0.2
+
+
+def scale_places() -> tuple[list[str], list[float]]:
+    """The million's places and their cumulative shares: Zipf, the exponent set so the largest
+    place holds ``SCALE_LARGEST`` of the episodes."""
+    names = [f"qq:group:{1000 + i}" for i in range(SCALE_GROUPS)]
+    names += [f"qq:private:{5000 + i}" for i in range(SCALE_PLACES - SCALE_GROUPS)]
+    lo, hi = 0.5, 2.0
+    for _ in range(60):  # bisection: the largest share grows with the exponent
+        s = (lo + hi) / 2
+        lo, hi = (s, hi) if 1 / sum(k ** -s for k in range(1, SCALE_PLACES + 1)) < SCALE_LARGEST else (lo, s)
+    w = [k ** -lo for k in range(1, SCALE_PLACES + 1)]
+    total, cum = sum(w), []
+    for x in w:
+        cum.append((cum[-1] if cum else 0.0) + x / total)
+    return names, cum
+
+
+def scale_items(episodes: int, seed: int = 1) -> Iterator[Episode | Memory]:
+    """About ``episodes`` episodes over the million's 1,000 places and a tenth as many memories, in
+    time order (~one message every 2 s overall: a million is ~3 weeks of a busy bot)."""
+    rng = random.Random(seed)
+    pool = _texts()
+    names, cum = scale_places()
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    for _ in range(episodes + episodes // 10):
+        t += timedelta(seconds=rng.expovariate(1 / 2))
+        place = rng.choices(names, cum_weights=cum)[0]
+        line = pool[rng.randrange(len(pool))]
+        if rng.random() < 1 / 11:
+            scope = rng.choice(("public", "self", "owner", place_scope(place), place_scope(place)))
+            yield Memory(text=_vary(rng, line, pool), scope=scope, created_at=t)
+            continue
+        bot = line.speaker == "bot"
+        actor = "self" if bot else f"qq:{zlib.crc32((place + line.speaker).encode())}"
+        yield Episode(place=place, content=_vary(rng, line, pool), actor=actor,
+                      actor_name="" if bot else line.speaker, time=t,
+                      kind="message_out" if bot else "message_in")
 
 
 def _vary(rng: random.Random, line: Line, pool: list[Line]) -> str:

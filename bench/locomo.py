@@ -296,11 +296,18 @@ def main() -> None:
                     help="first fill the store with N episodes of other chats (a bot in many chats)")
     ap.add_argument("--fixed", action="store_true",
                     help="the shipped LinearRanker (DEFAULT_WEIGHTS) only, no cross-validated fit")
+    ap.add_argument("--approx", action="store_true",
+                    help="search every place's vectors through an inverted file (index.vectors."
+                         "APPROX_FROM = 0), as the largest places of a big store are: its recall cost")
     ap.add_argument("--weight", action="append", default=[], metavar="NAME=VALUE",
                     help="hold a feature's weight at VALUE in the shipped ranker and in every fit "
                          "(repeatable; e.g. cos_qq=0 for the ranker without the item-as-query cosine)")
     args = ap.parse_args()
     args.weight = held_weights(ap, args.weight)
+    if args.approx:
+        from astrbot_plugin_engram.memory.index import vectors
+
+        vectors.APPROX_FROM = 0
     out = asyncio.run(run(args))
     print(table(out))
     print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")

@@ -10,6 +10,15 @@ store of the same size with everything in one space gives the worst case. Record
 measured on an empty store: concurrent `record()` calls awaiting their ids (group commit), and
 `record_many`, as episodes per second and CPU µs per episode (every thread of the process, the
 writer's included). Each phase runs in its own process so RSS and timings do not leak between them.
+
+At a million (sizes from ``SCALE`` on, issue 33) the store holds that many episodes and a tenth as
+many memories over 1,000 places, the largest 200k (``_perf_corpus.scale_items``); it is built
+streaming (episodes by ``record_many``, memories by ``commit_memories`` a thousand at a time, the
+vectors embedded a thousand a batch), the everything-in-one-place store is not built, and the
+plugin's query is also timed in the typical place (that of the median episode, ~16k episodes):
+``typical`` in the JSON, and recording is timed again into a copy of the million
+(``throughput_1000000``). ``--store-dir DIR`` keeps the stores there and reuses one already built
+(its build figures in ``DIR/<size>-<layout>.json``): building a million takes tens of minutes.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -35,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
 
-from _perf_corpus import conversation_windows, dialogue_queries, items, queries  # noqa: E402
+from _perf_corpus import conversation_windows, dialogue_queries, items, queries, scale_items  # noqa: E402
 
 from astrbot_plugin_engram.memory import (  # noqa: E402
     Audience,
@@ -51,6 +61,7 @@ from astrbot_plugin_engram.plugin.hooks.query import pool_depth, recall_query  #
 DIM = 384
 MODEL = "bench/random-384"
 WORST_SPACE = "qq:group:everyone"
+SCALE = 1_000_000  # from this size on: the million's layout (scale_items)
 
 
 class RandomEmbedder:
@@ -83,6 +94,8 @@ def peak_rss_mb() -> float:
 # ---- workers (each runs in its own process) ------------------------------------------------------
 async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
     """Fill a store with ``n`` items; returns the time taken and the largest space."""
+    if n >= SCALE:
+        return await build_scale(path, n)
     eng = await Engram.open(path, RandomEmbedder(), background=False)
     eps: list[Episode] = []
     mems: list[Memory] = []
@@ -108,6 +121,62 @@ async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
     return {"episodes": len(eps), "memories": len(mems), "spaces": len(places),
             "largest_space": largest, "largest_count": count, "record_many_s": t1 - t0,
             "add_memory_s": t2 - t1, "embed_pending_s": t3 - t2, "file_mb": file_mb,
+            "second_vectors_mb": second_bytes / 2**20}
+
+
+async def build_scale(path: str, n: int) -> dict[str, Any]:
+    """Fill a store with ``n`` episodes and ~n/10 memories over 1,000 places, streaming."""
+    from astrbot_plugin_engram.memory.index import indexer as indexing
+
+    indexing.EMBED_BATCH = 1000  # the same vectors, in fewer transactions (random: nothing to batch for)
+    eng = await Engram.open(path, RandomEmbedder(), background=False)
+    places: Counter[str] = Counter()
+    eps: list[Episode] = []
+    mems: list[tuple[Memory, int | None]] = []
+    spent = {"record_many_s": 0.0, "add_memory_s": 0.0}
+    memories = 0
+
+    async def flush(final: bool = False) -> None:
+        nonlocal eps, mems
+        if len(eps) >= 5000 or final and eps:
+            t = time.perf_counter()
+            await eng.record_many(eps)
+            spent["record_many_s"] += time.perf_counter() - t
+            eps = []
+        if len(mems) >= 1000 or final and mems:
+            t = time.perf_counter()
+            await eng.commit_memories(mems, {})
+            spent["add_memory_s"] += time.perf_counter() - t
+            mems = []
+
+    for it in scale_items(n):
+        if isinstance(it, Episode):
+            eps.append(it)
+            places[it.place] += 1
+        else:
+            mems.append((it, None))
+            memories += 1
+        await flush()
+    await flush(final=True)
+    t = time.perf_counter()
+    await eng.embed_pending()
+    spent["embed_pending_s"] = time.perf_counter() - t
+    await eng.close()
+    second = sqlite3.connect(path)
+    second_bytes = second.execute("SELECT coalesce(sum(length(vec)), 0) FROM vectors WHERE model LIKE ?",
+                                  ("%#as-query",)).fetchone()[0]
+    second.close()
+    ranked = places.most_common()
+    half, typical = sum(places.values()) / 2, ranked[0]
+    for place, count in ranked:  # the place of the median episode
+        half -= count
+        if half <= 0:
+            typical = (place, count)
+            break
+    return {"episodes": sum(places.values()), "memories": memories, "spaces": len(places),
+            "largest_space": ranked[0][0], "largest_count": ranked[0][1], "typical_space": typical[0],
+            "typical_count": typical[1], **spent,
+            "file_mb": Path(path).stat().st_size / 2**20,  # noqa: ASYNC240 (closed)
             "second_vectors_mb": second_bytes / 2**20}
 
 
@@ -272,28 +341,53 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=20000, help="episodes per throughput mode")
     ap.add_argument("--no-worst", action="store_true", help="skip the everything-in-one-space stores")
     ap.add_argument("--only", choices=("throughput",), help="run only this phase (no recall stores)")
+    ap.add_argument("--store-dir", help="build the stores here and reuse those already built (kept)")
     ap.add_argument("--_worker", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._worker:
         return _worker(a._worker)
     sizes = [] if a.only == "throughput" else [int(s) for s in a.sizes.split(",") if s.strip()]
     res: dict[str, Any] = {"machine": _machine(), "settings": vars(RecallSettings()), "sizes": {},
-                           "worst_case": {}, "build": {}}
+                           "worst_case": {}, "typical": {}, "build": {}}
     with tempfile.TemporaryDirectory(prefix="engram-perf-") as tmp:
         for n in sizes:
-            for worst in (False,) if a.no_worst else (False, True):
-                path = f"{tmp}/{n}-{'one' if worst else 'spread'}.db"
-                b = run("build", path, n, int(worst))
+            for worst in (False,) if a.no_worst or n >= SCALE else (False, True):
+                name = f"{n}-{'one' if worst else 'spread'}"
+                b = built(a.store_dir or tmp, name, n, worst)
+                path = f"{a.store_dir or tmp}/{name}.db"
                 q = run("query", path, b["largest_space"], a.queries)
                 (res["worst_case"] if worst else res["sizes"])[str(n)] = q
-                res["build"][f"{n}-{'one' if worst else 'spread'}"] = b
+                res["build"][name] = b
                 _row(n, "one space" if worst else f"largest of {b['spaces']}", b, q)
+                if "typical_space" in b:
+                    res["typical"][str(n)] = t = run("query", path, b["typical_space"], a.queries)
+                    _row(n, "typical place", {**b, "largest_count": b["typical_count"]}, t)
         res["throughput"] = run("throughput", f"{tmp}/tp.db", a.records, 0)
         res["throughput_durable"] = run("throughput", f"{tmp}/tpd.db", a.records, 1)
+        for n in (n for n in sizes if n >= SCALE):  # recording into the million itself (a copy of it)
+            copy = Path(a.store_dir or tmp) / f"{n}-recording.db"
+            shutil.copy(Path(a.store_dir or tmp) / f"{n}-spread.db", copy)
+            try:
+                res[f"throughput_{n}"] = run("throughput", copy, a.records, 0)
+            finally:
+                for tail in ("", "-wal", "-shm", "-clean"):
+                    Path(f"{copy}{tail}").unlink(missing_ok=True)
     res["episodes_per_s"] = res["throughput"]["record_gather_per_s"]
     _print_throughput(res)
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
+
+
+def built(where: str, name: str, n: int, worst: bool) -> dict[str, Any]:
+    """The build figures of the store ``where/name.db``, building it unless a finished one is there."""
+    done = Path(where) / f"{name}.json"
+    if done.exists():
+        return dict(json.loads(done.read_text()))
+    for tail in ("", "-wal", "-shm", "-clean"):  # an unfinished build: start over
+        Path(f"{where}/{name}.db{tail}").unlink(missing_ok=True)
+    b = run("build", f"{where}/{name}.db", n, int(worst))
+    done.write_text(json.dumps(b))
+    return b
 
 
 def _machine() -> dict[str, Any]:
@@ -324,6 +418,10 @@ def _print_throughput(res: dict[str, Any]) -> None:
     print("\nepisodes/s, durably acknowledged (synchronous=NORMAL | durable=True -> FULL):")
     for k in res["throughput"]:
         print(f"  {k:<32} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
+    for key in (k for k in res if k.startswith("throughput_") and k != "throughput_durable"):
+        print(f"into the {int(key.split('_')[1]):,}-episode store (NORMAL):")
+        for k, v in res[key].items():
+            print(f"  {k:<32} {v:>8.0f}")
 
 
 if __name__ == "__main__":

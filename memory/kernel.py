@@ -33,7 +33,7 @@ from .strength import MetabolismSettings, Toucher
 from .text.redaction import DEFAULT as DEFAULT_REDACTOR
 from .text.redaction import Redactor
 from .text.words import MAX_TEXT, forget_cached_words
-from .validate import checked_memory
+from .validate import audience_arg, checked_memory, clean, id_arg, ids_arg, person_arg, place_arg
 
 MAX_K = 200
 
@@ -83,7 +83,7 @@ class Kernel:
 
     async def update(self, memory_id: int, text: str | None = None, **changes: Any) -> int:
         """Write a new version of a memory (the old one is kept, marked superseded); returns its id."""
-        old = await self.get(memory_id)
+        old = await self.get(id_arg(memory_id, "a memory id"))
         if old.status == "superseded":
             raise InvalidInputError(f"memory {memory_id} was superseded; update its newest version",
                                     code="memory_superseded", id=memory_id)
@@ -92,7 +92,7 @@ class Kernel:
         # to it by the store (when we learned otherwise)
         changes.setdefault("valid_from", now)
         changes.setdefault("valid_to", None)
-        scope = parse_scope(changes.pop("scope")) if "scope" in changes else None
+        scope = clean(parse_scope(changes.pop("scope"))) if "scope" in changes else None
         new = next_version(old, now, text=old.text if text is None else text, **changes)
         async with self.store.transaction() as tx:  # the new version keeps the scope as it is then
             mid = await tx.add_memory(checked_memory(new), supersedes=memory_id)
@@ -131,8 +131,8 @@ class Kernel:
     async def set_scope(self, memory_id: int, scope: str) -> None:
         """Move a memory with all its versions to ``scope`` (owner commands; models only narrow via
         scopes.narrow_scope): a scope covers a memory's history, so no old version stays behind."""
-        scope = parse_scope(scope)
-        await self.get(memory_id)
+        scope = clean(parse_scope(scope))
+        await self.get(id_arg(memory_id, "a memory id"))
         async with self.store.transaction() as tx:  # all of them or none; listed under the write lock,
             for version in await tx.all_versions([memory_id]):  # so a version committed meanwhile too
                 await tx.set_memory_fields(version, scope=scope)
@@ -149,7 +149,8 @@ class Kernel:
         """Strengthen memories that were injected, returned or shown (``m12`` keys or ids; episodes'
         ``e`` keys are ignored); written a moment later, together, off the reply's path."""
         ids = [k if isinstance(k, int) else int(k[1:]) for k in keys
-               if isinstance(k, int) or (k[:1] == "m" and k[1:].isdigit())]
+               if (isinstance(k, int) and not isinstance(k, bool) and possible_ids([k]))
+               or (isinstance(k, str) and k[:1] == "m" and k[1:].isdigit() and k[1:].isascii())]
         if ids:
             self.toucher.touch(ids)
 
@@ -163,6 +164,7 @@ class Kernel:
 
     # ---- reading -------------------------------------------------------------------------
     async def get(self, memory_id: int) -> Memory:
+        id_arg(memory_id, "a memory id")
         found = await self.store.get_memories(possible_ids([memory_id]))
         if memory_id not in found:
             raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
@@ -170,13 +172,14 @@ class Kernel:
 
     async def memories(self, ids: Sequence[int]) -> dict[int, Memory]:
         """The memories among ``ids`` that exist, by id, in one read."""
-        return await self.store.get_memories(list(ids))
+        return await self.store.get_memories(possible_ids(ids_arg(ids, "memory ids")))
 
     async def episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
         """The episodes among ``ids`` that exist, by id, in one read."""
-        return await self.store.get_episodes(list(ids))
+        return await self.store.get_episodes(possible_ids(ids_arg(ids, "episode ids")))
 
     async def get_episode(self, episode_id: int) -> Episode:
+        id_arg(episode_id, "an episode id")
         found = await self.store.get_episodes(possible_ids([episode_id]))
         if episode_id not in found:
             raise UnknownIdError(f"no episode with id {episode_id}", code="no_episode", id=episode_id)
@@ -184,6 +187,7 @@ class Kernel:
 
     async def history(self, memory_id: int) -> list[Memory]:
         """Every version of a memory, oldest first."""
+        id_arg(memory_id, "a memory id")
         ids = await self.store.versions(memory_id) if possible_ids([memory_id]) else []
         if not ids:
             raise UnknownIdError(f"no memory with id {memory_id}", code="no_memory", id=memory_id)
@@ -198,22 +202,25 @@ class Kernel:
 
     async def has_place(self, place: str) -> bool:
         """Whether ``space`` has a line or a memory scoped to it (a place Engram knows)."""
-        return await self.store.has_place(place)
+        return await self.store.has_place(place_arg(place))
 
     async def last_episode_time(self, place: str, before: datetime | None = None) -> datetime | None:
         """When the last episode in ``space`` (before ``before``, if given) happened; None if none."""
-        return await self.store.last_episode_time(place, before)
+        return await self.store.last_episode_time(place_arg(place), before)
 
     async def last_time_with(self, actor: str, before: datetime | None = None,
                              place: str | None = None) -> datetime | None:
         """When ``actor`` last said something (in ``space``, or anywhere), before ``before``."""
-        return await self.store.last_time_with(actor, before, place)
+        return await self.store.last_time_with(person_arg(actor), before,
+                                               None if place is None else place_arg(place))
 
     async def recall(self, query: str, audience: Audience, k: int = 10, *,
                      include_archived: bool = False, now: datetime | None = None) -> list[Hit]:
         """The ``k`` memories and episodes ``audience`` may see that best answer ``query``."""
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
+        audience = audience_arg(audience)
+        query = clean(query)  # a model's "\ud83d": searched for as stored, never a crash
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}")
         query = query[:MAX_TEXT]

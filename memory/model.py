@@ -12,6 +12,12 @@ MEMORY_KINDS = ("fact", "preference", "event", "relation", "plan", "diary", "ref
 MEMORY_STATUSES = ("active", "superseded", "archived")
 SELF = "self"  # the actor id of the bot itself
 MAX_ID = 2**63 - 1  # SQLite's largest integer: no id is larger (a larger one cannot even be looked up)
+# Caps on what names a place or a person (docs/privacy.md, "Limits"): a platform's ids are far
+# shorter (a UMO such as "aiocqhttp:GroupMessage:123456789" is about 40 characters); an id longer
+# than its cap is refused, never cut (two cut ids could become one), a display name is cut.
+PLACE_CHARS = 512  # a place id (and the place in a ``space:`` scope)
+PERSON_CHARS = 256  # a person id (an episode's actor, a memory's subject)
+STORED_NAME_CHARS = 256  # a display name as stored (shown cut shorter: ``text.display.NAME_CHARS``)
 
 
 def possible_ids(ids: Sequence[int]) -> list[int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import InvalidScopeError
-from .model import Audience
+from .model import PLACE_CHARS, Audience
 
 PUBLIC, SELF, OWNER = "public", "self", "owner"
 SPACE_PREFIX = "space:"
@@ -24,7 +24,11 @@ def parse_scope(scope: object) -> str:
     if s in (PUBLIC, SELF, OWNER):
         return s
     if s.startswith(SPACE_PREFIX) and s[len(SPACE_PREFIX):].strip():
-        return SPACE_PREFIX + s[len(SPACE_PREFIX):].strip()
+        place = s[len(SPACE_PREFIX):].strip()
+        if len(place) > PLACE_CHARS:
+            raise InvalidScopeError(f"a place id is at most {PLACE_CHARS} characters", code="place_too_long",
+                                    limit=PLACE_CHARS)
+        return SPACE_PREFIX + place
     raise InvalidScopeError(
         f"invalid scope {scope!r}: use public, self, owner or space:<space>", code="scope_invalid",
         scope=repr(scope))
@@ -102,6 +106,13 @@ def place_listed(place: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
         return True
     _, kind, rest = (place.split(":", 2) + ["", ""])[:3]
     return kind == "group" and rest in entries and ":" not in rest
+
+
+def private_place_of(person: str) -> str | None:
+    """The private chat with ``person``: ``<platform>:private:<uid>`` for the person ``<platform>:<uid>``
+    (the plugin's ``events.place_of``); None for a name or an id of another form."""
+    platform, sep, uid = person.partition(":")
+    return f"{platform}:private:{uid}" if sep and platform and uid and ":" not in uid else None
 
 
 def learned_scope(hint: object, place: str, *, about_people: bool, owner_private: bool = False,

@@ -15,14 +15,16 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .clock import AHEAD, EARLIEST
 from .model import Memory, aware, now_utc
-from .recall.candidates import RecallSettings
 from .store import Store
+
+if TYPE_CHECKING:  # recall's features use ``faded``: no import back at run time
+    from .recall.candidates import RecallSettings
 
 log = logging.getLogger("engram.metabolism")
 

@@ -12,7 +12,18 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from .errors import InvalidInputError
-from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, Episode, Memory, aware
+from .model import (
+    EPISODE_KINDS,
+    MEMORY_KINDS,
+    MEMORY_STATUSES,
+    PERSON_CHARS,
+    PLACE_CHARS,
+    STORED_NAME_CHARS,
+    Audience,
+    Episode,
+    Memory,
+    aware,
+)
 from .scopes import parse_scope
 from .text.words import MAX_TEXT, blank, cap
 
@@ -26,16 +37,20 @@ def checked_episode(ep: Episode) -> Episode:
         raise InvalidInputError("an episode needs a space")
     if not isinstance(ep.content, str) or not ep.content.strip():
         raise InvalidInputError("an episode needs some text", code="no_text")
-    _check_episode_fields(ep)
+    meta = _check_episode_fields(ep)
     text, cut = cap(ep.content)
-    meta = dict(ep.meta)
     if cut:
         log.warning("episode text of %d characters cut to %d", cut, MAX_TEXT)
         meta["truncated_from"] = cut
+    name = ep.actor_name
+    if len(name) > STORED_NAME_CHARS:  # a name only shows who spoke: cut, the line is kept
+        log.warning("a speaker's name of %d characters cut to %d", len(name), STORED_NAME_CHARS)
+        name = name[:STORED_NAME_CHARS]
     # built directly: dataclasses.replace costs ~3x more, on every recorded message
-    return Episode(place=clean(ep.place.strip()), content=clean(text), actor=clean(ep.actor),
-                   actor_name=clean(ep.actor_name), kind=ep.kind, time=aware(ep.time), source=ep.source,
-                   meta=meta, id=ep.id, seq=ep.seq, section=ep.section, place_title=clean(ep.place_title))
+    return Episode(place=place_arg(ep.place, "an episode's place"), content=clean(text),
+                   actor=person_arg(ep.actor, "an episode's actor", empty=True), actor_name=clean(name),
+                   kind=ep.kind, time=aware(ep.time), source=ep.source, meta=meta, id=ep.id, seq=ep.seq,
+                   section=ep.section, place_title=clean(ep.place_title))
 
 
 def clean(s: str) -> str:
@@ -49,8 +64,76 @@ def clean(s: str) -> str:
         return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _check_episode_fields(ep: Episode) -> None:
-    """Refuse what would fail inside the store: one bad episode must not sink its group commit."""
+def cleaned(value: object) -> object:
+    """``value`` (plain JSON: an episode's meta) with every string in it, keys too, ``clean``: a
+    mention's name comes from the platform, which delivers broken emoji as readily as in the text."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {cleaned(k) if isinstance(k, str) else k: cleaned(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cleaned(v) for v in value]
+    return value
+
+
+def text_arg(value: object, what: str, limit: int | None = None, *, empty: bool = False) -> str:
+    """``value`` as text a public function may take: a string (lone surrogates replaced, as they are
+    when stored, so it matches what was stored), stripped, not blank unless ``empty``, at most
+    ``limit`` characters; else ``InvalidInputError`` naming ``what``."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be text, not {type(value).__name__}", code="arg_not_text",
+                                what=what)
+    s = clean(value).strip()
+    if not s and not empty:
+        raise InvalidInputError(f"{what} is empty", code="arg_empty", what=what)
+    if limit is not None and len(s) > limit:
+        raise InvalidInputError(f"{what} is longer than {limit} characters", code="arg_too_long", what=what,
+                                limit=limit)
+    return s
+
+
+def place_arg(value: object, what: str = "a place id") -> str:
+    """A place id (``PLACE_CHARS`` at most)."""
+    return text_arg(value, what, PLACE_CHARS)
+
+
+def person_arg(value: object, what: str = "a person id", *, empty: bool = False) -> str:
+    """A person id (``PERSON_CHARS`` at most; ``empty``: "" names no one, as a line without a speaker)."""
+    return text_arg(value, what, PERSON_CHARS, empty=empty)
+
+
+def id_arg(value: object, what: str = "an id") -> int:
+    """A memory's or an episode's id: a whole number (a bool is not one)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be a whole number, not {type(value).__name__}",
+                                code="ids_not_numbers", what=what)
+    return value
+
+
+def ids_arg(values: object, what: str = "ids") -> list[int]:
+    """A list of ids (``id_arg`` each)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, set, frozenset)):
+        raise InvalidInputError(f"{what} must be a list of whole numbers", code="ids_not_numbers", what=what)
+    return [id_arg(v, what) for v in values]
+
+
+def audience_arg(audience: object) -> Audience:
+    """An ``Audience`` with its place and people as they are stored (``place_arg``; "" is no place)."""
+    if not isinstance(audience, Audience):
+        raise InvalidInputError(f"expected an Audience, got {type(audience).__name__}", code="arg_audience")
+    place = text_arg(audience.place, "the audience's place", PLACE_CHARS, empty=True)
+    if not isinstance(audience.people, (tuple, list)):
+        raise InvalidInputError("the audience's people must be a list of person ids", code="arg_audience")
+    people = tuple(person_arg(p, "a person present") for p in audience.people)
+    if (place, people) == (audience.place, audience.people):
+        return audience
+    return Audience(place=place, people=people, owner_private=bool(audience.owner_private),
+                    everything=bool(audience.everything))
+
+
+def _check_episode_fields(ep: Episode) -> dict:
+    """Refuse what would fail inside the store: one bad episode must not sink its group commit. The
+    meta as it will be stored (cleaned)."""
     for name in ("actor", "actor_name", "kind", "source", "place_title"):
         if not isinstance(getattr(ep, name), str):
             raise InvalidInputError(f"an episode's {name} must be a string")
@@ -61,11 +144,15 @@ def _check_episode_fields(ep: Episode) -> None:
     _check_time("an episode's time", ep.time)
     if not isinstance(ep.meta, dict):
         raise InvalidInputError("an episode's meta must be a dict")
-    if ep.meta:
-        try:
-            json.dumps(ep.meta, ensure_ascii=False).encode("utf-8")
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(f"an episode's meta must be plain JSON: {e}") from None
+    if not ep.meta:
+        return {}
+    meta = cleaned(ep.meta)
+    try:
+        json.dumps(meta, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"an episode's meta must be plain JSON: {e}") from None
+    assert isinstance(meta, dict)
+    return meta
 
 
 def checked_memory(m: Memory) -> Memory:
@@ -86,7 +173,7 @@ def checked_memory(m: Memory) -> Memory:
     if cut:
         log.warning("memory text of %d characters cut to %d", cut, MAX_TEXT)
     return replace(m, text=clean(text), scope=clean(parse_scope(m.scope)),
-                   subjects=tuple(clean(s) for s in m.subjects),
+                   subjects=tuple(person_arg(s, "a memory's subject") for s in m.subjects),
                    sources=tuple(int(s) for s in m.sources), created_at=aware(m.created_at))
 
 

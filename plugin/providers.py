@@ -128,6 +128,22 @@ class Providers:
                 continue
         return tuple(sorted(set(names)))
 
+    def platform_types(self) -> dict[str, str]:
+        """Each loaded platform's id (what AstrBot's ``/sid`` and UMOs start with: ``qq``) and its type
+        (what Engram's place ids start with: ``aiocqhttp``); {} when unknown."""
+        try:
+            insts = list(self.context.platform_manager.platform_insts)
+        except Exception:  # no platform manager (yet)
+            return {}
+        out = {}
+        for inst in insts:
+            try:
+                meta = inst.meta()
+                out[str(meta.id or meta.name)] = str(meta.name)
+            except Exception:
+                continue
+        return out
+
     def embedder(self) -> Embedder:
         """The configured AstrBot embedding provider, else the first one, else the bundled model."""
         want = self.embedding_provider_id

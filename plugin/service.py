@@ -36,6 +36,7 @@ from .hooks.echo import own_words
 from .hooks.inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
 from .hooks.record_queue import RecordingQueue
 from .jobs.days_lock import DaysLock
+from .place_lists import read_in_both
 from .providers import Providers
 from .selfhood import Selfhood
 
@@ -71,6 +72,8 @@ class EngramService:
         self._inject_outage = Outage(log, "Engram: no memories for this reply, it goes on without them: %s",
                                      "Engram: memories are injected again")
         self._warned_platforms: set[tuple[str, ...]] = set()
+        self.unmatched_places: list[str] = []  # config entries that name no place (``place_lists``)
+        self._places_read: tuple[Settings, dict[str, str]] | None = None
         self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
@@ -89,8 +92,25 @@ class EngramService:
     def path(self) -> Path:
         return self.data_dir / DB_NAME
 
+    def read_places(self) -> list[str]:
+        """The place lists and owner ids read in AstrBot's words too, once the bot's platforms are
+        known and again when they change (``place_lists``); the entries that match nothing are logged
+        (an error: a privacy setting that does nothing) and returned."""
+        types = self.providers.platform_types()
+        if self._places_read is not None and self._places_read == (self.settings, types):
+            return self.unmatched_places
+        self.settings, self.unmatched_places = read_in_both(self.settings, types)
+        self._places_read = (self.settings, types)
+        if self.unmatched_places:
+            log.error("Engram config: %s match no place of this bot (its platforms: %s); write a place as "
+                      "/sid shows it (qq:GroupMessage:123) or as Engram names it (aiocqhttp:group:123)",
+                      "; ".join(map(repr, self.unmatched_places)),
+                      ", ".join(f"{i} ({t})" for i, t in types.items()) or "none loaded yet")
+        return self.unmatched_places
+
     def audience(self, event: Any) -> Audience:
         """Who will read a reply to ``event`` (the one place commands, tools and injection ask)."""
+        self.read_places()
         platforms = self.providers.platforms()
         bare = self.settings.bare_owner_ids()
         if bare and sole_platform(platforms) is None and platforms not in self._warned_platforms:
@@ -159,6 +179,7 @@ class EngramService:
             return ""
 
     async def _announce(self) -> str:
+        self.read_places()  # the entries that match nothing, named at start-up
         if self.path.exists():
             mem = await self.memory()
             s = await mem.stats()
@@ -208,6 +229,7 @@ class EngramService:
     # ---- recording -----------------------------------------------------------------------
     def record_message(self, event: Any) -> None:
         """Queue an incoming message for recording; returns at once."""
+        self.read_places()
         if self._closing or is_command(event) or self.settings.is_blacklisted(place_of(event)):
             return
         parsed = parse_message(event)

@@ -1,6 +1,9 @@
 """The on-disk marker search of the forgetting tests: a unique marker (Latin and Chinese) and every
-piece of it a file could hold — UTF-8, UTF-16, a word's tail, Chinese bigrams and single characters —
-looked for in every file under a folder (the store, its WAL, the diary, the identity folder...)."""
+piece of it a file could hold — UTF-8, UTF-16, a word's tail, Chinese bigrams and single characters,
+and the Chinese as JSON writes it with ``ensure_ascii`` (``\\u9f98``: a name or an id in an
+episode's meta, a proposals file) — looked for in every file under a folder (the store, its WAL, the
+diary, the identity folder...). A person whose id holds the Latin marker and whose name is the
+Chinese one shows where their id and name stay."""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ def pieces(mark: str = MARK, zh: str = ZH) -> Iterator[tuple[str, tuple[str, ...
         yield zh[i : i + 2], both
     for ch in zh:  # single characters are index tokens too (jieba cuts rare ones one by one)
         yield ch, ("utf-8",)
+    for ch in zh:  # as JSON escapes it (``json.dumps`` without ``ensure_ascii=False``), either case
+        yield f"\\u{ord(ch):04x}", ("utf-8",)
+        yield f"\\u{ord(ch):04X}", ("utf-8",)
 
 
 def traces(folder: Path, mark: str = MARK, zh: str = ZH) -> list[str]:

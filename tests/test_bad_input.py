@@ -9,11 +9,13 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import (
     Audience,
     Engram,
+    EngramError,
     Episode,
     InvalidInputError,
     InvalidScopeError,
@@ -22,6 +24,7 @@ from astrbot_plugin_engram.memory import (
     StoreError,
 )
 from astrbot_plugin_engram.memory.index.indexer import EMBED_BATCH
+from astrbot_plugin_engram.memory.model import PERSON_CHARS, PLACE_CHARS, STORED_NAME_CHARS
 from astrbot_plugin_engram.memory.text.words import MAX_TEXT
 
 from .conftest import EngramOpener, HashEmbedder
@@ -401,3 +404,90 @@ async def _until_async(get: object, want: int, timeout: float = 30.0) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"never reached {want}")
+
+
+# ---- issue 28: broken emoji in meta, bad arguments, caps ------------------------------------------
+async def test_a_broken_emoji_in_a_mentioned_name_keeps_the_message(engram: Engram) -> None:
+    """A mention's name comes from the platform, which delivers broken emoji: the line was refused
+    (and lost) because its meta held one; now it is recorded with the name cleaned like the text."""
+    meta = {"mentions": [{"id": "qq:2", "name": "Zo\ud83de"}], "reply_to": {"actor": "qq:\udc00"},
+            "k\ud83d": ["x\ud83d"]}
+    eid = await engram.record(Episode(place=SPACE, content="hi @Zoe", actor="qq:1", meta=meta))
+    ep = await engram.get_episode(eid)
+    assert ep.content == "hi @Zoe"
+    assert ep.meta == {"mentions": [{"id": "qq:2", "name": "Zo\ufffde"}], "reply_to": {"actor": "qq:\ufffd"},
+                       "k\ufffd": ["x\ufffd"]}
+
+
+class Utf8Embedder(HashEmbedder):
+    """An embedder whose tokenizer takes UTF-8 only, as the bundled model's does (a lone surrogate
+    raises ``UnicodeEncodeError`` there)."""
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        for t in texts:
+            t.encode("utf-8")
+        return await super().embed(texts, kind)
+
+
+async def test_recall_with_a_broken_emoji_answers_instead_of_failing(open_engram: EngramOpener) -> None:
+    """The memory_recall tool given the model's "\\ud83d" answered "memory is unavailable": the
+    query reached the embedder, and the place reached SQLite, with the lone surrogate in them."""
+    engram = await open_engram(Utf8Embedder())
+    await engram.record(Episode(place=SPACE, content="nice \ud83d shot"))
+    await engram.embed_pending()
+    assert await engram.recall("\ud83d", Audience(place="qq:\ud83d")) == []
+    hits = await engram.recall("shot \ud83d", Audience(place=SPACE))
+    assert [h.text for h in hits] == ["nice \ufffd shot"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda e: e.recall("hi", None), lambda e: e.recall("hi", Audience(place=5)),
+    lambda e: e.forget_person(None), lambda e: e.forget_person(""), lambda e: e.forget_place(None),
+    lambda e: e.forget(None), lambda e: e.forget_episodes("12"), lambda e: e.update("abc", "x"),
+    lambda e: e.update(None, "x"), lambda e: e.get("abc"), lambda e: e.get_episode(None),
+    lambda e: e.history("1"), lambda e: e.sources(None), lambda e: e.set_scope("1", "public"),
+    lambda e: e.memories(["a"]), lambda e: e.episodes(None), lambda e: e.aliases(None),
+    lambda e: e.names(None), lambda e: e.has_place(None), lambda e: e.list_memories(limit="x"),
+    lambda e: e.list_memories(kind="gossip"), lambda e: e.list_memories(people="qq:1"),
+    lambda e: e.place_stats(None),
+], ids=lambda c: "")
+async def test_every_public_function_refuses_bad_arguments_with_an_engram_error(engram: Engram, call) -> None:
+    """They raised TypeError, AttributeError or UnicodeEncodeError, which the plugin answers with
+    "memory is unavailable right now" (or not at all)."""
+    await engram.record(Episode(place=SPACE, content="hello", actor="qq:1"))
+    with pytest.raises(EngramError):
+        await call(engram)
+    assert [e.content for e in (await engram.episodes([1])).values()] == ["hello"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda e: e.forget_person("\ud83d", dry_run=True), lambda e: e.forget_place("\ud83d", dry_run=True),
+    lambda e: e.list_memories(scope="space:\ud83d"), lambda e: e.people_named_in("\ud83d", "\ud83d"),
+    lambda e: e.names(["\ud83d"]), lambda e: e.last_time_with("\ud83d"), lambda e: e.has_place("\ud83d"),
+], ids=lambda c: "")
+async def test_a_broken_emoji_in_an_argument_is_never_a_crash(engram: Engram, call) -> None:
+    try:
+        await call(engram)
+    except EngramError:
+        pass  # "nothing is remembered of ..." is an answer too
+
+
+async def test_ids_and_names_have_length_caps(engram: Engram) -> None:
+    """A 20 MB place id was accepted. Ids longer than their cap are refused (never cut: two cut ids
+    could become one); a display name is cut and the line kept."""
+    for bad in (Episode(place="p" * (PLACE_CHARS + 1), content="x"),
+                Episode(place=SPACE, content="x", actor="a" * (PERSON_CHARS + 1))):
+        with pytest.raises(InvalidInputError, match="longer than"):
+            await engram.record(bad)
+    with pytest.raises(InvalidScopeError, match="at most"):
+        await engram.add_memory(Memory(text="x", scope="space:" + "p" * (PLACE_CHARS + 1)))
+    with pytest.raises(InvalidInputError, match="longer than"):
+        await engram.add_memory(Memory(text="x", scope="public", subjects=("s" * (PERSON_CHARS + 1),)))
+    with pytest.raises(InvalidInputError, match="longer than"):
+        await engram.forget_place("p" * (PLACE_CHARS + 1))
+    eid = await engram.record(Episode(place="p" * PLACE_CHARS, content="x", actor="a" * PERSON_CHARS,
+                                      actor_name="n" * (STORED_NAME_CHARS * 4)))
+    ep = await engram.get_episode(eid)
+    assert (len(ep.place), len(ep.actor)) == (PLACE_CHARS, PERSON_CHARS)
+    assert ep.actor_name == "n" * STORED_NAME_CHARS
+    assert (await engram.stats())["episodes"] == 1

@@ -102,10 +102,10 @@ def test_forget(cli) -> None:  # type: ignore[no-untyped-def]
 def test_forget_with_sources_person_and_place(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     seed(cli)
     cli("record", "Bob likes chess", "--space", "qq:group:1", "--actor", "qq:2", "--name", "Bob")
-    assert cli("forget-person", "Alice") == (
-        0, "forgot everything by or about qq:1: 1 line and 1 memory\n", "")  # her line, the memory naming her
-    assert cli("forget-place", "qq:private:1") == (
-        0, "forgot the place qq:private:1: 1 line and 0 memories\n", "")
+    assert cli("forget-person", "Alice") == (  # her line, her private chat's, the memory naming her
+        0, "forgot everything by or about qq:1: 2 lines and 1 memory\n", "")
+    assert cli("forget-place", "qq:private:1")[2].strip() == (  # her private chat went with her
+        "engram: error: nothing is remembered of the place 'qq:private:1'; nothing was forgotten")
     assert cli("forget", "2", "--with-sources") == (
         0, "forgot 1 memory rows (every version), 0 episodes\n", "")
     assert cli("forget-place", "qq:nowhere")[2].strip() == (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -461,3 +462,100 @@ async def test_a_forget_after_the_boundary_hour_changed_erases_the_right_diary_f
     assert not (folder / "diary" / "2026-11-30.md").exists()
     await e.close()
     assert traces(folder) == []
+
+
+# ---- issue 28: forget the right person, and all of them ----------------------------------------------
+ALICE, EVE, OWNER_DM = "qq:alice", "qq:eve", "qq:private:owner"
+
+
+async def test_someone_who_went_by_another_persons_name_takes_only_their_own_with_them(
+        open_engram: EngramOpener) -> None:
+    """Eve renamed herself "Alice" for one message and asked to be forgotten: the plan searched for
+    "Alice" as text and took the real Alice's own line, Bob's line about her in another group, the
+    owner's private line and the memories about her; the owner was told 5 lines and 2 memories."""
+    e = await open_engram()
+    eve = await e.record_many([ep(GROUP, "hi everyone", EVE, "Alice"),
+                               ep(GROUP, "bye for now", EVE, "Eve", minutes=1)])
+    others = await e.record_many([ep(GROUP, "I am Alice and I love hiking", ALICE, "Alice", minutes=2),
+                                  ep(OTHER, "Alice is coming on Sunday", BOB, "Bob", minutes=3),
+                                  ep(OWNER_DM, "Alice told me she is moving", "qq:owner", "Owner",
+                                     minutes=4)])
+    kept = [await e.add_memory(Memory(text="Alice loves hiking", scope=place_scope(GROUP),
+                                      subjects=(ALICE,))),
+            await e.add_memory(Memory(text="Alice is moving away", scope="owner"))]
+
+    plan = await e.forget_person(EVE, dry_run=True)
+    assert (plan.episodes, plan.memories) == (eve, [])
+    assert plan.summary() == "2 lines and 0 memories"
+    await e.forget_person(EVE)
+
+    assert [x.content for x in (await e.episodes(others)).values()] == [
+        "I am Alice and I love hiking", "Alice is coming on Sunday", "Alice told me she is moving"]
+    assert sorted((await e.memories(kept)).keys()) == kept
+    assert await e.aliases(ALICE) == ["Alice"] and await e.aliases(EVE) == []
+    await e.close()
+
+
+@pytest.mark.parametrize("name, said_by_others", [
+    ("the", ["the weather is nice", "see you at the station"]),
+    ("今天", ["今天天气很好", "我今天很忙"]),
+    ("Will", ["Will you come tomorrow?", "I will call you"]),
+])
+async def test_a_person_named_by_an_ordinary_word_does_not_take_every_line_holding_it(
+        open_engram: EngramOpener, name: str, said_by_others: list[str]) -> None:
+    e = await open_engram()
+    own = await e.record(ep(GROUP, "hello all", "qq:word", name))
+    others = await e.record_many([ep(OTHER, text, BOB, "Bob", minutes=i + 1)
+                                  for i, text in enumerate(said_by_others)])
+    mid = await e.add_memory(Memory(text=f"Bob said: {said_by_others[0]}", scope=place_scope(OTHER)))
+
+    done = await e.forget_person("qq:word")
+
+    assert (done.episodes, done.memories) == ([own], [])
+    assert len(await e.episodes(others)) == len(others) and await e.memories([mid])
+    await e.close()
+
+
+async def test_a_name_that_is_theirs_alone_is_still_searched_for(open_engram: EngramOpener) -> None:
+    """The rule leaves out shared names and ordinary words only: Ming's lines about him stay forgettable."""
+    e = await open_engram()
+    ids = await e.record_many([ep(GROUP, "hello", MING, "Ming"),
+                               ep(OTHER, "Ming is ill", BOB, "Bob", minutes=1),
+                               ep(OTHER, "the bus is late", BOB, "Bob", minutes=2)])
+    assert (await e.forget_person(MING)).episodes == ids[:2]
+    await e.close()
+
+
+async def test_a_forgotten_person_leaves_no_id_or_name_in_others_lines_or_their_private_chat(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """Their id and name stayed in the meta of others' lines (mentions, the speaker a reply answered)
+    and in the row of their private chat; the self-image's private-detail check read those mentions
+    and listed the forgotten name in the next prompt. Nothing of them stays in any file."""
+    from astrbot_plugin_engram.memory.self.private_details import private_details
+
+    person, dm = f"qq:{MARK}", f"qq:private:{MARK}"
+    e = await open_engram()
+    own = await e.record_many([ep(GROUP, "my first day here", person, ZH),
+                               ep(dm, "can you keep a secret", person, ZH, minutes=1),
+                               Episode(place=dm, content="of course", actor="self", actor_name="bot",
+                                       time=T0 + timedelta(minutes=2))])
+    mention = {"mentions": [{"id": person, "name": ZH}, {"id": MING, "name": "Ming"}],
+               "reply_to": {"message_id": "m1", "actor": person}}
+    others = await e.record_many([replace(ep(GROUP, "welcome!", BOB, "Bob", minutes=3), meta=mention),
+                                  replace(ep(OWNER_DM, "who is new in the group?", BOB, "Bob", minutes=4),
+                                          meta={"mentions": [{"id": person, "name": ZH}]})])
+    assert traces(folder)
+
+    done = await e.forget_person(person)
+
+    assert set(own) <= set(done.episodes) and done.places == [dm]
+    left = await e.episodes(others)
+    assert [x.meta for x in left.values()] == [
+        {"mentions": [{"id": MING, "name": "Ming"}], "reply_to": {"message_id": "m1"}}, {}]
+    details = private_details(left.values(), {}, lambda place: False)
+    assert not any(ZH in n or MARK in n for n in details.names)
+    assert not await e.has_place(dm)
+    assert traces(folder) == []
+    await e.close()
+    assert traces(folder) == []
+

@@ -86,6 +86,24 @@ async def test_strength_and_time_since_recall_are_recall_features(engram: Engram
     assert hits[fresh]["strength"] == pytest.approx(1.0) and hits[old]["strength"] < 0.01
 
 
+async def test_recall_ranks_by_the_strength_fade_archives_by_a_1970_memory_included(engram: Engram) -> None:
+    """Recall's strength feature had its own copy of the formula, without the rule that a memory made
+    while the clock read 1970 (a machine before NTP) is no age: ``fade()`` kept it, recall ranked it
+    as 56 years faded (issue 28). Both now read ``strength.faded``."""
+    from astrbot_plugin_engram.memory.strength import strength_now
+
+    made_at_1970 = await engram.add_memory(Memory(text="Dana likes oolong tea", scope=HERE,
+                                                  created_at=datetime(1970, 1, 2, tzinfo=timezone.utc)))
+    old = await engram.add_memory(mem("Dana likes black tea"))
+    await engram.embed_pending()
+    now = T0 + timedelta(days=45)
+    hits = {h.id: h.features for h in await engram.recall("Dana tea", Audience(SPACE), k=5, now=now)}
+    for mid in (made_at_1970, old):
+        assert hits[mid]["strength"] == pytest.approx(strength_now(await engram.get(mid), 30.0, now))
+    assert hits[made_at_1970]["strength"] == pytest.approx(1.0)
+    assert (await engram.fade(now)).archived == 0
+
+
 async def test_an_update_closes_the_old_fact_and_the_current_one_comes_first(engram: Engram) -> None:
     lived = await engram.add_memory(Memory(text="Ming lives in Beijing", scope=HERE, valid_from=T0))
     moved = T0 + timedelta(days=40)

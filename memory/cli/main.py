@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(e.g. Asia/Shanghai; default: the zone the bot's diaries were written in, else UTC)")
 
     sub.add_parser("stats", help="counts of episodes, memories, spaces, people and vectors")
+    sub.add_parser("vacuum", help="rewrite the store so that it shrinks by itself after a forget (once, "
+                   "for a store made before it did; with the bot stopped)")
     x = sub.add_parser("reindex", help="rebuild every vector for --embedder, with progress")
     x.add_argument("--quiet", action="store_true", help="no progress line")
     s = sub.add_parser("show", help="a memory (m12) with its versions and sources, or an episode (e3)")
@@ -246,6 +249,13 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
         print(f"{k:<12} {v}")
 
 
+async def cmd_vacuum(e: Engram, args: argparse.Namespace) -> None:
+    start = time.monotonic()
+    before, after = await e.store.vacuum()
+    print(f"vacuumed {e.store.path}: {before / 2**20:.1f} MB -> {after / 2**20:.1f} MB in "
+          f"{time.monotonic() - start:.1f} s; from now on it gives back what a forget frees by itself")
+
+
 async def cmd_reindex(e: Engram, args: argparse.Namespace) -> None:
     counts = await e.counts()
     passes = 2 if as_query_model(e.embedder) else 1  # a second vector per item (embed_pending)
@@ -371,7 +381,8 @@ async def cmd_restore(args: argparse.Namespace) -> None:
 
 
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
-            "stats": cmd_stats, "reindex": cmd_reindex, "show": cmd_show, "update": cmd_update,
+            "stats": cmd_stats, "vacuum": cmd_vacuum, "reindex": cmd_reindex, "show": cmd_show,
+            "update": cmd_update,
             "forget": cmd_forget, "forget-person": cmd_forget_person, "forget-place": cmd_forget_place,
             "consolidate": cmd_consolidate, **self_commands.COMMANDS}
 

@@ -17,14 +17,14 @@ from ..embedders import Embedder, Kind, NoEmbedder, as_query_model
 from ..errors import EmbeddingError
 from ..outage import Outage
 from ..store import Store
-from . import Indexes
+from . import Indexes, second_vectors
 from .second_vectors import SecondVectors
 from .vectors import VectorIndex
 
 log = logging.getLogger("engram")
 
 EMBED_BATCH = 32
-LOAD_PAGE = 4096  # vectors read per query when the index is loaded at open
+LOAD_PAGE = 16_384  # vectors read per query at open (a page spans most places: fewer, larger adds)
 
 
 def cursor_name(model: str, kind: str) -> str:
@@ -117,9 +117,13 @@ class Indexer:
                 index.add_many(kind, [r.group for r in rows], [r.id for r in rows], vecs,
                                [r.status for r in rows])
                 after = rows[-1].id
+        index.settle()  # the largest places' inverted files, trained on all their vectors
         second = self.indexes.second
-        if second is not None:  # the second vectors, page by page (never searched: no blocks to size)
-            for kind in ("e", "m"):
+        if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
+            second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD
+        if second is not None and not second.on_file:  # page by page (never searched: no blocks to size)
+            for kind in ("e", "m"):  # room for as many as the first vectors: no regrowth on the way
+                second.reserve(kind, sum(n for k, _, n in sizes if k == kind))
                 after = 0
                 while True:
                     ids, vecs = await self.store.query_vectors_page(second.model, kind, after, LOAD_PAGE)

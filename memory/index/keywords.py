@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from ..scopes import Visibility
-from ..store import KeywordRow, Store
+from ..store import DOCLIST_CAP, KeywordRow, Store
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1
@@ -107,6 +107,7 @@ class KeywordIndex:
         rows = np.concatenate(lists)
         term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
         known = rows < len(self._group)  # rows beyond: written by another process since open
+        wanted = None
         if groups is None:
             n_rows, words = int(self._rows.sum()), float(self._words.sum())
         else:
@@ -121,6 +122,9 @@ class KeywordIndex:
         if not len(rows):
             return []
         df = np.bincount(term, minlength=len(lists)).astype(np.float64)
+        cut = [t for t, r in enumerate(lists) if len(r) > DOCLIST_CAP]
+        if cut:
+            df[cut] = np.maximum(df[cut], self._estimated_counts([lists[t] for t in cut], wanted, n_rows))
         n_rows = max(1, n_rows, int(df.max()))  # more hits than rows: rows added by another process
         avg = words / n_rows or 1.0
         idf = np.maximum(np.log((n_rows - df + 0.5) / (df + 0.5)), 1e-6)  # as FTS5's bm25()
@@ -135,6 +139,21 @@ class KeywordIndex:
             ids, score = ids[some], score[some]
         top = np.argsort(-score, kind="stable")[:limit]  # ties: the older row first
         return list(zip(ids[top].tolist(), score[top].tolist()))
+
+    def _estimated_counts(self, cut: list[np.ndarray], wanted: np.ndarray | None, n_rows: int) -> np.ndarray:
+        """How many rows of the searched groups hold each word whose postings were cut to its newest
+        (``store.DOCLIST_CAP``): its share of the searched rows since its oldest row read, times
+        all the searched rows. A word said as often in the past as lately comes out right; the
+        rows left out are found by the query's other words and by the vector route."""
+        first = np.array([int(r[0]) for r in cut], np.int64)
+        start = int(first.min())
+        tail = self._group[start:]  # ``wanted`` by group, NO_GROUP (-1) its last entry: False
+        searched = np.flatnonzero(tail != NO_GROUP if wanted is None else wanted[tail]) + start
+        covered = len(searched) - np.searchsorted(searched, first)  # searched rows from each one's first
+        held = np.array([len(r) if wanted is None else
+                         int(np.count_nonzero(wanted[self._group[r[r < len(self._group)]]])) for r in cut],
+                        np.float64)
+        return np.where(covered > 0, np.minimum(n_rows, held * n_rows / np.maximum(covered, 1)), held)
 
 
 def _sum_by_row(rows: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,14 +32,14 @@ from ..backups import erase_in_backups, note_erase
 from ..errors import InvalidInputError, UnknownIdError
 from ..kernel import Kernel
 from ..model import Memory, aware, possible_ids
-from ..scopes import place_scope
+from ..scopes import place_scope, private_place_of
 from ..self.diary_files import data_folder, diary_day, diary_path, rewrite_later
 from ..self.identity import IMAGE_FILE, IdentityFolder, atomic_write, temporaries
 from ..self.inner_state import load_state, state_path
 from ..self.private_details import PrivateDetails, leaks
 from ..self.proposals import APPROVED, Proposal, Proposals
 from ..self.self_image_file import DIARIES as SELF_IMAGE_DIARIES
-from ..text.person_names import given_names
+from ..text.person_names import common_word, given_names
 from ..text.words import holds_name
 
 log = logging.getLogger("engram.forget")
@@ -113,11 +113,15 @@ def _known(ids: list[int], kind: str, found: Mapping[int, object]) -> None:
 
 async def person_plan(engram: Kernel, person: str) -> Forgetting:
     """Everything said by or about ``person``: a person id, or the name of someone only talked about
-    (who never spoke, so has no id: the lines and memories that name them)."""
+    (who never spoke, so has no id: the lines and memories that name them).
+
+    Their lines, the memories about them (subject: their id), and the lines and memories that name
+    them by a name that is theirs alone (``their_names``): not a name someone else went by too, not
+    an ordinary word. Their private chat goes whole (the bot's side of it too), as a forgotten place."""
     if not person.strip():  # "" is the actor of every line recorded without one
         raise InvalidInputError("name the person to forget", code="name_person")
     store = engram.store
-    names = await _names_of(engram, [person])
+    names = await their_names(engram, person)
     only_named = not await store.aliases(person)
     rows = await store.episodes_where(actor=person, mentions=names)
     said = {i for i, _ in await store.episodes_where(actor=person)}
@@ -126,10 +130,16 @@ async def person_plan(engram: Kernel, person: str) -> Forgetting:
     about += [i for i, text in await store.memories_mentioning(names) if _names_in(text, names)]
     mems = set(await store.all_versions(about))
     eps |= set(await store.source_ids(list(mems)))
+    plan = Forgetting(people=[person])
+    private = private_place_of(person)
+    if private is not None and await store.has_place(private):
+        place_eps, place_mems = await _place_items(engram, private)
+        eps, mems = eps | place_eps, mems | place_mems
+        plan.places = [private]
     if not eps and not mems and (only_named or not names):
         raise UnknownIdError(f"nothing is remembered by or about {person!r}; nothing was forgotten",
                              code="nothing_of_person", person=repr(person))
-    return await _along_provenance(engram, Forgetting(people=[person]), eps, mems)
+    return await _along_provenance(engram, plan, eps, mems)
 
 
 async def place_plan(engram: Kernel, place: str) -> Forgetting:
@@ -137,13 +147,18 @@ async def place_plan(engram: Kernel, place: str) -> Forgetting:
     place = place.strip()
     if not place:
         raise InvalidInputError("name the place to forget", code="name_place")
-    store = engram.store
-    eps = {i for i, _ in await store.episodes_where(place=place)}
-    mems = set(await store.all_versions(await store.memories_where(scope=place_scope(place))))
+    eps, mems = await _place_items(engram, place)
     if not eps and not mems:
         raise UnknownIdError(f"nothing is remembered of the place {place!r}; nothing was forgotten",
                              code="nothing_of_place", place=repr(place))
     return await _along_provenance(engram, Forgetting(places=[place]), eps, mems)
+
+
+async def _place_items(engram: Kernel, place: str) -> tuple[set[int], set[int]]:
+    """The lines of ``place`` and the memories kept for it (every version)."""
+    store = engram.store
+    eps = {i for i, _ in await store.episodes_where(place=place)}
+    return eps, set(await store.all_versions(await store.memories_where(scope=place_scope(place))))
 
 
 async def _along_provenance(engram: Kernel, plan: Forgetting, eps: set[int], mems: set[int]) -> Forgetting:
@@ -187,7 +202,7 @@ async def _proposals_reached(engram: Kernel, plan: Forgetting, memories: Iterabl
     except (OSError, ValueError, TypeError, AttributeError) as e:  # unreadable: left alone, and said so
         log.error("Engram: identity/proposals.json cannot be read (%s); a forget cannot look into it", e)
         return []
-    names = await _names_of(engram, plan.people)
+    names = [n for person in plan.people for n in await their_names(engram, person)]
     reached = {p.id for p in proposals if p.place in plan.places or p.person in plan.people
                or (names and _names_in(f"{p.change}\n{p.reason}", names))}
     left = [p for p in proposals if p.id not in reached]
@@ -263,16 +278,29 @@ def _day(engram: Kernel, t: datetime | None) -> date | None:
     return None if t is None else diary_day(data_folder(engram), t)
 
 
-async def _names_of(engram: Kernel, people: list[str]) -> list[str]:
-    """Every name ``people`` went by (``MIN_NAME`` characters or more), and the given names friends
-    call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``). Someone who never spoke
-    (a name, not an id: only talked about) goes by the name given."""
-    names = []
-    for person in people:
-        went_by = [n for n in await engram.store.aliases(person) if len(n.strip()) >= MIN_NAME]
-        talked_about = ":" not in person and len(person.strip()) >= MIN_NAME
-        names += went_by or ([person.strip()] if talked_about else [])
-    return names + sorted({g for n in names for g in given_names(n.strip())} - set(names))
+async def their_names(engram: Kernel, person: str) -> list[str]:
+    """The names that identify ``person`` alone, searched for in the text of others' lines and of
+    memories: every name they went by (``MIN_NAME`` characters or more) and the given names friends
+    call them by (张婷婷: 婷婷, Mei Chen: Mei: ``person_names.given_names``); someone who never spoke
+    (a name, not an id: only talked about) by the name given. Left out: a name another person went by
+    or that another's name holds (someone who renamed themself "Alice" for a message does not take
+    the real Alice's lines with them; 婷婷 is not 张婷婷's alone when 王婷婷 spoke too), and an ordinary
+    word ("the", "Will", 今天: ``person_names.common_word``). docs/privacy.md states the rule."""
+    store = engram.store
+    went_by = [n.strip() for n in await store.aliases(person) if len(n.strip()) >= MIN_NAME]
+    talked_about = ":" not in person and len(person.strip()) >= MIN_NAME
+    names = went_by or ([person.strip()] if talked_about else [])
+    names += sorted({g for n in names for g in given_names(n)} - set(names))
+    out = []
+    for name in dict.fromkeys(names):
+        if common_word(name):
+            continue
+        low = name.lower()
+        if any(other != person and holds_name(alias.lower(), low)
+               for other, alias in await store.names_holding(name)):
+            continue
+        out.append(name)
+    return out
 
 
 def _names_in(text: str, names: list[str]) -> bool:

@@ -180,7 +180,7 @@ async def gather_candidates(store: Store, indexes: Indexes, query: str, qvec: np
             pool.cos[j] = cos
     if qvec is not None and indexes.second is not None:  # each one's cosine to its item embedded as a query
         is_m, ids = np.array([k == "m" for k in pool.kinds], bool), np.array(pool.ids, np.int64)
-        pool.cos_qq = _nones(indexes.second.cosines_of(is_m, ids, qvec))
+        pool.cos_qq = _nones(await indexes.second.cosines_for(store, is_m, ids, qvec))
     return pool
 
 

@@ -18,6 +18,7 @@ from itertools import repeat
 import numpy as np
 
 from ..model import aware
+from ..strength import faded
 from ..text.words import EMPTY_SHAPE, asks_when, name_words, named_dates, query_words
 from .candidates import Columns, Pool, RecallSettings
 from .timewindow import query_window
@@ -312,7 +313,9 @@ def _strength(cols: _Layout, s: RecallSettings) -> tuple[np.ndarray, np.ndarray]
         return strength, np.zeros(cols.n)
     now = cols.now / 1e6
     since = np.where(np.isnan(c.strength_since), now, c.strength_since)
-    strength = np.minimum(1.0, c.strength * 0.5 ** (np.maximum(0.0, now - since) / _DAY / s.strength_days))
+    # the metabolism's one rule (``strength.faded``): what ``fade()`` archives by is what recall ranks by,
+    # a memory made while the clock read 1970 included
+    strength = np.minimum(1.0, faded(c.strength, since, now, s.strength_days))
     ago = np.where(np.isnan(c.recalled), np.inf, np.maximum(0.0, now - c.recalled))
     return strength, np.where(np.isinf(ago), 0.0, 0.5 ** (np.minimum(ago, 1e12) / _DAY / s.recency_days))
 

@@ -74,8 +74,17 @@ class EmbedRow(NamedTuple):
     text: str
 
 
+DOCLIST_CAP = 2048
+"""A word's postings are its newest rows, at most this many and one (issue 33): in a place of 200k
+lines a chat's common words hold tens of thousands each, and reading and scoring every one cost
+most of a recall. A list longer than this was cut: the keyword index estimates the word's count
+from how densely it fills the rows it covers (``index.keywords``). Lists the store follows after
+its own commits may grow past it (the newest rows join them)."""
+
+
 class Postings(NamedTuple):
-    """Each query word's rowids; ``exact``: only rows of the places asked for (else filter them)."""
+    """Each query word's rowids, ascending (the newest ``DOCLIST_CAP`` + 1 at most); ``exact``:
+    only rows of the places asked for (else filter them)."""
 
     lists: list[np.ndarray]
     exact: bool
@@ -202,6 +211,8 @@ class RecallReads(Protocol):
                            ) -> tuple[list[EmbedRow], np.ndarray]: ...
     async def query_vectors_page(self, model: str, kind: str, after: int, limit: int
                                  ) -> tuple[list[int], np.ndarray]: ...
+    async def query_vectors(self, model: str, kind: str, ids: Sequence[int]
+                            ) -> tuple[list[int], np.ndarray]: ...
 
 
 class ProgressReads(Protocol):
@@ -257,6 +268,7 @@ class ForgettingReads(Protocol):
                              mentions: Sequence[str] = ()) -> list[tuple[int, str]]: ...
     async def lines_of(self, actor: str, place: str, limit: int) -> list[int]: ...
     async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]: ...
+    async def names_holding(self, name: str) -> list[tuple[str, str]]: ...
     async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]: ...
 
 
@@ -316,6 +328,7 @@ class Store(RecallReads, ProgressReads, PeopleReads, DayReads, MetabolismReads, 
     # the file itself
     async def integrity(self) -> list[str]: ...
     async def checkpoint(self) -> bool: ...
+    async def vacuum(self) -> tuple[int, int]: ...
     async def check(self) -> dict[str, int]:
         """The full check of the file for damage (found: raised, and no more writes)."""
         ...

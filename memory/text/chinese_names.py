@@ -19,11 +19,14 @@ of lists, on stdout.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import re
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 _ANY_CJK = re.compile("[\u4e00-\u9fff]")
@@ -154,6 +157,24 @@ def _counts() -> dict[str, int]:
     jieba.dt.check_initialized()
     freq: dict[str, int] = jieba.dt.FREQ
     return freq
+
+
+def dictionary_counts(words: Iterable[str]) -> dict[str, int]:
+    """How often jieba's dictionary counts each of ``words`` (0: not in it), read from its file: a
+    forget asks about a few names, and loading jieba here would keep its whole dictionary in the
+    bot's process (the tagger runs in a child process for that reason)."""
+    wanted = {w for w in words if _ANY_CJK.search(w)}
+    out = dict.fromkeys(wanted, 0)
+    spec = importlib.util.find_spec("jieba")
+    if not wanted or spec is None or not spec.submodule_search_locations:
+        return out
+    path = Path(next(iter(spec.submodule_search_locations))) / "dict.txt"
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            word, _, rest = line.partition(" ")
+            if word in out:
+                out[word] = int(rest.split(" ", 1)[0] or 0)
+    return out
 
 
 if __name__ == "__main__":

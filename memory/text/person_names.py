@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from . import chinese_names as _zh
-from .words import STOP_EN
+from .words import STOP_EN, STOP_ZH
 
 log = logging.getLogger("engram.leaks")
 
@@ -123,6 +123,20 @@ def ordinary_word(word: str) -> bool:
     low = word.lower()
     return (low in STOP_EN or low in COMMON_START or low in COMMON_CAPITALISED or low in NAME_WORDS
             or _LANGUAGE.search(low) is not None)
+
+
+def common_word(name: str) -> bool:
+    """Whether ``name`` is also ordinary text, so finding it in a line does not show the line is
+    about someone who went by it: each Latin word of it an ordinary English word ("the", "Will",
+    "May"), or Chinese that jieba's dictionary counts ``COMMON_IN_JIEBA`` times or more (今天, 安静;
+    a famous person's name too, 李娜) or a function word. A name with anything else in it (a digit,
+    an emoji, a rare word) is not."""
+    parts = [p for p in re.split(r"[^\w]+|_", name.strip()) if p]
+    if not parts:
+        return True
+    counts = _zh.dictionary_counts(p for p in parts if _ANY_CJK.search(p))
+    return all((p in STOP_ZH or counts.get(p, 0) >= _zh.COMMON_IN_JIEBA) if _ANY_CJK.search(p)
+               else (ordinary_word(p) or p.lower() in STOP_EN) and not p.isdigit() for p in parts)
 
 
 def names_at_starts(text: str) -> set[str]:

@@ -12,7 +12,7 @@ from ...memory.render import quoted
 from ...memory.text.display import cut
 from ...memory.wording import EN, word
 from ..events import platform_of, sender_of
-from ..replies.catalogue import TEXTS, counted, say
+from ..replies.catalogue import TEXTS, say
 from ..replies.fit import WHOLE_CHARS, fit_lines, short
 from .args import Refused, UsageError
 from .context import CommandContext
@@ -44,33 +44,37 @@ def _not_owner(ctx: CommandContext) -> str:
     return ctx.say("not_owner") + ctx.owner_hint()
 
 
-async def proposals(ctx: CommandContext, args: str) -> str:
+def _elsewhere(ctx: CommandContext) -> str | None:
+    """The answer outside the owner's private chat (None there): the proposals, whichever chat they
+    were made in, are shown and decided only in that chat. A group hears neither them nor how many
+    there are, nor (by an approve or a reject that worked) that one with a given number exists."""
     if not is_owner(ctx):
         return _not_owner(ctx)
+    return None if ctx.audience.owner_private else ctx.say("proposals_private")
+
+
+async def proposals(ctx: CommandContext, args: str) -> str:
+    if (refused := _elsewhere(ctx)) is not None:
+        return refused
     waiting = ctx.service.selfhood.proposals.pending()
     if not waiting:
         return ctx.say("no_proposals")
-    # a proposal and its reason tell of the chat it was made in: elsewhere only the owner's private
-    # chat shows it, like that chat's lines
-    shown = [p for p in waiting if ctx.sees_episode(p.place)]
     lines = [ctx.say("proposal", id=p.id, day=p.at[:10], place=p.place, change=quoted(short(p.change)))
              + (ctx.say("proposal_reason", reason=quoted(short(p.reason))) if p.reason else "")
-             for p in shown]
-    if len(shown) < len(waiting):
-        lines.append(counted(ctx.lang, "proposals_hidden", len(waiting) - len(shown)))
+             for p in waiting]
     return fit_lines([ctx.say("proposals_head"), *lines], ctx.lang, ctx.say("rest_dashboard"))
 
 
 async def approve(ctx: CommandContext, args: str) -> str:
-    if not is_owner(ctx):
-        return _not_owner(ctx)
+    if (refused := _elsewhere(ctx)) is not None:
+        return refused
     p = ctx.service.selfhood.proposals.approve(_proposal_id(ctx, args))
     return ctx.say("approved", id=p.id)
 
 
 async def reject(ctx: CommandContext, args: str) -> str:
-    if not is_owner(ctx):
-        return _not_owner(ctx)
+    if (refused := _elsewhere(ctx)) is not None:
+        return refused
     p = ctx.service.selfhood.proposals.reject(_proposal_id(ctx, args))
     return ctx.say("rejected", id=p.id)
 

@@ -45,6 +45,8 @@ async def stats(ctx: CommandContext, args: str) -> str:
         key, hint = "stats_all", ""
         if kept := ctx.service.recording.pending:  # the store could not take them (full, damaged)
             hint = "\n" + ctx.say("stats_kept", n=kept, file=ctx.service.recording.journal.path.name)
+        if unmatched := ctx.service.read_places():  # a privacy setting that does nothing is said
+            hint += "\n" + ctx.say("stats_unmatched", entries=short("; ".join(unmatched)))
     head = ctx.say(key, **{**counts, **_counted(ctx, counts), "place": ctx.audience.place}) + hint
     return fit_lines([head, *jobs], ctx.lang, ctx.say("rest_dashboard"))
 

@@ -103,6 +103,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "Engram（此处：{place}）：这里记录了 {episodes}，本聊天可见 {memories}；向量模型 "
         "{embedder}。所有地方的总数：在主人私聊里发送 /mem stats。",
     ),
+    "stats_unmatched": (
+        "Config entries that match no place (nothing is left out or made public by them): {entries}. "
+        "Write a place as /sid shows it (qq:GroupMessage:123) or as Engram names it (aiocqhttp:group:123).",
+        "这些配置条目对不上任何地方（它们没有起作用）：{entries}。请写成 /sid 显示的样子"
+        "（qq:GroupMessage:123）或 Engram 的写法（aiocqhttp:group:123）。",
+    ),
     "stats_all": (
         "Engram: {episodes}, {memories} ({archived} archived, {superseded} superseded), "
         "{spaces}, {people}; embeddings {embedder} ({indexed} indexed); {secrets_redacted} (keys, "
@@ -347,11 +353,9 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "no_proposals": ("No identity proposal waits for you.", "没有等你决定的身份提议。"),
     "proposal": ("#{id} ({day}, from {place}): {change}", "#{id}（{day}，来自 {place}）：{change}"),
     "proposal_reason": (" — because {reason}", " —— 理由：{reason}"),
-    "proposals_hidden": (
-        "({n} more waits, made in other chats: /mem proposals in your private chat with the bot shows "
-        "it)|({n} more wait, made in other chats: /mem proposals in your private chat with the bot shows "
-        "them)",
-        "（还有 {n} 条在等待，来自其他聊天：在你和机器人的私聊里发送 /mem proposals 可以看到）",
+    "proposals_private": (
+        "Engram: identity proposals are shown and decided only in your private chat with the bot.",
+        "Engram：身份提议只在你和机器人的私聊里查看和决定。",
     ),
     "proposals_head": (
         "Proposed changes to identity/self.md (/mem approve <id> or /mem reject <id>):",

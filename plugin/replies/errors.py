@@ -129,6 +129,14 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "err_no_text": ("a memory needs some text", "记忆需要一些内容"),
     "err_arg_kind": ("unknown memory kind {kind}: use one of {kinds}", "没有记忆类型 {kind}：可选 {kinds}"),
+    # bad arguments to the core (issue 28)
+    "err_arg_not_text": ("this must be text", "这里需要文字"),
+    "err_arg_empty": ("this is empty", "这里不能为空"),
+    "err_arg_too_long": ("this is longer than {limit} characters", "太长了：最多 {limit} 个字符"),
+    "err_arg_count": ("give a whole number, 0 or more", "请给出 0 或更大的整数"),
+    "err_arg_people": ("give a list of person ids", "请给出一组用户 id"),
+    "err_arg_audience": ("who reads this is unknown", "不知道这是给谁看的"),
+    "err_place_too_long": ("a place id is at most {limit} characters", "地点 id 最多 {limit} 个字符"),
     "err_importance_range": ("importance must be between 0 and 1", "重要性必须在 0 到 1 之间"),
     "err_time_range": (
         "{time} is out of range (years 2 to 9998)",

@@ -61,7 +61,7 @@ class FakeEvent(AstrMessageEvent):
     """An incoming message on a test platform; ``send`` records what the bot said."""
 
     def __init__(self, text: str, sender: str, name: str, group: str | None, platform: str,
-                 at_bot: bool):
+                 at_bot: bool, platform_id: str = ""):
         msg = AstrBotMessage()
         msg.type = MessageType.GROUP_MESSAGE if group else MessageType.FRIEND_MESSAGE
         msg.self_id = SELF_ID
@@ -73,7 +73,8 @@ class FakeEvent(AstrMessageEvent):
         msg.message = ([At(qq=SELF_ID)] if at_bot else []) + [Plain(text)]
         msg.message_str = text
         msg.raw_message = None
-        meta = PlatformMetadata(name=platform, description="e2e test platform", id=platform)
+        # the platform's type (``aiocqhttp``) and the id its owner gave it (``qq``: what /sid shows)
+        meta = PlatformMetadata(name=platform, description="e2e test platform", id=platform_id or platform)
         super().__init__(text, msg, meta, msg.session_id)
         self.sent: list[str] = []
 
@@ -87,12 +88,13 @@ class ListedPlatform:
     """The test platform as AstrBot's platform manager lists it, as a loaded adapter is listed (the
     plugin reads the bot's platforms there: a bare owner id counts only on the one chat platform)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, platform_id: str = ""):
         self.name = name
+        self.id = platform_id or name
         self.client_self_id = f"{name}-listed"
 
     def meta(self) -> PlatformMetadata:
-        return PlatformMetadata(name=self.name, description="e2e test platform", id=self.name)
+        return PlatformMetadata(name=self.name, description="e2e test platform", id=self.id)
 
     def get_stats(self) -> dict[str, Any]:
         return {"id": self.name, "type": self.name, "status": "running", "error_count": 0}
@@ -104,9 +106,12 @@ class ListedPlatform:
 class Bot:
     """A started AstrBot core with the plugin loaded, talking to ``server``."""
 
-    def __init__(self, server: FakeOpenAI, platform: str = "e2e", plugin: str = PLUGIN_DIR):
+    def __init__(self, server: FakeOpenAI, platform: str = "e2e", plugin: str = PLUGIN_DIR,
+                 platform_id: str = ""):
         self.server = server
         self.platform = platform
+        self.platform_id = platform_id  # the id the owner gave the platform (default: its type)
+        self._own = platform
         self.plugin = plugin
         self.data = Path(get_astrbot_data_path())
         self.core: Any = None
@@ -126,7 +131,7 @@ class Bot:
         """Build and initialize a core (plugins, then providers, then pipelines), like ``astrbot run``."""
         self.core = AstrBotCoreLifecycle(LogBroker(), db_helper)
         await self.core.initialize()
-        self.core.platform_manager.platform_insts.append(ListedPlatform(self.platform))
+        self.core.platform_manager.platform_insts.append(ListedPlatform(self.platform, self.platform_id))
         quiet_http_logs()
         self.check_loaded()
         # What core.start() does before it parks in gather(): background tasks, then the
@@ -184,7 +189,9 @@ class Bot:
         """
         if at_bot is None:
             at_bot = group is not None and not text.startswith("/")
-        event = FakeEvent(text, sender, name or sender.title(), group, self.platform, at_bot)
+        own = self.platform == self._own  # a test may speak on another platform for a message
+        event = FakeEvent(text, sender, name or sender.title(), group, self.platform, at_bot,
+                          self.platform_id if own else "")
         before = len(self.server.chat_requests())
         await self.core.pipeline_scheduler_mapping["default"].execute(event)
         return Reply(event.sent, self.server.chat_requests()[before:])

@@ -98,4 +98,4 @@ async def test_a_place_that_opted_out_in_a_string_instead_of_a_list_stays_out(co
 
 async def test_a_bad_item_in_a_widening_list_drops_the_whole_list(conf_bot, log_lines: Lines) -> None:
     named = [m for level, m in log_lines.lines if level == "ERROR" and "'public_spaces'" in m]
-    assert len(named) == 1 and "using the default ('web',)" in named[0], named
+    assert len(named) == 1 and "using the default ('webchat:private:astrbot',)" in named[0], named

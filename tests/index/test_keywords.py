@@ -145,3 +145,36 @@ async def test_rows_another_process_wrote_are_found_by_keyword(db_path: Path) ->
     finally:
         await cli.close()
         await bot.close()
+
+
+async def test_a_common_words_postings_are_its_newest_and_its_count_is_estimated(keyword_engram: Engram,
+                                                                                 monkeypatch, db_path: Path
+                                                                                 ) -> None:
+    """Past ``DOCLIST_CAP`` rows a word's postings are its newest; BM25 estimates its count from
+    them (here within a few percent of the true one, as FTS5 counts it), and an old line is still
+    found by its rare words."""
+    from astrbot_plugin_engram.memory.index import keywords as index_keywords
+    from astrbot_plugin_engram.memory.store.sqlite import keywords as store_keywords
+
+    monkeypatch.setattr(store_keywords, "DOCLIST_CAP", 50)
+    monkeypatch.setattr(index_keywords, "DOCLIST_CAP", 50)
+    lines = [f"line {n} about the weather" if n % 3 else f"line {n} nothing much" for n in range(600)]
+    lines[5] = "the weather and a lighthouse"  # old, and the only one with its rare word
+    await keyword_engram.record_many(Episode(place="qq:group:1", content=t, time=T0) for t in lines)
+    vis = visibility(Audience("qq:group:1"))
+    kw = keyword_engram.indexes.keywords
+    postings: dict[str, np.ndarray] = {}
+    found = dict(await kw.search_episodes(keyword_engram.store, query_words("weather"), vis, 1000, postings))
+    newest = sorted(found, reverse=True)
+    assert len(found) == 51 and len(postings["weather"]) == 51  # the newest 51 of the 400 holding it
+    assert min(found) > 400  # all of them late in the chat
+    db = sqlite3.connect(db_path)
+    true_count = db.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                            ('"weather\ue0001"',)).fetchone()[0]
+    theirs = dict(db.execute("SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ?"
+                             " ORDER BY rowid DESC LIMIT 51", ('"weather\ue0001"',)).fetchall())
+    db.close()
+    assert true_count == 400
+    assert [found[i] for i in newest] == pytest.approx([theirs[i] for i in newest], rel=0.05)
+    both = dict(await kw.search_episodes(keyword_engram.store, query_words("weather lighthouse"), vis, 5))
+    assert next(iter(both)) == 6  # the old line: its rare word's postings are whole

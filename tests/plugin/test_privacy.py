@@ -153,16 +153,22 @@ async def test_remember_about_a_name_uses_who_this_place_knows_by_it(service: En
 
 
 # ---- identity proposals: each tells where it was made and why -------------------------------------
-async def test_the_owner_sees_in_a_group_only_the_proposals_made_there(service: EngramService) -> None:
+async def test_proposals_are_shown_and_decided_only_in_the_owners_private_chat(
+        service: EngramService) -> None:
+    """In a group the owner's /mem proposals told how many waited from other chats, and approve or
+    reject by number told that a proposal with that number existed (issue 28): a group hears none of
+    it now, neither those made there nor the others, and decides nothing."""
     await self_commands.identity_propose(service, event("x", "alice"), "I worry about my friends' health.",
                                          "Alice told me about her surgery on Monday")
     await self_commands.identity_propose(service, event("x", "bob", "g1"), "I like jokes.", "g1 jokes a lot")
-    in_group = await mem(service, "mem proposals", group="g1")
-    assert "I like jokes." in in_group and "#2" in in_group
-    assert "surgery" not in in_group and "health" not in in_group and "qq:private:alice" not in in_group
-    assert "1 more waits" in in_group and "private chat" in in_group
+    for command in ("mem proposals", "mem approve 1", "mem reject 1", "mem approve 2", "mem reject 9"):
+        in_group = await mem(service, command, group="g1")
+        assert in_group == ("Engram: identity proposals are shown and decided only in your private chat "
+                            "with the bot.")
+    assert [p.status for p in service.selfhood.proposals.all()] == ["pending", "pending"]
     in_private = await mem(service, "mem proposals")
     assert "surgery" in in_private and "I like jokes." in in_private
+    assert "Approved #1" in await mem(service, "mem approve 1")
 
 
 # ---- /mem remember --scope: no way into (or a look at) a scope this chat does not see -------------

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from astrbot_plugin_engram.memory import Episode, Memory
+from astrbot_plugin_engram.memory.model import PERSON_CHARS
 from astrbot_plugin_engram.memory.text.words import MAX_TEXT
 from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
 from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
@@ -97,7 +98,8 @@ async def test_show_of_a_long_memory_with_many_long_sources_fits(make_service: M
     svc = service(make_service, lang)
     engram = await svc.memory()
     now = datetime.now(timezone.utc)
-    sources = [await engram.record(Episode("qq:private:owner1", long_text(i), f"qq:{LONG_NAME}", LONG_NAME,
+    long_id = f"qq:{LONG_NAME}"[:PERSON_CHARS]  # as long as a person id may be
+    sources = [await engram.record(Episode("qq:private:owner1", long_text(i), long_id, LONG_NAME,
                                            time=now - timedelta(minutes=i))) for i in range(30)]
     people = tuple(f"qq:{i}" * 20 for i in range(30))
     mid = await engram.add_memory(Memory(long_text(99), "public", subjects=people, sources=tuple(sources)))

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory
 from astrbot_plugin_engram.memory.embedders import as_query_model
@@ -174,3 +175,31 @@ async def test_a_store_from_before_the_second_vectors_catches_up_to_a_new_one(tm
     finally:
         await upgraded.close()
         await new.close()
+
+
+async def test_a_big_stores_second_vectors_stay_on_file_and_give_the_same_cosines(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """Past ``second_vectors.HELD`` items nothing is loaded: recall reads its candidates' second
+    vectors from the file, and ranks exactly as with them in memory."""
+    from astrbot_plugin_engram.memory.index import second_vectors
+
+    texts = [f"line {n} about the lighthouse keeper and kites" if n % 2 else f"line {n} rain"
+             for n in range(40)]
+    e = await Engram.open(tmp_path / "e.db", TwoKindEmbedder(), background=False)
+    try:
+        await e.record_many(lines(*texts))
+        await e.embed_pending()
+        held = [(h.id, h.score) for h in await e.recall("the lighthouse keeper", Audience(SPACE), k=10)]
+    finally:
+        await e.close()
+    monkeypatch.setattr(second_vectors, "HELD", 10)
+    big = await Engram.open(tmp_path / "e.db", TwoKindEmbedder(), background=False)
+    try:
+        second = big.indexes.second
+        assert second is not None and second.on_file and len(second) == 0
+        got = await big.recall("the lighthouse keeper", Audience(SPACE), k=10)
+        assert [h.id for h in got] == [i for i, _ in held]
+        assert [h.score for h in got] == [pytest.approx(s, abs=1e-6) for _, s in held]
+        assert any(h.features["cos_qq"] > 0 for h in got)
+    finally:
+        await big.close()

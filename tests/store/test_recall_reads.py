@@ -129,6 +129,9 @@ async def test_second_vectors_are_kept_compact_per_model_and_read_back_in_pages(
     ids, got = await store.query_vectors_page("m1#as-query", "m", 0, 10)
     assert ids == [mid] and np.allclose(got[0], vecs[0], atol=0.01)
     assert (await store.query_vectors_page("m2#as-query", "e", 0, 10))[0] == []  # kept per model
+    ids, got = await store.query_vectors("m1#as-query", "e", [2, 7, 1])  # by id: those that have one
+    assert sorted(ids) == [1, 2] and np.allclose(got[ids.index(2)], vecs[1], atol=0.01)
+    assert (await store.query_vectors("m1#as-query", "m", [2]))[0] == []  # another kind's id
     assert await store.vector_counts("m1") == []
     async with store.transaction() as tx:
         await tx.drop_vectors("m1#as-query")

@@ -255,3 +255,57 @@ async def test_a_cancel_that_arrives_after_the_commit_is_no_warning(db_path: Pat
             await tx.add_episodes([Episode("s", "and the next write works", "qq:1")])
     finally:
         await store.close()
+
+
+# ---- the file shrinks after a forget (issue 28) ----------------------------------------------------
+async def _fill(e: Engram, place: str, n: int = 1500) -> None:
+    await e.record_many([Episode(place=place, content=f"line {i} of {place}: " + f"w{i}x{place[-1]} " * 60,
+                                 time=T0 + timedelta(seconds=i)) for i in range(n)])
+    await e.store.checkpoint()
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
+def _pragma(path: Path, name: str) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute(f"PRAGMA {name}").fetchone()[0])
+
+
+async def test_a_new_store_gives_back_what_a_forget_frees(db_path: Path) -> None:
+    """Nothing ran VACUUM: a store that forgot half of what it held stayed as large for good."""
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    await _fill(e, "qq:group:1")
+    await _fill(e, "qq:group:2")
+    full = _size(db_path)
+    await e.forget_place("qq:group:1")
+    assert _size(db_path) < 0.65 * full
+    await e.close()
+    assert _pragma(db_path, "auto_vacuum") == 2 and _pragma(db_path, "freelist_count") == 0
+
+
+async def test_an_older_store_is_vacuumed_once_from_the_command_line(
+        db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from astrbot_plugin_engram.memory.cli.main import main
+
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    await _fill(e, "qq:group:1")
+    await _fill(e, "qq:group:2")
+    await e.close()
+    with sqlite3.connect(db_path) as db:  # as a store made before auto_vacuum was set
+        db.execute("PRAGMA auto_vacuum=NONE")
+        db.execute("VACUUM")
+    assert _pragma(db_path, "auto_vacuum") == 0
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    full = _size(db_path)
+    await e.forget_place("qq:group:1")
+    await e.close()
+    assert _size(db_path) == full and _pragma(db_path, "freelist_count") > 0  # it never shrinks
+
+    assert await asyncio.to_thread(main, ["--db", str(db_path), "--embedder", "none", "vacuum"]) == 0
+    assert "MB ->" in capsys.readouterr().out
+    assert _size(db_path) < 0.65 * full and _pragma(db_path, "auto_vacuum") == 2
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    assert (await e.counts())["episodes"] == 1500
+    await e.close()

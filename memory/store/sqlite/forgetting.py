@@ -66,6 +66,12 @@ class Forgetting:
         cond = " OR ".join("instr(lower(text), lower(?)) > 0" for _ in names)
         return await fetch_rows(self._reader, f"SELECT id, text FROM memories WHERE {cond}", list(names))
 
+    async def names_holding(self, name: str) -> list[tuple[str, str]]:
+        """(person, name) of the names people went by that hold ``name`` (case folded, as a substring:
+        the caller checks word edges)."""
+        sql = "SELECT person, alias FROM aliases WHERE instr(lower(alias), lower(?)) > 0"
+        return [(r[0], r[1]) for r in quick_rows(self._quick, sql, (name,))]
+
     async def memories_where(self, *, subject: str | None = None, scope: str | None = None) -> list[int]:
         """Memories (any status) about ``subject`` or of ``scope``."""
         rows: list[Any] = []

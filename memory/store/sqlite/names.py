@@ -3,6 +3,7 @@ person as the place it is read in knows them, never by a name from another chat)
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -101,6 +102,40 @@ async def drop_unspoken_names(db: aiosqlite.Connection, people: Sequence[str]) -
                          " WHERE actor = aliases.person AND actor_name = aliases.alias)", (person,))
         await db.execute("DELETE FROM place_names WHERE person = ? AND NOT EXISTS (SELECT 1 FROM episodes"
                          " WHERE actor = place_names.person AND space = place_names.space)", (person,))
+
+
+async def drop_from_meta(db: aiosqlite.Connection, person: str, append_only: str) -> int:
+    """A forgotten ``person`` out of the meta of the lines left (others' lines): the mentions of them
+    (their id and the name they were mentioned by) and the speaker of a line answered (``reply_to``'s
+    actor; the message id stays). Their names must not stay in the file, nor reach a later prompt
+    (the self-image's private-detail check reads the mentions). Episodes are append-only, so the
+    guard (``append_only``, its SQL) is lifted for this inside the erase's transaction, as only a
+    hard forget may. Returns how many lines changed."""
+    needle = json.dumps(person, ensure_ascii=False)
+    rows = await fetch_rows(db, "SELECT id, meta FROM episodes WHERE instr(meta, ?) > 0", (needle,))
+    changed = []
+    for eid, raw in rows:
+        meta = json.loads(raw)
+        if not isinstance(meta, dict):
+            continue
+        new = dict(meta)
+        mentions = meta.get("mentions")
+        if isinstance(mentions, list):
+            kept = [m for m in mentions if not (isinstance(m, dict) and m.get("id") == person)]
+            if kept:
+                new["mentions"] = kept
+            else:
+                new.pop("mentions")
+        reply = meta.get("reply_to")
+        if isinstance(reply, dict) and reply.get("actor") == person:
+            new["reply_to"] = {k: v for k, v in reply.items() if k != "actor"}
+        if new != meta:
+            changed.append((json.dumps(new, ensure_ascii=False) if new else "{}", eid))
+    if changed:
+        await db.execute("DROP TRIGGER IF EXISTS episodes_append_only")
+        await db.executemany("UPDATE episodes SET meta = ? WHERE id = ?", changed)
+        await db.execute(append_only)
+    return len(changed)
 
 
 async def drop_place_names(db: aiosqlite.Connection, place: str) -> None:

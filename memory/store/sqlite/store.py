@@ -61,7 +61,7 @@ class SQLiteStore:
                                     SECTION_GAP.total_seconds())
         self.items = Items(reader, quick)
         self.keywords = Keywords(quick, postings)
-        self.vectors = Vectors(reader, latest)
+        self.vectors = Vectors(reader, latest, quick)
         self.progress = Progress(reader, latest, self.writing)
         self.days = Days(latest)
         self.names = Names(reader, quick)
@@ -73,6 +73,7 @@ class SQLiteStore:
         self.transaction = self.writing.transaction
         self.listen = self.writing.listen
         self.checkpoint = self.writing.checkpoint
+        self.vacuum = self.writing.vacuum
         # RecallReads
         self.get_episodes = self.items.get_episodes
         self.get_memories = self.items.get_memories
@@ -89,6 +90,7 @@ class SQLiteStore:
         self.vector_counts = self.vectors.vector_counts
         self.vectors_page = self.vectors.vectors_page
         self.query_vectors_page = self.vectors.query_vectors_page
+        self.query_vectors = self.vectors.query_vectors
         # ProgressReads
         self.cursor = self.progress.cursor
         self.cursors = self.progress.cursors
@@ -122,6 +124,7 @@ class SQLiteStore:
         self.lines_of = self.forgetting.lines_of
         self.memories_mentioning = self.forgetting.memories_mentioning
         self.memories_where = self.forgetting.memories_where
+        self.names_holding = self.forgetting.names_holding
         # BrowseReads (and keyed_places, people_named, job_runs above and below)
         self.list_memories = self.browse.list_memories
         self.versions = self.browse.versions
@@ -185,14 +188,19 @@ class SQLiteStore:
             clean_close.opened(path)  # a stop without close() leaves no clean close behind
             # temp_store: a write that fires triggers (m011's counts) keeps its statement journal in
             # memory, not in a temporary file opened for each row (~25 us an episode)
-            for pragma in ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'NORMAL'}",
-                           "foreign_keys=ON", "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY",
+            # a new file gives its freed pages back (``PRAGMA incremental_vacuum`` after an erase and
+            # at each open); set before its first table, else it changes nothing (an older file
+            # needs one VACUUM: ``python -m astrbot_plugin_engram.memory vacuum``, docs/durability.md)
+            for pragma in ("auto_vacuum=INCREMENTAL", "journal_mode=WAL",
+                           f"synchronous={'FULL' if durable else 'NORMAL'}", "foreign_keys=ON",
+                           "busy_timeout=5000", "secure_delete=ON", "temp_store=MEMORY",
                            f"wal_autocheckpoint={SAFETY_NET}"):  # copied in the background (``log_copier``)
                 # fetched to the end: a statement left mid-way (journal_mode and wal_checkpoint answer a
                 # row) stays "in progress" while aiosqlite's thread holds its last result, and an
                 # unfinished wal_checkpoint makes COMMIT fail (after a busy BEGIN it is held for good)
                 await writer.execute_fetchall(f"PRAGMA {pragma}")
             await migrate(writer)
+            await writer.execute_fetchall("PRAGMA incremental_vacuum")  # what a reindex freed, say
             # a forget killed after its commit left the erased text in the log's older frames
             await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
             reader, quick = await _readers(path)

@@ -102,6 +102,20 @@ class Transactions:
         if writes.erased:  # no copy of hard-forgotten text may stay in the write-ahead log
             await self.checkpoint()
 
+    async def vacuum(self) -> tuple[int, int]:
+        """Rewrite the file with ``auto_vacuum=INCREMENTAL`` (once, for a file made before it: from then
+        on an erase gives its pages back by itself); the file's size before and after. It takes as
+        long as copying the file and as much free disk again, and writes wait meanwhile: the command
+        line's ``vacuum``, with the bot stopped (docs/durability.md)."""
+        if self._writer is None:
+            raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
+        before = self.path.stat().st_size
+        async with self._lock:
+            await self._writer.execute_fetchall("PRAGMA auto_vacuum=INCREMENTAL")
+            await self._writer.execute("VACUUM")
+        await self.checkpoint()
+        return before, self.path.stat().st_size
+
     async def checkpoint(self) -> bool:
         """Copy the write-ahead log into the file and truncate it (erased text must not linger there);
         False if readers kept it from finishing after a few tries (the next open finishes it).

@@ -3,21 +3,23 @@ memories' vectors merging compares."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 import aiosqlite
 import numpy as np
 
 from .. import EmbedRow
-from .codec import chunks, compact_vectors, fetch_rows, in_list, vectors_of
+from .codec import chunks, compact_vectors, fetch_rows, in_list, quick_rows, vectors_of
 
 
 class Vectors:
     """The stored vectors of each model (written by ``SQLiteWrites.save_vectors``)."""
 
-    def __init__(self, reader: aiosqlite.Connection, latest: aiosqlite.Connection):
+    def __init__(self, reader: aiosqlite.Connection, latest: aiosqlite.Connection, quick: sqlite3.Connection):
         self._reader = reader
         self._latest = latest  # the writer when there is one (the indexer reads what it just wrote)
+        self._quick = quick  # a recall's few rows (``query_vectors``), on the event loop's thread
 
     async def items_to_embed(self, kind: str, after: int, limit: int) -> list[EmbedRow]:
         """(id, group, status, text to embed) of episodes ('e') or memories ('m') past ``after``."""
@@ -66,4 +68,15 @@ class Vectors:
         past ``after``: their ids and the vectors, as float32 rows (loaded into memory at open)."""
         rows = await fetch_rows(self._reader, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
                                 " AND item > ? ORDER BY item LIMIT ?", (model, kind, after, limit))
+        return [i for i, _ in rows], compact_vectors([b for _, b in rows])
+
+    async def query_vectors(self, model: str, kind: str, ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """The second vectors of ``model`` of the items ``ids`` of ``kind`` that have one (a recall's
+        candidates, when a big store keeps them on file: ``index.second_vectors``), as float32 rows.
+        A quick indexed read on the event loop's thread (the table's key is model, kind, item)."""
+        rows: list[tuple[int, bytes]] = []
+        for chunk in chunks(list(ids)):
+            sql, vals = in_list(chunk)
+            rows += quick_rows(self._quick, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
+                               f" AND item IN {sql}", [model, kind, *vals])
         return [i for i, _ in rows], compact_vectors([b for _, b in rows])

@@ -30,7 +30,15 @@ from .. import (
 )
 from .codec import EPISODE_COLUMNS, chunks, compact_vector_blob, fetch_rows, in_list, vector_blob
 from .keywords import keyed_words, word_count
-from .names import UPSERT_TITLES, drop_place_names, drop_unspoken_names, speakers_of, titles_of
+from .migrations.base import APPEND_ONLY
+from .names import (
+    UPSERT_TITLES,
+    drop_from_meta,
+    drop_place_names,
+    drop_unspoken_names,
+    speakers_of,
+    titles_of,
+)
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
@@ -250,7 +258,8 @@ class SQLiteWrites:
                     people: Sequence[str] = (), places: Sequence[str] = ()) -> tuple[list[int], list[int]]:
         """Hard-delete episodes and memories (the exact ids given) with everything that holds their
         text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
-        place's too), ``spaces``' names, cursors and the names people went by there, and any name a
+        place's too, and their ids and names in the meta of the lines left: ``drop_from_meta``),
+        ``spaces``' names, cursors and the names people went by there, and any name a
         speaker of the erased lines went by in those lines alone. Returns the (episode, memory) ids deleted.
 
         THE one exception to episodes being append-only (hard forgetting): every delete of an
@@ -278,6 +287,7 @@ class SQLiteWrites:
         for person in people:
             await db.execute("DELETE FROM aliases WHERE person = ?", (person,))
             await db.execute("DELETE FROM place_names WHERE person = ?", (person,))
+            await drop_from_meta(db, person, APPEND_ONLY)
         for place in places:
             await db.execute("DELETE FROM spaces WHERE name = ?", (place,))
             await drop_place_names(db, place)
@@ -286,6 +296,8 @@ class SQLiteWrites:
         for table, ids in (("episodes_fts", eps), ("memories_fts", mems)):
             if ids:
                 await db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        # the freed pages leave the file (a store made with auto_vacuum=INCREMENTAL; else a no-op)
+        await db.execute_fetchall("PRAGMA incremental_vacuum")
         if eps:
             self.changes.append(EpisodesDeleted(eps))
         if mems:
