@@ -105,6 +105,7 @@ from astrbot_plugin_engram.plugin.service import EngramService  # noqa: E402
 
 # -----------------------------------------------------------------------------------------------------
 
+SETTINGS: dict[str, Any] = {"inject_budget_tokens": None, "recall_k": None}  # --budget, --k (None: default)
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
 CACHE = HERE / ".cache"
@@ -326,7 +327,7 @@ class Replay:
         self.data_texts = set(self.text_of.values())
 
     def service(self, data_dir: Path) -> EngramService:
-        settings = Settings()
+        settings = Settings(**{k: v for k, v in SETTINGS.items() if v is not None})
         ctx = BenchContext()
         abilities = Abilities(data_dir, lambda: list(TOOLS), lambda: list(COMMANDS))
         from zoneinfo import ZoneInfo
@@ -508,6 +509,7 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> tuple[dict, dic
     """Figures and per-question results, per dataset and ``shape/variant`` (``embedder``: the bundled
     model with the shared cache, unless given)."""
     embedder = embedder or CachingEmbedder(LocalE5(), CACHE)
+    SETTINGS.update(inject_budget_tokens=getattr(args, "budget", None), recall_k=getattr(args, "k", None))
     figures: dict[str, dict[str, dict[str, Any]]] = {}
     kept: dict[str, dict[str, list[Result]]] = {}
     for name in args.data:
@@ -551,6 +553,8 @@ def parser() -> argparse.ArgumentParser:
                     help="the asking lines stay recorded in the group (default), or are not recorded")
     ap.add_argument("--examples", type=int, default=8, metavar="N", help="print N examples of each kind")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--budget", type=int, help="inject_budget_tokens (default: the plugin's)")
+    ap.add_argument("--k", type=int, help="recall_k (default: the plugin's)")
     return ap
 
 
@@ -564,7 +568,8 @@ def main() -> None:
     print(table(figures))
     took = time.perf_counter() - t0
     print(f"\n{took:.0f}s; per-conv {args.per_conv or 'default'}, per-group {args.per_group}, "
-          f"seed {args.seed}, lines {args.lines}, "
+          f"seed {args.seed}, lines {args.lines}, budget {args.budget or 'default'}, "
+          f"k {args.k or 'default'}, "
           f"run at {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

@@ -23,7 +23,7 @@ from .kernel import Kernel
 from .model import SELF, Episode, Hit, Memory
 from .text.display import flat, safe_end
 from .text.display import person as display_name
-from .text.words import budget_tokens
+from .text.words import budget_tokens, has_cjk
 from .wording import ago, when
 
 OPEN, CLOSE = "<engram-memory>", "</engram-memory>"
@@ -160,6 +160,25 @@ def time_line(now: datetime, last_here: datetime | None, tz: tzinfo | None,
     return out
 
 
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|#{1,6}|[-*_=]{3,}|<!--.*-->)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+_ENDS = tuple(".!?。！？…;；:：")
+
+
+def plain(document: str) -> str:
+    """A document (the identity, with the owner's approved proposals) as plain sentences: no headings
+    (``## 2026-12-03 (approved proposal #1)`` is bookkeeping, not who the bot is), rules or list marks,
+    one line, each line a sentence."""
+    out = []
+    for line in document.splitlines():
+        if _HEADING.match(line):
+            continue
+        line = _BULLET.sub("", line).strip()
+        if line:
+            out.append(line if line.endswith(_ENDS) else line + ("。" if has_cjk(line[-1]) else "."))
+    return " ".join(out)
+
+
 def fit_identity(identity: str, budget: int, share: float = IDENTITY_SHARE) -> str:
     """The identity document within ``share`` of the budget: whole, or its beginning cut at a line or
     sentence end and marked with "…" (it is the bot's identity: it always goes in; the self-image is
@@ -177,12 +196,13 @@ def fit_identity(identity: str, budget: int, share: float = IDENTITY_SHARE) -> s
 
 
 def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
-                extras: Sequence[str] = ()) -> tuple[str, list[int]]:
+                extras: Sequence[str] = (), fillers: Collection[int] = ()) -> tuple[str, list[int]]:
     """The block and the indexes of the ``notes`` that fit in ``budget`` tokens; none is cut.
 
     ``identity`` (already within its share, see ``fit_identity``) always goes in; then each of the
     ``extras`` (the bot's inner state, self-image, abilities) that fits whole before the notes' share;
-    notes fill the rest.
+    notes fill the rest. A note in ``fillers`` (someone's question) only takes room no other note
+    needed: once a note is left out for the budget, no filler goes in in its place.
     """
     head = [OPEN, PREAMBLE, time] if time else [OPEN, PREAMBLE]
     if identity:
@@ -194,12 +214,17 @@ def build_block(notes: Sequence[str], time: str, identity: str, budget: int,
     lines = [*head, NOTES_HEAD]
     used = budget_tokens("\n".join([*lines, CLOSE]))
     taken: list[int] = []
+    skipped = False
     for i, line in enumerate(notes):
         cost = budget_tokens(line) + 1
+        if skipped and i in fillers:
+            continue
         if used + cost <= budget:  # a note too long for what is left is skipped whole
             lines.append(line)
             used += cost
             taken.append(i)
+        else:
+            skipped = True
     if not taken:
         lines.pop()
     return "\n".join([*lines, CLOSE]), taken
@@ -234,6 +259,7 @@ async def memory_block(engram: Kernel, place: str, hits: Sequence[Hit], now: dat
     names = await hit_names(engram, place, hits)
     last = await engram.last_episode_time(place, before=before or now)
     lines = notes(hits, names, now, tz)
+    identity = plain(identity)
     fitted = fit_identity(identity, budget) if identity else ""
     text, taken = build_block(lines, time_line(now, last, tz), fitted, budget)
     return Block(text, taken)

@@ -7,11 +7,13 @@ The text is rebuilt only when what is registered (or the notes file) changes.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..memory.self.identity import FOLDER, read_document
+from ..memory.text.words import words
 
 log = logging.getLogger("engram.plugin")
 
@@ -66,6 +68,22 @@ def abilities_text(tools: Sequence[tuple[str, str]], commands: Sequence[str], no
     if notes:
         parts.append("the owner's notes: " + " ".join(notes.split())[:NOTES_CHARS])
     return ("What you can do — " + ". ".join(parts) + ".") if parts else ""
+
+
+# What asks about the bot's abilities, beside the names of its tools and commands ("what can you do?",
+# "which commands are there?", "你能做什么", "有什么功能"), as ``words`` gives them (stemmed).
+_ASKING = frozenset(words("""command tool abilities ability able feature features function functions
+    capable help 命令 指令 工具 功能 能力 本事 会做 能做 帮助"""))
+_CAN_YOU = re.compile(r"\b(?:can|could)\s+you\s+(?:do|help)\b|你(?:都|还)?(?:能|会|可以)(?:做|干)", re.I)
+
+
+def asks_abilities(query: str, text: str) -> bool:
+    """Whether ``query`` asks what the bot can do, or names one of the commands (as typed, "/mem") or
+    tools ("memory_recall") in ``text``: a command's bare name is a common word ("name", "set")."""
+    low = query.casefold()
+    named = re.findall(r"/\w+|\b[a-z]+_\w+\b", text)
+    return bool(set(words(query)) & _ASKING or _CAN_YOU.search(query)
+                or any(re.search(rf"(?<![\w/]){re.escape(n)}(?!\w)", low) for n in named))
 
 
 class Abilities:

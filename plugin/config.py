@@ -28,7 +28,7 @@ class Settings:
     owner_ids: tuple[str, ...] = ()
     owner_private_spaces: tuple[str, ...] = ()
     public_spaces: tuple[str, ...] = ("webchat:private:astrbot",)  # AstrBot's own chat page
-    inject_budget_tokens: int = 600
+    inject_budget_tokens: int = 800
     inject_mode: str = "user"
     recall_k: int = 8
     embedding_provider_id: str = ""

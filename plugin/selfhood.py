@@ -85,7 +85,8 @@ class Selfhood:
             return ""
         return self.abilities.text()
 
-    def extras(self, now: datetime, *, owner_private: bool) -> list[str]:
-        """The optional lines, most important first (each goes in whole, or not at all)."""
+    def extras(self, now: datetime, *, owner_private: bool, abilities: bool = True) -> list[str]:
+        """The optional lines, most important first (each goes in whole, or not at all; ``abilities``
+        False: not the abilities line, see ``plugin.service``)."""
         return [line for line in (self.inner_state(now, owner_private=owner_private), self.self_image(),
-                                  self.abilities_text()) if line]
+                                  self.abilities_text() if abilities else "") if line]

@@ -19,7 +19,8 @@ from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgettin
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.recording.journal import kept_path
-from ..memory.render import build_block, fit_identity, hit_names, notes, time_line
+from ..memory.render import build_block, fit_identity, hit_names, notes, plain, time_line
+from .abilities import asks_abilities
 from .commands.confirmations import Confirmations
 from .config import WEBCHAT, Settings, sole_platform
 from .events import (
@@ -33,8 +34,9 @@ from .events import (
     reply_episode,
 )
 from .hooks.echo import own_words
-from .hooks.inject import Injection, already_in_context, apply, pool_depth, recall_query, recent_turns
+from .hooks.inject import Injection, already_in_context, apply, people_turns, pool_depth, recall_query, said
 from .hooks.record_queue import RecordingQueue
+from .hooks.worth import asks, worth_notes
 from .jobs.days_lock import DaysLock
 from .place_lists import read_in_both
 from .providers import Providers
@@ -48,6 +50,7 @@ log = logging.getLogger("engram.plugin")
 
 DB_NAME = "engram.db"
 INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
+SEEN_EXTRA = "engram_seen"  # event extra: the people's words the model reads in this request
 GIVEN_EXTRA = "engram_given"  # event extra: the texts of the notes the model was handed (block, tools)
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
@@ -77,6 +80,7 @@ class EngramService:
         self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
         self._opening: asyncio.Task[Engram] | None = None
         self._shortened_identity = ""
+        self._abilities_shown: dict[str, str] = {}  # place -> the abilities line last injected there
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
         self.jobs: Jobs | None = None  # the background jobs, once attached (attach_jobs)
         self.self_jobs: SelfJobs | None = None  # diary, self-image: when switched on (attach_self_jobs)
@@ -197,12 +201,13 @@ class EngramService:
 
     async def recall(self, audience: Audience, query: str, k: int, seen: Sequence[str] = (), *,
                      include_archived: bool = False) -> list[Hit]:
-        """The ``k`` best hits ``audience`` may see, leaving out lines the model is already shown
-        (``include_archived``: a deliberate search, which brings faded memories back)."""
+        """The ``k`` best hits ``audience`` may see that are worth a note (``hooks.worth``), leaving out
+        lines the model is already shown (``include_archived``: a deliberate search, which brings faded
+        memories back)."""
         mem = await self.memory()
         hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)),
                                 include_archived=include_archived)
-        return [h for h in hits if not already_in_context(h, seen)][:k]
+        return worth_notes([h for h in hits if not already_in_context(h, seen)], k)
 
     def touch(self, hits: Sequence[Hit | str]) -> None:
         """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""
@@ -246,11 +251,11 @@ class EngramService:
         back: see ``echo``), with the keys of the memories injected for it."""
         if self._closing or self.settings.is_blacklisted(place_of(event)):
             return
-        said = own_words(text, event.get_extra(GIVEN_EXTRA) or [])
-        if said != (text or "").strip():
+        own = own_words(text, event.get_extra(GIVEN_EXTRA) or [])
+        if own != (text or "").strip():
             log.debug("Engram: a reply's copied notes were left out of its record (%d -> %d characters)",
-                      len(text or ""), len(said))
-        ep = reply_episode(event, said, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
+                      len(text or ""), len(own))
+        ep = reply_episode(event, own, {"injected": list(event.get_extra(INJECTED_EXTRA) or [])})
         if ep is not None:
             self.recording.put(self._in_zone([ep]))
 
@@ -317,15 +322,17 @@ class EngramService:
         if self.settings.is_blacklisted(audience.place):
             return None  # an opted-out place gets nothing of the memory, not even the time line
         contexts = getattr(req, "contexts", None) or []
-        prompt = getattr(req, "prompt", "") or ""
-        query = recall_query(prompt, recent_turns(contexts))
+        prompt = said({"role": "user", "content": getattr(req, "prompt", "") or ""})
+        query = recall_query(prompt, people_turns(contexts))
         now = now_utc()
-        # what the model already reads (this message, the history) is not injected again
-        hits = await self.recall(audience, query, self.settings.recall_k,
-                                 seen=[prompt, *recent_turns(contexts, len(contexts))])
+        # what the model already reads (this message, the history) is not injected again, nor
+        # returned by its memory_recall in this turn (``SEEN_EXTRA``)
+        seen = [prompt, *people_turns(contexts, len(contexts), all_turns=True)]
+        self.set_extra(event, SEEN_EXTRA, seen)
+        hits = await self.recall(audience, query, self.settings.recall_k, seen=seen)
         person = (actor_of(event), str(event.get_sender_name() or ""))
         text, taken = await self.render(audience.place, hits, now, before=event_time(event),
-                                        audience=audience, person=person)
+                                        audience=audience, person=person, query=query)
         apply(req, text, self.settings.inject_mode)
         inj = Injection(audience.place, query, now, hits, [hits[i] for i in taken], text)
         self.last_injection[audience.place] = inj
@@ -344,22 +351,42 @@ class EngramService:
     def handed(event: Any, texts: Sequence[str]) -> None:
         """Note on the event the texts of notes the model was handed (so its reply is not taken for them)."""
         try:
-            event.set_extra(GIVEN_EXTRA, [*(event.get_extra(GIVEN_EXTRA) or []), *texts])
-        except Exception:  # an event without extras: the reply is recorded as it comes
+            EngramService.set_extra(event, GIVEN_EXTRA, [*(event.get_extra(GIVEN_EXTRA) or []), *texts])
+        except Exception:  # an event without get_extra: the reply is recorded as it comes
             log.debug("Engram: this event keeps no extras")
+
+    @staticmethod
+    def set_extra(event: Any, key: str, value: Any) -> None:
+        try:
+            event.set_extra(key, value)
+        except Exception:  # an event without extras: what it would carry is not needed to reply
+            log.debug("Engram: this event keeps no extras")
+
+    @staticmethod
+    def current_turn(event: Any) -> list[str]:
+        """What the model reads in the request being answered: the message and its conversation
+        (noted at injection), or at least the message itself."""
+        try:
+            seen = list(event.get_extra(SEEN_EXTRA) or [])
+        except Exception:
+            seen = []
+        text = str(getattr(event, "message_str", "") or "")
+        return [*seen, text] if text else seen
 
     async def render(self, place: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
                      audience: Audience | None = None,
-                     person: tuple[str, str] = ("", "")) -> tuple[str, list[int]]:
+                     person: tuple[str, str] = ("", ""), query: str | None = None) -> tuple[str, list[int]]:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
 
-        ``person``: (id, name) of who wrote the message being answered, for the sense of time.
+        ``person``: (id, name) of who wrote the message being answered, for the sense of time;
+        ``query``: what the people said (the abilities line goes in when it is asked about), None
+        when the block is only shown (``/mem why``), not injected.
         """
         mem = await self.memory()
         names = await self.names(place, hits)
         lines = notes(hits, names, now, self.tz)
         budget = self.settings.inject_budget_tokens
-        identity = self.identity()
+        identity = plain(self.identity())
         fitted = fit_identity(identity, budget) if identity else ""
         if fitted != identity and identity != self._shortened_identity:
             self._shortened_identity = identity
@@ -368,9 +395,25 @@ class EngramService:
                         "(inject_budget_tokens=%d): "
                         "only its beginning is injected (%d characters)", len(identity), budget,
                         len(fitted) - 1)
-        extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private))
+        extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private),
+                                      abilities=self._abilities_due(place, query))
         return build_block(lines, await self._time_line(mem, place, now, before or now, audience, person),
-                           fitted, budget, extras)
+                           fitted, budget, extras, {i for i, h in enumerate(hits) if asks(h)})
+
+    def _abilities_due(self, place: str, query: str | None) -> bool:
+        """Whether the abilities line goes into this block: the first time in a place, when what the
+        bot can do changed since it last went in there, or when the message asks about it. Every
+        other time it is the same ~100 tokens the notes need (issue 27: it pushed evidence out);
+        the model has seen it in this conversation, and the tools themselves are in the request."""
+        text = self.selfhood.abilities_text()
+        if not text:
+            return False
+        if query is None:
+            return True
+        if self._abilities_shown.get(place) != text or asks_abilities(query, text):
+            self._abilities_shown[place] = text
+            return True
+        return False
 
     async def _time_line(self, mem: Engram, place: str, now: datetime, before: datetime,
                          audience: Audience | None, person: tuple[str, str]) -> str:

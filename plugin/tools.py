@@ -95,7 +95,8 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
     if service.settings.is_blacklisted(audience.place):
         return OPTED_OUT
     try:
-        hits = await service.recall(audience, q, k, include_archived=old)
+        # the message that asked, and the turn the model reads, are not what it is trying to recall
+        hits = await service.recall(audience, q, k, service.current_turn(event), include_archived=old)
         service.touch(hits)
         names = await service.names(audience.place, hits)
     except Exception:  # the model gets a sentence, the log the traceback

@@ -271,3 +271,12 @@ def test_february_29_with_no_year_is_the_latest_one() -> None:
     assert w is not None and w.start == datetime(2020, 2, 29, 4, tzinfo=SH)
     no_day = query_window("2月30日", NOW, SH)  # no such day in any year: the month it names
     assert no_day is not None and no_day.said == "2月"
+
+
+def test_a_year_alone_anchors_no_relative_window_away() -> None:
+    """A year with nothing else ("2026", as a framework's datetime line or a user's aside) leaves the
+    window a relative phrase names; a year with a month names its own date and takes it away."""
+    now = datetime(2026, 12, 3, 12, tzinfo=timezone.utc)
+    alone = query_window("what did we do last weekend? (2026)", now, None)
+    assert alone is not None and alone.said == "last weekend"
+    assert query_window("what did we do the weekend before April 10, 2023?", now, None) is None

@@ -243,7 +243,7 @@ def test_the_mood_goes_in_on_one_line() -> None:
 def test_a_long_self_image_is_shortened_to_its_share_not_left_out(
         tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture) -> None:
     """Before: a self-image as long as the writer allows (1,500 characters) never fitted the default
-    budget (600 tokens), so it was left out of every reply, with no word."""
+    budget (600 tokens then), so it was left out of every reply, with no word."""
     ids = IdentityFolder(tmp_path)
     ids.replace(ids.image_path, text[:1500])
     selfhood = Selfhood(tmp_path, Settings(), tz=SH)
@@ -251,7 +251,8 @@ def test_a_long_self_image_is_shortened_to_its_share_not_left_out(
         extras = selfhood.extras(datetime(2026, 3, 1, 12, tzinfo=SH), owner_private=False)
         selfhood.extras(datetime(2026, 3, 1, 13, tzinfo=SH), owner_private=False)
     block, taken = build_block(['"Bob said: hi" (today)'], "It is Sunday noon.",
-                               "You are Aria, a gentle companion who likes tea.", 600, extras)
+                               "You are Aria, a gentle companion who likes tea.",
+                               Settings().inject_budget_tokens, extras)
     assert "How you see yourself lately" in block and "…" in block and taken == [0]
     warned = [r for r in caplog.records if "self-image" in r.getMessage()]
     assert len(warned) == 1 and "inject_budget_tokens" in warned[0].getMessage()

@@ -9,6 +9,7 @@ from itertools import islice
 from typing import Any
 
 from ..errors import EngramError
+from ..validate import clean
 
 MAX_STARTS = 200  # brackets tried as the start of JSON (``json_values``)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
@@ -44,12 +45,14 @@ def json_object(text: str, required: tuple[str, ...]) -> dict[str, Any]:
 
 
 def text_field(obj: dict[str, Any], key: str, limit: int) -> str:
-    """``obj[key]`` as non-empty text of at most ``limit`` characters."""
+    """``obj[key]`` as non-empty text of at most ``limit`` characters; a lone surrogate (JSON lets a model
+    write ``"\\ud83d"``, half an emoji) replaced, as in every text the store keeps: the diary and the
+    self-image are also written to files, which cannot hold one."""
     value = obj.get(key)
     if not isinstance(value, str) or not value.strip():
         raise WrongShape(f"{key!r} must be non-empty text, got {type(value).__name__}", code="field_not_text",
                          key=key)
-    value = value.strip()
+    value = clean(value.strip())
     if len(value) > limit:
         raise WrongShape(f"{key!r} is {len(value)} characters, at most {limit}",
                          code="field_too_long", key=key, n=len(value), max=limit)

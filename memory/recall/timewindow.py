@@ -18,6 +18,7 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from ..clock import DEFAULT_BOUNDARY_HOUR, day_bounds, day_of
 from ..model import aware
+from ..text.words import named_dates
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), k) for p, k i
 
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_DATED = frozenset({"zh_date", "zh_month", "en_month"})  # rules naming a month or day: with a year, a date
 # A question in the past tense about "the weekend" / 周末 on a weekday means the one just gone ("what
 # did we do at the weekend?", "周末去哪了"); with no past tense, or a future, the coming one.
 _PAST = re.compile(r"\b(?:did|was|were|had|went|came|been|got|spent|saw|made|ate|drank|said|told|met|"
@@ -169,13 +171,14 @@ def query_window(query: str, now: datetime, tz: tzinfo | None,
                  boundary_hour: int = DEFAULT_BOUNDARY_HOUR) -> Window | None:
     """The window the query names (the first it names), or None; days end at ``boundary_hour``.
 
-    A query that names a year names its own dates ("in May 2023", "last weekend before April 10,
-    2023"): it gets no window here, its month and year are ``date_match``'s, and a relative phrase in
-    it is anchored to that date, not to now.
+    A query that names a year with a month names its own dates ("in May 2023", "last weekend before
+    April 10, 2023"): it gets no window here, its month and year are ``date_match``'s, and a relative
+    phrase in it is anchored to that date, not to now. A year alone ("what did we do last weekend?
+    2026") anchors nothing: the window stands.
     """
-    if _YEAR.search(query):
-        return None
     found = [(m.start(), i, m) for i, (p, _) in enumerate(_RULES) for m in [p.search(query)] if m]
+    if _YEAR.search(query) and (named_dates(query)[1] or any(_RULES[i][1] in _DATED for _, i, _ in found)):
+        return None
     for _, i, m in sorted(found, key=lambda x: (x[0], x[1])):
         w = _window(_RULES[i][1], m, _Days(now, tz, boundary_hour))
         if w is not None:

@@ -18,10 +18,12 @@ import unicodedata
 _HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 NAME_CHARS = 64  # of a display name shown in a line
 
-# what the bot, its owner or the system are called where a name stands (compared case-folded,
+# what the bot, its owner or the system are called where a name stands ("astrbot": the framework's own
+# name, which AstrBot's webchat gives its user; compared case-folded,
 # width-folded, without spaces, punctuation or invisible characters: "[Owner]", "ｙｏｕ", "y\u200bou")
 _POSERS = frozenset("""you yourself thebot bot assistant ai system developer tool model owner theowner
-    admin administrator user me i youthebot 你 你自己 我 系统 助手 机器人 主人 管理员 用户 开发者 你机器人
+    admin administrator user me i youthebot astrbot
+    你 你自己 我 系统 助手 机器人 主人 管理员 用户 开发者 你机器人
     系统消息 systemmessage""".split())
 NAMED = {"en": 'someone named "{}"', "zh": "名叫“{}”的人"}
 # what frames a line around a name (a line break, the quotes around what was said, the colon after a

@@ -169,16 +169,18 @@ _DIGITS = tuple("0123456789")
 _ZH_HINT = re.compile("[天晚周月年星礼号日]")
 
 
-# Words of acknowledgements, greetings and laughter (as ``words`` gives them: stemmed, stop words
-# gone). A line made of these alone ("OK, noted!", "好的，记住了", "👍", "lol") has no content of
-# its own: whatever it seems to match, it borrows from the line it answers.
+# Words of acknowledgements, greetings, laughter and being there (as ``words`` gives them: stemmed,
+# stop words gone). A line made of these alone ("OK, noted!", "好的，记住了", "👍", "lol", "hi
+# everyone", "I'm back", "有人在吗？") has no content of its own: whatever it seems to match, it
+# borrows from the line it answers.
 ACK_WORDS = frozenset(
     """note got sure thank welcom lol lmao haha hahaha hehe great cool nice good morn night fun sound
     rememb gotcha alright okay yep yeah yup k kk np congratul congrat enjoy understood awesom wow bye
     hello hmm right exact inde agre welcome perfect fine done will thx ty xd
     好 好的 好滴 好嘞 嘞 行 收到 记住 记下 记得 我会 了解 明白 哈哈 哈哈哈 呵呵 嘿嘿 谢谢
     感谢 多谢 客气 不客气 早 早上 上好 早上好 晚安 晚上 晚上好 你好 加油 太棒 太棒了 棒
-    厉害 嗯嗯 没错 对 对的 问题 没问题 拜拜 再见 辛苦 辛苦了 真棒 不错 可以""".split()
+    厉害 嗯嗯 没错 对 对的 问题 没问题 拜拜 再见 辛苦 辛苦了 真棒 不错 可以
+    everyon anyon anybodi everybodi back tell help 大家 大家好 有人 回来 帮 帮忙 听 起来 想想""".split()
 )
 EMPTY_SHAPE = 1024  # the ``text_shape`` bit of a line with no content of its own
 

@@ -12,6 +12,7 @@ from typing import Any
 from ...memory import EngramError
 from ...memory.backups import newest_backup
 from ...memory.errors import StoreError, StoreUnwritable
+from ...memory.validate import clean
 from ...memory.wording import EN
 from ..events import COMMAND
 from ..replies.catalogue import TEXTS, say
@@ -74,7 +75,12 @@ class Registry:
                          say(lang, "help_more"), keep=1)
 
     async def dispatch(self, service: EngramService, event: Any, text: str) -> str:
-        """The reply to one ``/mem`` line from ``event``, in the language ``reply_language`` chooses."""
+        """The reply to one ``/mem`` line from ``event``, in the language ``reply_language`` chooses;
+        text a platform can send: a lone surrogate the line held (half an emoji), echoed back in the
+        reply (``/mem recall``'s query), is replaced (found by the fuzzer)."""
+        return clean(await self._reply(service, event, text))
+
+    async def _reply(self, service: EngramService, event: Any, text: str) -> str:
         name, args = split_command(text)
         lang = await reply_language(service, event, args)
         if not event.is_admin():

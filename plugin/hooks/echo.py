@@ -36,9 +36,13 @@ def own_words(reply: str, given: Iterable[str] = ()) -> str:
     text = _NOTE.sub(" ", text)
     notes = [p for p in (_pairs(g) for g in given) if p]
     kept = []
+    cut = text != (reply or "")
     for line in text.splitlines():
         parts = [s for s in _SENTENCE.findall(line) if not _copied(s, notes)]
+        cut |= len(parts) < len(_SENTENCE.findall(line))
         kept.append("".join(parts).strip())
+    if cut:  # what introduced the notes taken out ("Here is what I was told:") introduces nothing now
+        kept = [k for k in kept if not k.endswith((":", "："))]
     return "\n".join(k for k in kept if k).strip()
 
 

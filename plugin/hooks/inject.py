@@ -15,9 +15,10 @@ except ImportError:  # AstrBot before temporary user parts: the block goes into 
     TextPart = None  # type: ignore[assignment,misc]
 
 from ...memory import Episode, Hit
-from .query import QUERY_TURNS, pool_depth, recall_query
+from .query import people_turns, pool_depth, recall_query, said
 
-__all__ = ["pool_depth", "recall_query"]  # the recall query's shape lives in query.py (no AstrBot import)
+# the recall query's shape and the people's words live in query.py (no AstrBot import)
+__all__ = ["people_turns", "pool_depth", "recall_query", "said"]
 
 
 @dataclass
@@ -34,29 +35,6 @@ class Injection:
     @property
     def keys(self) -> list[str]:
         return [h.key for h in self.injected]
-
-
-def message_text(message: Any) -> str:
-    """The text of an OpenAI-format message (a string or a list of parts)."""
-    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def recent_turns(contexts: Sequence[Any], n: int = QUERY_TURNS) -> list[str]:
-    """The last ``n`` user/assistant texts of the conversation, oldest first."""
-    out = []
-    for m in reversed(list(contexts or [])):
-        role = m.get("role") if isinstance(m, dict) else getattr(m, "role", "")
-        text = message_text(m).strip()
-        if role in ("user", "assistant") and text:
-            out.append(text)
-            if len(out) == n:
-                break
-    return out[::-1]
 
 
 def already_in_context(hit: Hit, seen: Sequence[str]) -> bool:

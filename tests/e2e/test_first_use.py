@@ -37,7 +37,7 @@ async def test_a_reply_that_echoes_its_memory_block_is_recorded_without_it(bot, 
     assert "<engram-memory>" in reply.text  # the model really echoed the block
     await bot.settle()
     out = said_by_bot(bot, "good boy")
-    assert out == ["Tool said:\nHe is Pumpernickel, a good boy!"]
+    assert out == ["He is Pumpernickel, a good boy!"]  # "Tool said:" introduced the block: a residue
     await bot.send("/reset", "tina")
     again = await bot.send("Tell me about my dog Pumpernickel", "tina")
     block = block_of(again.requests[-1])

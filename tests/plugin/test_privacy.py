@@ -84,11 +84,11 @@ async def test_a_public_group_id_does_not_make_a_private_chat_public(make_servic
 
 async def test_a_blacklisted_group_id_does_not_silence_a_private_chat(make_service: MakeService) -> None:
     svc = make_service(Settings(blacklist_spaces=("777",)))
-    svc.record_message(event("remember me", "777"))
-    svc.record_message(event("forget me", "u1", "777"))
+    svc.record_message(event("remember my blue bike", "777"))
+    svc.record_message(event("forget my red bike", "u1", "777"))
     await svc.flush()
-    assert [h.text for h in await svc.recall((svc.audience(event("x", "777"))), "remember", 5)] == [
-        "remember me"]
+    assert [h.text for h in await svc.recall((svc.audience(event("x", "777"))), "bike", 5)] == [
+        "remember my blue bike"]
     assert (await (await svc.memory()).stats())["episodes"] == 1
 
 

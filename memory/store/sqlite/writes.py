@@ -394,7 +394,9 @@ class SQLiteWrites:
     # ---- beside the rows: vectors, cursors and job runs --------------------------------------
     async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                            vectors: np.ndarray) -> None:
-        """Store each row's vector for ``model`` (replacing one it had)."""
+        """Store each row's vector for ``model`` (replacing one it had); a row erased since it was read is
+        skipped (the indexer embeds outside the transaction: a forget may commit meanwhile)."""
+        rows, vectors = await self._still_there(kind, rows, vectors)
         await self._writer.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
             [(model, kind, r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
@@ -403,11 +405,24 @@ class SQLiteWrites:
     async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                                  vectors: np.ndarray) -> None:
         """Store each row's second vector (the item embedded as a query) for ``model``, compact
-        (``codec.compact_vector_blob``); heard as ``VectorsSaved`` of ``model``."""
+        (``codec.compact_vector_blob``); heard as ``VectorsSaved`` of ``model``. Rows erased since they
+        were read are skipped, as in ``save_vectors``."""
+        rows, vectors = await self._still_there(kind, rows, vectors)
         await self._writer.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
             [(model, kind, r.id, compact_vector_blob(v)) for r, v in zip(rows, vectors)])
         self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+
+    async def _still_there(self, kind: str, rows: Sequence[EmbedRow], vectors: np.ndarray
+                           ) -> tuple[Sequence[EmbedRow], np.ndarray]:
+        """The rows (and their vectors) not erased since they were read: a vector of a forgotten line
+        would stay in the file and in the index (found by the kill harness: a forget committed while
+        the indexer was embedding the batch that held its lines)."""
+        there = set(await self.existing("episodes" if kind == "e" else "memories", [r.id for r in rows]))
+        if len(there) == len(rows):
+            return rows, vectors
+        keep = [i for i, r in enumerate(rows) if r.id in there]
+        return [rows[i] for i in keep], vectors[keep] if len(keep) else vectors[:0]
 
     async def drop_vectors(self, model: str) -> None:
         await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
