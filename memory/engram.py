@@ -46,11 +46,13 @@ from .model import (
 from .recall import RecallSettings
 from .recall.ranker import LinearRanker, Ranker
 from .recording.journal import KeptJournal, record_kept
+from .recording.recorder import REDACTED
 from .scopes import Visibility, parse_scope, visibility
 from .self.self_image_file import finish_self_image
 from .store import JobRuns, Store
 from .store.sqlite import open_store
 from .strength import MetabolismSettings
+from .text.redaction import Redactor
 from .text.words import MAX_TEXT
 from .validate import audience_arg, clean, ids_arg, place_arg, text_arg
 
@@ -60,8 +62,8 @@ class Engram(Kernel):
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
                  query_timeout: float, metabolism: MetabolismSettings | None = None,
-                 clock: Callable[[], datetime] | None = None):
-        super().__init__(store, embedder, ranker, settings, query_timeout, metabolism, clock)
+                 clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None):
+        super().__init__(store, embedder, ranker, settings, query_timeout, metabolism, clock, redactor)
         # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
         self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
         self._path: Path | None = None
@@ -72,9 +74,10 @@ class Engram(Kernel):
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False, read_only: bool = False,
                    query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None,
-                   clock: Callable[[], datetime] | None = None) -> Engram:
+                   clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
-        ``clock``: the current time (aware), the real one unless given.
+        ``clock``: the current time (aware), the real one unless given. ``redactor``: the secrets taken
+        out of what is recorded (``text/redaction.py``; the default patterns unless given).
 
         ``read_only``: an existing store that nothing can be written to (no background embedding;
         recall uses the vectors already stored).
@@ -83,7 +86,7 @@ class Engram(Kernel):
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
                        ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism,
-                       clock)
+                       clock, redactor)
             self._path = Path(path)
             # the keyword and column loads read on this thread, the vectors' on the reader's: together,
             # one's file reads run beside the other's decoding (a million items: ~30 % sooner)
@@ -211,6 +214,7 @@ class Engram(Kernel):
         counts: dict[str, Any] = dict(await self.store.counts())
         counts["embedder"] = self.embedder.name
         counts["indexed"] = len(self.index) if self.index else 0
+        counts["secrets_redacted"] = await self.store.cursor(REDACTED)
         return counts
 
     async def place_stats(self, audience: Audience) -> dict[str, Any]:

@@ -30,6 +30,8 @@ from .recording.recorder import Recorder
 from .scopes import parse_scope, visibility
 from .store import Store
 from .strength import MetabolismSettings, Toucher
+from .text.redaction import DEFAULT as DEFAULT_REDACTOR
+from .text.redaction import Redactor
 from .text.words import MAX_TEXT, forget_cached_words
 from .validate import audience_arg, checked_memory, clean, id_arg, ids_arg, person_arg, place_arg
 
@@ -41,7 +43,7 @@ class Kernel:
 
     def __init__(self, store: Store, embedder: Embedder, ranker: Ranker, settings: RecallSettings,
                  query_timeout: float, metabolism: MetabolismSettings | None = None,
-                 clock: Callable[[], datetime] | None = None):
+                 clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None):
         self.store = store
         self.metabolism = metabolism or MetabolismSettings()
         # the time as this memory reads it (new versions, merges, fading, recall's recency, touches)
@@ -53,7 +55,7 @@ class Kernel:
         self.indexes = Indexes()
         store.listen(self.indexes.after_commit)
         self.indexer = Indexer(store, self.indexes, embedder, query_timeout)
-        self.recorder = Recorder(store, self.indexer.kick)
+        self.recorder = Recorder(store, self.indexer.kick, redactor or DEFAULT_REDACTOR)
 
     async def close(self) -> None:
         """Write what is queued, stop the indexer, close the store."""

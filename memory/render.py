@@ -2,7 +2,8 @@
 that stays within a token budget.
 
 Notes are quoted, one per line, and introduced as notes, never as instructions. What users wrote
-cannot pose as the block's frame: no line break or control character, the block's tags shown as
+cannot pose as the block's frame: no line break or control character, the block's tags (however written:
+invisible characters inside, look-alike brackets, slashes, hyphens or letters) shown as
 ``‹/engram-memory›``, names that read as the bot or hold a line's framing shown as ``someone named
 "..."`` (``display.py``). The block never cuts a note in half: a note that does not fit is left out
 whole, counted in ``text.budget_tokens``. The plugin's injection, its recall tool and the dashboard
@@ -12,6 +13,7 @@ all render through here.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -33,7 +35,39 @@ IDENTITY_SHARE = 0.5  # of the injection budget the identity document may take; 
 NOTES_SHARE = 0.4  # of the budget kept for notes: the optional lines about the bot itself stop before it
 
 
-_TAG = re.compile(r"[<＜](\s*/?\s*engram-memory[^<>＜＞]*)[>＞]", re.IGNORECASE)  # full-width too
+# The block's tags, however written: what a model would read as ``<engram-memory>`` or
+# ``</engram-memory>`` once invisible characters are dropped and look-alikes folded. A note is checked
+# on a folded view of itself (format characters, combining marks and controls dropped, NFKC,
+# case-folded, look-alike brackets, slashes and letters folded); where the view holds a tag, the
+# note's own bracket characters behind it are shown as ``‹ ›``, so no note can open or close the block.
+_OPENERS = "<\uff1c\ufe64\u2329\u3008\u27e8\u276e\u276c\u02c2\u1438\u29fc"
+_CLOSERS = ">\uff1e\ufe65\u232a\u3009\u27e9\u276f\u276d\u02c3\u1433\u29fd"
+_SLASHES = "/\\\uff0f\u2044\u2215\u29f8\u2571\uff3c\u29f5\u29f9"
+_LOOKALIKES = str.maketrans({"а": "a", "е": "e", "г": "r", "у": "y", "м": "m", "о": "o", "ɡ": "g",
+                             "ո": "n", "ε": "e", "α": "a", "ν": "v", "ү": "y", "ı": "i"})
+_MAY_OPEN = re.compile(f"[{re.escape(_OPENERS)}]")
+_TAG_VIEW = re.compile(r"<[\s/]*engram[^a-z0-9<>]{0,3}memory(?:[^<>]*>)?")
+_DROPPED = frozenset(("Cf", "Mn", "Me", "Cc"))
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """The folded view of ``text`` and, for each of its characters, the index it came from."""
+    view: list[str] = []
+    where: list[int] = []
+    for i, c in enumerate(text):
+        if c in _OPENERS:
+            f = "<"
+        elif c in _CLOSERS:
+            f = ">"
+        elif c in _SLASHES:
+            f = "/"
+        elif unicodedata.category(c) in _DROPPED and not c.isspace():
+            continue
+        else:
+            f = unicodedata.normalize("NFKC", c).casefold().translate(_LOOKALIKES)
+        view.append(f)
+        where.extend([i] * len(f))
+    return "".join(view), where
 
 
 def quoted(text: str) -> str:
@@ -43,9 +77,19 @@ def quoted(text: str) -> str:
 
 
 def untagged(text: str) -> str:
-    """``text`` with the block's own tags shown as ``‹/engram-memory›`` (the self-image and the mood
-    are written by a model from what users said; a tag in them must not end the block)."""
-    return _TAG.sub(r"‹\1›", text)
+    """``text`` with the block's own tags, however written (invisible characters inside, full-width
+    or look-alike brackets, slashes, hyphens or letters), shown as ``‹/engram-memory›``: the self-image
+    and the mood are written by a model from what users said, and notes by users; none may open or
+    end the block."""
+    if not _MAY_OPEN.search(text):
+        return text
+    view, where = _folded(text)
+    chars = list(text)
+    for m in _TAG_VIEW.finditer(view):
+        chars[where[m.start()]] = "‹"
+        if m.group().endswith(">"):
+            chars[where[m.end() - 1]] = "›"
+    return "".join(chars)
 
 
 def shown_name(name: str) -> str:

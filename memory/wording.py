@@ -36,7 +36,7 @@ ZH_WORDS: dict[str, dict[str, str]] = {
              "image": "图片", "note": "笔记"},
     "scope": {"public": "公开", "owner": "仅主人", "self": "机器人自己"},
     "job": {"consolidate": "整理", "fade": "淡忘", "merge": "合并", "check": "检查", "diary": "日记",
-            "self-image": "自我形象"},
+            "self-image": "自我形象", "backup": "备份"},
     "run": {"ok": "成功", "failed": "失败", "running": "运行中", "cancelled": "已取消",
             "interrupted": "被中断"},
     "diary": {"written": "新写的", "rewritten": "重写的", "exists": "已写过", "empty": "无"},

@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..memory.errors import InvalidInputError
 from ..memory.scopes import place_listed
+from ..memory.text.redaction import MAX_PATTERNS, Redactor, redactor
 
 log = logging.getLogger("engram.plugin")
 
@@ -48,6 +50,9 @@ class Settings:
     baseline_mood: str = "calm"
     abilities_enabled: bool = True
     proposals_enabled: bool = True
+    redact_secrets: bool = True
+    redact_patterns: tuple[str, ...] = ()
+    backup_keep: int = 7  # daily backups kept (0: no daily backup)
 
     def is_owner(self, platform: str, user_id: str, platforms: Sequence[str] = ()) -> bool:
         """Whether the sender is the owner. An entry ``<platform>:<user_id>`` names one person; a bare
@@ -71,6 +76,10 @@ class Settings:
     def is_public_place(self, place: str) -> bool:
         return place_listed(place, self.public_spaces)
 
+    def redactor(self) -> Redactor:
+        """The secrets taken out of what is recorded (``parse_settings`` kept only patterns that compile)."""
+        return redactor(self.redact_patterns, enabled=self.redact_secrets)
+
 
 WEBCHAT = "webchat"  # AstrBot's own chat page: always loaded, reached only by its dashboard's users
 
@@ -87,7 +96,7 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recal
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000),
                                       "strength_half_life_days": (1, 3650),
-                                      "diary_boundary_hour": (0, 23)}
+                                      "diary_boundary_hour": (0, 23), "backup_keep": (0, 365)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES, "reply_language": REPLY_LANGUAGES}
 TEXT_LIMITS: dict[str, int] = {"baseline_mood": 40}  # a mood word, not a paragraph (it goes into every reply)
 # Lists that keep places out: written wrongly, they keep what can be read of them (a string is one
@@ -113,6 +122,9 @@ def parse_settings(raw: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
             values[f.name] = _convert(f.name, raw[f.name], getattr(default, f.name))
         except ValueError as e:
             errors.append(f"config key {f.name!r}: {e}; using the default {getattr(default, f.name)!r}")
+    if values.get("redact_patterns"):
+        values["redact_patterns"], bad = _patterns(values["redact_patterns"])
+        errors += [f"config key 'redact_patterns': {b}; that pattern is ignored" for b in bad]
     for msg in errors:
         log.error("Engram %s", msg)
     settings = Settings(**values)
@@ -170,6 +182,19 @@ def _opt_out_list(value: Any) -> tuple[tuple[str, ...], str]:
     bad = [v for v, fine in zip(value, ok) if not fine]
     return places, (f"items {bad!r} are not place ids and are ignored; still left out: "
                     f"{', '.join(places) or 'no place'}" if bad else "")
+
+
+def _patterns(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
+    """The redaction patterns that compile (the defaults stay on whatever the others are), and why
+    each other one was left out."""
+    good, bad = [], []
+    for p in patterns[:MAX_PATTERNS]:
+        try:
+            redactor([p])
+            good.append(p)
+        except InvalidInputError as e:
+            bad.append(str(e))
+    return tuple(good), bad + ([f"more than {MAX_PATTERNS} patterns"] if len(patterns) > MAX_PATTERNS else [])
 
 
 def _string_list(value: Any) -> tuple[str, ...]:

@@ -85,7 +85,9 @@ class EngramService:
         self.jobs: Jobs | None = None  # the background jobs, once attached (attach_jobs)
         self.self_jobs: SelfJobs | None = None  # diary, self-image: when switched on (attach_self_jobs)
         self.episode_listeners: list[Callable[[str], object]] = []  # told each recorded place
-        self.recording = RecordingQueue(self.memory, self.episode_listeners, kept_path(self.path))
+        self.redactor = settings.redactor()  # secrets out before the journal and the store see a line
+        self.recording = RecordingQueue(self.memory, self.episode_listeners, kept_path(self.path),
+                                        redact=self.redactor.episode)
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
         self.days_lock = DaysLock()  # the diary and self-image jobs and forgets take turns
@@ -151,7 +153,8 @@ class EngramService:
                                             boundary_hour=self.settings.diary_boundary_hour,
                                             strength_days=float(self.settings.strength_half_life_days))
                     self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
-                                                                    query_timeout=QUERY_TIMEOUT))
+                                                                    query_timeout=QUERY_TIMEOUT,
+                                                                    redactor=self.redactor))
                 # shielded: a caller cancelled mid-open (a reply's time limit) leaves the open to finish
                 # and be kept, never a half-open file whose connection thread outlives the plugin
                 try:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from ..memory import Engram
+from ..memory.backups import backups, take_backup
 from ..memory.chat import ChatModel
 from ..memory.consolidation import Consolidator, Report
 from ..memory.metabolism.fading import FadeReport
 from ..memory.metabolism.merging import MergeReport
 from .registry import Job
 
-CONSOLIDATE, FADE, MERGE, CHECK = "consolidate", "fade", "merge", "check"
+CONSOLIDATE, FADE, MERGE, CHECK, BACKUP = "consolidate", "fade", "merge", "check", "backup"
 
 
 def consolidation_job(consolidator: Callable[[], Awaitable[Consolidator]], every_minutes: float) -> Job:
@@ -52,3 +54,14 @@ def check_job(engram: Callable[[], Awaitable[Engram]]) -> Job:
         return await (await engram()).store.check()
 
     return Job(CHECK, run, timedelta(days=7), summary="the memory file is checked for damage")
+
+
+def backup_job(store: Path, keep: int) -> Job:
+    """A backup of the store, daily (SQLite's online backup, in a thread: replies go on meanwhile);
+    the newest ``keep`` kept."""
+
+    async def run(**_: Any) -> dict[str, int]:
+        await take_backup(store, keep=keep)
+        return {"kept": len(backups(store))}
+
+    return Job(BACKUP, run, timedelta(days=1), summary="the memory file is backed up")

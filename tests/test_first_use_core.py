@@ -77,12 +77,12 @@ async def test_list_memories_pages_newest_first_and_only_what_the_chat_may_see(e
 async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(engram: Engram,
                                                                               db_path: Path) -> None:
     eps = [Episode(place=SPACE, content=t, actor="webchat:sam") for t in
-           ("my bank pin is 8080 zanzibar", "the weather is nice", "zanzibar is an island")]
+           ("my bank locker is 8080 zanzibar", "the weather is nice", "zanzibar is an island")]
     ids = await engram.record_many(eps)
     await engram.embed_pending()
-    assert ids[0] in {h.id for h in await engram.recall("pin zanzibar", Audience(SPACE), k=5)}
+    assert ids[0] in {h.id for h in await engram.recall("locker zanzibar", Audience(SPACE), k=5)}
     assert (await engram.forget_episodes([ids[0]])).episodes == [ids[0]]
-    hits = await engram.recall("bank pin 8080 zanzibar", Audience(SPACE), k=5)
+    hits = await engram.recall("bank locker 8080 zanzibar", Audience(SPACE), k=5)
     assert ids[0] not in {h.id for h in hits} and ids[2] in {h.id for h in hits}
     assert all("8080" not in h.text for h in hits)
     with pytest.raises(UnknownIdError):
@@ -99,7 +99,7 @@ async def test_forgetting_an_episode_erases_it_from_the_file_and_every_index(eng
 
 async def test_forgetting_a_line_takes_the_memories_drawn_from_it_and_no_other(engram: Engram) -> None:
     ids = await engram.record_many([Episode(place=SPACE, content=t, actor="webchat:sam") for t in
-                                    ("my bank pin is 8080", "I like green tea")])
+                                    ("my bank locker is 8080", "I like green tea")])
     pin = await engram.add_memory(Memory(text="Sam's bank pin is 8080", scope=HERE, sources=(ids[0],)))
     both = await engram.add_memory(Memory(text="Sam banks and drinks tea", scope=HERE, sources=tuple(ids)))
     tea = await engram.add_memory(Memory(text="Sam likes green tea", scope=HERE, sources=(ids[1],)))

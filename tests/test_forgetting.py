@@ -226,7 +226,7 @@ async def test_forgetting_a_person_reaches_their_name_written_against_chinese(
 async def test_forgetting_a_place_erases_its_lines_and_memories_and_leaves_other_places(
         folder: Path, open_engram: EngramOpener) -> None:
     e = await open_engram()
-    ids = await e.record_many([ep(GROUP, f"the password is {MARK} {ZH}"),
+    ids = await e.record_many([ep(GROUP, f"the meeting word is {MARK} {ZH}"),
                                ep(OTHER, "lunch at noon", BOB, "Bob")])
     mid = await e.add_memory(Memory(text=f"the group's password is {MARK}", scope=place_scope(GROUP)))
     await e.embed_pending()
@@ -301,7 +301,7 @@ async def test_a_blank_person_is_refused_not_taken_for_every_line_without_a_spea
 async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_back(
         folder: Path, open_engram: EngramOpener, fake_openai: FakeOpenAI) -> None:
     e = await open_engram()
-    ids = await e.record_many([ep(GROUP, f"my pin is {MARK}"), ep(GROUP, "and I like tea", minutes=1)])
+    ids = await e.record_many([ep(GROUP, f"my locker tag is {MARK}"), ep(GROUP, "and I like tea", minutes=1)])
     fake_openai.chat_delay = 1.0
     fake_openai.replies.append(json.dumps({"actions": [
         {"op": "add", "text": f"Ming's pin is {MARK}", "kind": "fact", "about": [MING], "importance": 0.6,
@@ -423,7 +423,7 @@ async def test_forgetting_an_unrelated_line_leaves_an_approved_proposal_of_the_s
 async def test_an_unreadable_proposals_file_is_left_alone_and_the_forget_goes_on(
         folder: Path, open_engram: EngramOpener, caplog: pytest.LogCaptureFixture) -> None:
     e = await open_engram()
-    await e.record(ep(GROUP, f"the password is {MARK}"))
+    await e.record(ep(GROUP, f"the meeting word is {MARK}"))
     (folder / "identity").mkdir()
     (folder / "identity/proposals.json").write_text("{not json", "utf-8")
 

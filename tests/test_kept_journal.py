@@ -81,7 +81,7 @@ def test_the_cli_forgets_no_person_or_place_while_the_bot_keeps_messages_beside_
     db = tmp_path / "engram.db"
     assert main(["--db", str(db), "--embedder", "none", "record", "my code is 4471", "--space", "qq:group:1",
                  "--actor", "qq:carol", "--name", "Carol"]) == 0
-    KeptJournal(kept_path(db)).append([Episode("qq:group:1", "my pin is 9911", actor="qq:carol")])
+    KeptJournal(kept_path(db)).append([Episode("qq:group:1", "my locker is 9911", actor="qq:carol")])
     for argv in (["forget-person", "qq:carol"], ["forget-place", "qq:group:1"]):
         assert main(["--db", str(db), "--embedder", "none", *argv]) == 2
         assert "1 messages the bot kept in" in capsys.readouterr().err

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bundle import export_bundle, import_bundle, known_exports
+from ..backups import KEEP, backups, restore, take_backup
 from ..clock import resolve_timezone
 from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from ..engram import Engram
@@ -153,6 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="no record, remember or forget; the store is opened read-only")
     mc.add_argument("--timezone", default="", help="the zone lines are dated in (default: the bot's, from "
                     "its diaries, else UTC)")
+    b = sub.add_parser("backup", help="an online backup of the store into backups/ beside it (the bot may "
+                       "run meanwhile)")
+    b.add_argument("--keep", type=int, default=KEEP,
+                   help=f"backups kept, the oldest deleted (default {KEEP}; 0 keeps all)")
+    rs = sub.add_parser("restore", help="put a backup in the store's place (stop the bot first); what was "
+                        "forgotten since the backup is erased again; without BACKUP, list the backups")
+    rs.add_argument("backup", nargs="?", type=Path, help="the backup file (e.g. backups/engram-...Z.db)")
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
@@ -410,6 +418,25 @@ async def _index_quietly(e: Engram) -> None:
         log.warning("embedding failed, recall uses keywords only: %s", err)
 
 
+async def cmd_backup(args: argparse.Namespace) -> None:
+    if args.keep < 0:
+        raise InvalidInputError(f"--keep must be 0 or more, got {args.keep}")
+    path = await take_backup(args.db, keep=args.keep)
+    print(f"backed up to {path} ({len(backups(args.db))} backups kept)")
+
+
+async def cmd_restore(args: argparse.Namespace) -> None:
+    if args.backup is None:
+        found = backups(args.db)
+        print("\n".join(str(p) for p in found) if found else f"no backup beside {args.db}")
+        return
+    r = await restore(args.db, args.backup)
+    print(f"{args.db} restored from {r.backup}; forgotten since and erased again: {r.episodes_erased} lines, "
+          f"{r.memories_erased} memories, {r.people_erased} people, {r.places_erased} places")
+    if r.set_aside:
+        print(f"the store it replaced is kept as {r.set_aside} (delete it when content)")
+
+
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "vacuum": cmd_vacuum, "reindex": cmd_reindex, "show": cmd_show,
             "update": cmd_update,
@@ -424,6 +451,9 @@ async def run(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         return 1 if (await run_demo(fast=args.fast)).leaks else 0
+    if args.command in ("backup", "restore"):  # on the file, without opening it as a memory
+        await (cmd_backup if args.command == "backup" else cmd_restore)(args)
+        return 0
     embedder = embedder_of(args)
     if args.command == "mcp":
         return await _serve_mcp(args, embedder)

@@ -12,10 +12,12 @@ endpoint that is down (connection, HTTP 429/5xx) only delays, it never makes a b
 from __future__ import annotations
 
 import logging
+import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
+from pathlib import Path
 from typing import Any
 
 from ..chat import ChatModel
@@ -278,12 +280,14 @@ class Consolidator:
                     plan.append(self._added(action, place, by_id, names, audience, now, report))
                 elif isinstance(action, Update):
                     plan.append((action, None if action.about is None else _people(action.about, names)))
-            except Refused as r:
-                report.refused[r.reason] += 1
-                log.info("consolidation of %s refused an action: %s", place, r)
-            except Exception:  # no check foresaw it: refused alone (not the batch, not the run), logged whole
+            except Refused as r:  # the log says which kind of refusal and which lines, never the
+                report.refused[r.reason] += 1  # model's text (it may repeat what users said)
+                log.info("consolidation of %s refused an action (%s) on e%s-e%s", place, r.reason,
+                         min(ids, default="?"), max(ids, default="?"))
+            except Exception as e:  # no check foresaw it: refused alone (not the batch, not the run)
                 report.refused[UNFORESEEN] += 1
-                log.exception("consolidation of %s refused an action no check foresaw: %.300r", place, item)
+                log.error("consolidation of %s refused an action no check foresaw on e%s-e%s: %s at %s",
+                          place, min(ids, default="?"), max(ids, default="?"), type(e).__name__, _where(e))
         return plan
 
     def _added(self, a: Add, place: str, by_id: dict[int | None, Episode], names: dict[str, str],
@@ -297,12 +301,12 @@ class Consolidator:
         scope = decision.scope
         if decision.widened:
             report.refused[WIDER_SCOPE] += 1
-            log.info("consolidation of %s: scope %r refused, kept %s", place, a.scope_hint, scope)
+            log.info("consolidation of %s: a wider scope refused, kept %s", place, scope)
         if scope == OWNER and not self.settings.owner_known:  # the narrowest scope its lines allow
             scope = place_scope(place)
             log.info("consolidation of %s: no owner is configured, so a memory scoped owner (%s) would show "
                      "nowhere; kept in %s, where its lines were said", place,
-                     "the bot's own thoughts" if own else f"asked for {a.scope_hint!r}", scope)
+                     "the bot's own thoughts" if own else "asked for owner", scope)
         when = aware(a.when) if a.when else min(aware(e.time) for e in sources)
         return Memory(text=a.text, scope=scope, kind=a.kind, subjects=about, sources=a.sources,
                       importance=a.importance, created_at=now, valid_from=when)
@@ -365,3 +369,10 @@ async def consolidate(engram: Kernel, chat: ChatModel, settings: ConsolidationSe
                       places: Sequence[str] | None = None, *, force: bool = False, **kw: Any) -> Report:
     """Run consolidation once (see ``Consolidator``)."""
     return await Consolidator(engram, chat, settings, **kw).run(places, force=force)
+
+
+def _where(e: BaseException) -> str:
+    """Where ``e`` was raised (file and line), for a defect's log line without the exception's message,
+    which may hold the model's text."""
+    frames = traceback.extract_tb(e.__traceback__)
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+from ..backups import erase_in_backups, note_erase
 from ..errors import InvalidInputError, UnknownIdError
 from ..kernel import Kernel
 from ..model import Memory, aware, possible_ids
@@ -356,10 +357,13 @@ async def execute(engram: Kernel, plan: Forgetting,
                   after: Sequence[Callable[[Forgetting], Awaitable[None]]] = ()) -> Forgetting:
     """Erase what ``plan`` names (one transaction), drop it from memory, then tell the listeners."""
     noted = _note_pending(engram, plan)
+    # on the erase list before the erase: a backup restored later is erased the same way (``backups``)
+    note_erase(Path(engram.store.path), plan.episodes, plan.memories, people=plan.people, places=plan.places)
     async with engram.store.transaction() as tx:
         eps, mems = await tx.erase(plan.episodes, plan.memories, people=plan.people, places=plan.places)
     plan.episodes, plan.memories, plan.done = eps, mems, True
     engram.drop_erased(mems)
+    await erase_in_backups(Path(engram.store.path), eps, mems, people=plan.people, places=plan.places)
     try:
         _erase_files(engram, plan)
     except OSError as e:  # a full disk, a read-only folder: the erase stands; its note finishes the files

@@ -62,6 +62,13 @@ def text_field(obj: dict[str, Any], key: str, limit: int) -> str:
 def number_field(obj: dict[str, Any], key: str, low: float, high: float) -> float:
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= float(value) <= high:
-        raise WrongShape(f"{key!r} must be a number from {low} to {high}, got {value!r}",
+        raise WrongShape(f"{key!r} must be a number from {low} to {high}, got {_shown(value)}",
                          code="field_not_number", key=key, low=low, high=high)
     return float(value)
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as an error (and the log) may show it: a number as it is, anything else by its type
+    (the model's text may repeat what users said)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return repr(value) if number else type(value).__name__

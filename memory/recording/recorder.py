@@ -3,7 +3,8 @@
 Concurrent ``record()`` calls share one transaction (group commit); each episode's index words are
 worked out when it is queued, so they overlap the previous batch's commit instead of holding the
 writer. An id is handed back only once the transaction holding its episode has committed to the
-write-ahead log, so an acknowledged episode survives the process being killed.
+write-ahead log, so an acknowledged episode survives the process being killed. Secrets in an episode's
+text are redacted before it is queued (``text/redaction.py``); the store counts them (``REDACTED``).
 """
 
 from __future__ import annotations
@@ -14,27 +15,30 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import StoreError, StoreUnwritable
 from ..model import Episode
-from ..store import Store
+from ..store import Store, Writes
+from ..text.redaction import DEFAULT, META_KEY, Redactor
 from ..text.words import prepare_episode
 from ..validate import checked_episode
 
 log = logging.getLogger("engram")
 
 MAX_BATCH = 1000  # episodes per group commit
+REDACTED = "secrets_redacted"  # the cursor counting the secrets taken out of recorded episodes
 
 
 class Recorder:
     """Queues episodes and writes them in batches; ``written`` is called after each commit."""
 
-    def __init__(self, store: Store, written: Callable[[], None]):
+    def __init__(self, store: Store, written: Callable[[], None], redactor: Redactor = DEFAULT):
         self.store = store
         self._written = written
+        self.redactor = redactor
         self._queue: list[tuple[Episode, tuple[str, int], asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
     async def record(self, episode: Episode) -> int:
         """Append an episode; returns its id once it is durably committed."""
-        ep = checked_episode(episode)
+        ep = self._checked(episode)
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         # No shield: a cancelled caller's future is done, so the flusher skips it; its episode is
         # written all the same and no other caller is touched.
@@ -45,9 +49,10 @@ class Recorder:
 
     async def record_many(self, episodes: Iterable[Episode]) -> list[int]:
         """Append many episodes in one transaction; returns their ids in order."""
-        eps = [checked_episode(e) for e in episodes]
+        eps = [self._checked(e) for e in episodes]
         async with self.store.transaction() as tx:
             ids = await tx.add_episodes(eps, [prepare_episode(e) for e in eps])
+            await _count_redacted(tx, eps)
         self._written()
         return ids
 
@@ -58,12 +63,16 @@ class Recorder:
         cleared) are skipped."""
         async with self.store.transaction() as tx:
             done = await tx.cursor(cursor)
-            eps = [checked_episode(e) for e in records[done:] if e is not None]
+            eps = [self._checked(e) for e in records[done:] if e is not None]
             ids = await tx.add_episodes(eps, [prepare_episode(e) for e in eps]) if eps else []
+            await _count_redacted(tx, eps)
             await tx.set_cursor(cursor, max(done, len(records)))
         if ids:
             self._written()
         return ids
+
+    def _checked(self, episode: Episode) -> Episode:
+        return self.redactor.episode(checked_episode(episode))
 
     async def flush(self) -> None:
         """Wait until every queued episode is committed."""
@@ -76,6 +85,7 @@ class Recorder:
             try:
                 async with self.store.transaction() as tx:
                     ids = await tx.add_episodes([e for e, _, _ in batch], [w for _, w, _ in batch])
+                    await _count_redacted(tx, [e for e, _, _ in batch])
             except Exception as e:
                 if isinstance(e, StoreUnwritable):  # what waits behind this batch fails with it: a
                     batch, self._queue = batch + self._queue, []  # later one that fits in the room
@@ -93,3 +103,11 @@ class Recorder:
                 if not fut.done():
                     fut.set_result(i)
             self._written()
+
+
+async def _count_redacted(tx: Writes, episodes: Sequence[Episode]) -> None:
+    """Add the secrets taken out of ``episodes`` (each one's meta says how many) to the store's count,
+    in the transaction that writes them."""
+    n = sum(int(e.meta.get(META_KEY, 0) or 0) for e in episodes)
+    if n:
+        await tx.set_cursor(REDACTED, await tx.cursor(REDACTED) + n)

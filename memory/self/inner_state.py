@@ -22,7 +22,7 @@ from ..prompts.answers import WrongShape, json_object, number_field, text_field
 from ..prompts.templates import language, templates
 from ..text.display import flat
 from .identity import FOLDER, atomic_write
-from .private_details import PrivateDetails, leaks, names_to_leave_out
+from .private_details import PrivateDetails, kinds, leaks, names_to_leave_out
 
 log = logging.getLogger("engram.inner_state")
 
@@ -120,6 +120,6 @@ async def update_inner_state(chat_model: ChatModel, entry: str, day: str, *, fol
                        aware(now or now_utc()).isoformat(), day)
     found = leaks(state.mood, details) if details is not None else []
     if found:
-        raise WrongShape(f"the mood names private details ({'; '.join(found)})")
+        raise WrongShape(f"the mood names private details ({kinds(found)})")  # logged: never the details
     atomic_write(state_path(folder), json.dumps(asdict(state), ensure_ascii=False, indent=1))
     return state

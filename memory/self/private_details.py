@@ -39,6 +39,8 @@ _WORD = re.compile(r"[a-z0-9']+")
 _CJK_RUN = re.compile("[\u3400-\u9fff]{6,}")
 EN_RUN, ZH_RUN = 5, 6
 _LETTER = re.compile(r"[^\W\d_]")
+_KIND_WORDS = {"name": ("name", "names"), "number": ("number", "numbers"),
+               "words": ("run of words", "runs of words")}
 SHOWN_NAMES, SHOWN_CHARS = 60, 40  # the names a prompt is told to leave out: at most so many, so long
 
 
@@ -142,6 +144,16 @@ def private_details(episodes: Iterable[Episode], aliases: dict[str, list[str]],
     out.mentioned_words = {n for n in out.mentioned if n.lower() in ordinary}
     out.mentioned -= out.mentioned_words
     return out
+
+
+def kinds(found: list[str]) -> str:
+    """What ``leaks`` found, by kind and count ("2 names, 1 number"): what a log may say of it, since
+    the log (AstrBot's, shown in its WebUI) must not hold the private details themselves."""
+    counts: dict[str, int] = {}
+    for f in found:
+        kind = f.split(" ", 1)[0]
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {_KIND_WORDS[k][n > 1]}" for k, n in sorted(counts.items()))
 
 
 def leaks(text: str, details: PrivateDetails) -> list[str]:

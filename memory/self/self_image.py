@@ -29,7 +29,14 @@ from ..scopes import SELF as SELF_SCOPE
 from .diary import TIMEOUT, recent_diaries
 from .diary_files import data_folder, diary_day
 from .identity import IdentityFolder
-from .private_details import PrivateDetails, known_names, leaks, names_to_leave_out, private_details
+from .private_details import (
+    PrivateDetails,
+    kinds,
+    known_names,
+    leaks,
+    names_to_leave_out,
+    private_details,
+)
 from .self_image_file import DIARIES, KIND, current_self_image, done, finish_self_image, note_pending
 
 log = logging.getLogger("engram.self_image")
@@ -74,7 +81,9 @@ async def write_self_image(engram: Kernel, chat_model: ChatModel, *, folder: Pat
     text = text_field(json_object(reply.text, ("self_image",)), "self_image", MAX_IMAGE)
     found = leaks(text, details)
     if found:
-        log.warning("Engram: a new self-image was refused, it carried private details: %s", "; ".join(found))
+        # what kind of detail and from which diaries, never the detail: the log is shown in AstrBot's WebUI
+        log.warning("Engram: a new self-image was refused, it carried private details (%s); written from "
+                    "the diaries %s", kinds(found), ", ".join(f"m{d.id}" for d in recent))
         return SelfImageResult("refused", text, leaked=found)
     old = await current_self_image(engram)
     sources = tuple(sorted({s for d in recent for s in d.sources}))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...memory import EngramError
+from ...memory.backups import newest_backup
+from ...memory.errors import StoreError, StoreUnwritable
 from ...memory.validate import clean
 from ...memory.wording import EN
 from ..events import COMMAND
@@ -96,7 +98,8 @@ class Registry:
         except UsageError as e:
             return "\n".join(x for x in (e.text(lang), self.usage(name, lang)) if x)
         except (Refused, EngramError) as e:
-            return say(lang, "error", error=e.text(lang) if isinstance(e, Refused) else error_text(lang, e))
+            said = say(lang, "error", error=e.text(lang) if isinstance(e, Refused) else error_text(lang, e))
+            return said + (_backups(service, lang) if _cannot_open(e) and ctx.audience.owner_private else "")
         except Exception as e:  # the owner gets a line, the log gets the traceback
             log.exception("Engram: /%s %s failed", COMMAND, name)
             return say(lang, "failed", prog=self.prog, name=name, error=type(e).__name__)
@@ -105,3 +108,18 @@ class Registry:
 def _text(lang: str, text: str) -> str:
     """A subcommand's usage or summary: from the catalogue when it is a key there, else as registered."""
     return say(lang, text) if text in TEXTS else text
+
+
+def _cannot_open(e: Exception) -> bool:
+    """The store cannot be used (not SQLite, damaged, newer): not a full disk or a lock, which pass."""
+    code = str(getattr(e, "code", ""))
+    passing = code == "store_locked" or code.startswith("backup_")  # a lock; a backup that failed
+    return isinstance(e, StoreError) and not isinstance(e, StoreUnwritable) and not passing
+
+
+def _backups(service: EngramService, lang: str) -> str:
+    """The newest backup, for the owner of a store that cannot be used (nothing is restored by itself)."""
+    newest = newest_backup(service.path)
+    if newest is None:
+        return say(lang, "backup_none")
+    return say(lang, "backup_newest", path=str(newest), store=str(service.path))

@@ -25,7 +25,8 @@ from .context import CommandContext
 from .jobs import job_lines
 
 PAGE = 10  # memories per page of /mem list
-STATS = ("episodes", "memories", "archived", "superseded", "spaces", "people", "indexed")  # /mem stats
+STATS = ("episodes", "memories", "archived", "superseded", "spaces", "people", "indexed",  # /mem stats
+         "secrets_redacted")
 
 
 async def help_(ctx: CommandContext, args: str) -> str:
@@ -52,7 +53,8 @@ async def stats(ctx: CommandContext, args: str) -> str:
 
 def _counted(ctx: CommandContext, counts: dict[str, Any]) -> dict[str, str]:
     """The counts /mem stats says as counted nouns (``1 place``, ``3 places``)."""
-    nouns = {"episodes": "n_line", "memories": "n_memory", "spaces": "n_place", "people": "n_person"}
+    nouns = {"episodes": "n_line", "memories": "n_memory", "spaces": "n_place", "people": "n_person",
+             "secrets_redacted": "n_secret"}
     return {k: counted(ctx.lang, noun, int(counts.get(k) or 0)) for k, noun in nouns.items() if k in counts}
 
 

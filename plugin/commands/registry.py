@@ -4,7 +4,7 @@ one line here; nothing registers itself on import."""
 
 from __future__ import annotations
 
-from . import bot_self, dashboard, exports, forgets, jobs, memories
+from . import backup, bot_self, dashboard, exports, forgets, jobs, memories
 from .dispatch import Registry, Subcommand
 
 COMMANDS = Registry([
@@ -27,4 +27,5 @@ COMMANDS = Registry([
     Subcommand("dashboard", "usage_dashboard", "sub_dashboard", dashboard.dashboard),
     Subcommand("export", "usage_export", "sub_export", exports.export),
     Subcommand("consolidate", "usage_consolidate", "sub_consolidate", jobs.consolidate),
+    Subcommand("backup", "usage_backup", "sub_backup", backup.backup),
 ])

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ...memory import Engram, Episode, StoreDamaged, StoreError, StoreUnwritable
+from ...memory.backups import newest_backup_line
 from ...memory.outage import Outage
+from ...memory.recording.journal import SUFFIX as KEPT_SUFFIX
 from ...memory.recording.journal import KeptJournal
 
 log = logging.getLogger("engram.plugin")
@@ -41,10 +43,12 @@ class RecordingQueue:
     committed in (the K-new-messages trigger)."""
 
     def __init__(self, memory: Callable[[], Awaitable[Engram]], listeners: list[Callable[[str], object]],
-                 journal: Path):
+                 journal: Path, redact: Callable[[Episode], Episode] = lambda ep: ep):
         self._memory = memory
+        self._redact = redact  # secrets out before a line reaches the journal or the store
         self._listeners = listeners
         self.journal = KeptJournal(journal)  # what the store could not take, on disk (read once, here)
+        self.store_path = journal.with_name(journal.name.removesuffix(KEPT_SUFFIX))
         self._queue: asyncio.Queue[Item] | None = None
         self._writer: asyncio.Task[None] | None = None
         self._writes: set[asyncio.Task[Any]] = set()
@@ -97,7 +101,7 @@ class RecordingQueue:
             try:
                 if item is None:
                     return
-                episodes = await item if isinstance(item, asyncio.Task) else item
+                episodes = [self._redact(e) for e in (await item if isinstance(item, asyncio.Task) else item)]
                 mem = await self._memory()
                 if self.pending:  # older ones first; while they cannot be written, these wait behind them
                     await self._write_held(mem)
@@ -115,7 +119,10 @@ class RecordingQueue:
                 self._unwritable.failed(e)
                 self._hold(episodes)
             except StoreError as e:  # a store that cannot open (damaged, not SQLite): kept until it can
-                self._outage.failed(e)  # said once, in full
+                first = not self._outage.active
+                self._outage.failed(e)  # said once, in full, with the newest backup (never put in by itself)
+                if first:
+                    log.error("Engram: %s", newest_backup_line(self.store_path))
                 self.refused = True  # tried again with the next message, not every few seconds (an
                 self._hold(episodes)  # open may check the whole file)
             except Exception as e:  # one bad message must not stop the recorder (it is not kept)

@@ -18,6 +18,7 @@ from ...scheduler import (
     JobRegistry,
     NewEpisodeTrigger,
     Scheduler,
+    backup_job,
     check_job,
     consolidation_job,
     fade_job,
@@ -47,6 +48,8 @@ class Jobs:
         self.registry.add(fade_job(service.memory))
         self.registry.add(merge_job(service.memory, service.providers.chat_model))
         self.registry.add(check_job(service.memory))
+        if s.backup_keep > 0:  # off the reply path: the scheduler's task, the copy in a thread
+            self.registry.add(backup_job(service.path, s.backup_keep))
         self.scheduler = Scheduler(self.registry, self._records, key=str(service.path.resolve()))
         self.trigger = NewEpisodeTrigger(s.consolidate_after_episodes,
                                          lambda: self.scheduler.trigger(CONSOLIDATE))

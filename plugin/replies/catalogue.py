@@ -87,6 +87,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "n_version": ("{n} version|{n} versions", "{n} 个版本"),
     "n_place": ("{n} place|{n} places", "{n} 个地方"),
     "n_person": ("{n} person|{n} people", "{n} 个人"),
+    "n_secret": ("{n} secret|{n} secrets", "{n} 处机密"),
     "n_run": ("{n} run|{n} runs", "共运行 {n} 次"),
     "n_call": ("{n} model call|{n} model calls", "调用模型 {n} 次"),
     "and": ("{first} and {last}", "{first}和 {last}"),
@@ -110,11 +111,12 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     ),
     "stats_all": (
         "Engram: {episodes}, {memories} ({archived} archived, {superseded} superseded), "
-        "{spaces}, {people}; embeddings {embedder} ({indexed} indexed). This place: {place} "
+        "{spaces}, {people}; embeddings {embedder} ({indexed} indexed); {secrets_redacted} (keys, "
+        "tokens, passwords, card numbers) redacted before recording. This place: {place} "
         "(the owner's private chat)",
         "Engram：{episodes}，{memories}（{archived} 条已淡忘归档，{superseded} "
         "条已被新版本取代），{spaces}，{people}；向量模型 {embedder}（已索引 {indexed} "
-        "条）。此处：{place}（主人私聊）",
+        "条）；记录前已隐去 {secrets_redacted}（密钥、令牌、密码、卡号）。此处：{place}（主人私聊）",
     ),
     "stats_kept": (
         "{n} messages said while the store could not be written are kept in {file}; they are recorded "
@@ -418,6 +420,21 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "（已截断：全文共 {n} 个字符；完整日记见仪表盘的“日记”页，或 Engram 数据文件夹里的 "
         "diary/{day}.md）",
     ),
+    "backup_not_owner": (
+        "Engram: /mem backup answers only in the owner's private chat.",
+        "Engram：/mem backup 只在主人私聊里回答。",
+    ),
+    "backup_done": (
+        "Engram: backed up to {path} ({n} backups kept beside the store).",
+        "Engram：已备份到 {path}（存储旁共保留 {n} 份备份）。",
+    ),
+    "backup_newest": (
+        "; the newest backup is {path}: with the bot stopped, `python -m astrbot_plugin_engram.memory "
+        "--db {store} restore {path}` puts it in place (what was forgotten since stays forgotten).",
+        "；最新的备份是 {path}：停止机器人后，运行 `python -m astrbot_plugin_engram.memory --db {store} "
+        "restore {path}` 即可恢复（此后忘记的内容仍然不会回来）。",
+    ),
+    "backup_none": ("; there is no backup of it", "；它没有备份"),
     "dashboard_not_owner": (
         "Engram: /mem dashboard answers only in the owner's private chat.",
         "Engram：/mem dashboard 只在主人私聊里回答。",
@@ -497,6 +514,11 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "sub_consolidate": (
         "turn new messages into memories now (all places, or one)",
         "现在就把新消息整理成记忆（所有地方，或指定一个；here：这里）",
+    ),
+    "usage_backup": ("backup", "backup"),
+    "sub_backup": (
+        "a backup of the memory file now (in the owner's private chat only)",
+        "现在备份记忆文件（仅主人私聊可用）",
     ),
     "usage_proposals": ("proposals", "proposals"),
     "sub_proposals": (

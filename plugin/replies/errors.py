@@ -64,6 +64,15 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "nothing was written",
         "记忆文件被另一个写入者锁住了 {seconds} 秒（是不是有别的进程在写它？）；什么也没有写入",
     ),
+    "err_backup_no_store": ("there is no store at {path} to back up yet", "{path} 还没有存储文件可以备份"),
+    "err_backup_damaged": (
+        "the backup of {path} failed its check; no backup was kept (is the store damaged?)",
+        "{path} 的备份没有通过检查，没有保留这份备份（存储文件是不是损坏了？）",
+    ),
+    "err_backup_failed": (
+        "{path} could not be backed up ({error}); no backup was kept",
+        "{path} 无法备份（{error}）；没有保留这份备份",
+    ),
     "err_store_cannot_open": ("cannot open {path}", "无法打开 {path}"),
     "err_store_missing": ("no store at {path} to open read-only", "{path} 没有存储文件可以只读打开"),
     "err_store_damaged": (

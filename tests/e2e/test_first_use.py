@@ -146,7 +146,7 @@ async def test_mem_list_about_a_person(bot, server: FakeOpenAI) -> None:
 
 
 async def test_mem_show_and_forget_a_recorded_line(bot) -> None:
-    await bot.send("My old bank PIN was 7391, please forget it later.", ADMIN)
+    await bot.send("My old locker number was 7391, please forget it later.", ADMIN)
     await bot.settle()
     eid = next(e["id"] for e in episodes(bot.data) if "7391" in e["content"])
     shown = (await bot.send(f"/mem show e{eid}", ADMIN)).text
@@ -155,8 +155,21 @@ async def test_mem_show_and_forget_a_recorded_line(bot) -> None:
     gone = (await bot.send(f"/mem forget e{eid}", ADMIN)).text
     assert gone.startswith(f"Forgot e{eid}")
     assert not [e for e in episodes(bot.data) if "7391" in e["content"]]
-    assert "7391" not in (await bot.send("/mem recall bank PIN", ADMIN)).text
+    assert "7391" not in (await bot.send("/mem recall locker number", ADMIN)).text
     assert "no episode" in (await bot.send(f"/mem show e{eid}", ADMIN)).text
+
+
+async def test_a_secret_said_through_astrbot_is_never_stored(bot) -> None:
+    key = "sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7"
+    await bot.send(f"here is the deploy key {key} and 我的密码是 Lx7729qq", ADMIN)
+    await bot.settle()
+    assert [e["content"] for e in episodes(bot.data) if "deploy key" in e["content"]] == [
+        "here is the deploy key [redacted] and 我的密码是 [redacted]"]
+    assert key not in (await bot.send("/mem recall deploy key", ADMIN)).text
+    ours = bot.data / "plugin_data" / PLUGIN_DIR  # AstrBot's own history is AstrBot's
+    held = [p.name for p in ours.rglob("*") if p.is_file() and (key.encode() in p.read_bytes()
+                                                                 or b"Lx7729qq" in p.read_bytes())]
+    assert held == []
 
 
 async def test_remember_scope_owner_without_an_owner_is_refused(bot) -> None:

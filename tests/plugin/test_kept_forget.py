@@ -27,7 +27,8 @@ async def test_a_forget_while_messages_are_kept_does_not_let_them_come_back_late
         Episode(place=GROUP, content="my bike lock code is 4471", actor="qq:carol", actor_name="Carol")])
     await disk_full(service, True)
     for _ in range(3):
-        service.record_message(event("my new pin is 9911 " + "and more " * 3000, "carol", "g1", name="Carol"))
+        service.record_message(event("my new lock code is 9911 " + "and more " * 3000, "carol", "g1",
+                                     name="Carol"))
     await service.flush()
     assert service.recording.pending == 3
     asked = await mem(service, "mem forget-person Carol")

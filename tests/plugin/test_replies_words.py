@@ -127,8 +127,9 @@ async def test_a_store_file_that_is_not_a_store_is_said_in_chinese_and_left_as_i
         svc.path.write_text("my shopping list", "utf-8")
         said = await mem(svc, "mem stats")
         assert said == {
-            "zh": f"Engram：{svc.path} 不是 Engram 的存储文件（不是 SQLite 文件）；没有改动它",
-            "en": f"Engram: {svc.path} is not an Engram store (not an SQLite file); left untouched"}[lang]
+            "zh": f"Engram：{svc.path} 不是 Engram 的存储文件（不是 SQLite 文件）；没有改动它；它没有备份",
+            "en": f"Engram: {svc.path} is not an Engram store (not an SQLite file); left untouched; there is "
+                  "no backup of it"}[lang]
         assert svc.path.read_text("utf-8") == "my shopping list"
 
 
@@ -266,7 +267,7 @@ async def test_a_read_only_or_damaged_store_is_said_in_chinese(make_service: Mak
     (await svc.memory()).store.damage = "the store is damaged (found by the check in the background)"
     assert await mem(svc, "mem remember 主人喜欢铁观音") == (
         f"Engram：后台检查发现 {svc.path} 已损坏；不再往里写入任何内容（还能读出的记忆照常使用）。"
-        "请停止机器人；恢复方法见日志")
+        "请停止机器人；恢复方法见日志；它没有备份")
 
 
 @pytest.mark.parametrize("owner_ids,sender",

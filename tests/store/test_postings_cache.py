@@ -70,7 +70,7 @@ async def test_a_forgotten_line_never_comes_back_from_the_cache(db_path: Path) -
     eng = await Engram.open(db_path, NoEmbedder(), background=False)
     try:
         keep = await eng.record(line("the lighthouse keeper waved"))
-        gone = await eng.record(line("my password is lighthouse", minutes=1))
+        gone = await eng.record(line("my boat is called lighthouse", minutes=1))
         assert await ids_found(eng, "lighthouse") == {keep, gone}
         await eng.forget_episodes([gone])
         assert await ids_found(eng, "lighthouse") == {keep}

@@ -1,0 +1,128 @@
+"""Backups (issue 28): an online copy while the store is written, the newest N kept, a restore that
+leaves forgotten things forgotten, and the command line's ``backup`` and ``restore``."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory
+from astrbot_plugin_engram.memory.backups import backups, erase_list_path, restore, take_backup
+from astrbot_plugin_engram.memory.cli.main import main
+from astrbot_plugin_engram.memory.scopes import place_scope
+
+from .conftest import HashEmbedder
+from .marker import MARK, ZH, files_with_marker, traces
+
+GROUP, OTHER = "qq:group:1", "qq:group:2"
+MING, BOB = "qq:ming", "qq:bob"
+T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def ep(place: str, text: str, actor: str = BOB, name: str = "Bob", minutes: int = 0) -> Episode:
+    return Episode(place=place, content=text, actor=actor, actor_name=name,
+                   time=T0 + timedelta(minutes=minutes))
+
+
+def parts(folder: Path) -> list[Path]:
+    """Copies left half-written in ``folder``."""
+    return list(folder.glob("*.part"))
+
+
+def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+async def test_a_backup_is_taken_while_the_bot_records_and_is_a_whole_store(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        await e.record_many([ep(GROUP, f"line {i}", minutes=i) for i in range(500)])
+        later = [ep(GROUP, f"later {i}", minutes=600 + i) for i in range(300)]
+        writing = asyncio.create_task(e.record_many(later))
+        backup = await take_backup(path, keep=3)
+        await writing
+    finally:
+        await e.close()
+    assert backup.parent == tmp_path / "backups" and backup.name.endswith("Z.db")
+    assert rows(backup, "PRAGMA integrity_check") == [("ok",)]
+    n = rows(backup, "SELECT count(*) FROM episodes")[0][0]
+    assert isinstance(n, int) and 500 <= n <= 800  # one consistent moment: before, or after, the batch
+    assert not parts(tmp_path / "backups")
+
+
+async def test_the_newest_backups_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    await e.record(ep(GROUP, "hello"))
+    await e.close()
+    for day in range(5):
+        await take_backup(path, keep=3, now=T0 + timedelta(days=day))
+    assert [p.name for p in backups(path)] == ["engram-20260505T100000Z.db", "engram-20260504T100000Z.db",
+                                               "engram-20260503T100000Z.db"]
+
+
+async def test_a_restore_of_a_backup_taken_before_a_forget_does_not_bring_the_forgotten_back(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}", MING, "Ming"),
+                               ep(OTHER, f"{ZH} is the word", MING, "Ming", minutes=1),
+                               ep(GROUP, "the weather is nice", minutes=2)])
+    mid = await e.add_memory(Memory(text=f"the gate code is {MARK}", scope=place_scope(GROUP),
+                                    sources=(ids[2],)))
+    backup = await take_backup(path, now=T0)
+    offsite = tmp_path / "offsite.db"  # a copy the owner keeps elsewhere, which no forget reaches
+    offsite.write_bytes(backup.read_bytes())
+    await e.forget_person(MING)
+    await e.forget([mid])
+    await e.record(ep(GROUP, "after the forget", minutes=3))
+    await e.close()
+    # the forget reached the backup beside the store too; the erase list holds none of their text
+    assert traces(folder) == [] and [p.name for p in backups(path)] == [backup.name]
+    erase_list = erase_list_path(path).read_text("utf-8")
+    assert MING not in erase_list and "Ming" not in erase_list and "spare key" not in erase_list
+    assert files_with_marker(tmp_path) == {"offsite.db"}
+
+    done = await restore(path, offsite, now=T0 + timedelta(days=1))
+
+    assert (done.episodes_erased, done.memories_erased, done.people_erased) == (2, 1, 1)
+    assert done.set_aside is not None and done.set_aside.exists()
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        assert [x.content for x in (await e.episodes([1, 2, 3])).values()] == ["the weather is nice"]
+        assert await e.aliases(MING) == []
+        assert not [h for h in await e.recall(f"{MARK} spare key gate code", Audience.owner_console(), k=20)
+                    if MARK in h.text]
+    finally:
+        await e.close()
+    assert traces(folder) == []  # the restored store holds no byte of them
+
+
+async def test_the_command_line_backs_up_lists_and_restores(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    await e.record(ep(GROUP, "kept in the backup"))
+    await e.close()
+    assert await asyncio.to_thread(main, ["--db", str(path), "backup", "--keep", "2"]) == 0
+    [backup] = backups(path)
+    assert f"backed up to {backup}" in capsys.readouterr().out
+    assert await asyncio.to_thread(main, ["--db", str(path), "restore"]) == 0
+    assert capsys.readouterr().out.strip() == str(backup)
+    path.unlink()  # the store is lost
+    assert await asyncio.to_thread(main, ["--db", str(path), "restore", str(backup)]) == 0
+    assert "restored from" in capsys.readouterr().out
+    assert rows(path, "SELECT content FROM episodes") == [("kept in the backup",)]
+    assert await asyncio.to_thread(main, ["--db", str(path), "restore", str(tmp_path / "nope.db")]) == 2
+    assert await asyncio.to_thread(main, ["--db", str(tmp_path / "none.db"), "backup"]) == 2

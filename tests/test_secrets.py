@@ -1,0 +1,104 @@
+"""Secrets said in a chat are never stored (issue 28): redacted before recording, so the store's
+files hold no byte of them, recall and the dashboard show ``[redacted]``, and the store counts them."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
+from astrbot_plugin_engram.memory import Audience, Engram, Episode
+from astrbot_plugin_engram.memory.errors import InvalidInputError
+from astrbot_plugin_engram.memory.text.redaction import DEFAULT, REDACTED, redactor
+
+from .conftest import HashEmbedder
+
+GROUP = "qq:group:g1"
+NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
+
+# (what is said, the secret in it): real formats
+SAID = [
+    ("here is my key sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7",
+     "sk-proj-Q7x2Lm9Pz4Rt8Kv1Wn6Yb3Hc5Jd0Fg2Sa9Ue4Io7"),
+    ("old style sk-Zr4Tq8Wn2Vb6Xm0Lk3Jh7Gf1Ds5Ap9Oi2Uy", "sk-Zr4Tq8Wn2Vb6Xm0Lk3Jh7Gf1Ds5Ap9Oi2Uy"),
+    ("use ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78 for the repo", "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78"),
+    ("github_pat_11AAQW2BY0x9RkLmNoPqRs_TuVwXyZaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdef",
+     "github_pat_11AAQW2BY0x9RkLmNoPqRs_TuVwXyZaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdef"),
+    ("aws AKIAZ7QW3ER5TY8UI0OP done", "AKIAZ7QW3ER5TY8UI0OP"),
+    ("secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Ql2Xk4Vb", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Ql2Xk4Vb"),
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImlhdCI6MTcwMDAwMDAwMH0.Xk2Qm8Rz4Tn6Wp1Ys3Vb5",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImlhdCI6MTcwMDAwMDAwMH0.Xk2Qm8Rz4Tn6Wp1Ys3Vb5"),
+    ("curl -H 'Authorization: Bearer q8Wz3Rt6Yp1Lm4Nk7Jh0' api", "q8Wz3Rt6Yp1Lm4Nk7Jh0"),
+    ("我的QQ密码是 Lx7729qq，别告诉别人", "Lx7729qq"),
+    ("微信支付密码：launchpad882", "launchpad882"),
+    ("my password is Tulip-Orbit-77", "Tulip-Orbit-77"),
+    ("card 4539 1488 0343 6467 expires soon", "4539 1488 0343 6467"),
+]
+ORDINARY = ["the password is on the fridge", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+            "call me at 13812345678", "order 4539148803436468 shipped", "密码学很有意思"]
+
+
+@pytest.mark.parametrize("said, secret", SAID, ids=[s[1][:12] for s in SAID])
+def test_each_real_format_is_redacted(said: str, secret: str) -> None:
+    text, n = DEFAULT.redact(said)
+    assert secret not in text and REDACTED in text and n == 1
+
+
+@pytest.mark.parametrize("said", ORDINARY)
+def test_ordinary_text_is_kept(said: str) -> None:
+    assert DEFAULT.redact(said) == (said, 0)
+
+
+def test_the_owner_adds_patterns_and_a_bad_one_is_named() -> None:
+    door = redactor([r"door code (?P<secret>\d{4})"])
+    assert door.redact("the door code 4417 works") == (f"the door code {REDACTED} works", 1)
+    with pytest.raises(InvalidInputError, match="not a regular expression"):
+        redactor(["(unclosed"])
+    assert redactor(enabled=False).redact(SAID[0][0]) == (SAID[0][0], 0)
+
+
+def files_hold(folder: Path, secret: str) -> list[str]:
+    """The files under ``folder`` holding ``secret`` (as UTF-8 bytes)."""
+    return [p.name for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+async def test_no_secret_byte_reaches_the_store_and_recall_shows_it_redacted(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    engram = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        ids = [await engram.record(Episode(GROUP, SAID[0][0], "qq:1", "Ann", time=NOW))]
+        ids += await engram.record_many([Episode(GROUP, s, "qq:1", "Ann", time=NOW) for s, _ in SAID[1:]])
+        stored = await engram.episodes(ids)
+        assert len(stored) == len(SAID) and all(REDACTED in e.content for e in stored.values())
+        hits = await engram.recall("key password token card", Audience(GROUP), k=50)
+        assert len(hits) >= 5 and all(REDACTED in h.text for h in hits)
+        assert (await engram.stats())["secrets_redacted"] == len(SAID)
+        ep = await engram.get_episode(1)
+        assert ep.meta["redacted"] == 1
+    finally:
+        await engram.close()
+    with sqlite3.connect(path) as db:  # the keyword index too: no word of a secret
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for _, secret in SAID:
+        assert not files_hold(tmp_path, secret), secret
+
+
+async def test_the_dashboard_shows_the_line_redacted(tmp_path: Path) -> None:
+    engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    await engram.record(Episode(GROUP, SAID[2][0], "qq:1", "Ann", time=NOW))
+    token = "t" * 32
+    client = TestClient(TestServer(make_app(engram, DashboardSettings(token=token, budget=300, recall_k=5))))
+    await client.start_server()
+    try:
+        for path, params in [("/api/place", {"space": GROUP}),
+                             ("/api/recall", {"q": "repo", "space": GROUP})]:
+            r = await client.get(path, params=params, headers={"Authorization": f"Bearer {token}"})
+            body = await r.text()
+            assert r.status == 200 and SAID[2][1] not in body and REDACTED in body, (path, body[:300])
+    finally:
+        await client.close()
+        await engram.close()
