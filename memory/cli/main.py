@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..bundle import export_bundle, import_bundle, known_exports
 from ..backups import KEEP, backups, restore, take_backup
+from ..bundle import export_bundle, import_bundle, known_exports
 from ..clock import resolve_timezone
 from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
 from ..engram import Engram

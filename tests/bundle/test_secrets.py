@@ -18,8 +18,8 @@ async def test_a_secret_redacted_at_recording_is_in_no_file_of_the_bundle(
     e = await open_engram(path=tmp_path / "s.db")
     await e.record_many([Episode(place="qq:group:1", content=f"my key is {KEY} keep it safe", actor="qq:1",
                                  actor_name="Ann"),
-                         Episode(place="qq:private:1", content="我的密码是 hunter2qq，别告诉别人", actor="qq:1",
-                                 actor_name="Ann")])
+                         Episode(place="qq:private:1", content="我的密码是 hunter2qq，别告诉别人",
+                                 actor="qq:1", actor_name="Ann")])
     await export_bundle(e, tmp_path / "out")
     files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     text = "".join(p.read_text("utf-8", errors="replace") for p in files)
