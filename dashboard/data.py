@@ -14,7 +14,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, BrowseReads, Engram, Episode, Hit, Memory, memory_block
+from ..memory import Audience, Block, BrowseReads, Engram, Episode, Hit, Memory, memory_block
 from ..memory.model import now_utc
 from ..memory.self.diary_files import diary_day
 from ..memory.strength import strength_now
@@ -291,28 +291,35 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
 
 async def recall(
     engram: Engram, browser: BrowseReads, settings: DashboardSettings, query: str, place: str,
-    owner: bool | None
+    owner: bool | None, person: str = ""
 ) -> dict[str, Any]:
-    """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
+    """What ``space`` would recall for ``query`` and exactly the block the host would inject there: the
+    plugin's own injection path when it gives one (``settings.explain``), else the core's block."""
     if not query:
         raise BadParam("query_empty")
     if not place or not await browser.has_place(place):
         raise BadParam("unknown_audience", place=place[:80])
     if owner is None:
         owner = settings.owner_places(place) if settings.owner_places else False
-    audience = Audience(place=place, owner_private=owner)
-    now = now_utc()
-    hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
-    block = await memory_block(
-        engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
-    )
-    taken = set(block.taken)
+    if settings.explain is not None:
+        shown = await settings.explain(place, query, owner, person)
+        hits, text = list(shown.hits), shown.text
+        taken = {h.key for h in shown.injected}
+        injected = [h.key in taken for h in hits]
+    else:
+        audience = Audience(place=place, owner_private=owner, people=(person,) if person else ())
+        now = now_utc()
+        hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
+        block = await memory_block(
+            engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
+        )
+        text, injected = block.text, [i in set(block.taken) for i in range(len(hits))]
     return {
         "query": query,
-        "audience": {"space": place, "owner_private": owner},
-        "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
-        "block": block.text,
-        "tokens": block.tokens,
+        "audience": {"space": place, "owner_private": owner, "person": person},
+        "hits": [hit_json(h, i) for h, i in zip(hits, injected)],
+        "block": text,
+        "tokens": Block(text, []).tokens,
         "budget": settings.budget,
     }
 

@@ -1,5 +1,6 @@
 // Engram dashboard: draws the episodes-per-day chart and the graph from JSON the page carries.
-// Plain SVG, no library, no network.
+// Plain SVG, no library, no network. The same file runs inside AstrBot's WebUI, where the view
+// (views/engram/engram.js) calls EngramDraw() after each page it shows.
 "use strict";
 (function () {
   var NS = "http://www.w3.org/2000/svg";
@@ -85,9 +86,13 @@
     });
   }
 
-  var chart = document.getElementById("chart");
-  if (chart) drawChart(chart, readData("chart-data") || []);
-  var graph = document.getElementById("graph");
-  if (graph) drawGraph(graph, readData("graph-data") || {nodes: [], links: []},
-                       document.getElementById("graph-label"));
+  function draw() {
+    var chart = document.getElementById("chart");
+    if (chart) drawChart(chart, readData("chart-data") || []);
+    var graph = document.getElementById("graph");
+    if (graph) drawGraph(graph, readData("graph-data") || {nodes: [], links: []},
+                         document.getElementById("graph-label"));
+  }
+  window.EngramDraw = draw;
+  draw();
 })();
