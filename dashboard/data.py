@@ -176,13 +176,16 @@ async def overview(engram: Engram, browser: BrowseReads, settings: DashboardSett
     beside the episodes, ``summaries.py``), so nothing here reads every episode."""
     counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
     episodes = await browser.count_episodes()
-    indexed = len(engram.index) if engram.index else 0
+    indexed = engram.index.findable() if engram.index else 0  # not superseded versions' vectors
     live = episodes + counts["status"].get("active", 0) + counts["status"].get("archived", 0)
     titles = await browser.place_titles()
     return {
         "counts": counts,
         "episodes": episodes,
-        "memories": sum(counts["status"].values()),
+        # active, as the start-up line and /mem stats count them; the rest said beside it
+        "memories": counts["status"].get("active", 0),
+        "archived": counts["status"].get("archived", 0),
+        "superseded": counts["status"].get("superseded", 0),
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "title": titles.get(s, ""), "episodes": n, "last": iso(t)}
                    for s, n, t in await browser.places()],
@@ -356,7 +359,9 @@ async def diary(engram: Engram, browser: BrowseReads, page: int, size: int,
                 folder: Path | None = None) -> dict[str, Any]:
     """The diary entries, each with the ``day`` it tells of (counted as the diaries count days: its
     start's UTC date is the day before in a zone east of UTC)."""
-    d = await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
+    # the current entry of each day (a rewrite after a forget supersedes it; diaries never fade): a day
+    # is listed once, its earlier versions are on its memory page
+    d = await memories(engram, browser, MemoryFilter(kind="diary", status="active"), page, size)
     folder = folder or Path(browser.path).parent
     for m in d["items"]:
         start = m["valid_from"]

@@ -116,7 +116,9 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
     coverage = "—" if ix["coverage"] is None else f"{ix['coverage'] * 100:.1f}%"
     body = (
         f'<p class="big">{d["episodes"]} {esc(label(lang, "episodes"))} · {d["memories"]}'
-        f" {esc(label(lang, 'memories'))}</p>"
+        f" {esc(label(lang, 'active_memories'))}"
+        f' <small>{esc(label(lang, "besides").format(archived=d["archived"], superseded=d["superseded"]))}'
+        "</small></p>"
         f'<section class="card wide"><h3>{esc(label(lang, "episodes_per_day"))}</h3>'
         f'<svg id="chart" class="chart" role="img" aria-label="{esc(label(lang, "episodes_per_day"))}"></svg>'
         f"{data_script('chart-data', d['episodes_per_day'])}</section>"
@@ -258,11 +260,18 @@ def diary(lang: str, d: Mapping[str, Any]) -> str:
     else:
         body = "".join(
             f'<article class="diary"><h3>{esc(m.get("day") or (m["created_at"] or "")[:10])}</h3>'
-            f'<p class="text">{esc(m["text"])}</p></article>'
+            f'<p class="text">{esc(m["text"])}</p>{_rewritten(lang, m)}</article>'
             for m in d["items"]
         )
         body += pager(lang, "/diary", d, {})
     return layout(lang, label(lang, "diary"), body, "diary")
+
+
+def _rewritten(lang: str, m: Mapping[str, Any]) -> str:
+    """A day's entry written again (after a forget): said, with a link to its earlier versions."""
+    if not m.get("supersedes"):
+        return ""
+    return f'<p class="hint"><a href="/memories/{m["id"]}">{esc(label(lang, "rewritten"))}</a></p>'
 
 
 def error(lang: str, status: int, message: str) -> str:

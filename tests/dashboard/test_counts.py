@@ -112,3 +112,69 @@ async def test_the_overview_says_when_a_table_shows_only_its_largest_rows(
     assert f"The first 1 of {len(o['counts']['kind'])}, the largest first." in page
     zh = await (await client.get("/", headers={**AUTH, "Accept-Language": "zh"})).text()
     assert f"共 {len(o['places'])} 项，显示最多的前 2 项。" in zh
+
+
+async def test_index_coverage_counts_only_what_can_still_be_found_after_forgets(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """After a few forgets the overview read "35 / 33 indexed (106.1%)": the vectors of forgotten and
+    superseded items were still counted. Indexed is what a search can still find, of what is there."""
+    client, engram, ids = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        lines = [r[0] for r in db.execute("SELECT id FROM episodes ORDER BY id LIMIT 6")]
+    await engram.forget([ids["second"]])
+    await engram.forget_episodes(lines[:3])
+    with sqlite3.connect(path) as db:
+        active = [r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id")]
+    await engram.embed_pending()
+    await engram.update(active[0], "a newer version of what was known")  # the old one: superseded
+    await engram.embed_pending()
+    o = await get(client, "/api/overview")
+    with sqlite3.connect(path) as db:
+        items = db.execute("SELECT (SELECT count(*) FROM episodes) + (SELECT count(*) FROM memories"
+                           " WHERE status IN ('active', 'archived'))").fetchone()[0]
+    assert o["index"] == {"indexed": items, "items": items, "coverage": 1.0}
+
+
+async def test_the_overview_counts_active_memories_as_the_start_up_line_does_and_says_the_rest(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """The overview said "7 Memories" where the start-up line said 5: it counted superseded versions."""
+    client, engram, _ = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        first = db.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id").fetchone()[0]
+    await engram.update(first, "a newer version of what was known")
+    with sqlite3.connect(path) as db:
+        by = dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+    o = await get(client, "/api/overview")
+    assert (o["memories"], o["superseded"], o["archived"]) == (
+        by["active"], by["superseded"], by.get("archived", 0)) and by["superseded"] >= 2
+    assert o["memories"] == (await engram.stats())["memories"]  # what the start-up line says
+    page = await (await client.get("/", headers=AUTH)).text()
+    assert (f'{by["active"]} active memories <small>(besides: {by.get("archived", 0)} archived,'
+            f' {by["superseded"]} earlier versions kept as history)</small>') in page
+
+
+async def test_a_back_dated_line_stands_in_time_order_on_its_place_and_a_diary_day_is_listed_once(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """The timeline ordered by the order of recording, so a line recorded late with its own earlier time
+    stood at the end; the diary listed a rewritten day twice (the superseded entry unmarked)."""
+    client, engram, ids = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        first, = db.execute("SELECT min(time) FROM episodes WHERE space = ?", (GROUP,)).fetchone()
+    early = datetime.fromtimestamp(first, timezone.utc) + timedelta(seconds=1)
+    [late] = await engram.record_many([Episode(place=GROUP, content="a line the platform sent late",
+                                               actor="qq:30001", actor_name="Late", time=early)])
+    d = await get(client, f"/api/place?space={GROUP}&size=500&page=1")
+    times = [datetime.fromisoformat(e["time"]) for e in d["episodes"]["items"]]
+    assert times == sorted(times) and [e["id"] for e in d["episodes"]["items"]].index(late) == 1
+    small = await get(client, f"/api/place?space={GROUP}&size=3&page=1")  # the first page holds it
+    assert late in [e["id"] for e in small["episodes"]["items"]]
+
+    await engram.update(ids["diary"], "The same day, written again after a forget.")
+    diary = await get(client, "/api/diary")
+    assert [m["text"] for m in diary["items"]] == ["The same day, written again after a forget."]
+    assert len({m["day"] for m in diary["items"]}) == len(diary["items"]) == diary["total"]
+    en = await (await client.get("/diary", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "Rewritten after a forget: the earlier versions" in en

@@ -133,7 +133,7 @@ async def test_the_pages_are_listed_opened_and_answered_only_behind_astrbots_log
 
     o = answers["overview"]["data"]
     assert o["episodes"] == len(episodes(bot.data))
-    assert o["memories"] == read(bot, "SELECT count(*) FROM memories")[0][0]
+    assert o["memories"] == read(bot, "SELECT count(*) FROM memories WHERE status = 'active'")[0][0] == 1
     assert [m["text"] for m in answers["memories"]["data"]["items"]] == ["Zoe is allergic to walnuts"]
     one = answers["memory"]
     assert "Zoe is allergic to walnuts" in one["html"] and one["data"]["sources"]
