@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES
-from .i18n import counter, label, value
+from .i18n import counter, host_word, job_name, label, value
 from .identity_page import identity
 from .markup import (
     data_script,
@@ -53,6 +53,12 @@ def _did(lang: str, j: Mapping[str, Any]) -> list[str]:
     return [p for p in parts if p]
 
 
+def _job(lang: str, name: str) -> str:
+    """A job by its name in the page's language, with the name the log and ``/mem`` use beside it."""
+    said = job_name(lang, name)
+    return f"<code>{esc(name)}</code>" if said == name else f"{esc(said)} <code>{esc(name)}</code>"
+
+
 def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
     """Each job's last run: when, how it ended (and why it failed), what it did, failures in all."""
     if not jobs:
@@ -60,14 +66,14 @@ def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for j in jobs:
         if j["status"] is None:
-            rows.append([esc(j["name"]), esc(label(lang, "never_run")), "", "", ""])
+            rows.append([_job(lang, j["name"]), esc(label(lang, "never_run")), "", "", ""])
             continue
         status = esc(value(lang, j["status"]))
         if j["error"]:
             status += f'<div class="error">{esc(j["error"])}</div>'
         did = _did(lang, j)
         rows.append([
-            f"<code>{esc(j['name'])}</code>",
+            _job(lang, j["name"]),
             stamp(j["last_started"], seconds=True),
             f'<span class="job-{esc(j["status"])}">{status}</span>',
             f"{j['runs']} / {j['failures']}",
@@ -126,7 +132,8 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         f'<div class="cards"><section class="card"><h3>{esc(label(lang, "models"))}</h3>'
         f"<p>{esc(label(lang, 'embedder'))}: <code>{esc(d['embedder'])}</code></p>"
         f"<p>{esc(label(lang, 'chat_model'))}: "
-        f"<code>{esc(d['chat_model'] or label(lang, 'not_yet'))}</code></p>"
+        f"<code>{esc(host_word(lang, d['chat_model']) if d['chat_model'] else label(lang, 'not_yet'))}"
+        "</code></p>"
         f"<h3>{esc(label(lang, 'index'))}</h3><p>{ix['indexed']} / {ix['items']}"
         f" {esc(label(lang, 'indexed'))} ({coverage})</p></section>"
         f'<section class="card"><h3>{esc(label(lang, "jobs"))}</h3>{jobs}</section></div>'

@@ -152,6 +152,32 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
 VALUE_GROUPS = ("kind", "status", "run", "scope")
 
 
+# the jobs the hosts schedule (scheduler/jobs.py, scheduler/self_jobs.py), as a page names them
+JOBS: dict[str, tuple[str, str]] = {
+    "consolidate": ("consolidate", "整理记忆"),
+    "fade": ("fade", "记忆淡化"),
+    "merge": ("merge", "合并重复"),
+    "check": ("check", "文件检查"),
+    "backup": ("backup", "备份"),
+    "diary": ("diary", "写日记"),
+    "self-image": ("self-image", "自我形象"),
+}
+# what a host may say instead of a chat model's name (plugin/dashboard.py, dashboard/__main__.py)
+HOST_WORDS: dict[str, tuple[str, str]] = {
+    "none (command line)": ("none (command line)", "无（命令行）"),
+    "the chat's current provider": ("the chat's current provider", "当前对话使用的模型提供商"),
+}
+
+
+def job_name(lang: str, name: str) -> str:
+    """A job's name in ``lang`` (a job not listed: its name)."""
+    return pick(lang, JOBS.get(name, (name, name)))
+
+
+def host_word(lang: str, text: str) -> str:
+    return pick(lang, HOST_WORDS.get(text, (text, text)))
+
+
 def counter(lang: str, key: str) -> str:
     """A job counter's name as a page says it (English: the key with spaces)."""
     return word(lang, "count", key) if lang == ZH else key.replace("_", " ")

@@ -229,3 +229,32 @@ async def test_a_persons_memories_say_whose_they_are(dash):
     assert "<h1>Memories about 王磊</h1>" in en
     zh = await (await client.get("/memories?person=王磊", headers=ZH)).text()
     assert "<h1>关于 王磊 的记忆</h1>" in zh
+
+
+async def test_job_names_and_the_hosts_words_are_in_chinese_when_the_browser_asks(seeded):
+    """A Chinese page listed its jobs as "consolidate", "diary" and said "none (command line)"."""
+    settings = DashboardSettings(token=TOKEN, jobs=lambda: JOBS, chat_model="none (command line)")
+    async for client, _, _ in serve(seeded, settings):
+        zh = await (await client.get("/", headers=ZH)).text()
+        en = await (await client.get("/", headers=EN)).text()
+        names = [row[0] for row in cells(zh, "jobs")[1:]]
+        assert names == ["写日记 <code>diary</code>", "整理记忆 <code>consolidate</code>",
+                         "<code>fading</code>"]
+        assert "<code>无（命令行）</code>" in zh and "<code>none (command line)</code>" in en
+        assert [row[0] for row in cells(en, "jobs")[1:]] == [
+            "<code>diary</code>", "<code>consolidate</code>", "<code>fading</code>"]
+
+
+async def test_the_command_lines_recall_explained_carries_the_bots_identity(seeded, tmp_path):
+    """From the command line recall explained left out the identity note the plugin injects."""
+    from astrbot_plugin_engram.dashboard.__main__ import command_line_settings
+
+    path, _ = seeded
+    core = path.parent / "identity" / "self.md"
+    core.parent.mkdir(exist_ok=True)
+    core.write_text("我是小记，读书会的助手。\n", "utf-8")
+    settings = command_line_settings(path, TOKEN)
+    async for client, _, _ in serve(seeded, settings):
+        d = await (await client.get(f"/api/recall?q=火锅&space={GROUP}", headers=AUTH)).json()
+        assert "Who you are (your own notes):\n我是小记，读书会的助手。" in d["block"]
+    assert core.read_text("utf-8") == "我是小记，读书会的助手。\n"  # read, never rewritten

@@ -25,8 +25,8 @@ from .webui import USER, log_in, serve_webui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "build" / "screenshots"
-             ) / "webui"
+SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS")
+             or Path(__file__).resolve().parents[2] / "build" / "screenshots") / "webui"
 GROUP = "g-webui"
 PLACE = f"e2e:group:{GROUP}"
 SELF = "I am Mnemo, the book club's quiet archivist. 我是读书会的记录员。"
@@ -76,7 +76,8 @@ def consolidating(body: dict[str, Any]) -> str:
     if "long-term memory of a chat bot" not in str(system):
         return "noted"
     actions = [{"op": "add", "text": "Zoe is allergic to walnuts", "kind": "fact", "about": [who],
-                "scope": "place", "sources": [f"e{i}"]} for i, who, text in batch_lines(body) if "walnuts" in text]
+                "scope": "place", "sources": [f"e{i}"]}
+               for i, who, text in batch_lines(body) if "walnuts" in text]
     return json.dumps({"actions": actions or [{"op": "none"}]})
 
 
@@ -100,10 +101,11 @@ async def get(http: aiohttp.ClientSession, url: str, token: str | None) -> tuple
 
 async def test_the_pages_are_listed_opened_and_answered_only_behind_astrbots_login(site) -> None:
     bot, base, token = site["bot"], site["base"], site["token"]
-    routes = [r[0] for r in bot.core.star_context.registered_web_apis if r[0].startswith("/astrbot_plugin_engram/")]
+    apis = bot.core.star_context.registered_web_apis
+    routes = [r[0] for r in apis if r[0].startswith("/astrbot_plugin_engram/")]
     assert {r.split("/")[2] for r in routes} == {"overview", "memories", "memory", "place", "recall", "graph",
                                                  "diary", "identity", "static"}
-    assert all(r[2] == ["GET"] for r in bot.core.star_context.registered_web_apis if r[0] in routes)
+    assert all(r[2] == ["GET"] for r in apis if r[0] in routes)
     async with aiohttp.ClientSession() as http:
         status, listed = await get(http, f"{base}/api/v1/plugins/views?plugin_id={PLUGIN_DIR}", token)
         pages = [c for c in listed["data"]["components"] if c["type"] == "page"]
@@ -113,7 +115,8 @@ async def test_the_pages_are_listed_opened_and_answered_only_behind_astrbots_log
         assert status == 200 and entry["status"] == "ok"
         async with http.get(base + entry["data"]["content_path"]) as r:  # the iframe's address
             page = await r.text()
-        assert r.status == 200 and "/api/plugin/page/bridge-sdk.js?asset_token=" in page and "engram.js" in page
+        assert r.status == 200 and "engram.js" in page
+        assert "/api/plugin/page/bridge-sdk.js?asset_token=" in page  # the bridge, with the page token
         assert (await get(http, f"{base}/api/v1/plugins/{PLUGIN_DIR}/views/engram", None))[0] == 401
 
         mid = read(bot, "SELECT id FROM memories WHERE text LIKE '%walnuts%'")[0][0]
@@ -137,7 +140,8 @@ async def test_the_pages_are_listed_opened_and_answered_only_behind_astrbots_log
     assert [m["text"] for m in answers["memories"]["data"]["items"]] == ["Zoe is allergic to walnuts"]
     one = answers["memory"]
     assert "Zoe is allergic to walnuts" in one["html"] and one["data"]["sources"]
-    assert [e["text"] for e in one["data"]["sources"]] == ["Please, no walnuts in anything: I am allergic to walnuts."]
+    assert [e["text"] for e in one["data"]["sources"]] == [
+        "Please, no walnuts in anything: I am allergic to walnuts."]
     timeline = [e["text"] for e in answers["place"]["data"]["episodes"]["items"]]
     assert timeline == [e["content"] for e in lines]
     recall = answers["recall"]["data"]
