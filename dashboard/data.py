@@ -24,8 +24,12 @@ from .i18n import MESSAGES
 from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter
 from .settings import DashboardSettings
 
-GRAPH_MEMORIES = 150
-GRAPH_TALKS = 200
+GRAPH_PEOPLE = 12  # people the graph draws (the ones the bot knows most about)
+GRAPH_MAX_PEOPLE = 60
+GRAPH_EACH = 5  # memories drawn around each of them, the most firmly held first
+GRAPH_POOL = 400  # memories read to choose them from (the most important first)
+GRAPH_TALKS = 200  # pairs of people who answer each other, the busiest first
+GRAPH_LABEL = 80
 PLACE_MEMORIES = 50
 PLACE_PAGE = DEFAULT_PAGE_SIZE  # a place's timeline page
 
@@ -327,32 +331,75 @@ async def recall(
     }
 
 
-async def graph(engram: Engram, browser: BrowseReads) -> dict[str, Any]:
-    """People, the memories about them and who answers whom, as nodes and links; ``shown``: how many
-    pairs and memories are drawn of how many there are (the busiest pairs, the most important memories)."""
-    people = {p: (name, n) for p, name, n in await browser.people()}
-    about = await browser.memories_about(GRAPH_MEMORIES)
+def held(m: Memory, days: float) -> float:
+    """How firmly the bot holds a memory now: its importance times its strength now."""
+    return max(m.importance, 0.05) * strength_now(m, days)
+
+
+async def graph(engram: Engram, browser: BrowseReads, place: str = "", person: str = "",
+                n: int = GRAPH_PEOPLE) -> dict[str, Any]:
+    """People and what the bot knows about them: the ``n`` people it knows most about (held most
+    firmly, see ``held``; then the most talkative), the ``GRAPH_EACH`` memories it holds most firmly
+    about each, and who answers whom among them. ``place``: only what was learned there; ``person``
+    (an id, or a name someone has gone by): that person and those known together with them."""
+    if not 1 <= n <= GRAPH_MAX_PEOPLE:
+        raise BadParam("graph_people", n=GRAPH_MAX_PEOPLE)
+    focus: tuple[str, ...] = ()
+    if person:
+        focus = (person, *await browser.people_named(person))
+        pool, total = await browser.list_memories(None, people=focus, status="active", limit=GRAPH_POOL)
+    elif place:
+        if not await browser.has_place(place):
+            raise NotFound("no_place", place=place[:80])
+        pool, total = await browser.list_memories(None, place=place, status="active", limit=GRAPH_POOL)
+    else:
+        pool, total = await browser.memories_about(GRAPH_POOL), await browser.count_memories_about()
+    days = engram.settings.strength_days
+    said = {p: (name, k) for p, name, k in await browser.people()}
     talks = await browser.talks(GRAPH_TALKS)
-    used = {s for m in about for s in m.subjects} | {p for a, b, _ in talks for p in (a, b)}
+    by_person: dict[str, list[Memory]] = {}
+    for m in sorted((m for m in pool if m.subjects), key=lambda m: -held(m, days)):
+        for s in m.subjects:
+            by_person.setdefault(s, []).append(m)
+    known = {p: sum(held(m, days) for m in ms) for p, ms in by_person.items()}
+    talked: dict[str, int] = {}
+    for a, b, k in talks:
+        talked[a], talked[b] = talked.get(a, 0) + k, talked.get(b, 0) + k
+    candidates = set(by_person) | (set() if person or place else set(talked))
+    if person:  # whoever was found under that name comes first, even with nothing known yet
+        candidates |= {p for p in focus if p in said or p in by_person}
+    ranked = sorted(candidates, key=lambda p: (p not in focus, -known.get(p, 0.0), -talked.get(p, 0), p))
+    chosen = ranked[:n]
+    shown = set(chosen)
+    memories: dict[int, Memory] = {}
+    for p in chosen:
+        for m in by_person.get(p, [])[:GRAPH_EACH]:
+            memories[m.id] = m
     nodes = [
         {
             "id": p,
             "type": "person",
-            "label": people.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
-            "weight": people.get(p, ("", 0))[1],
+            "label": said.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
+            "weight": said.get(p, ("", 0))[1],  # lines said, in all
+            "known": len(by_person.get(p, [])),  # memories about them (of those read)
+            "focus": p in focus,
         }
-        for p in sorted(used)
+        for p in chosen
     ]
-    nodes += [
-        {"id": f"m{m.id}", "type": "memory", "label": m.text[:80], "weight": m.importance} for m in about
-    ]
-    links = [{"source": a, "target": b, "type": "talks", "weight": n} for a, b, n in talks]
-    links += [
-        {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
-    ]
-    shown = {"talks": len(talks), "talks_total": await browser.count_talks(),
-             "memories": len(about), "memories_total": await browser.count_memories_about()}
-    return {"nodes": nodes, "links": links, "shown": shown}
+    nodes += [{"id": f"m{m.id}", "type": "memory", "label": m.text[:GRAPH_LABEL],
+               "weight": round(held(m, days), 3)} for m in memories.values()]
+    pairs = [(a, b, k) for a, b, k in talks if a in shown and b in shown]
+    links = [{"source": a, "target": b, "type": "talks", "weight": k} for a, b, k in pairs]
+    links += [{"source": f"m{m.id}", "target": s, "type": "about", "weight": 1}
+              for m in memories.values() for s in m.subjects if s in shown]
+    return {
+        "nodes": nodes,
+        "links": links,
+        "focus": {"space": place, "person": person, "n": n},
+        "shown": {"people": len(chosen), "people_total": len(ranked), "each": GRAPH_EACH,
+                  "memories": len(memories), "memories_total": total,
+                  "talks": len(pairs), "talks_total": await browser.count_talks()},
+    }
 
 
 async def diary(engram: Engram, browser: BrowseReads, page: int, size: int,

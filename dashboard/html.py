@@ -245,20 +245,35 @@ def place(lang: str, d: Mapping[str, Any]) -> str:
     return layout(lang, f"{label(lang, 'place')}: {named}", body)
 
 
-def graph(lang: str, d: Mapping[str, Any]) -> str:
-    n = d["shown"]
-    cut = (n["talks"] < n["talks_total"], n["memories"] < n["memories_total"])  # what was left out
-    key = {(True, True): "graph_shown", (True, False): "graph_shown_talks",
-           (False, True): "graph_shown_memories"}.get(cut)
-    note = f'<p class="hint">{esc(label(lang, key).format(**n))}</p>' if key else ""
+def graph(lang: str, d: Mapping[str, Any], places: Sequence[str] = ()) -> str:
+    n, focus = d["shown"], d["focus"]
+    cut = any(n[k] < n[k + "_total"] for k in ("people", "memories", "talks"))
+    note = f'<p class="hint">{esc(label(lang, "graph_shown").format(**n))}</p>' if cut else ""
+    opts = "".join(f'<option value="{esc(p)}"{" selected" if p == focus["space"] else ""}>{esc(p)}</option>'
+                   for p in places)
+    form = (
+        f'<form class="filters" method="get" action="/graph">'
+        f'<label>{esc(label(lang, "graph_place"))} <select name="space"><option value="">'
+        f'{esc(label(lang, "graph_everywhere"))}</option>{opts}</select></label>'
+        f'<label>{esc(label(lang, "graph_person"))} <input name="person"'
+        f' value="{esc(focus["person"])}"></label>'
+        f'<label>{esc(label(lang, "graph_n"))} <input name="n" type="number" min="1" max="60" size="3"'
+        f' value="{esc(focus["n"])}"></label><button>{esc(label(lang, "graph_draw"))}</button>'
+        f' <a href="/graph">{esc(label(lang, "graph_all"))}</a></form>'
+    )
+    who = next((x["label"] for x in d["nodes"] if x.get("focus")), focus["person"])
+    title = label(lang, "graph_of").format(who=who) if focus["person"] else label(lang, "graph")
+    if focus["person"]:
+        form += f'<p><a href="{link("/memories", person=focus["person"])}">' \
+                f'{esc(label(lang, "memories_about").format(who=who))}</a></p>'
     if not d["nodes"]:
-        return layout(lang, label(lang, "graph"), empty(lang, "graph_none"), "graph")
+        return layout(lang, title, form + empty(lang, "graph_none"), "graph")
     body = (
-        f'<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
+        f'{form}<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
         f' aria-label="{esc(label(lang, "graph"))}"></svg><p id="graph-label" class="hint"></p>'
         f"{data_script('graph-data', d)}"
     )
-    return layout(lang, label(lang, "graph"), body, "graph")
+    return layout(lang, title, body, "graph")
 
 
 def diary(lang: str, d: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from ..memory import Engram
 from ..memory.wording import Said
 from . import data, html
-from .params import BadParam, flag, memory_filter, memory_id, paging, text
+from .params import BadParam, flag, memory_filter, memory_id, paging, text, whole
 from .settings import DashboardSettings
 
 # the pages, as their routes name them ("memory" takes an id)
@@ -80,8 +80,10 @@ async def _answer(name: str, q: Mapping[str, str], lang: str, engram: Engram, se
     if name == "recall":
         return await _recall(q, lang, engram, settings, api)
     if name == "graph":
-        d = await data.graph(engram, browser)
-        return Answer(200, d, lambda: html.graph(lang, d))
+        d = await data.graph(engram, browser, text(q, "space"), text(q, "person"),
+                             whole(q, "n", data.GRAPH_PEOPLE))
+        places = sorted((await browser.keyed_places()).values())
+        return Answer(200, d, lambda: html.graph(lang, d, places))
     if name == "diary":
         page, size = paging(q, 20)
         d = await data.diary(engram, browser, page, size, settings.data_dir)
