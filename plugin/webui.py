@@ -17,12 +17,18 @@ from ..dashboard import DashboardSettings
 from ..dashboard.app import static_files
 from ..dashboard.i18n import pick_lang
 from ..dashboard.pages import PAGES, answer
+from ..memory.wording import pick
 from .service import EngramService
 
 log = logging.getLogger("engram.plugin")
 
 PLUGIN = "astrbot_plugin_engram"  # AstrBot finds the plugin by a route's first segment
 Reply = dict[str, Any]
+NOT_RUNNING = ("Engram is not running (the plugin is stopped or reloading).",
+               "Engram 没有在运行（插件已停用或正在重载）。")
+NOT_OPEN = ("Engram: the memory file is not open", "Engram：记忆文件没有打开")
+FAILED = ("Engram: this page failed; AstrBot's log says why.",
+          "Engram：这个页面出错了，原因见 AstrBot 的日志。")
 
 
 def ok(data: Any) -> Reply:
@@ -63,21 +69,21 @@ class WebPages:
     async def page(self, name: str, query: Mapping[str, str], accept_language: str, item: str = "") -> Reply:
         """Page ``name`` for the WebUI: its HTML (what the view shows) and its data; ``query["lang"]``:
         AstrBot's own language setting, which the view passes on (else the browser's)."""
+        lang = pick_lang(query.get("lang") or accept_language)
         service = self.service
         if service is None:
-            return refused("Engram is not running (the plugin is stopped or reloading)")
-        lang = pick_lang(query.get("lang") or accept_language)
+            return refused(pick(lang, NOT_RUNNING))
         params = {k: v for k, v in query.items() if k != "lang"}
         try:
             engram = await service.memory()
         except Exception as e:  # the memory file could not be opened: say so, as the bot's log does
             log.warning("Engram: the WebUI page %s could not open the memory: %s", name, e)
-            return refused(f"Engram: the memory is not open: {e}")
+            return refused(f"{pick(lang, NOT_OPEN)}: {e}")
         try:
             a = await answer(name, params, lang, engram, self.settings, item=item)
         except Exception:  # a page must never take AstrBot's WebUI down with it
             log.exception("Engram: the WebUI page %s failed", name)
-            return refused("Engram: this page failed; the log says why")
+            return refused(pick(lang, FAILED))
         if a.status != 200:
             return refused(a.message or str(a.status))
         return ok({"page": name, "lang": lang, "html": a.html, "data": a.data})

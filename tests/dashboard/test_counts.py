@@ -84,7 +84,7 @@ async def test_the_graph_draws_the_people_known_best_each_with_what_is_known_and
     client, _, ids = dash
     path, _ = seeded
     with sqlite3.connect(path) as db:
-        about = {}  # person -> active memories about them, counted in Python
+        about: dict[str, set[int]] = {}  # person -> active memories about them, counted in Python
         for mid, subjects in db.execute("SELECT id, subjects FROM memories WHERE status = 'active'"):
             for p in json.loads(subjects):
                 about.setdefault(p, set()).add(mid)

@@ -263,3 +263,18 @@ async def until(chrome: Chrome, expression: str, context: int | None = None, tim
             pass
         await asyncio.sleep(0.1)
     raise AssertionError(f"never true: {expression}")
+
+
+async def test_a_bad_address_says_why_in_the_pages_language_and_a_reload_keeps_the_pages(site) -> None:
+    bot, base, token = site["bot"], site["base"], site["token"]
+    async with aiohttp.ClientSession() as http:
+        _, zh = await get(http, f"{base}{EXT}/memory/999999?lang=zh-CN", token)
+        _, en = await get(http, f"{base}{EXT}/memories?size=0&lang=en-US", token)
+        assert zh == {"status": "error", "message": "没有记忆 m999999", "data": {}}
+        assert en["status"] == "error" and en["message"] == "size must be from 1 to 200"
+        await bot.reload_plugin()  # AstrBot keeps the routes; the new plugin registers its own
+        status, again = await get(http, f"{base}{EXT}/overview", token)
+        assert status == 200 and again["status"] == "ok"
+        assert again["data"]["data"]["episodes"] == len(episodes(bot.data))
+        apis = bot.core.star_context.registered_web_apis
+        assert len([r for r in apis if r[0] == "/astrbot_plugin_engram/overview"]) == 1  # replaced
