@@ -108,6 +108,8 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "最牢记的在前（共显示 {memories} 条，总共 {memories_total} 条），以及他们之间谁回复谁"
         "（{talks} 对，总共 {talks_total} 对）。",
     ),
+    "written_by": ("Written by", "发送者"),
+    "person_id": ("a person id (optional)", "人物编号（可选）"),
     "graph_place": ("Learned in", "学到的地点"),
     "graph_person": ("Person (id or name)", "人物（编号或名字）"),
     "graph_n": ("People", "人数"),

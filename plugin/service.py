@@ -355,6 +355,8 @@ class EngramService:
         id, when given; a message that starts a conversation: no earlier turns): for recall explained.
         ``owner`` None: whether the place is the owner's private chat, as the plugin decides it."""
         audience = place_audience(place, self.settings, self.providers.platforms())
+        if self.settings.is_blacklisted(place):  # an opted-out place is given nothing: shown as nothing
+            return Injection(place, query, now_utc())
         if owner is not None:
             audience = replace(audience, owner_private=owner)
         name = ""
