@@ -196,7 +196,11 @@ async def test_a_person_logs_in_to_the_webui_and_sees_engrams_pages(site, tmp_pa
         await until(chrome, "!document.querySelector('button[type=submit]').disabled")
         await chrome.eval("document.querySelector('button[type=submit]').click() || true")
         await until(chrome, "!location.hash.includes('/auth/login')")
-        await chrome.eval(f"location.hash = '#/plugin-view/{PLUGIN_DIR}/engram'; true")
+        entry = ("[...document.querySelectorAll('.v-navigation-drawer .v-list-item')]"
+                 ".find(e => e.innerText.trim() === 'Engram 记忆')")
+        await until(chrome, f"!!{entry}")  # the sidebar names Engram's page (its zh-CN title)
+        await chrome.eval(f"{entry}.click() || true")
+        await until(chrome, f"location.hash.includes('/plugin-view/{PLUGIN_DIR}/engram')")
         await until(chrome, "!!document.querySelector('iframe.plugin-view-frame')")
         frame = await frame_of(chrome)
         await until(chrome, "document.querySelector('#engram')?.dataset.page === 'overview'", frame)
