@@ -210,7 +210,7 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
     else:
         src = empty(lang, "no_sources")
     versions = table(
-        ["id", esc(label(lang, "text")), esc(label(lang, "status")), esc(label(lang, "created"))],
+        [esc(label(lang, k)) for k in ("id", "text", "status", "created")],
         [
             [
                 f'<a href="/memories/{v["id"]}">{esc(v["key"])}</a>',
