@@ -29,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Engram's read-only web dashboard over a store file.",
     )
     p.add_argument("--db", type=Path, required=True, help="the store file (opened read-only)")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to listen on (default {DEFAULT_HOST}, this machine only); for remote use "
+                        f"(0.0.0.0 in a container, a VPS's address) set ${TOKEN_ENV}: without it any address "
+                        "but loopback is refused")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--embedder", default="local", help="for recall explained: local (default) or none")
     return p
