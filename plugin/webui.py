@@ -26,6 +26,8 @@ PLUGIN = "astrbot_plugin_engram"  # AstrBot finds the plugin by a route's first 
 Reply = dict[str, Any]
 NOT_RUNNING = ("Engram is not running (the plugin is stopped or reloading).",
                "Engram 没有在运行（插件已停用或正在重载）。")
+NOT_YET = ("Engram has no memory yet: it is created at the first message the bot sees.",
+           "Engram 还没有记忆：机器人看到第一条消息时才会创建。")
 NOT_OPEN = ("Engram: the memory file is not open", "Engram：记忆文件没有打开")
 FAILED = ("Engram: this page failed; AstrBot's log says why.",
           "Engram：这个页面出错了，原因见 AstrBot 的日志。")
@@ -73,6 +75,8 @@ class WebPages:
         service = self.service
         if service is None:
             return refused(pick(lang, NOT_RUNNING))
+        if service.engram is None and not service.path.exists():  # a page never creates the store
+            return refused(pick(lang, NOT_YET))
         params = {k: v for k, v in query.items() if k != "lang"}
         try:
             engram = await service.memory()
