@@ -92,10 +92,11 @@ class Browse:
 
     async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
         """A space's episodes in time order (a line recorded late with its own earlier time stands where
-        it was said; lines of one time in the order recorded), one page."""
+        it was said; lines of one time in the order recorded: by id, which the (space, time) index
+        holds, so no sort), one page."""
         _page(limit, offset)
         rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ?"
-                                " ORDER BY time, seq LIMIT ? OFFSET ?", (place, limit, offset))
+                                " ORDER BY time, id LIMIT ? OFFSET ?", (place, limit, offset))
         return [episode_row(r) for r in rows]
 
     async def memory_counts(self, by: str) -> dict[str, int]:
@@ -147,9 +148,9 @@ class Browse:
         if before_seq is None:
             return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
                                          (place,)))[0][0])
-        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes e, (SELECT time, seq"
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes e, (SELECT time, id"
                                      " FROM episodes WHERE space = ? AND seq = ?) x WHERE e.space = ?"
-                                     " AND (e.time < x.time OR (e.time = x.time AND e.seq < x.seq))",
+                                     " AND (e.time < x.time OR (e.time = x.time AND e.id < x.id))",
                                      (place, before_seq, place)))[0][0])
 
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
