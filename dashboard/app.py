@@ -222,8 +222,8 @@ async def diary(request: web.Request) -> web.Response:
 
 
 async def identity(request: web.Request) -> web.Response:
-    _, browser = await _open(request)
-    d = await data.identity(browser, request.app[SETTINGS])
+    engram, _ = await _open(request)
+    d = await data.identity(engram, request.app[SETTINGS])
     return _answer(request, d, lambda: html.identity(_lang(request), d))
 
 

@@ -101,7 +101,7 @@ def test_forget(cli) -> None:  # type: ignore[no-untyped-def]
 
 
 def _memory_from_line(db_path: Path, text: str, line: int) -> int:
-    """A memory drawn from episode ``line`` (as consolidation makes one; the CLI's remember has no sources)."""
+    """A memory drawn from episode ``line``, as consolidation makes one (the CLI's remember has none)."""
 
     async def add() -> int:
         e = await Engram.open(db_path, NoEmbedder(), background=False)

@@ -125,7 +125,8 @@ async def test_only_a_fact_about_no_one_learned_in_a_public_place_becomes_public
                                        add("Alice loves the library", [f"e{b}"], ["qq:7"], scope="public")))
     report = await run(engram, fake_openai).run(force=True)
     got = {m.text: m.scope for m in await memories(engram)}
-    assert got == {"The library opens at nine on Sundays": "public", "Alice loves the library": f"space:{WEB}"}
+    assert got == {"The library opens at nine on Sundays": "public",
+                   "Alice loves the library": f"space:{WEB}"}
     assert report.refused["wider_scope"] == 1
 
 
