@@ -16,7 +16,7 @@ from typing import Any
 
 from ..memory import Audience, Block, BrowseReads, Engram, Episode, Hit, Memory, memory_block
 from ..memory.model import now_utc
-from ..memory.self.diary_files import diary_day
+from ..memory.self.diary_files import data_folder, diary_day
 from ..memory.strength import strength_now
 from ..memory.wording import Said
 from . import identity_files
@@ -374,7 +374,8 @@ async def graph(engram: Engram, browser: BrowseReads, place: str = "", person: s
     memories: dict[int, Memory] = {}
     for p in chosen:
         for m in by_person.get(p, [])[:GRAPH_EACH]:
-            memories[m.id] = m
+            if m.id is not None:  # stored memories: always
+                memories[m.id] = m
     nodes = [
         {
             "id": p,
@@ -409,17 +410,17 @@ async def diary(engram: Engram, browser: BrowseReads, page: int, size: int,
     # the current entry of each day (a rewrite after a forget supersedes it; diaries never fade): a day
     # is listed once, its earlier versions are on its memory page
     d = await memories(engram, browser, MemoryFilter(kind="diary", status="active"), page, size)
-    folder = folder or Path(browser.path).parent
+    folder = folder or data_folder(engram)
     for m in d["items"]:
         start = m["valid_from"]
         m["day"] = diary_day(folder, datetime.fromisoformat(start)).isoformat() if start else None
     return d
 
 
-async def identity(browser: BrowseReads, settings: DashboardSettings) -> dict[str, Any]:
+async def identity(engram: Engram, settings: DashboardSettings) -> dict[str, Any]:
     """The core identity, the self-image with its earlier versions, and the open proposals, read from
     the data folder (the host's, or the one holding the store file)."""
-    folder = settings.data_dir or Path(browser.path).parent
+    folder = settings.data_dir or data_folder(engram)
     d = await asyncio.to_thread(identity_files.identity, folder, settings.identity())
     for v in [*d["history"], *d["core_history"]]:  # file stamps are UTC; the pages speak the bot's zone
         v["replaced_at"] = _iso_text(v["replaced_at"])

@@ -88,7 +88,7 @@ async def _answer(name: str, q: Mapping[str, str], lang: str, engram: Engram, se
         page, size = paging(q, 20)
         d = await data.diary(engram, browser, page, size, settings.data_dir)
         return Answer(200, d, lambda: html.diary(lang, d))
-    d = await data.identity(browser, settings)
+    d = await data.identity(engram, settings)
     return Answer(200, d, lambda: html.identity(lang, d))
 
 

@@ -16,9 +16,12 @@ EngramSource = Engram | Callable[[], Awaitable[Engram]]  # the memory, or how to
 class Explained(Protocol):
     """A block the host would inject: the hits it recalled, those that went in, the block's text."""
 
-    hits: Sequence[Hit]
-    injected: Sequence[Hit]
-    text: str
+    @property
+    def hits(self) -> Sequence[Hit]: ...
+    @property
+    def injected(self) -> Sequence[Hit]: ...
+    @property
+    def text(self) -> str: ...
 
 
 # (place, query, owner's private chat or None: the host decides, person id or "") -> the block
