@@ -9,18 +9,12 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import pytest
-
 from .fake_openai import FakeOpenAI, contract_answer
 from .kill_harness import kill_rounds
 
 KILLS = 20
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open defect, session 13: on main after the last merges (block, scale, MCP, bundle, secrets and "
-    "backups) this check fails now and then in the first round with 'a memory without its source'; it "
-    "passed on the harness branch with trust1 merged (53a7be5). Shown, not skipped: XFAIL/XPASS in -ra"))
 def test_twenty_kills_at_random_moments_lose_and_half_apply_nothing(tmp_path: Path,
                                                                     fake_openai: FakeOpenAI) -> None:
     fake_openai.default_reply = partial(contract_answer, per=1)  # type: ignore[assignment]
