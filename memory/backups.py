@@ -4,7 +4,8 @@ restore that does not bring back what was forgotten since.
 **Backup.** ``take_backup`` copies the store page by page through SQLite's backup API on its own
 connection, in a thread, a few hundred pages at a time, so the bot goes on recording and replying
 while it runs (a write between steps restarts the copy of what changed: the copy is always one
-consistent moment). It is written as ``backups/engram-<UTC time>.db.part`` beside the store, checked
+consistent moment). It is written as ``backups/engram-<UTC time>.db.part`` beside the store (a second
+backup in the same second: ``engram-<UTC time>-2.db``, never over another), checked
 (SQLite's quick check), flushed to disk and then renamed, so a file named ``.db`` in ``backups/`` is
 always a whole store. The oldest past ``keep`` are deleted.
 
@@ -47,7 +48,9 @@ log = logging.getLogger("engram.backup")
 
 FOLDER = "backups"
 KEEP = 7  # backups kept by default (one a day: a week)
-_NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)\.db$")
+# engram-<UTC time>.db; a second backup in the same second gets -2, -3... (never the same file twice)
+_NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
+_TAKING: set[Path] = set()  # names chosen by backups under way in this process (not yet on disk)
 ERASED_SUFFIX = "-erased"
 
 
@@ -73,7 +76,26 @@ def backups(store: Path) -> list[Path]:
     folder = backup_folder(store)
     if not folder.is_dir():
         return []
-    return sorted((p for p in folder.iterdir() if _NAME.match(p.name)), key=lambda p: p.name, reverse=True)
+    return sorted((p for p in folder.iterdir() if _NAME.match(p.name)), key=_taken_when, reverse=True)
+
+
+def _taken_when(path: Path) -> tuple[str, int]:
+    """A backup's time and its number within that second (the first is 1), from its name."""
+    m = _NAME.match(path.name)
+    assert m is not None
+    return m.group(1), int(m.group(2) or 1)
+
+
+def _new_name(folder: Path, at: datetime) -> Path:
+    """A name no backup has, finished or under way (here, or in another process: its ``.part``)."""
+    stamp = f"engram-{at:%Y%m%dT%H%M%SZ}"
+    n = 1
+    while True:
+        target = folder / (f"{stamp}.db" if n == 1 else f"{stamp}-{n}.db")
+        part = target.with_name(target.name + ".part")
+        if target not in _TAKING and not target.exists() and not part.exists():
+            return target
+        n += 1
 
 
 def newest_backup(store: Path) -> Path | None:
@@ -100,8 +122,12 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folder = backup_folder(store)
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"engram-{at:%Y%m%dT%H%M%SZ}.db"
-    await asyncio.to_thread(copy_store, store, target)
+    target = _new_name(folder, at)
+    _TAKING.add(target)
+    try:
+        await asyncio.to_thread(copy_store, store, target)
+    finally:
+        _TAKING.discard(target)
     if keep > 0:
         for old in backups(store)[keep:]:
             old.unlink(missing_ok=True)
