@@ -1,7 +1,8 @@
 """Crash safety at scale: the real write path (chats recording through the plugin's queue, the
-indexer, consolidation with a scripted model, a forget) killed with SIGKILL twenty times at random
-moments on one file; after every kill nothing acknowledged is lost, nothing is half-applied, nothing
-forgotten is back (``tests/kill_harness.py`` says what is checked; ``bench/kills.py`` kills 200 times).
+indexer, consolidation with a scripted model, a forget, online backups) killed with SIGKILL twenty
+times at random moments on one file; after every kill nothing acknowledged is lost, nothing is
+half-applied, nothing forgotten is back, in the file or in its newest backup restored
+(``tests/kill_harness.py`` says what is checked; ``bench/kills.py`` kills 200 times).
 """
 
 from __future__ import annotations
@@ -23,3 +24,4 @@ def test_twenty_kills_at_random_moments_lose_and_half_apply_nothing(tmp_path: Pa
     assert len(seen.acked) > 200, f"only {len(seen.acked)} episodes were acknowledged in {KILLS} rounds"
     assert seen.memories > 0 and seen.consolidations > 0, "consolidation never committed a batch"
     assert seen.forgotten, "no forget returned before its kill in any round"
+    assert seen.backups > 0 and seen.restores > 0, "no backup was finished, checked and restored"
