@@ -59,6 +59,7 @@ async def test_the_sqlite_drivers_debug_echo_of_what_people_said_is_in_no_log(tm
         detach()
         root.removeHandler(caught)
         root.setLevel(level)
-        after, _ = driver.level, driver.setLevel(driver_level)
+        after = driver.level
+        driver.setLevel(driver_level)
     assert not [r for r in caught.records if MARK in r.getMessage()]
     assert after == logging.NOTSET  # as it was, once detached
