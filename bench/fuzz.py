@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 if "ASTRBOT_ROOT" not in os.environ:  # AstrBot makes data/ under its root when first imported
     _ROOT = tempfile.mkdtemp(prefix="engram-bench-fuzz-")
@@ -48,17 +49,22 @@ def main() -> None:
     ap.add_argument("--surface", nargs="*", choices=list(SURFACES), default=list(SURFACES))
     ap.add_argument("--seed", type=int, default=None, help="derandomise (the same inputs each run)")
     ap.add_argument("--jobs", type=int, default=2, help="surfaces run at once, each in its own process")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop feeding a surface this long after it started (the table says how many it got)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a worker: one surface, JSON out
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(_run_one(args.surface[0], args.n, args.seed)))
+        print(json.dumps(_run_one(args.surface[0], args.n, args.seed, args.minutes)))
         return
-    rows, started = [], time.monotonic()
-    waiting, running = list(args.surface), []
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    waiting, running = list(args.surface), list[tuple[str, subprocess.Popen[str]]]()
     while waiting or running:
         while waiting and len(running) < max(1, args.jobs):
             name = waiting.pop(0)
             cmd = [sys.executable, __file__, "--one", "--n", str(args.n), "--surface", name]
+            if args.minutes is not None:
+                cmd += ["--minutes", str(args.minutes)]
             if args.seed is not None:
                 cmd += ["--seed", str(args.seed)]
             running.append((name, subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)))
@@ -80,20 +86,21 @@ def main() -> None:
           file=sys.stderr)
     print("| surface | inputs | unhandled (kinds) | time | CPU per input |\n|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['name']} | {r['tried']:,} | {len(r['found'])} | {r['wall']:.0f} s | "
+        short = " (time limit)" if r["tried"] < args.n else ""
+        print(f"| {r['name']} | {r['tried']:,}{short} | {len(r['found'])} | {r['wall']:.0f} s | "
               f"{1000 * r['cpu'] / max(1, r['tried']):.1f} ms |")
     for r in rows:
         for kind, detail in r["found"].items():
             print(f"\n## {r['name']}: {kind}\n{detail}")
 
 
-def _run_one(name: str, n: int, seed: int | None) -> dict[str, object]:
+def _run_one(name: str, n: int, seed: int | None, minutes: float | None) -> dict[str, object]:
     from tests.plugin import conftest  # noqa: F401  # a temporary AstrBot root before AstrBot loads
 
     logging.getLogger("engram").propagate = False  # the table only (tracebacks are caught, not printed)
     logging.getLogger("aiohttp").setLevel(logging.CRITICAL)  # its access log; a 400 for a too-long URL
     started, cpu = time.monotonic(), time.process_time()
-    f = run_surface(SURFACES[name], n, seed=seed)
+    f = run_surface(SURFACES[name], n, seed=seed, until=None if minutes is None else started + 60 * minutes)
     return {"name": name, "tried": f.tried, "found": f.found, "wall": time.monotonic() - started,
             "cpu": time.process_time() - cpu}
 

@@ -18,6 +18,7 @@ import logging
 import os
 import string
 import tempfile
+import time
 import traceback
 import warnings
 from collections.abc import Awaitable, Callable
@@ -92,8 +93,14 @@ class Surface:
     teardown: Callable[[Any], Awaitable[None]]
 
 
-def run_surface(surface: Surface, n: int, *, seed: int | None = None) -> Findings:
-    """Feed ``n`` generated inputs to ``surface`` (its own event loop and temp dir); what went unhandled."""
+class _TimeUp(Exception):
+    """Raised from the test function when ``until`` has passed: ends the run early (no shrinking)."""
+
+
+def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: float | None = None) -> Findings:
+    """Feed ``n`` generated inputs to ``surface`` (its own event loop and temp dir); what went unhandled.
+    ``until``: a ``time.monotonic()`` after which no more inputs are fed (``Findings.tried`` says how
+    many were)."""
     findings = Findings()
     catcher = TracebackCatcher()
     engram_log = logging.getLogger("engram")
@@ -110,6 +117,8 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None) -> Finding
                       suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
             @given(surface.inputs)
             def feed(x: Any) -> None:
+                if until is not None and time.monotonic() > until:
+                    raise _TimeUp
                 findings.tried += 1
                 try:
                     loop.run_until_complete(surface.feed(state, x))
@@ -121,7 +130,10 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None) -> Finding
                                  f"input {x!r:.300}\n{''.join(traceback.format_exception(*r.exc_info))}")
                 catcher.records.clear()
 
-            feed()
+            try:
+                feed()
+            except _TimeUp:
+                pass
         finally:
             loop.run_until_complete(surface.teardown(state))
             loop.run_until_complete(loop.shutdown_asyncgens())
