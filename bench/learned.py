@@ -30,6 +30,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import pickle
 import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
@@ -42,7 +44,9 @@ from locomo import CACHE, DEFAULT_DATA, POOL_K, ranked, record
 
 from astrbot_plugin_engram.memory import Engram, LocalE5
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
-from astrbot_plugin_engram.memory.recall.learner import Learner, LearnSettings
+from astrbot_plugin_engram.memory.recall.learner import Judged, Learner, LearnSettings
+from astrbot_plugin_engram.memory.recall.ranker import HAND_SET
+from astrbot_plugin_engram.memory.recall.training import FITTED, fit_pairwise
 
 INJECTED = 8  # the plugin's default recall_k
 # the weights a bot starts from and the learner stays near: the shipped ones, unless --start
@@ -59,10 +63,24 @@ class Asked:
     evidence: np.ndarray
     n_evidence: int
     scored: bool  # category 1-4
+    speakers: list[str]  # each candidate's speaker, "conversation:name"
 
 
-async def pools(path: Path) -> dict[str, list[Asked]]:
-    """Every question's candidate pool, by conversation, in the file's order."""
+async def pools(path: Path, cache: bool = False) -> dict[str, list[Asked]]:
+    """Every question's candidate pool, by conversation, in the file's order (``cache``: kept in
+    bench/.cache/ between runs, for the attempts; rebuilt when the features changed)."""
+    kept = CACHE / f"learned-pools-{path.stem}.pkl"
+    if cache and kept.exists():
+        saved = pickle.loads(kept.read_bytes())
+        if saved["columns"] == COLUMNS:
+            return saved["convs"]
+    out = await _pools(path)
+    if cache:
+        kept.write_bytes(pickle.dumps({"columns": COLUMNS, "convs": out}))
+    return out
+
+
+async def _pools(path: Path) -> dict[str, list[Asked]]:
     convs: list[Conversation] = load(path)
     embedder = CachingEmbedder(LocalE5(), CACHE)
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,14 +90,109 @@ async def pools(path: Path) -> dict[str, list[Asked]]:
             await engram.embed_pending()
             out = {}
             for c in convs:
+                speaker = {t.dia_id: f"{c.sample_id}:{t.speaker}" for t in c.turns}
                 out[c.sample_id] = [
                     Asked(np.array([[f[n] for n in COLUMNS] for f in feats]).reshape(-1, len(COLUMNS)).T,
-                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5)
+                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5,
+                          [speaker.get(d, "") for d in dia])
                     for q, dia, feats in await ranked(engram, c, ids[c.sample_id], POOL_K)]
         finally:
             await engram.close()
             embedder.save()
     return out
+
+
+def fitted(sets: list[dict[str, list[Asked]]], l2: float = 0.1) -> np.ndarray:
+    """Weights fitted on ``sets`` (files) as the shipped ones were (``bench/locomo.py``'s ``fit``:
+    pairwise logistic regression over every question's pool, l2 .1, a small file's questions weighing
+    more, the hand-set weights kept): with the scored file left out, the weights a bot whose data
+    differs from the fitting data starts from."""
+    names = [n for n in FITTED if n not in HAND_SET]
+    asked = [sum(len(qs) for qs in s.values()) for s in sets]
+    queries, weights = [], []
+    for s, n in zip(sets, asked):
+        for qs in s.values():
+            for a in qs:
+                rows = [dict(zip(COLUMNS, col)) for col in a.matrix.T.tolist()]
+                queries.append((rows, a.evidence.tolist()))
+                weights.append(math.sqrt(max(asked) / n))
+    w = fit_pairwise(queries, names, l2=l2, weights=weights)
+    return np.array([HAND_SET[c] if c in HAND_SET else w[c] for c in COLUMNS])
+
+
+def with_speakers(convs: dict[str, list[Asked]]) -> tuple[dict[str, list[Asked]], list[str]]:
+    """The pools with one more feature per speaker (1 for that speaker's lines), its shipped weight 0:
+    a per-bot prior the learner may learn (which person's lines the replies use)."""
+    names = sorted({sp for qs in convs.values() for a in qs for sp in a.speakers if sp})
+    at = {n: i for i, n in enumerate(names)}
+    out = {}
+    for k, qs in convs.items():
+        out[k] = []
+        for a in qs:
+            extra = np.zeros((len(names), a.matrix.shape[1]))
+            for j, sp in enumerate(a.speakers):
+                if sp in at:
+                    extra[at[sp], j] = 1.0
+            out[k].append(Asked(np.vstack([a.matrix, extra]), a.evidence, a.n_evidence, a.scored, a.speakers))
+    return out, names
+
+
+class PresetGuard:
+    """A different learner: no gradient, a few fixed weight vectors (arms: the start with one weight
+    moved by ±``step``, and any ``presets``) judged on every recall's (used, ignored) pairs against
+    the start; the best arm is served while its gain over the last ``window`` recalls beats
+    ``margin`` and ``z`` standard errors (a stricter z than the learner's: many arms are compared)."""
+
+    def __init__(self, settings: LearnSettings, start: np.ndarray, presets: list[np.ndarray],
+                 step: float = 1.0, z: float = 3.0):
+        self.settings, self.shipped, self.z = settings, start.copy(), z
+        arms = [start + d * step * np.eye(len(start))[i] for i in range(len(start)) for d in (-1.0, 1.0)]
+        self.arms = np.array(arms + list(presets))
+        self.judged = [Judged() for _ in self.arms]
+        self.best = 0
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.arms[self.best]
+
+    def _sure(self, j: Judged) -> bool:
+        n = len(j.gains)
+        if n < max(2, self.settings.serve_after):
+            return False
+        mean, se = float(np.mean(j.gains)), float(np.std(j.gains, ddof=1)) / math.sqrt(n)
+        return mean > self.settings.margin and mean > self.z * se
+
+    @property
+    def serving(self) -> bool:
+        return self._sure(self.judged[self.best])
+
+    def served(self) -> np.ndarray:
+        return self.weights if self.serving else self.shipped
+
+    def explore(self, order: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+        return Learner.explore(self, order, k, rng)  # type: ignore[arg-type]
+
+    def learn(self, features: np.ndarray, used: np.ndarray) -> bool:
+        x, u = features.T, np.asarray(used, bool)
+        if u.all() or not u.any():
+            return False
+        pairs = (x[u][:, None, :] - x[~u][None, :, :]).reshape(-1, x.shape[1])
+        base = float(np.mean(pairs @ self.shipped > 0))
+        acc = np.mean((pairs @ self.arms.T) > 0, axis=0)
+        for j, a in zip(self.judged, acc.tolist()):
+            j.add(a - base, self.settings.window)
+        self.best = int(np.argmax([j.gain() for j in self.judged]))
+        return True
+
+
+VARIANT = "pairwise"
+PRESETS: list[np.ndarray] = []
+
+
+def new_learner(settings: LearnSettings):  # type: ignore[no-untyped-def]
+    if VARIANT == "presets":
+        return PresetGuard(settings, START.copy(), PRESETS)
+    return Learner(settings, START.copy())
 
 
 def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
@@ -181,7 +294,7 @@ def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for asked in convs.values():
-        learner = Learner(settings, START.copy())
+        learner = new_learner(settings)
         for i, a in enumerate(asked):
             if i >= len(asked) / 2 and a.scored:
                 rows.append(three(a, learner))
@@ -203,7 +316,7 @@ def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for taught, scored in folds(convs, rng):
-        learner = Learner(settings, START.copy())
+        learner = new_learner(settings)
         for i in rng.permutation(len(taught)).tolist():
             teach(learner, taught[i], flip, rng)
         rows += [three(a, learner) for a in scored if a.scored]
@@ -275,10 +388,17 @@ def main() -> None:
         ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
     ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
     ap.add_argument("--window", type=int, default=LearnSettings().window)
+    ap.add_argument("--cache", action="store_true", help="keep the pools in bench/.cache/ between runs")
+    ap.add_argument("--start-fit", type=Path, nargs="+", metavar="FILE",
+                    help="start from weights fitted as the shipped ones were, on these files only (the "
+                         "scored file left out: out of sample); the 'shipped' rows then show these")
+    ap.add_argument("--variant", choices=("pairwise", "speakers", "presets"), default="pairwise",
+                    help="the learner (default) / with a per-speaker prior feature / a guard over presets")
     ap.add_argument("--start", action="append", default=[], metavar="NAME=VALUE",
                     help="start from the shipped weights with this one changed (repeatable): a bot "
                          "for which they are wrong; the 'shipped' rows then show these weights")
     args = ap.parse_args()
+    global START, VARIANT
     for given in args.start:
         name, _, value = given.partition("=")
         if name not in COLUMNS:
@@ -286,10 +406,23 @@ def main() -> None:
         START[COLUMNS.index(name)] = float(value)
     settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin,
                              args.window)
+    VARIANT = args.variant
+    base = START.copy()
+    if args.start_fit:
+        fit_sets = [asyncio.run(pools(p, args.cache)) for p in args.start_fit]
+        START = fitted(fit_sets)
+        if VARIANT == "presets":  # each fitting file's own fit is a preset too
+            PRESETS.extend(fitted([s]) for s in fit_sets)
+        print("start (fitted on " + ", ".join(p.stem for p in args.start_fit) + "): "
+              + ", ".join(f"{c} {w:+.2f} ({w - b:+.2f})" for c, w, b in zip(COLUMNS, START, base)
+                          if abs(w - b) > 0.05))
     sets = {}
     for path in args.data:
         t0 = time.perf_counter()
-        convs = asyncio.run(pools(path))
+        convs = asyncio.run(pools(path, args.cache))
+        if VARIANT == "speakers":
+            convs, speakers = with_speakers(convs)
+            START = np.r_[START[: len(COLUMNS)], np.zeros(len(speakers))]
         sets[str(path)] = res = measure(convs, args.seeds, settings, args.search)
         n = sum(len(q) for q in convs.values())
         took = time.perf_counter() - t0
