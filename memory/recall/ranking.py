@@ -71,6 +71,7 @@ class LearnedRanking:
     _changed: set[str] = field(default_factory=set)
     _saved: set[str] = field(default_factory=set)
     _explored: dict[str, int] = field(default_factory=dict)
+    _last: dict[str, str] = field(default_factory=dict)  # place -> its latest injection's recall id
 
     def __post_init__(self) -> None:
         self.learner = Learner(self.settings)
@@ -86,12 +87,17 @@ class LearnedRanking:
         self._explored[place] = n
         return n % max(1, round(1 / self.settings.explore)) == 0
 
-    def record(self, place: str, injected: Sequence[Hit], held: Sequence[Hit]) -> str:
-        """Record an injection (the notes that went in, then a few held back); returns its recall id."""
+    def record(self, place: str, injected: Sequence[Hit], held: Sequence[Hit], *,
+               injection: bool = True) -> str:
+        """Record what the model was handed (the notes, then a few held back); returns its recall id.
+        ``injection``: a block (what ``/mem good`` judges), not a memory_recall answer."""
         notes = [*injected, *held]
         x = np.array([[h.features.get(c, 0.0) for h in notes] for c in COLUMNS], np.float64)
-        rid = self.log.record(place, [h.key for h in notes], x.reshape(len(COLUMNS), len(notes)), len(injected))
+        rid = self.log.record(place, [h.key for h in notes], x.reshape(len(COLUMNS), len(notes)),
+                              len(injected))
         self._changed.add(rid)
+        if injection:
+            self._last[place] = rid
         return rid
 
     def replied(self, recall_id: str, reply: str, notes: Mapping[str, str]) -> None:
@@ -104,11 +110,15 @@ class LearnedRanking:
 
     # ---- the owner's word ----------------------------------------------------------------------
     def judge_last(self, place: str, good: bool) -> Recorded:
-        """``/mem good`` or ``/mem bad`` on the place's latest injection (None refused as unknown)."""
-        last = self.log.last(place)
-        if last is None:
+        """``/mem good`` or ``/mem bad`` on the place's latest injection (after a restart: its latest
+        recall kept); none is refused."""
+        rid = self._last.get(place)
+        if rid is None:
+            last = self.log.last(place)
+            rid = last.id if last is not None else None
+        if rid is None:
             raise InvalidInputError("no injection in this chat to judge yet", code="feedback_no_injection")
-        return self.judge(last.id, good)
+        return self.judge(rid, good)
 
     def judge(self, recall_id: str, good: bool) -> Recorded:
         r = self.log.judged(recall_id, good)

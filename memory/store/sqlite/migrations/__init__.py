@@ -6,7 +6,7 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
-``m013_ranking`` (``base``: the registry they add themselves to, in the order they are imported here).
+``m013_learned`` (``base``: the registry they add themselves to, in the order they are imported here).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from . import (  # noqa: F401  (each registers its own, in order)
     m005_m010_tables,
     m011_summaries,
     m012_titles,
-    m013_ranking,
+    m013_learned,
 )
 from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
 from .m001_m004_core import (
@@ -44,7 +44,7 @@ from .m005_m010_tables import (
 )
 from .m011_summaries import m011_episode_summaries
 from .m012_titles import m012_place_titles
-from .m013_ranking import m013_ranking
+from .m013_learned import m013_ranking
 
 log = logging.getLogger("engram.store")
 
