@@ -41,6 +41,7 @@ class Recorded:
     used: list[bool] | None = None
     learned: bool = False
     judged: bool | None = None  # /mem good (True) or /mem bad (False)
+    tool: bool = False  # a memory_recall answer, not a block (``/mem good`` judges blocks)
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(features, preferred) for the learner: explicit feedback compares the injected with the
@@ -62,7 +63,8 @@ class FeedbackLog:
         self._of_place: dict[str, deque[str]] = {}
         self._count = itertools.count(1)
 
-    def record(self, place: str, keys: Sequence[str], features: np.ndarray, injected: int) -> str:
+    def record(self, place: str, keys: Sequence[str], features: np.ndarray, injected: int, *,
+               tool: bool = False) -> str:
         """Record an injection (``features``: ``COLUMNS`` x ``keys``; the first ``injected`` went
         in); returns its recall id. The place's oldest is dropped past ``keep``."""
         x = np.asarray(features, np.float64)
@@ -71,7 +73,7 @@ class FeedbackLog:
                                     f"{len(keys)} notes",
                                     code="feedback_shape")
         rid = f"r{next(self._count)}"
-        self._add(Recorded(rid, place, list(keys), x, injected))
+        self._add(Recorded(rid, place, list(keys), x, injected, tool=tool))
         return rid
 
     def _add(self, r: Recorded) -> None:
@@ -99,8 +101,8 @@ class FeedbackLog:
         return r
 
     def last(self, place: str) -> Recorded | None:
-        """The place's latest injection (what ``/mem good`` and ``/mem bad`` judge)."""
-        return next((r for r in reversed(self._by_id.values()) if r.place == place), None)
+        """The place's latest injection, a block (what ``/mem good`` and ``/mem bad`` judge)."""
+        return next((r for r in reversed(self._by_id.values()) if r.place == place and not r.tool), None)
 
     def used(self, recall_id: str, used_keys: Sequence[str]) -> Recorded:
         """Implicit feedback: the reply used the injected notes ``used_keys`` and ignored the rest."""
@@ -137,7 +139,7 @@ class FeedbackLog:
     def state(self) -> dict[str, Any]:
         return {"recalls": [{"id": r.id, "place": r.place, "keys": r.keys, "injected": r.injected,
                              "features": r.features.tolist(), "used": r.used, "learned": r.learned,
-                             "judged": r.judged}
+                             "judged": r.judged, "tool": r.tool}
                             for r in self._by_id.values()]}
 
     @classmethod
@@ -154,7 +156,8 @@ class FeedbackLog:
                 used = None if d["used"] is None else [bool(u) for u in d["used"]]
                 judged = d.get("judged")
                 out._add(Recorded(str(d["id"]), str(d["place"]), keys, x, int(d["injected"]), used,
-                                  bool(d["learned"]), None if judged is None else bool(judged)))
+                                  bool(d["learned"]), None if judged is None else bool(judged),
+                                  bool(d.get("tool", False))))
         except (KeyError, TypeError, ValueError) as e:
             raise InvalidInputError(f"saved feedback is not readable: {e}", code="feedback_unreadable") from e
         top = max((int(i[1:]) for i in out._by_id if i[1:].isdigit()), default=0)

@@ -71,7 +71,6 @@ class LearnedRanking:
     _changed: set[str] = field(default_factory=set)
     _saved: set[str] = field(default_factory=set)
     _explored: dict[str, int] = field(default_factory=dict)
-    _last: dict[str, str] = field(default_factory=dict)  # place -> its latest injection's recall id
 
     def __post_init__(self) -> None:
         self.learner = Learner(self.settings)
@@ -94,10 +93,8 @@ class LearnedRanking:
         notes = [*injected, *held]
         x = np.array([[h.features.get(c, 0.0) for h in notes] for c in COLUMNS], np.float64)
         rid = self.log.record(place, [h.key for h in notes], x.reshape(len(COLUMNS), len(notes)),
-                              len(injected))
+                              len(injected), tool=not injection)
         self._changed.add(rid)
-        if injection:
-            self._last[place] = rid
         return rid
 
     def replied(self, recall_id: str, reply: str, notes: Mapping[str, str]) -> None:
@@ -110,15 +107,11 @@ class LearnedRanking:
 
     # ---- the owner's word ----------------------------------------------------------------------
     def judge_last(self, place: str, good: bool) -> Recorded:
-        """``/mem good`` or ``/mem bad`` on the place's latest injection (after a restart: its latest
-        recall kept); none is refused."""
-        rid = self._last.get(place)
-        if rid is None:
-            last = self.log.last(place)
-            rid = last.id if last is not None else None
-        if rid is None:
+        """``/mem good`` or ``/mem bad`` on the place's latest injection (a block); none is refused."""
+        last = self.log.last(place)
+        if last is None:
             raise InvalidInputError("no injection in this chat to judge yet", code="feedback_no_injection")
-        return self.judge(rid, good)
+        return self.judge(last.id, good)
 
     def judge(self, recall_id: str, good: bool) -> Recorded:
         r = self.log.judged(recall_id, good)
@@ -209,7 +202,7 @@ class LearnedRanking:
 def _record_row(r: Recorded) -> dict[str, Any]:
     """A recall as kept (features rounded: four digits order the notes as well as sixteen)."""
     return {"keys": r.keys, "injected": r.injected, "features": np.round(r.features, 4).tolist(),
-            "used": r.used, "judged": r.judged, "learned": r.learned}
+            "used": r.used, "judged": r.judged, "learned": r.learned, "tool": r.tool}
 
 
 def view_of(state: Mapping[str, Any] | None, recalls: int, settings: LearnSettings | None = None

@@ -584,7 +584,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "ranking_moved": ("Moved most (shipped -> now; largest move {largest}, root mean square {rms}):",
                       "变化最大的权重（出厂 -> 现在；最大变化 {largest}，均方根 {rms}）："),
     "ranking_unmoved": ("No weight has moved from the shipped ones.", "权重与出厂时相同。"),
-    "ranking_how": ("/mem ranking reset puts the shipped weights back.", "`/mem ranking reset` 恢复出厂权重。"),
+    "ranking_how": ("/mem ranking reset puts the shipped weights back.",
+                    "`/mem ranking reset` 恢复出厂权重。"),
     "ranking_reset": (
         "Engram: the ranking is back to the shipped weights; it learns again from the next replies.",
         "Engram：排序已恢复出厂权重；从之后的回复重新学习。",
