@@ -54,7 +54,8 @@ async def test_a_reply_marks_the_note_it_used_and_not_the_ones_it_ignored(servic
     r = ranking.log.last(inj.place)
     assert r is not None and r.used is None  # the reply path only kept the reply: the job judges
     assert await learn(service) == {"replies": 1, "learned": 1, "serving": 0}
-    used = {k for k, u in zip(r.keys, r.used or []) if u}
+    flags: list[bool] = r.used or []
+    used = {k for k, u in zip(r.keys, flags) if u}
     cat = next(h.key for h in inj.injected if h.text == FACTS[lang][0])
     assert used == {cat}
     assert ranking.counts.replies == 1 and ranking.counts.used == 1
