@@ -186,7 +186,7 @@ class EngramService:
             return
         ranking = LearnedRanking()
         try:
-            await ranking.load(mem.store)
+            await ranking.load(mem.ranking_store())
         except EngramError as e:
             log.error("Engram: the learned ranking could not be read (%s); learning starts again from the "
                       "shipped weights", e)

@@ -37,11 +37,16 @@ STATE = "learner"  # the name of the learner's state in the store
 PENDING = 500  # replies waiting for the job at most (the oldest dropped: a lost lesson, nothing else)
 
 
-class RankingStore(Protocol):
-    """What ``learn`` and ``load`` need of the store (``store.RankingState`` and its one write door)."""
+class RankingReads(Protocol):
+    """What ``ranking_view`` reads (``store.RankingState``; a read-only store has it too)."""
 
     async def ranking_state(self, name: str) -> dict[str, Any] | None: ...
     async def recall_feedback(self) -> list[tuple[int, str, dict[str, Any]]]: ...
+
+
+class RankingStore(RankingReads, Protocol):
+    """What ``learn`` and ``load`` need of the store: its reads and its one write door."""
+
     def transaction(self) -> Any: ...
 
 
@@ -228,6 +233,7 @@ def view_of(state: Mapping[str, Any] | None, recalls: int, settings: LearnSettin
     }
 
 
-async def ranking_view(store: RankingStore) -> dict[str, Any]:
-    """``view_of`` what the store keeps: for a dashboard page (read-only) and ``/mem ranking``."""
+async def ranking_view(store: RankingReads) -> dict[str, Any]:
+    """``view_of`` what the store keeps: for a dashboard page (``ranking_view(await engram.browser())``,
+    read-only) or the command line."""
     return view_of(await store.ranking_state(STATE), len(await store.recall_feedback()))

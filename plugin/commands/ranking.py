@@ -17,7 +17,7 @@ async def ranking(ctx: CommandContext, args: str) -> str:
         return ctx.say("ranking_off")
     what = args.strip().lower()
     if what == "reset":
-        await learned.reset(mem.store)
+        await learned.reset(mem.ranking_store())
         ctx.service.serve_ranking(mem)
         return ctx.say("ranking_reset")
     if what:

@@ -20,7 +20,7 @@ def ranking_job(service: EngramService) -> Job:
         mem = await service.memory()
         if service.ranking is None:
             return {}
-        stats = await service.ranking.learn(mem.store)
+        stats = await service.ranking.learn(mem.ranking_store())
         service.serve_ranking(mem)
         return stats
 

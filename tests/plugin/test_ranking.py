@@ -105,13 +105,13 @@ async def test_what_was_learned_is_kept_served_shown_and_reset(make_service: Mak
     mem2 = await again.memory()
     assert again.ranking is not None and again.ranking.learner.serving
     assert mem2.ranker.weights["has_image"] == pytest.approx(DEFAULT_WEIGHTS["has_image"] + 2.5)
-    view = await ranking_view(mem2.store)  # what a dashboard page reads
+    view = await ranking_view(await mem2.browser())  # what a dashboard page reads (read-only)
     assert view["serving"] and view["moved"]["has_image"][1] == pytest.approx(2.628, abs=1e-3)
 
     assert "back to the shipped weights" in await mem(again, "mem ranking reset")
     assert mem2.ranker.weights == DEFAULT_WEIGHTS
     assert "No weight has moved" in await mem(again, "mem ranking")
-    assert not (await ranking_view(mem2.store))["moved"]
+    assert not (await ranking_view(await mem2.browser()))["moved"]
 
 
 async def test_a_places_feedback_never_changes_what_another_place_may_see(service: EngramService) -> None:
