@@ -377,8 +377,35 @@ def table(name: str, res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def record_cpu(runs: int) -> dict[str, float]:
+    """CPU time (``time.process_time``) the reply path spends on the learned ranking per injection:
+    ``explore``, ``record`` (8 injected and 8 held-back notes with every feature) and ``replied``,
+    over ``runs`` injections in 300 places (their logs full, as in a busy bot)."""
+    from astrbot_plugin_engram.memory.model import Episode, Hit
+    from astrbot_plugin_engram.memory.recall.ranking import LearnedRanking
+
+    rng = np.random.default_rng(0)
+    hits = [Hit("episode", i, f"note {i} about the picnic plan", 0.0,
+                {c: float(v) for c, v in zip(COLUMNS, rng.random(len(COLUMNS)))},
+                Episode(place="qq:group:1", content=f"note {i}")) for i in range(16)]
+    ranking = LearnedRanking()
+    notes = {h.key: h.text for h in hits[:8]}
+    for i in range(300 * 20):  # every place's log full first
+        ranking.record(f"qq:group:{i % 300}", hits[:8], hits[8:])
+    t0 = time.process_time()
+    for i in range(runs):
+        place = f"qq:group:{i % 300}"
+        ranking.explore(place)
+        rid = ranking.record(place, hits[:8], hits[8:])
+        ranking.replied(rid, "a reply about the picnic plan", notes)
+    took = time.process_time() - t0
+    return {"runs": runs, "cpu_us_per_injection": round(took / runs * 1e6, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--record-cpu", type=int, metavar="RUNS",
+                    help="only measure the CPU the reply path spends recording, per injection, and exit")
     ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--seeds", type=int, default=5)
@@ -398,6 +425,9 @@ def main() -> None:
                     help="start from the shipped weights with this one changed (repeatable): a bot "
                          "for which they are wrong; the 'shipped' rows then show these weights")
     args = ap.parse_args()
+    if args.record_cpu:
+        print(record_cpu(args.record_cpu))
+        return
     global START, VARIANT
     for given in args.start:
         name, _, value = given.partition("=")
