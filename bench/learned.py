@@ -34,7 +34,8 @@ import math
 import pickle
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ from astrbot_plugin_engram.memory.recall.features import COLUMNS
 from astrbot_plugin_engram.memory.recall.learner import Judged, Learner, LearnSettings
 from astrbot_plugin_engram.memory.recall.ranker import HAND_SET
 from astrbot_plugin_engram.memory.recall.training import FITTED, fit_pairwise
+from astrbot_plugin_engram.memory.text.words import word_set
 
 INJECTED = 8  # the plugin's default recall_k
 # the weights a bot starts from and the learner stays near: the shipped ones, unless --start
@@ -64,6 +66,9 @@ class Asked:
     n_evidence: int
     scored: bool  # category 1-4
     speakers: list[str]  # each candidate's speaker, "conversation:name"
+    dia: list[str] = field(default_factory=list)  # each candidate's turn id
+    question: str = ""
+    conv: str = ""
 
 
 async def pools(path: Path, cache: bool = False) -> dict[str, list[Asked]]:
@@ -94,7 +99,7 @@ async def _pools(path: Path) -> dict[str, list[Asked]]:
                 out[c.sample_id] = [
                     Asked(np.array([[f[n] for n in COLUMNS] for f in feats]).reshape(-1, len(COLUMNS)).T,
                           np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5,
-                          [speaker.get(d, "") for d in dia])
+                          [speaker.get(d, "") for d in dia], list(dia), q.text, c.sample_id)
                     for q, dia, feats in await ranked(engram, c, ids[c.sample_id], POOL_K)]
         finally:
             await engram.close()
@@ -133,7 +138,7 @@ def with_speakers(convs: dict[str, list[Asked]]) -> tuple[dict[str, list[Asked]]
             for j, sp in enumerate(a.speakers):
                 if sp in at:
                     extra[at[sp], j] = 1.0
-            out[k].append(Asked(np.vstack([a.matrix, extra]), a.evidence, a.n_evidence, a.scored, a.speakers))
+            out[k].append(replace(a, matrix=np.vstack([a.matrix, extra])))
     return out, names
 
 
@@ -185,6 +190,45 @@ class PresetGuard:
         return True
 
 
+WORDS: dict[tuple[str, str], frozenset[str]] = {}  # (conversation, turn id) -> the turn's words
+TAU = 0.2  # the word overlap (Jaccard) from which a past question counts as similar
+
+
+@dataclass
+class Expanding(Learner):
+    """Relevance feedback as one more feature, its shipped weight 0: the words of the notes replies
+    used for similar past questions (Jaccard of their words ≥ ``TAU``, weighted by it) expand the
+    question; a candidate scores the share of that expansion's word mass it holds. The learner
+    learns the feature's weight with the others."""
+
+    past: list[tuple[frozenset[str], Counter[str]]] = field(default_factory=list)
+
+    def matrix(self, a: Asked) -> np.ndarray:
+        q = word_set(a.question)
+        bag: Counter[str] = Counter()
+        for words, used in self.past:
+            union = len(q | words)
+            sim = len(q & words) / union if union else 0.0
+            if sim >= TAU:
+                for t, n in used.items():
+                    bag[t] += sim * n
+        total = sum(bag.values()) or 1.0
+        f = [sum(bag.get(t, 0.0) for t in WORDS.get((a.conv, d), ())) / total for d in a.dia]
+        return np.vstack([a.matrix, np.array(f)[None, :]])
+
+    def remember(self, a: Asked, shown: np.ndarray, used: np.ndarray) -> None:
+        bag: Counter[str] = Counter()
+        for j, u in zip(shown.tolist(), used.tolist()):
+            if u:
+                bag.update(WORDS.get((a.conv, a.dia[j]), ()))
+        if bag:
+            self.past.append((word_set(a.question), bag))
+
+
+def matrix_of(learner: object, a: Asked) -> np.ndarray:
+    return learner.matrix(a) if isinstance(learner, Expanding) else a.matrix
+
+
 VARIANT = "pairwise"
 PRESETS: list[np.ndarray] = []
 
@@ -192,11 +236,13 @@ PRESETS: list[np.ndarray] = []
 def new_learner(settings: LearnSettings):  # type: ignore[no-untyped-def]
     if VARIANT == "presets":
         return PresetGuard(settings, START.copy(), PRESETS)
+    if VARIANT == "expand":
+        return Expanding(settings, np.r_[START, 0.0])
     return Learner(settings, START.copy())
 
 
-def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
-    top = np.argsort(-(w @ a.matrix), kind="stable")[:10]
+def recall_at(a: Asked, w: np.ndarray, m: np.ndarray | None = None) -> tuple[float, float]:
+    top = np.argsort(-(w @ (a.matrix if m is None else m)), kind="stable")[:10]
     hit = a.evidence[top]
     return hit[:5].sum() / a.n_evidence, hit.sum() / a.n_evidence
 
@@ -277,16 +323,20 @@ def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Aske
 def three(a: Asked, learner: Learner) -> tuple[float, ...]:
     """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not),
     and whether the learned ones were served."""
-    return (recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
-            + (float(learner.serving),))
+    m = matrix_of(learner, a)
+    return (recall_at(a, learner.shipped, m) + recall_at(a, learner.served(), m)
+            + recall_at(a, learner.weights, m) + (float(learner.serving),))
 
 
 def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
     """What the bot injects for this question, what the (simulated) reply used, learned from."""
-    order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
+    m = matrix_of(learner, a)
+    order = np.argsort(-(learner.served() @ m), kind="stable")
     shown = learner.explore(order, INJECTED, rng)
     used = a.evidence[shown] ^ (rng.random(len(shown)) < flip)
-    learner.learn(a.matrix[:, shown], used)
+    learner.learn(m[:, shown], used)
+    if isinstance(learner, Expanding):
+        learner.remember(a, shown, used)
 
 
 def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
@@ -419,8 +469,9 @@ def main() -> None:
     ap.add_argument("--start-fit", type=Path, nargs="+", metavar="FILE",
                     help="start from weights fitted as the shipped ones were, on these files only (the "
                          "scored file left out: out of sample); the 'shipped' rows then show these")
-    ap.add_argument("--variant", choices=("pairwise", "speakers", "presets"), default="pairwise",
-                    help="the learner (default) / with a per-speaker prior feature / a guard over presets")
+    ap.add_argument("--variant", choices=("pairwise", "speakers", "presets", "expand"), default="pairwise",
+                    help="the learner (default) / with a per-speaker prior feature / a guard over presets / "
+                         "with relevance feedback from similar past questions as a feature")
     ap.add_argument("--start", action="append", default=[], metavar="NAME=VALUE",
                     help="start from the shipped weights with this one changed (repeatable): a bot "
                          "for which they are wrong; the 'shipped' rows then show these weights")
@@ -450,6 +501,9 @@ def main() -> None:
     for path in args.data:
         t0 = time.perf_counter()
         convs = asyncio.run(pools(path, args.cache))
+        if VARIANT == "expand":
+            WORDS.update({(c.sample_id, t.dia_id): frozenset(word_set(t.text)) for c in load(path)
+                          for t in c.turns})
         if VARIANT == "speakers":
             convs, speakers = with_speakers(convs)
             START = np.r_[START[: len(COLUMNS)], np.zeros(len(speakers))]
