@@ -194,26 +194,33 @@ WORDS: dict[tuple[str, str], frozenset[str]] = {}  # (conversation, turn id) -> 
 TAU = 0.2  # the word overlap (Jaccard) from which a past question counts as similar
 
 
+NEAREST = 5  # past questions an expansion draws on at most (the most similar)
+
+
 @dataclass
 class Expanding(Learner):
     """Relevance feedback as one more feature, its shipped weight 0: the words of the notes replies
-    used for similar past questions (Jaccard of their words ≥ ``TAU``, weighted by it) expand the
-    question; a candidate scores the share of that expansion's word mass it holds. The learner
-    learns the feature's weight with the others."""
+    used for the ``NEAREST`` most similar past questions (Jaccard of their words ≥ ``TAU``, weighted
+    by it) expand the question; a candidate scores the share of that expansion's word mass it holds.
+    The learner learns the feature's weight with the others."""
 
     past: list[tuple[frozenset[str], Counter[str]]] = field(default_factory=list)
 
     def matrix(self, a: Asked) -> np.ndarray:
         q = word_set(a.question)
-        bag: Counter[str] = Counter()
+        near = []
         for words, used in self.past:
             union = len(q | words)
             sim = len(q & words) / union if union else 0.0
             if sim >= TAU:
-                for t, n in used.items():
-                    bag[t] += sim * n
+                near.append((sim, used))
+        bag: Counter[str] = Counter()
+        for sim, used in sorted(near, key=lambda x: -x[0])[:NEAREST]:
+            for t, n in used.items():
+                bag[t] += sim * n
         total = sum(bag.values()) or 1.0
-        f = [sum(bag.get(t, 0.0) for t in WORDS.get((a.conv, d), ())) / total for d in a.dia]
+        f = [sum(bag.get(t, 0.0) for t in WORDS.get((a.conv, d), ())) / total for d in a.dia] if bag else \
+            [0.0] * len(a.dia)
         return np.vstack([a.matrix, np.array(f)[None, :]])
 
     def remember(self, a: Asked, shown: np.ndarray, used: np.ndarray) -> None:
@@ -222,7 +229,7 @@ class Expanding(Learner):
             if u:
                 bag.update(WORDS.get((a.conv, a.dia[j]), ()))
         if bag:
-            self.past.append((word_set(a.question), bag))
+            self.past.append((frozenset(word_set(a.question)), bag))
 
 
 def matrix_of(learner: object, a: Asked) -> np.ndarray:
