@@ -30,9 +30,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import pickle
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +45,10 @@ from locomo import CACHE, DEFAULT_DATA, POOL_K, ranked, record
 
 from astrbot_plugin_engram.memory import Engram, LocalE5
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
-from astrbot_plugin_engram.memory.recall.learner import Learner, LearnSettings
+from astrbot_plugin_engram.memory.recall.learner import Judged, Learner, LearnSettings
+from astrbot_plugin_engram.memory.recall.ranker import HAND_SET
+from astrbot_plugin_engram.memory.recall.training import FITTED, fit_pairwise
+from astrbot_plugin_engram.memory.text.words import word_set
 
 INJECTED = 8  # the plugin's default recall_k
 # the weights a bot starts from and the learner stays near: the shipped ones, unless --start
@@ -59,10 +65,27 @@ class Asked:
     evidence: np.ndarray
     n_evidence: int
     scored: bool  # category 1-4
+    speakers: list[str]  # each candidate's speaker, "conversation:name"
+    dia: list[str] = field(default_factory=list)  # each candidate's turn id
+    question: str = ""
+    conv: str = ""
 
 
-async def pools(path: Path) -> dict[str, list[Asked]]:
-    """Every question's candidate pool, by conversation, in the file's order."""
+async def pools(path: Path, cache: bool = False) -> dict[str, list[Asked]]:
+    """Every question's candidate pool, by conversation, in the file's order (``cache``: kept in
+    bench/.cache/ between runs, for the attempts; rebuilt when the features changed)."""
+    kept = CACHE / f"learned-pools-{path.stem}.pkl"
+    if cache and kept.exists():
+        saved = pickle.loads(kept.read_bytes())
+        if saved["columns"] == COLUMNS:
+            return saved["convs"]
+    out = await _pools(path)
+    if cache:
+        kept.write_bytes(pickle.dumps({"columns": COLUMNS, "convs": out}))
+    return out
+
+
+async def _pools(path: Path) -> dict[str, list[Asked]]:
     convs: list[Conversation] = load(path)
     embedder = CachingEmbedder(LocalE5(), CACHE)
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,9 +95,11 @@ async def pools(path: Path) -> dict[str, list[Asked]]:
             await engram.embed_pending()
             out = {}
             for c in convs:
+                speaker = {t.dia_id: f"{c.sample_id}:{t.speaker}" for t in c.turns}
                 out[c.sample_id] = [
                     Asked(np.array([[f[n] for n in COLUMNS] for f in feats]).reshape(-1, len(COLUMNS)).T,
-                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5)
+                          np.array([d in q.evidence for d in dia], bool), len(q.evidence), q.category != 5,
+                          [speaker.get(d, "") for d in dia], list(dia), q.text, c.sample_id)
                     for q, dia, feats in await ranked(engram, c, ids[c.sample_id], POOL_K)]
         finally:
             await engram.close()
@@ -82,8 +107,149 @@ async def pools(path: Path) -> dict[str, list[Asked]]:
     return out
 
 
-def recall_at(a: Asked, w: np.ndarray) -> tuple[float, float]:
-    top = np.argsort(-(w @ a.matrix), kind="stable")[:10]
+def fitted(sets: list[dict[str, list[Asked]]], l2: float = 0.1) -> np.ndarray:
+    """Weights fitted on ``sets`` (files) as the shipped ones were (``bench/locomo.py``'s ``fit``:
+    pairwise logistic regression over every question's pool, l2 .1, a small file's questions weighing
+    more, the hand-set weights kept): with the scored file left out, the weights a bot whose data
+    differs from the fitting data starts from."""
+    names = [n for n in FITTED if n not in HAND_SET]
+    asked = [sum(len(qs) for qs in s.values()) for s in sets]
+    queries, weights = [], []
+    for s, n in zip(sets, asked):
+        for qs in s.values():
+            for a in qs:
+                rows = [dict(zip(COLUMNS, col)) for col in a.matrix.T.tolist()]
+                queries.append((rows, a.evidence.tolist()))
+                weights.append(math.sqrt(max(asked) / n))
+    w = fit_pairwise(queries, names, l2=l2, weights=weights)
+    return np.array([HAND_SET[c] if c in HAND_SET else w[c] for c in COLUMNS])
+
+
+def with_speakers(convs: dict[str, list[Asked]]) -> tuple[dict[str, list[Asked]], list[str]]:
+    """The pools with one more feature per speaker (1 for that speaker's lines), its shipped weight 0:
+    a per-bot prior the learner may learn (which person's lines the replies use)."""
+    names = sorted({sp for qs in convs.values() for a in qs for sp in a.speakers if sp})
+    at = {n: i for i, n in enumerate(names)}
+    out = {}
+    for k, qs in convs.items():
+        out[k] = []
+        for a in qs:
+            extra = np.zeros((len(names), a.matrix.shape[1]))
+            for j, sp in enumerate(a.speakers):
+                if sp in at:
+                    extra[at[sp], j] = 1.0
+            out[k].append(replace(a, matrix=np.vstack([a.matrix, extra])))
+    return out, names
+
+
+class PresetGuard:
+    """A different learner: no gradient, a few fixed weight vectors (arms: the start with one weight
+    moved by ±``step``, and any ``presets``) judged on every recall's (used, ignored) pairs against
+    the start; the best arm is served while its gain over the last ``window`` recalls beats
+    ``margin`` and ``z`` standard errors (a stricter z than the learner's: many arms are compared)."""
+
+    def __init__(self, settings: LearnSettings, start: np.ndarray, presets: list[np.ndarray],
+                 step: float = 1.0, z: float = 3.0):
+        self.settings, self.shipped, self.z = settings, start.copy(), z
+        arms = [start + d * step * np.eye(len(start))[i] for i in range(len(start)) for d in (-1.0, 1.0)]
+        self.arms = np.array(arms + list(presets))
+        self.judged = [Judged() for _ in self.arms]
+        self.best = 0
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.arms[self.best]
+
+    def _sure(self, j: Judged) -> bool:
+        n = len(j.gains)
+        if n < max(2, self.settings.serve_after):
+            return False
+        mean, se = float(np.mean(j.gains)), float(np.std(j.gains, ddof=1)) / math.sqrt(n)
+        return mean > self.settings.margin and mean > self.z * se
+
+    @property
+    def serving(self) -> bool:
+        return self._sure(self.judged[self.best])
+
+    def served(self) -> np.ndarray:
+        return self.weights if self.serving else self.shipped
+
+    def explore(self, order: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+        return Learner.explore(self, order, k, rng)  # type: ignore[arg-type]
+
+    def learn(self, features: np.ndarray, used: np.ndarray) -> bool:
+        x, u = features.T, np.asarray(used, bool)
+        if u.all() or not u.any():
+            return False
+        pairs = (x[u][:, None, :] - x[~u][None, :, :]).reshape(-1, x.shape[1])
+        base = float(np.mean(pairs @ self.shipped > 0))
+        acc = np.mean((pairs @ self.arms.T) > 0, axis=0)
+        for j, a in zip(self.judged, acc.tolist()):
+            j.add(a - base, self.settings.window)
+        self.best = int(np.argmax([j.gain() for j in self.judged]))
+        return True
+
+
+WORDS: dict[tuple[str, str], frozenset[str]] = {}  # (conversation, turn id) -> the turn's words
+TAU = 0.2  # the word overlap (Jaccard) from which a past question counts as similar
+
+
+NEAREST = 5  # past questions an expansion draws on at most (the most similar)
+
+
+@dataclass
+class Expanding(Learner):
+    """Relevance feedback as one more feature, its shipped weight 0: the words of the notes replies
+    used for the ``NEAREST`` most similar past questions (Jaccard of their words ≥ ``TAU``, weighted
+    by it) expand the question; a candidate scores the share of that expansion's word mass it holds.
+    The learner learns the feature's weight with the others."""
+
+    past: list[tuple[frozenset[str], Counter[str]]] = field(default_factory=list)
+
+    def matrix(self, a: Asked) -> np.ndarray:
+        q = word_set(a.question)
+        near = []
+        for words, used in self.past:
+            union = len(q | words)
+            sim = len(q & words) / union if union else 0.0
+            if sim >= TAU:
+                near.append((sim, used))
+        bag: Counter[str] = Counter()
+        for sim, used in sorted(near, key=lambda x: -x[0])[:NEAREST]:
+            for t, n in used.items():
+                bag[t] += sim * n
+        total = sum(bag.values()) or 1.0
+        f = [sum(bag.get(t, 0.0) for t in WORDS.get((a.conv, d), ())) / total for d in a.dia] if bag else \
+            [0.0] * len(a.dia)
+        return np.vstack([a.matrix, np.array(f)[None, :]])
+
+    def remember(self, a: Asked, shown: np.ndarray, used: np.ndarray) -> None:
+        bag: Counter[str] = Counter()
+        for j, u in zip(shown.tolist(), used.tolist()):
+            if u:
+                bag.update(WORDS.get((a.conv, a.dia[j]), ()))
+        if bag:
+            self.past.append((frozenset(word_set(a.question)), bag))
+
+
+def matrix_of(learner: object, a: Asked) -> np.ndarray:
+    return learner.matrix(a) if isinstance(learner, Expanding) else a.matrix
+
+
+VARIANT = "pairwise"
+PRESETS: list[np.ndarray] = []
+
+
+def new_learner(settings: LearnSettings):  # type: ignore[no-untyped-def]
+    if VARIANT == "presets":
+        return PresetGuard(settings, START.copy(), PRESETS)
+    if VARIANT == "expand":
+        return Expanding(settings, np.r_[START, 0.0])
+    return Learner(settings, START.copy())
+
+
+def recall_at(a: Asked, w: np.ndarray, m: np.ndarray | None = None) -> tuple[float, float]:
+    top = np.argsort(-(w @ (a.matrix if m is None else m)), kind="stable")[:10]
     hit = a.evidence[top]
     return hit[:5].sum() / a.n_evidence, hit.sum() / a.n_evidence
 
@@ -164,16 +330,20 @@ def scored_groups(convs: dict[str, list[Asked]], setting: str) -> list[list[Aske
 def three(a: Asked, learner: Learner) -> tuple[float, ...]:
     """R@5 and R@10 of the shipped weights, the served ones and the learned ones (served or not),
     and whether the learned ones were served."""
-    return (recall_at(a, learner.shipped) + recall_at(a, learner.served()) + recall_at(a, learner.weights)
-            + (float(learner.serving),))
+    m = matrix_of(learner, a)
+    return (recall_at(a, learner.shipped, m) + recall_at(a, learner.served(), m)
+            + recall_at(a, learner.weights, m) + (float(learner.serving),))
 
 
 def teach(learner: Learner, a: Asked, flip: float, rng: np.random.Generator) -> None:
     """What the bot injects for this question, what the (simulated) reply used, learned from."""
-    order = np.argsort(-(learner.served() @ a.matrix), kind="stable")
+    m = matrix_of(learner, a)
+    order = np.argsort(-(learner.served() @ m), kind="stable")
     shown = learner.explore(order, INJECTED, rng)
     used = a.evidence[shown] ^ (rng.random(len(shown)) < flip)
-    learner.learn(a.matrix[:, shown], used)
+    learner.learn(m[:, shown], used)
+    if isinstance(learner, Expanding):
+        learner.remember(a, shown, used)
 
 
 def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: LearnSettings) -> np.ndarray:
@@ -181,7 +351,7 @@ def within(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for asked in convs.values():
-        learner = Learner(settings, START.copy())
+        learner = new_learner(settings)
         for i, a in enumerate(asked):
             if i >= len(asked) / 2 and a.scored:
                 rows.append(three(a, learner))
@@ -203,7 +373,7 @@ def across(convs: dict[str, list[Asked]], flip: float, seed: int, settings: Lear
     rng = np.random.default_rng(seed)
     rows = []
     for taught, scored in folds(convs, rng):
-        learner = Learner(settings, START.copy())
+        learner = new_learner(settings)
         for i in rng.permutation(len(taught)).tolist():
             teach(learner, taught[i], flip, rng)
         rows += [three(a, learner) for a in scored if a.scored]
@@ -264,8 +434,35 @@ def table(name: str, res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def record_cpu(runs: int) -> dict[str, float]:
+    """CPU time (``time.process_time``) the reply path spends on the learned ranking per injection:
+    ``explore``, ``record`` (8 injected and 8 held-back notes with every feature) and ``replied``,
+    over ``runs`` injections in 300 places (their logs full, as in a busy bot)."""
+    from astrbot_plugin_engram.memory.model import Episode, Hit
+    from astrbot_plugin_engram.memory.recall.ranking import LearnedRanking
+
+    rng = np.random.default_rng(0)
+    hits = [Hit("episode", i, f"note {i} about the picnic plan", 0.0,
+                {c: float(v) for c, v in zip(COLUMNS, rng.random(len(COLUMNS)))},
+                Episode(place="qq:group:1", content=f"note {i}")) for i in range(16)]
+    ranking = LearnedRanking()
+    notes = {h.key: h.text for h in hits[:8]}
+    for i in range(300 * 20):  # every place's log full first
+        ranking.record(f"qq:group:{i % 300}", hits[:8], hits[8:])
+    t0 = time.process_time()
+    for i in range(runs):
+        place = f"qq:group:{i % 300}"
+        ranking.explore(place)
+        rid = ranking.record(place, hits[:8], hits[8:])
+        ranking.replied(rid, "a reply about the picnic plan", notes)
+    took = time.process_time() - t0
+    return {"runs": runs, "cpu_us_per_injection": round(took / runs * 1e6, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--record-cpu", type=int, metavar="RUNS",
+                    help="only measure the CPU the reply path spends recording, per injection, and exit")
     ap.add_argument("--data", type=Path, nargs="+", default=[DEFAULT_DATA])
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--seeds", type=int, default=5)
@@ -275,10 +472,21 @@ def main() -> None:
         ap.add_argument(f"--{f}", type=float, default=getattr(LearnSettings(), f))
     ap.add_argument("--serve-after", type=int, default=LearnSettings().serve_after)
     ap.add_argument("--window", type=int, default=LearnSettings().window)
+    ap.add_argument("--cache", action="store_true", help="keep the pools in bench/.cache/ between runs")
+    ap.add_argument("--start-fit", type=Path, nargs="+", metavar="FILE",
+                    help="start from weights fitted as the shipped ones were, on these files only (the "
+                         "scored file left out: out of sample); the 'shipped' rows then show these")
+    ap.add_argument("--variant", choices=("pairwise", "speakers", "presets", "expand"), default="pairwise",
+                    help="the learner (default) / with a per-speaker prior feature / a guard over presets / "
+                         "with relevance feedback from similar past questions as a feature")
     ap.add_argument("--start", action="append", default=[], metavar="NAME=VALUE",
                     help="start from the shipped weights with this one changed (repeatable): a bot "
                          "for which they are wrong; the 'shipped' rows then show these weights")
     args = ap.parse_args()
+    if args.record_cpu:
+        print(record_cpu(args.record_cpu))
+        return
+    global START, VARIANT
     for given in args.start:
         name, _, value = given.partition("=")
         if name not in COLUMNS:
@@ -286,10 +494,26 @@ def main() -> None:
         START[COLUMNS.index(name)] = float(value)
     settings = LearnSettings(args.rate, args.pull, args.bound, args.explore, args.serve_after, args.margin,
                              args.window)
+    VARIANT = args.variant
+    base = START.copy()
+    if args.start_fit:
+        fit_sets = [asyncio.run(pools(p, args.cache)) for p in args.start_fit]
+        START = fitted(fit_sets)
+        if VARIANT == "presets":  # each fitting file's own fit is a preset too
+            PRESETS.extend(fitted([s]) for s in fit_sets)
+        print("start (fitted on " + ", ".join(p.stem for p in args.start_fit) + "): "
+              + ", ".join(f"{c} {w:+.2f} ({w - b:+.2f})" for c, w, b in zip(COLUMNS, START, base)
+                          if abs(w - b) > 0.05))
     sets = {}
     for path in args.data:
         t0 = time.perf_counter()
-        convs = asyncio.run(pools(path))
+        convs = asyncio.run(pools(path, args.cache))
+        if VARIANT == "expand":
+            WORDS.update({(c.sample_id, t.dia_id): frozenset(word_set(t.text)) for c in load(path)
+                          for t in c.turns})
+        if VARIANT == "speakers":
+            convs, speakers = with_speakers(convs)
+            START = np.r_[START[: len(COLUMNS)], np.zeros(len(speakers))]
         sets[str(path)] = res = measure(convs, args.seeds, settings, args.search)
         n = sum(len(q) for q in convs.values())
         took = time.perf_counter() - t0

@@ -210,6 +210,11 @@ class Engram(Kernel):
         as no more than its job-run records."""
         return self.store
 
+    def ranking_store(self) -> Store:
+        """Where the learned ranking keeps its state and recent recalls (``recall.ranking``: its reads
+        and its writes through the one write door)."""
+        return self.store
+
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())
         counts["embedder"] = self.embedder.name

@@ -36,7 +36,7 @@ ZH_WORDS: dict[str, dict[str, str]] = {
              "image": "图片", "note": "笔记"},
     "scope": {"public": "公开", "owner": "仅主人", "self": "机器人自己"},
     "job": {"consolidate": "整理", "fade": "淡忘", "merge": "合并", "check": "检查", "diary": "日记",
-            "self-image": "自我形象", "backup": "备份"},
+            "self-image": "自我形象", "backup": "备份", "ranking": "排序学习"},
     "run": {"ok": "成功", "failed": "失败", "running": "运行中", "cancelled": "已取消",
             "interrupted": "被中断"},
     "diary": {"written": "新写的", "rewritten": "重写的", "exists": "已写过", "empty": "无"},
@@ -49,7 +49,8 @@ ZH_WORDS: dict[str, dict[str, str]] = {
               "completion_tokens": "回复词元", "episodes": "消息", "added": "新增", "updated": "更新",
               "skipped_batches": "跳过的批次", "diaries": "日记", "inner_state": "内心状态",
               "checked": "检查", "written": "写入", "refused": "拒绝", "diaries_left": "待写的日记",
-              "diaries_skipped": "跳过的日记"},
+              "diaries_skipped": "跳过的日记", "replies": "检查的回复", "learned": "学到的召回",
+              "serving": "使用学到的权重"},
     # the fields of a model's JSON answer (diary, inner state, self-image), named in its errors
     "field": {"entry": "日记", "mood": "心情", "valence": "情绪", "energy": "精力", "on_mind": "心事",
               "self_image": "自我形象"},

@@ -53,6 +53,7 @@ class Settings:
     redact_secrets: bool = True
     redact_patterns: tuple[str, ...] = ()
     backup_keep: int = 7  # daily backups kept (0: no daily backup)
+    ranking_learn: bool = True  # the ranking learns from what replies used (docs/recall.md)
 
     def is_owner(self, platform: str, user_id: str, platforms: Sequence[str] = ()) -> bool:
         """Whether the sender is the owner. An entry ``<platform>:<user_id>`` names one person; a bare

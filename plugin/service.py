@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
+from ..memory.errors import UnknownIdError
 from ..memory.model import now_utc
 from ..memory.outage import Outage
+from ..memory.recall.ranking import LearnedRanking
 from ..memory.recording.journal import kept_path
 from ..memory.render import build_block, fit_identity, hit_names, notes, plain, time_line
 from .abilities import asks_abilities
@@ -53,6 +55,7 @@ DB_NAME = "engram.db"
 INJECTED_EXTRA = "engram_injected"  # event extra: the keys of the memories injected for this reply
 SEEN_EXTRA = "engram_seen"  # event extra: the people's words the model reads in this request
 GIVEN_EXTRA = "engram_given"  # event extra: the texts of the notes the model was handed (block, tools)
+RECALLS_EXTRA = "engram_recalls"  # event extra: [recall id, {key: text}] of each recall the model was handed
 INJECT_TIMEOUT = 8.0  # seconds the whole recall may take before the reply goes on without memories
 QUERY_TIMEOUT = 4.0  # seconds for the query embedding; recall then runs on keywords
 FLUSH_TIMEOUT = 30.0  # seconds flush() and close() wait for the writes before they give up (and log)
@@ -92,6 +95,7 @@ class EngramService:
         self.confirmations = Confirmations()  # codes of wide forgets waiting for /mem confirm
         self.rewrite: Callable[[Forgetting], Awaitable[None]] | None = None  # diary / self-image rebuild
         self.days_lock = DaysLock()  # the diary and self-image jobs and forgets take turns
+        self.ranking: LearnedRanking | None = None  # the ranking that learns (``ranking_learn``), once open
 
     @property
     def path(self) -> Path:
@@ -168,12 +172,33 @@ class EngramService:
                 self._opening = None
                 assert self.engram is not None
                 self.engram.after_forget.append(self._after_forget)
+                await self._load_ranking(self.engram)
                 self.recording.opened()  # messages kept while the store could not take them
                 log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
                 await self.engram.use_embedder(embedder)
             return self.engram
+
+    async def _load_ranking(self, mem: Engram) -> None:
+        """The ranking this bot learned, served from the start when it was being served (a kept state
+        that cannot be read is logged and learning starts again from the shipped weights)."""
+        if not self.settings.ranking_learn:
+            return
+        ranking = LearnedRanking()
+        try:
+            await ranking.load(mem.ranking_store())
+        except EngramError as e:
+            log.error("Engram: the learned ranking could not be read (%s); learning starts again from the "
+                      "shipped weights", e)
+            ranking = LearnedRanking()
+        self.ranking = ranking
+        self.serve_ranking(mem)
+
+    def serve_ranking(self, mem: Engram) -> None:
+        """Recall ranks with the learned weights while they are served, else with the shipped ones."""
+        if self.ranking is not None:
+            mem.ranker = self.ranking.ranker()
 
     async def announce(self) -> str:
         """Log (and return) the start-up line: where the store is, what it holds, which models serve it."""
@@ -205,10 +230,19 @@ class EngramService:
         """The ``k`` best hits ``audience`` may see that are worth a note (``hooks.worth``), leaving out
         lines the model is already shown (``include_archived``: a deliberate search, which brings faded
         memories back)."""
+        return (await self.recall_held(audience, query, k, seen, include_archived=include_archived))[0]
+
+    async def recall_held(self, audience: Audience, query: str, k: int, seen: Sequence[str] = (), *,
+                          include_archived: bool = False) -> tuple[list[Hit], list[Hit]]:
+        """``recall``'s hits, and up to ``k`` more worth a note that came next (held back: what the
+        learned ranking compares the injected ones with; no extra work, they were recalled anyway)."""
         mem = await self.memory()
         hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)),
                                 include_archived=include_archived)
-        return worth_notes([h for h in hits if not already_in_context(h, seen)], k)
+        fresh = [h for h in hits if not already_in_context(h, seen)]
+        chosen = worth_notes(fresh, k)
+        taken = {h.key for h in chosen}
+        return chosen, worth_notes([h for h in fresh if h.key not in taken], k)
 
     def touch(self, hits: Sequence[Hit | str]) -> None:
         """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""
@@ -220,6 +254,8 @@ class EngramService:
         self-image that drew on it are rebuilt from what is left (``rewrite``)."""
         self.last_injection.clear()
         self.last_forget = now_utc()
+        if self.ranking is not None:
+            self.ranking.forget_replies()  # a reply waiting for the detector may quote what went
         if self.rewrite is not None:
             await self.rewrite(plan)
 
@@ -252,6 +288,7 @@ class EngramService:
         back: see ``echo``), with the keys of the memories injected for it."""
         if self._closing or self.settings.is_blacklisted(place_of(event)):
             return
+        self.replied(event, text)
         own = own_words(text, event.get_extra(GIVEN_EXTRA) or [])
         if own != (text or "").strip():
             log.debug("Engram: a reply's copied notes were left out of its record (%d -> %d characters)",
@@ -336,6 +373,10 @@ class EngramService:
         event.set_extra(INJECTED_EXTRA, inj.keys)
         self.handed(event, [h.text for h in inj.injected])
         self.touch(inj.keys)
+        went = {h.key for h in inj.injected}
+        self.recorded(event, audience.place, inj.injected,
+                      [*(h for h in inj.hits if h.key not in went), *inj.held][: self.settings.recall_k],
+                      injection=True)
         return inj
 
     async def compose(self, audience: Audience, query: str, seen: Sequence[str], *,
@@ -345,10 +386,15 @@ class EngramService:
         the budget. The one path of both the injection and the dashboard's recall explained
         (``injecting`` False: nothing is remembered of it, so showing it never changes the next block)."""
         now = now_utc()
-        hits = await self.recall(audience, query, self.settings.recall_k, seen=seen)
+        k = self.settings.recall_k
+        hits, held = await self.recall_held(audience, query, k, seen=seen)
+        if (injecting and self.ranking is not None and held and len(hits) == k
+                and self.ranking.explore(audience.place)):
+            # now and then the last note is the first held back: one never injected never earns credit
+            hits, held = [*hits[:-1], held[0]], [hits[-1], *held[1:]]
         text, taken = await self.render(audience.place, hits, now, before=before, audience=audience,
                                         person=person, query=query, injecting=injecting)
-        return Injection(audience.place, query, now, hits, [hits[i] for i in taken], text)
+        return Injection(audience.place, query, now, hits, [hits[i] for i in taken], text, held)
 
     async def explain(self, place: str, query: str, owner: bool | None = None, person: str = "") -> Injection:
         """What the next message saying ``query`` in ``place`` would have injected (by ``person``, an
@@ -366,6 +412,30 @@ class EngramService:
         # the query as the injection makes it from a message saying ``query`` (hooks/query.py)
         return await self.compose(audience, recall_query(query, []), [query], person=(person, name),
                                   injecting=False)
+
+    def recorded(self, event: Any, place: str, shown: Sequence[Hit], held: Sequence[Hit], *,
+                 injection: bool) -> None:
+        """Record what the model was handed (a block, or a memory_recall answer) for the learned
+        ranking: features only, the rest waits for the reply and the job (``memory.recall.ranking``)."""
+        if self.ranking is None or not shown:
+            return
+        rid = self.ranking.record(place, shown, held, injection=injection)
+        handed = {h.key: h.text for h in shown}
+        self.set_extra(event, RECALLS_EXTRA, [*(event.get_extra(RECALLS_EXTRA) or []), [rid, handed]])
+
+    def replied(self, event: Any, text: str) -> None:
+        """The reply to what was handed: kept for the job's detector (which notes it used)."""
+        if self.ranking is None or not text:
+            return
+        try:
+            recalls = list(event.get_extra(RECALLS_EXTRA) or [])
+        except Exception:
+            return
+        for rid, handed in recalls:
+            try:
+                self.ranking.replied(rid, text, handed)
+            except UnknownIdError:
+                pass  # pushed out of its place's log (a busy place, a long tool loop)
 
     def forget_injections(self, key: str) -> None:
         """Drop the remembered injections (``/mem why``) that hold ``key``: it was erased."""

@@ -65,8 +65,11 @@ async def memory_recall(service: EngramService, event: Any, query: Any, limit: A
         return OPTED_OUT
     try:
         # the message that asked, and the turn the model reads, are not what it is trying to recall
-        hits = await service.recall(audience, q, k, service.current_turn(event), include_archived=old)
+        hits, held = await service.recall_held(audience, q, k, service.current_turn(event),
+                                               include_archived=old)
         service.touch(hits)
+        # a result the reply then cites counts as used (the learned ranking, off the reply's path)
+        service.recorded(event, audience.place, hits, held, injection=False)
         names = await service.names(audience.place, hits)
     except Exception:  # the model gets a sentence, the log the traceback
         log.exception("Engram: memory_recall failed")

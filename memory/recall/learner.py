@@ -119,7 +119,7 @@ class Learner:
         """One recall's feedback: ``features[i, j]`` is feature ``COLUMNS[i]`` of injected note
         ``j``, ``used[j]`` whether the reply used it. Returns whether it taught anything (it does
         not when all or none were used)."""
-        x, u = _checked(features, used)
+        x, u = _checked(features, used, len(self.shipped))
         if u.all() or not u.any():
             return False
         pairs = (x[u][:, None, :] - x[~u][None, :, :]).reshape(-1, x.shape[1])
@@ -173,12 +173,12 @@ class Learner:
         return out
 
 
-def _checked(features: np.ndarray, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _checked(features: np.ndarray, used: np.ndarray, n: int = len(COLUMNS)) -> tuple[np.ndarray, np.ndarray]:
     """Notes as rows, and their used flags; a clear error for the wrong shape or a non-finite value."""
     x = np.asarray(features, np.float64)
     u = np.asarray(used, bool).reshape(-1)
-    if x.ndim != 2 or x.shape[0] != len(COLUMNS) or x.shape[1] != len(u):
-        raise InvalidInputError(f"feedback wants {len(COLUMNS)} features for each of {len(u)} notes, got "
+    if x.ndim != 2 or x.shape[0] != n or x.shape[1] != len(u):
+        raise InvalidInputError(f"feedback wants {n} features for each of {len(u)} notes, got "
                                 f"{x.shape}", code="feedback_shape")
     if not np.isfinite(x).all() or not math.isfinite(float(np.abs(x).max(initial=0.0))):
         raise InvalidInputError("feedback features must be finite", code="feedback_not_finite")

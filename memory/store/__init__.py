@@ -4,7 +4,8 @@ A backend (``store/sqlite/`` today) implements it; nothing above this package kn
 connection or a blob layout. ``tests/store/`` states the contract and runs on every backend.
 
 The protocol is split by who needs what (``RecallReads``, ``ProgressReads``, ``PeopleReads``,
-``DayReads``, ``MetabolismReads``, ``ForgettingReads``, ``BrowseReads``, ``BundleReads``, ``JobRuns``);
+``DayReads``, ``MetabolismReads``, ``ForgettingReads``, ``BrowseReads``, ``BundleReads``, ``JobRuns``,
+``RankingState``);
 ``Store`` is all of them, so a second backend can be written and tested one role at a time.
 
 Writes have one door: ``async with store.transaction() as tx:`` (``Writes``), several writes committed
@@ -187,6 +188,10 @@ class Writes(Protocol):
     async def keep_apart(self, ids: Sequence[int]) -> None: ...
     async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None: ...
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None: ...
+    # the learned ranking (issue 32): its state, the recent recalls' feedback rows added and dropped
+    async def save_ranking(self, name: str, state: dict[str, Any] | None,
+                           recalls: Sequence[tuple[int, str, dict[str, Any]]] = (),
+                           dropped: Sequence[int] = ()) -> None: ...
     # the soul bundle's import (``memory/bundle``): rows as they were, ids, order and history kept
     async def restore_episodes(self, episodes: Sequence[Episode],
                                prepared: Sequence[tuple[str, int]] | None = None) -> None: ...
@@ -337,8 +342,16 @@ class JobRuns(Protocol):
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None: ...
 
 
+class RankingState(Protocol):
+    """What the learned ranking keeps (``memory/recall/ranking.py``): named JSON states and the recent
+    recalls' feedback rows (id, place, record), a place's erased with it (``Writes.erase``)."""
+
+    async def ranking_state(self, name: str) -> dict[str, Any] | None: ...
+    async def recall_feedback(self) -> list[tuple[int, str, dict[str, Any]]]: ...
+
+
 class Store(RecallReads, ProgressReads, PeopleReads, DayReads, MetabolismReads, ForgettingReads, BrowseReads,
-            BundleReads, JobRuns, Protocol):
+            BundleReads, JobRuns, RankingState, Protocol):
     """Episodes (append-only), memories with versions and sources, vectors by model, cursors and
     keyword postings: every role's reads, and one door for writes, ``transaction()``."""
 

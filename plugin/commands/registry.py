@@ -4,7 +4,7 @@ one line here; nothing registers itself on import."""
 
 from __future__ import annotations
 
-from . import backup, bot_self, dashboard, exports, forgets, jobs, memories
+from . import backup, bot_self, dashboard, exports, forgets, jobs, memories, ranking
 from .dispatch import Registry, Subcommand
 
 COMMANDS = Registry([
@@ -28,4 +28,7 @@ COMMANDS = Registry([
     Subcommand("export", "usage_export", "sub_export", exports.export),
     Subcommand("consolidate", "usage_consolidate", "sub_consolidate", jobs.consolidate),
     Subcommand("backup", "usage_backup", "sub_backup", backup.backup),
+    Subcommand("ranking", "usage_ranking", "sub_ranking", ranking.ranking),
+    Subcommand("good", "usage_good", "sub_good", ranking.good),
+    Subcommand("bad", "usage_bad", "sub_bad", ranking.bad),
 ])

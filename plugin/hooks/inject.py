@@ -31,6 +31,7 @@ class Injection:
     hits: list[Hit] = field(default_factory=list)
     injected: list[Hit] = field(default_factory=list)
     text: str = ""
+    held: list[Hit] = field(default_factory=list)  # worth a note, next below the cut (the learned ranking)
 
     @property
     def keys(self) -> list[str]:

@@ -26,6 +26,7 @@ from ...scheduler import (
 )
 from ..events import place_audience
 from ..service import EngramService
+from .ranking import ranking_job
 
 log = logging.getLogger("engram.plugin")
 
@@ -50,6 +51,8 @@ class Jobs:
         self.registry.add(check_job(service.memory))
         if s.backup_keep > 0:  # off the reply path: the scheduler's task, the copy in a thread
             self.registry.add(backup_job(service.path, s.backup_keep))
+        if s.ranking_learn:  # what replies used, learned from off the reply path
+            self.registry.add(ranking_job(service))
         self.scheduler = Scheduler(self.registry, self._records, key=str(service.path.resolve()))
         self.trigger = NewEpisodeTrigger(s.consolidate_after_episodes,
                                          lambda: self.scheduler.trigger(CONSOLIDATE))

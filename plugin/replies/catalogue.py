@@ -553,6 +553,57 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "write everything Engram knows as plain text into the data folder (owner's private chat only)",
         "把 Engram 记得的一切以纯文本导出到插件数据文件夹（仅主人私聊）",
     ),
+    # ---- the ranking that learns (commands/ranking.py) --------------------------------------------------
+    "usage_ranking": ("ranking [reset]", "ranking [reset（恢复出厂权重）]"),
+    "sub_ranking": (
+        "the ranking weights this bot learned from what its replies used, against the shipped ones; "
+        "reset puts the shipped ones back",
+        "本机器人从回复用到的记忆中学到的排序权重（与出厂权重对比）；`/mem ranking reset` 恢复出厂权重",
+    ),
+    "usage_good": ("good", "good"),
+    "sub_good": ("the last memories injected in this chat were the right ones",
+                 "本聊天上一次注入的记忆选得对"),
+    "usage_bad": ("bad", "bad"),
+    "sub_bad": ("the last memories injected in this chat were the wrong ones",
+                "本聊天上一次注入的记忆选得不对"),
+    "ranking_off": (
+        "Engram: the ranking does not learn (ranking_learn is off): recall uses the shipped weights.",
+        "Engram：排序学习已关闭（ranking_learn）：召回使用出厂权重。",
+    ),
+    "ranking_served": (
+        "Engram ranking: the learned weights are in use (they judge new feedback better than the shipped "
+        "ones).",
+        "Engram 排序：正在使用学到的权重（它们对新反馈的判断优于出厂权重）。",
+    ),
+    "ranking_shipped": (
+        "Engram ranking: the shipped weights are in use (the learned ones have not judged new feedback "
+        "better).",
+        "Engram 排序：正在使用出厂权重（学到的权重对新反馈的判断还没有更好）。",
+    ),
+    "ranking_feedback": (
+        "Feedback since the last reset: {replies} replies checked ({used} notes used), /mem good {good}, "
+        "/mem bad {bad}; {steps} learning steps; gain over the shipped weights on the last {judged} judged "
+        "recalls: {gain}.",
+        "上次重置以来的反馈：检查了 {replies} 条回复（用到 {used} 条笔记），/mem good {good} 次，/mem bad "
+        "{bad} 次；学习 {steps} 步；最近 {judged} 次被评判的召回上相对出厂权重的提升：{gain}。",
+    ),
+    "ranking_moved": ("Moved most (shipped -> now; largest move {largest}, root mean square {rms}):",
+                      "变化最大的权重（出厂 -> 现在；最大变化 {largest}，均方根 {rms}）："),
+    "ranking_unmoved": ("No weight has moved from the shipped ones.", "权重与出厂时相同。"),
+    "ranking_how": ("/mem ranking reset puts the shipped weights back.",
+                    "`/mem ranking reset` 恢复出厂权重。"),
+    "ranking_reset": (
+        "Engram: the ranking is back to the shipped weights; it learns again from the next replies.",
+        "Engram：排序已恢复出厂权重；从之后的回复重新学习。",
+    ),
+    "judged_good": (
+        "Engram: noted: the {n} notes injected last here were right (ranked above the {held} held back).",
+        "Engram：已记下：这里上次注入的 {n} 条笔记选得对（排在未注入的 {held} 条之前）。",
+    ),
+    "judged_bad": (
+        "Engram: noted: the {n} notes injected last here were wrong (the {held} held back rank above them).",
+        "Engram：已记下：这里上次注入的 {n} 条笔记选得不对（未注入的 {held} 条应排在前面）。",
+    ),
     # ---- the core's errors, by their code (errors.py) --------------------------------------------------
     **ERROR_TEXTS,
 }

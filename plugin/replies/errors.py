@@ -151,7 +151,7 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "{time} is out of range (years 2 to 9998)",
         "时间 {time} 超出范围（年份 2 到 9998）",
     ),
-    # ---- the ranking that learns (memory/recall/learner.py, feedback.py; not used by the plugin yet) ----
+    # ---- the ranking that learns (memory/recall/ranking.py, learner.py, feedback.py) -------------------
     "err_unknown_recall": (
         "no recent injection has the recall id {recall}",
         "最近的注入里没有召回编号 {recall}",
@@ -160,6 +160,7 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "those notes were not injected by {recall}",
         "这些笔记不是召回 {recall} 注入的",
     ),
+    "err_feedback_no_injection": ("no injection in this chat to judge yet", "这个聊天里还没有可以评判的注入"),
     "err_feedback_nothing_held": (
         "{recall} held nothing back to compare with",
         "召回 {recall} 没有留下可以比较的笔记",

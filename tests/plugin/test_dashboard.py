@@ -104,7 +104,8 @@ async def test_the_overview_shows_the_jobs_last_runs_as_mem_stats_does(make_serv
         async with aiohttp.ClientSession() as http:
             before = (await (await http.get(server.url + "api/overview", headers=auth)).json())["jobs"]
             assert [(j["name"], j["status"]) for j in before] == [  # not run yet
-                ("consolidate", None), ("fade", None), ("merge", None), ("check", None), ("backup", None)]
+                ("consolidate", None), ("fade", None), ("merge", None), ("check", None), ("backup", None),
+                ("ranking", None)]
             await say(svc, "I just adopted a kitten named Miso")
             await say(svc, "My birthday is on June 3rd", "bob")
             assert "2 added" in await mem(svc, "mem consolidate", group="g1")

@@ -312,7 +312,7 @@ async def test_diary_off_registers_no_job(make_service: MakeService) -> None:
     svc = make_service(Settings(owner_ids=(OWNER,), diary_enabled=False))
     jobs = Jobs(svc, catch_up_delay=3600)
     SelfJobs(jobs)
-    assert [j.name for j in jobs.registry] == ["consolidate", "fade", "merge", "check", "backup"]
+    assert [j.name for j in jobs.registry] == ["consolidate", "fade", "merge", "check", "backup", "ranking"]
     assert svc.self_jobs is None
     assert "not running" in await mem(svc, "/mem diary")
 

@@ -153,7 +153,7 @@ def test_each_place_keeps_its_own_last_injections_and_the_log_round_trips() -> N
         log.get(busy[6])
     log.judged(busy[-1], good=True)
     again = FeedbackLog.from_state(log.state(), keep=3)
-    assert again.get(busy[-1]).used == [True, False] and again.get(quiet).used is None
+    assert again.get(busy[-1]).judged is True and again.get(quiet).judged is None
     assert again.record("qq:private:7", ["m3"], np.ones((len(COLUMNS), 1)), injected=1) not in busy
     learner = Learner()
     assert again.learn(learner) == 1 and again.learn(learner) == 0  # each judged injection teaches once

@@ -1,9 +1,9 @@
 """The Store contract runs on every backend: a ``store`` fixture per backend (SQLite today). One module
 a role of ``memory/store`` (``test_writes``, ``test_recall_reads``, ``test_progress_reads``,
 ``test_people_reads``, ``test_day_reads``, ``test_metabolism``, ``test_forgetting``,
-``test_browse_reads``, ``test_job_runs``, ``test_store``), so a new backend can pass them a role at a
-time; ``test_sqlite*``, ``test_summaries``, ``test_postings_cache``, ``test_log_copier`` and
-``test_insert_rows`` are SQLite's own."""
+``test_browse_reads``, ``test_job_runs``, ``test_ranking_state``, ``test_store``), so a new backend can
+pass them a role at a time; ``test_sqlite*``, ``test_summaries``, ``test_postings_cache``,
+``test_log_copier`` and ``test_insert_rows`` are SQLite's own."""
 
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from .names import Names
 from .opening import check_header, check_known_schema, check_migrated
 from .postings_cache import PostingsCache
 from .progress import Progress
+from .ranking import RankingRows
 from .transactions import Transactions, cannot_write, keep_log
 from .vectors import Vectors
 from .whole import Whole
@@ -71,6 +72,7 @@ class SQLiteStore:
         self.metabolism = Metabolism(reader, quick)
         self.forgetting = Forgetting(reader, quick)
         self.whole = Whole(reader)
+        self.ranking = RankingRows(latest)
 
         # the one door for writes
         self.transaction = self.writing.transaction
@@ -154,6 +156,9 @@ class SQLiteStore:
         self.place_title_rows = self.whole.place_title_rows
         self.place_names = self.whole.place_names
         self.kept_apart_pairs = self.whole.kept_apart_pairs
+        # RankingState
+        self.ranking_state = self.ranking.ranking_state
+        self.recall_feedback = self.ranking.recall_feedback
         # JobRuns
         self.job_runs = self.progress.job_runs
         self.save_job_run = self.progress.save_job_run

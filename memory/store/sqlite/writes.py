@@ -307,6 +307,7 @@ class SQLiteWrites:
             await drop_from_meta(db, person, APPEND_ONLY)
         for place in places:
             await db.execute("DELETE FROM spaces WHERE name = ?", (place,))
+            await db.execute("DELETE FROM recall_feedback WHERE space = ?", (place,))
             await drop_place_names(db, place)
             await db.execute("DELETE FROM cursors WHERE substr(name, -?) = ?", (len(place) + 1, ":" + place))
             self._places.pop(place, None)
@@ -570,6 +571,22 @@ class SQLiteWrites:
         await self._writer.execute(
             "INSERT INTO cursors VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
             (name, value))
+
+    async def save_ranking(self, name: str, state: dict[str, Any] | None,
+                           recalls: Sequence[tuple[int, str, dict[str, Any]]] = (),
+                           dropped: Sequence[int] = ()) -> None:
+        """The learned ranking's state under ``name`` (None: deleted), the recalls (id, place, record)
+        added or changed since, and the ids of those dropped (pushed out of their place's last N)."""
+        db = self._writer
+        if state is None:
+            await db.execute("DELETE FROM ranking WHERE name = ?", (name,))
+        else:
+            await db.execute("INSERT INTO ranking VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = "
+                             "excluded.state", (name, json.dumps(state)))
+        await db.executemany("INSERT INTO recall_feedback VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                             "space = excluded.space, record = excluded.record",
+                             [(i, place, json.dumps(r)) for i, place, r in recalls])
+        await db.executemany("DELETE FROM recall_feedback WHERE id = ?", [(i,) for i in dropped])
 
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
         await self._writer.execute(
