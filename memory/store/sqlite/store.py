@@ -92,6 +92,8 @@ class SQLiteStore:
         self.memory_keyword_rows = self.keywords.memory_keyword_rows
         self.vector_counts = self.vectors.vector_counts
         self.vectors_page = self.vectors.vectors_page
+        self.vector_scale = self.vectors.vector_scale
+        self.vector_codes_page = self.vectors.vector_codes_page
         self.query_vectors_page = self.vectors.query_vectors_page
         self.query_vectors = self.vectors.query_vectors
         # ProgressReads
