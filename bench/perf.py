@@ -425,7 +425,8 @@ def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
           f"{q['plugin_with_qq_p99_ms']:.1f} / {q['plugin_without_qq_p99_ms']:.1f} ms; file "
           f"{b['file_mb']:.0f} MB, of which second vectors {b['second_vectors_mb']:.0f} MB", flush=True)
     print(f"{'':>8} opening {q['open_s']:.1f} s (CPU {q['open_cpu_s']:.1f} s); to the first answered recall "
-          f"{q['first_recall_s']:.1f} s (CPU {q['first_recall_cpu_s']:.1f} s); the plugin's query CPU p50 / p99 "
+          f"{q['first_recall_s']:.1f} s (CPU {q['first_recall_cpu_s']:.1f} s); the plugin's query CPU "
+          "p50 / p99 "
           f"{q['recall_plugin_cpu_p50_ms']:.1f} / {q['recall_plugin_cpu_p99_ms']:.1f} ms", flush=True)
 
 

@@ -131,8 +131,8 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
         cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
         vectors = {(m, k): {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = ?",
                                                      (m, k))} for m in MODELS for k in "em"}
-        codes = {(m, k): {i: p for i, p in db.execute("SELECT item, place FROM vector_codes WHERE model = ?"
-                                                       " AND kind = ?", (m, k))} for m in MODELS for k in "em"}
+        codes = {(m, k): dict(db.execute("SELECT item, place FROM vector_codes WHERE model = ? AND kind = ?",
+                                         (m, k)).fetchall()) for m in MODELS for k in "em"}
         kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
                 for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
     seen.episodes, seen.memories = len(episodes), max(seen.memories, len(mem_ids))
