@@ -96,11 +96,11 @@ class Indexes:
         rows = change.rows
         if self.vectors is not None and change.model == self.vectors.model and rows:
             groups, ids, statuses = [r.group for r in rows], [r.id for r in rows], [r.status for r in rows]
-            if change.codes is not None and change.factor is not None:  # the codes as stored
-                if self.vectors.factor is None:
-                    self.vectors.use_factor(change.factor)
+            if self.vectors.factor is None and change.factor is not None:
+                self.vectors.use_factor(change.factor)
+            if change.codes is not None and change.factor == self.vectors.factor:  # the codes as stored
                 self.vectors.add_codes(change.kind, groups, ids, change.codes, statuses)
-            else:
+            else:  # none stored, or another factor (a reindex by another process): made here
                 self.vectors.add_many(change.kind, groups, ids, change.vectors, statuses)
         elif self.second is not None and change.model == self.second.model:
             self.second.add(change.kind, [r.id for r in rows], change.vectors)

@@ -118,7 +118,9 @@ class Indexer:
                         index.reserve(k, group, n)
                 index.add_page(kind, page)
                 after = int(page.ids[-1])
-        index.settle()  # the largest places' inverted files, trained on all their vectors
+        # a place past ``vectors.APPROX_FROM`` gets its inverted file at its first search (trained
+        # on all its vectors by then), not here: a store of many big places opens without waiting
+        # for every one of them
         second = self.indexes.second
         if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
             second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD

@@ -388,13 +388,6 @@ class VectorIndex:
             out[sel] = _dots(self._blocks[b].codes(rows[sel]), q) / np.float32(self.factor)
         return out
 
-    def settle(self) -> None:
-        """Give each block past ``APPROX_FROM`` its inverted file (after the load at open: trained
-        on the whole block, not on the first pages read)."""
-        for block in self._blocks:
-            if block.n >= APPROX_FROM:
-                block.ready()
-
     def search(self, query: np.ndarray, vis: Visibility, k: int, include_archived: bool = False
                ) -> list[tuple[str, int, float]]:
         """The ``k`` most similar visible items as (kind, id, cosine), best first."""
