@@ -62,7 +62,7 @@ class SQLiteStore:
         self.writing = Transactions(path, writer, postings, LogCopier(path) if writer is not None else None,
                                     SECTION_GAP.total_seconds())
         self.items = Items(reader, quick)
-        self.keywords = Keywords(quick, postings)
+        self.keywords = Keywords(reader, quick, postings)
         self.vectors = Vectors(reader, latest, quick)
         self.progress = Progress(reader, latest, self.writing)
         self.days = Days(latest)
