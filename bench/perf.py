@@ -1,6 +1,7 @@
 """Latency, throughput and memory of the core: `bench/perf.py [--sizes 10000,100000] [--json OUT]`.
 
-`--only throughput` runs the recording phase alone (no recall stores are built).
+`--only throughput` runs the recording phase alone (no recall stores are built; with `--store-dir` and
+a size from a million, recording into a copy of that store too); `--only recall` skips recording.
 
 For each size a store is built through the public API (episodes with `record_many`, memories with
 `add_memory`, 384-dim random unit vectors stored by `embed_pending` through a fake embedder), then
