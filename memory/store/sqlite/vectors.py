@@ -70,6 +70,8 @@ class Vectors:
             ids, scopes, states, blobs = zip(*rows)
             groups, inverse = _numbered(scopes)
             statuses, status_at = _numbered(states)
+        if len(set(map(len, blobs))) > 1:  # a damaged row: the index's load says so, recall keeps keywords
+            raise ValueError(f"the stored codes of {model} differ in length")
         codes = np.frombuffer(b"".join(blobs), np.int8).reshape(len(blobs), -1)
         return CodesPage(np.fromiter(ids, np.int64, len(ids)), codes, groups, inverse.astype(np.int64),
                          statuses, status_at)
