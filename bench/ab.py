@@ -129,6 +129,11 @@ def recording(rev: str, n: int, rounds: int) -> None:
         ratio = (statistics.median(q[m + "_per_s"] for q in rows["this"])
                  / statistics.median(q[m + "_per_s"] for q in rows[rev]))
         print(f"{m}: this / {rev} = x{ratio:.2f} (medians)")
+    for m in modes:  # CPU µs an episode (every thread): steadier than the rate on a shared machine
+        if all(m + "_cpu_us" in q for runs in rows.values() for q in runs):
+            cpu = {side: statistics.median(q[m + "_cpu_us"] for q in rows[side]) for side in rows}
+            print(f"{m} CPU µs an episode: {rev} {cpu[rev]:.0f}, this {cpu['this']:.0f}: "
+                  f"this / {rev} = x{cpu['this'] / cpu[rev]:.2f} (medians)")
 
 
 if __name__ == "__main__":

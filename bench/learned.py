@@ -130,7 +130,7 @@ def with_speakers(convs: dict[str, list[Asked]]) -> tuple[dict[str, list[Asked]]
     a per-bot prior the learner may learn (which person's lines the replies use)."""
     names = sorted({sp for qs in convs.values() for a in qs for sp in a.speakers if sp})
     at = {n: i for i, n in enumerate(names)}
-    out = {}
+    out: dict[str, list[Asked]] = {}
     for k, qs in convs.items():
         out[k] = []
         for a in qs:
@@ -208,16 +208,16 @@ class Expanding(Learner):
 
     def matrix(self, a: Asked) -> np.ndarray:
         q = word_set(a.question)
-        near = []
+        near: list[tuple[float, Counter[str]]] = []
         for words, used in self.past:
             union = len(q | words)
             sim = len(q & words) / union if union else 0.0
             if sim >= TAU:
                 near.append((sim, used))
-        bag: Counter[str] = Counter()
+        bag: dict[str, float] = {}
         for sim, used in sorted(near, key=lambda x: -x[0])[:NEAREST]:
             for t, n in used.items():
-                bag[t] += sim * n
+                bag[t] = bag.get(t, 0.0) + sim * n
         total = sum(bag.values()) or 1.0
         f = [sum(bag.get(t, 0.0) for t in WORDS.get((a.conv, d), ())) / total for d in a.dia] if bag else \
             [0.0] * len(a.dia)

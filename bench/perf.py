@@ -1,6 +1,7 @@
 """Latency, throughput and memory of the core: `bench/perf.py [--sizes 10000,100000] [--json OUT]`.
 
-`--only throughput` runs the recording phase alone (no recall stores are built).
+`--only throughput` runs the recording phase alone (no recall stores are built; with `--store-dir` and
+a size from a million, recording into a copy of that store too); `--only recall` skips recording.
 
 For each size a store is built through the public API (episodes with `record_many`, memories with
 `add_memory`, 384-dim random unit vectors stored by `embed_pending` through a fake embedder), then
@@ -234,10 +235,12 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v)
              for q in qs + pqs for v in [rng.standard_normal(DIM).astype(np.float32)]}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     eng = await Engram.open(path, RandomEmbedder(table), background=False)
-    open_s = time.perf_counter() - t0
+    open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     aud = Audience(place=place)
+    await eng.recall(pqs[0], aud, k=PLUGIN_K)  # the first answered: the plugin's query, as a bot's first
+    first_recall_s, first_recall_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     for q in qs[:20]:  # warm the page cache and jieba
         await eng.recall(q, aud)
     lat, cpu, hits = await timed_recalls(eng, qs, aud, 10)
@@ -271,7 +274,8 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
     out = {"recall_p50_ms": _pct(lat, 50), "recall_p99_ms": _pct(lat, 99), "recall_mean_ms":
            statistics.fmean(lat), "recall_cpu_p50_ms": _pct(cpu, 50), "recall_cpu_p99_ms": _pct(cpu, 99),
            "loadavg": os.getloadavg()[0], "embed_query_ms": _pct(emb, 50), "rss_mb": rss_mb(),
-           "peak_rss_mb": peak_rss_mb(), "open_s": open_s, "queries": len(qs),
+           "peak_rss_mb": peak_rss_mb(), "open_s": open_s, "open_cpu_s": open_cpu_s,
+           "first_recall_s": first_recall_s, "first_recall_cpu_s": first_recall_cpu_s, "queries": len(qs),
            "hits_per_recall": hits / len(qs), "indexed": len(eng.index or ()), **plugin}
     await eng.close()
     return out
@@ -340,13 +344,18 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300, help="recalls timed per store")
     ap.add_argument("--records", type=int, default=20000, help="episodes per throughput mode")
     ap.add_argument("--no-worst", action="store_true", help="skip the everything-in-one-space stores")
-    ap.add_argument("--only", choices=("throughput",), help="run only this phase (no recall stores)")
+    ap.add_argument("--only", choices=("throughput", "recall"),
+                    help="run only this phase: throughput (no recall stores; with --store-dir and a size from"
+                         " a million, recording into a copy of that store too) or recall (no recording)")
     ap.add_argument("--store-dir", help="build the stores here and reuse those already built (kept)")
     ap.add_argument("--_worker", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._worker:
         return _worker(a._worker)
-    sizes = [] if a.only == "throughput" else [int(s) for s in a.sizes.split(",") if s.strip()]
+    sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    scaled = [n for n in sizes if n >= SCALE and (a.only != "throughput" or a.store_dir)]
+    if a.only == "throughput":
+        sizes = []
     res: dict[str, Any] = {"machine": _machine(), "settings": vars(RecallSettings()), "sizes": {},
                            "worst_case": {}, "typical": {}, "build": {}}
     with tempfile.TemporaryDirectory(prefix="engram-perf-") as tmp:
@@ -362,9 +371,12 @@ def main() -> None:
                 if "typical_space" in b:
                     res["typical"][str(n)] = t = run("query", path, b["typical_space"], a.queries)
                     _row(n, "typical place", {**b, "largest_count": b["typical_count"]}, t)
-        res["throughput"] = run("throughput", f"{tmp}/tp.db", a.records, 0)
-        res["throughput_durable"] = run("throughput", f"{tmp}/tpd.db", a.records, 1)
-        for n in (n for n in sizes if n >= SCALE):  # recording into the million itself (a copy of it)
+        if a.only != "recall":
+            res["throughput"] = run("throughput", f"{tmp}/tp.db", a.records, 0)
+            res["throughput_durable"] = run("throughput", f"{tmp}/tpd.db", a.records, 1)
+        for n in scaled if a.only != "recall" else ():  # recording into the million itself (a copy of it)
+            if a.only == "throughput":
+                built(a.store_dir, f"{n}-spread", n, False)
             copy = Path(a.store_dir or tmp) / f"{n}-recording.db"
             shutil.copy(Path(a.store_dir or tmp) / f"{n}-spread.db", copy)
             try:
@@ -372,7 +384,8 @@ def main() -> None:
             finally:
                 for tail in ("", "-wal", "-shm", "-clean"):
                     Path(f"{copy}{tail}").unlink(missing_ok=True)
-    res["episodes_per_s"] = res["throughput"]["record_gather_per_s"]
+    if "throughput" in res:
+        res["episodes_per_s"] = res["throughput"]["record_gather_per_s"]
     _print_throughput(res)
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
@@ -412,12 +425,17 @@ def _row(n: int, where: str, b: dict[str, Any], q: dict[str, Any]) -> None:
           f"{q['plugin_with_qq_p50_ms']:.1f} / {q['plugin_without_qq_p50_ms']:.1f} ms, p99 "
           f"{q['plugin_with_qq_p99_ms']:.1f} / {q['plugin_without_qq_p99_ms']:.1f} ms; file "
           f"{b['file_mb']:.0f} MB, of which second vectors {b['second_vectors_mb']:.0f} MB", flush=True)
+    print(f"{'':>8} opening {q['open_s']:.1f} s (CPU {q['open_cpu_s']:.1f} s); to the first answered recall "
+          f"{q['first_recall_s']:.1f} s (CPU {q['first_recall_cpu_s']:.1f} s); the plugin's query CPU "
+          "p50 / p99 "
+          f"{q['recall_plugin_cpu_p50_ms']:.1f} / {q['recall_plugin_cpu_p99_ms']:.1f} ms", flush=True)
 
 
 def _print_throughput(res: dict[str, Any]) -> None:
-    print("\nepisodes/s, durably acknowledged (synchronous=NORMAL | durable=True -> FULL):")
-    for k in res["throughput"]:
-        print(f"  {k:<32} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
+    if "throughput" in res:
+        print("\nepisodes/s, durably acknowledged (synchronous=NORMAL | durable=True -> FULL):")
+        for k in res["throughput"]:
+            print(f"  {k:<32} {res['throughput'][k]:>8.0f} | {res['throughput_durable'][k]:>8.0f}")
     for key in (k for k in res if k.startswith("throughput_") and k != "throughput_durable"):
         print(f"into the {int(key.split('_')[1]):,}-episode store (NORMAL):")
         for k, v in res[key].items():

@@ -143,6 +143,8 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
         cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
         vectors = {(m, k): {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = ?",
                                                      (m, k))} for m in MODELS for k in "em"}
+        codes = {(m, k): dict(db.execute("SELECT item, place FROM vector_codes WHERE model = ? AND kind = ?",
+                                         (m, k)).fetchall()) for m in MODELS for k in "em"}
         kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
                 for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
     seen.episodes, seen.memories = len(episodes), max(seen.memories, len(mem_ids))
@@ -187,6 +189,11 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
         assert have == want, (f"{model}'s {kind} vectors and its cursor ({upto}) disagree: vectors of no row "
                               f"or past the cursor {sorted(have - want)[:8]}, "
                               f"rows without {sorted(want - have)[:8]}")
+        # each passage vector's int8 codes commit with it (second vectors, ``#as-query``, have none),
+        # an episode's with its place's key
+        want_codes = {} if model.endswith("#as-query") else {
+            i: keys[episodes[i].place] if kind == "e" else None for i in have}
+        assert codes[(model, kind)] == want_codes, f"{model}'s {kind} codes and vectors disagree"
 
     # no consolidation batch half-applied: one memory per line the cursor passed, none past it
     per_episode = Counter(e for _, e in sources)

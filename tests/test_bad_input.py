@@ -222,6 +222,7 @@ async def test_a_damaged_vector_leaves_recall_on_keywords_and_reindex_rebuilds_i
     await e.close()
     with sqlite3.connect(db_path) as con:
         con.execute("UPDATE vectors SET vec = x'0001' WHERE item = 1")
+        con.execute("UPDATE vector_codes SET codes = x'0001' WHERE item = 1")  # what opening reads
     with caplog.at_level(logging.ERROR, logger="engram"):
         e = await open_engram()
     assert "cannot be read" in caplog.text and "engram reindex" in caplog.text
@@ -240,6 +241,7 @@ async def test_switching_to_a_model_whose_vectors_are_damaged_keeps_the_store_us
     await e.close()
     with sqlite3.connect(db_path) as con:
         con.execute("UPDATE vectors SET vec = x'0001' WHERE item = 1 AND model = 'hash-16'")
+        con.execute("UPDATE vector_codes SET codes = x'0001' WHERE item = 1 AND model = 'hash-16'")
     e = await open_engram()  # another model: its vectors load fine
     await e.use_embedder(HashEmbedder(16, "hash-16"))
     assert (await e.recall("dentist Monday", Audience(SPACE)))[0].text == "the dentist is on Monday"

@@ -95,8 +95,13 @@ class Indexes:
         """Vectors of the current model join the searched index; second vectors, their own."""
         rows = change.rows
         if self.vectors is not None and change.model == self.vectors.model and rows:
-            self.vectors.add_many(change.kind, [r.group for r in rows], [r.id for r in rows],
-                                  change.vectors, [r.status for r in rows])
+            groups, ids, statuses = [r.group for r in rows], [r.id for r in rows], [r.status for r in rows]
+            if self.vectors.factor is None and change.factor is not None:
+                self.vectors.use_factor(change.factor)
+            if change.codes is not None and change.factor == self.vectors.factor:  # the codes as stored
+                self.vectors.add_codes(change.kind, groups, ids, change.codes, statuses)
+            else:  # none stored, or another factor (a reindex by another process): made here
+                self.vectors.add_many(change.kind, groups, ids, change.vectors, statuses)
         elif self.second is not None and change.model == self.second.model:
             self.second.add(change.kind, [r.id for r in rows], change.vectors)
 

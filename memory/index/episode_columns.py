@@ -75,17 +75,32 @@ class EpisodeColumns:
         self._grow(int(ids.max()) + 1)
         new = self.place[ids] < 0
         cols = list(zip(*rows))
-        keys = [self._keys[s] for s in cols[3]]
+        keys = np.fromiter((self._keys[s] for s in cols[3]), np.int64, len(rows))
+        seqs = np.fromiter(cols[4], np.int64, len(rows))
         self.time[ids], self.tz[ids], self.place[ids] = cols[1], cols[2], keys
-        self.seq[ids], self.section[ids], self.shape[ids] = cols[4], cols[5], cols[6]
-        self.name[ids] = [self._name(n) for n in cols[7]]
+        self.seq[ids], self.section[ids], self.shape[ids] = seqs, cols[5], cols[6]
+        at = self._name_at
+        self.name[ids] = [at[n] if n in at else self._name(n) for n in cols[7]]
         self.image[ids], self.own[ids] = cols[8], cols[9]
-        for item, key, seq, fresh in zip(ids.tolist(), keys, cols[4], new.tolist()):
-            if fresh:
-                line = self._lines.get(key)
-                if line is None:
-                    line = self._lines[key] = _Line()
-                line.add(seq, item)
+        self._line_up(ids[new], keys[new], seqs[new])
+
+    def _line_up(self, ids: np.ndarray, keys: np.ndarray, seqs: np.ndarray) -> None:
+        """Put new episodes (in id order) into their spaces' lines: a space's run that follows its
+        line in order (a page read at open, a batch recorded) is appended whole, others row by row."""
+        order = np.argsort(keys, kind="stable")  # each space's rows keep their id order
+        bounds = np.flatnonzero(np.diff(keys[order])) + 1
+        for part in np.split(order, bounds) if len(order) else ():
+            key = int(keys[part[0]])
+            line = self._lines.get(key)
+            if line is None:
+                line = self._lines[key] = _Line()
+            s, i = seqs[part], ids[part]
+            if (not line.seqs or s[0] >= line.seqs[-1]) and bool(np.all(s[1:] >= s[:-1])):
+                line.seqs.frombytes(s.tobytes())
+                line.ids.frombytes(i.tobytes())
+            else:
+                for seq, item in zip(s.tolist(), i.tolist()):
+                    line.add(seq, item)
 
     def forget(self, ids: Sequence[int]) -> None:
         """Drop hard-forgotten episodes: unknown from now on, and no one's neighbour."""

@@ -102,22 +102,25 @@ class Indexer:
         index = self.index
         if index is None:
             return
-        # Blocks sized first and filled page by page: peak memory stays near the index's own size.
-        model, sizes = self.embedder.name, await self.store.vector_counts(self.embedder.name)
-        for kind in ("e", "m"):
+        # Blocks sized first and filled page by page with the codes as stored (nothing to convert):
+        # peak memory stays near the index's own size
+        model = self.embedder.name
+        factor = await self.store.vector_scale(model)
+        sizes = await self.store.vector_counts(model) if factor is not None else []
+        if factor is not None:
+            index.use_factor(factor)
+        for kind in ("e", "m") if factor is not None else ():
             after = 0
-            while True:
-                rows, vecs = await self.store.vectors_page(model, kind, after, LOAD_PAGE)
-                if not rows:
-                    break
+            while len((page := await self.store.vector_codes_page(model, kind, after, LOAD_PAGE)).ids):
                 if index.dim is None:
-                    index.dim = vecs.shape[1]
+                    index.dim = page.codes.shape[1]
                     for k, group, n in sizes:
                         index.reserve(k, group, n)
-                index.add_many(kind, [r.group for r in rows], [r.id for r in rows], vecs,
-                               [r.status for r in rows])
-                after = rows[-1].id
-        index.settle()  # the largest places' inverted files, trained on all their vectors
+                index.add_page(kind, page)
+                after = int(page.ids[-1])
+        # a place past ``vectors.APPROX_FROM`` gets its inverted file at its first search (trained
+        # on all its vectors by then), not here: a store of many big places opens without waiting
+        # for every one of them
         second = self.indexes.second
         if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
             second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD

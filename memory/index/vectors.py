@@ -3,8 +3,9 @@
 Blocks keep the scope filter cheap: a recall searches only the blocks its audience may see, so
 the cost follows what one chat can see, not the size of the whole store.
 
-Each vector is held as 384 int8 codes (one scale per index, ``_Scale``): a quarter of float32, so a
-million items take ~0.4 GB, not 1.7 (issue 33). Every cosine — a search's, a candidate's, a moved
+Each vector is held as 384 int8 codes (one factor per model, ``store.int8_factor``, kept in the store
+with the codes themselves: opening reads them as they are): a quarter of float32, so a million items
+take ~0.4 GB, not 1.7 (issue 33). Every cosine — a search's, a candidate's, a moved
 memory's — is worked out from the same codes, so an item's cosine does not depend on the route that
 found it; against float32 it is off by ~5e-4. A block is scanned whole (faiss's scalar-quantizer
 scan, one thread) until it holds ``APPROX_FROM`` vectors; past that it becomes an inverted file
@@ -24,6 +25,7 @@ import faiss
 import numpy as np
 
 from ..scopes import Visibility
+from ..store import CodesPage, int8_codes, int8_factor, normalise
 
 STATUS_CODE = {"active": 1, "archived": 2, "superseded": 0}
 _STATUS_NAME = {v: k for k, v in STATUS_CODE.items()}
@@ -43,22 +45,6 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
-
-
-class _Scale:
-    """Codes = round(value * ``factor``), clipped to ±127: one factor for the whole index, so the
-    inner product of codes is the cosine times ``factor``. It is set from the first vectors added
-    (1.5 times their largest component, at least 4 / sqrt(dim)): unit vectors of a few hundred
-    dimensions keep every component well under that (multilingual-e5: at most 0.19 of 18,709 lines;
-    the floor is 0.20 at 384 dimensions), and a rare larger one is clipped."""
-
-    def __init__(self, dim: int, first: np.ndarray):
-        top = float(np.abs(first).max()) if first.size else 0.0
-        self.factor = 127.0 / min(1.0, max(1.5 * top, 4.0 / math.sqrt(dim)))
-
-    def codes(self, vecs: np.ndarray) -> np.ndarray:
-        """Unit vectors as codes (int8)."""
-        return np.clip(np.rint(vecs * self.factor), -127, 127).astype(np.int8)
 
 
 @dataclass
@@ -86,7 +72,7 @@ class _Block:
         self.raw = np.zeros((0, self.dim), np.uint8)
 
     def add(self, ids: np.ndarray, codes: np.ndarray, live: np.ndarray) -> None:
-        """Add rows: ``codes`` as int8 values (``_Scale.codes``)."""
+        """Add rows: ``codes`` as int8 values (``store.int8_codes``)."""
         need = self.n + len(ids)
         if need > len(self.ids):
             self.reserve(max(need, len(self.ids) + len(self.ids) // 4, 64))  # +25 %: RSS over copy count
@@ -205,12 +191,6 @@ def _grow(a: np.ndarray, cap: int) -> np.ndarray:
     return out
 
 
-def normalise(vecs: np.ndarray) -> np.ndarray:
-    vecs = np.asarray(vecs, np.float32)
-    norms = np.linalg.norm(vecs, axis=-1, keepdims=True)
-    return vecs / np.where(norms == 0, 1, norms)
-
-
 class _Locator:
     """Where each item of one kind lives: block number and row, in arrays indexed by id."""
 
@@ -253,7 +233,7 @@ class VectorIndex:
         self._blocks: list[_Block] = []
         self._number: dict[tuple[str, str], int] = {}  # (kind, group) -> index into _blocks
         self._loc = {"e": _Locator(), "m": _Locator()}
-        self._scale: _Scale | None = None
+        self.factor: float | None = None  # of the codes: the store's for this model (``use_factor``)
 
     def __len__(self) -> int:
         return self._loc["e"].size + self._loc["m"].size
@@ -273,19 +253,46 @@ class VectorIndex:
 
     def add_many(self, kind: str, groups: Sequence[str], ids: Sequence[int], vecs: np.ndarray,
                  statuses: Sequence[str]) -> None:
-        """``add`` for items of several groups at once (a page read at open spans hundreds of chats:
-        one pass over it costs less than a call per chat). Each group's items keep their order."""
+        """``add`` for items of several groups at once, as float vectors: made codes under the index's
+        factor (the first vectors' own, ``store.int8_factor``, when it has none yet)."""
         if not len(ids):
             return
         vecs = normalise(vecs)
         if self.dim is None:
             self.dim = vecs.shape[1]
-        if self._scale is None and vecs.shape[1] == self.dim:
-            self._scale = _Scale(self.dim, vecs)
+        if self.factor is None and vecs.shape[1] == self.dim:
+            self.factor = int8_factor(vecs)
         if vecs.shape != (len(ids), self.dim):
             raise ValueError(f"expected vectors of shape ({len(ids)}, {self.dim}), got {vecs.shape}")
-        loc = self._loc[kind]
-        arr = np.asarray(ids, np.int64)
+        assert self.factor is not None
+        self.add_codes(kind, groups, ids, int8_codes(vecs, self.factor), statuses)
+
+    def use_factor(self, factor: float) -> None:
+        """The factor of the codes this index is handed (the store's for the model, before any)."""
+        self.factor = factor
+
+    def add_codes(self, kind: str, groups: Sequence[str], ids: Sequence[int], codes: np.ndarray,
+                  statuses: Sequence[str]) -> None:
+        """Add items of several groups at once by their int8 codes under ``factor`` (as the store
+        keeps them); each group's items keep their order."""
+        if not len(ids):
+            return
+        number: dict[str, int] = {}  # each group by first appearance: blocks are made in that order
+        at = np.fromiter((number.setdefault(g, len(number)) for g in groups), np.int64, len(groups))
+        names: dict[str, int] = {}
+        state = np.fromiter((names.setdefault(s, len(names)) for s in statuses), np.int64, len(statuses))
+        self.add_page(kind, CodesPage(np.asarray(ids, np.int64), codes, list(number), at, list(names), state))
+
+    def add_page(self, kind: str, page: CodesPage) -> None:
+        """Add a page of codes read from the store (``Store.vector_codes_page``): an id already held,
+        or twice in the page, keeps its first codes."""
+        if not len(page.ids):
+            return
+        if self.dim is None:
+            self.dim = page.codes.shape[1]
+        if page.codes.shape != (len(page.ids), self.dim):
+            raise ValueError(f"expected codes of shape ({len(page.ids)}, {self.dim}), got {page.codes.shape}")
+        loc, arr = self._loc[kind], page.ids
         if arr.min() < 0:
             raise ValueError("ids are the store's row ids: never negative")
         keep = np.zeros(len(arr), bool)
@@ -293,16 +300,23 @@ class VectorIndex:
         sel = np.flatnonzero(keep & ~loc.known(arr))
         if not len(sel):
             return
-        lives = np.array([STATUS_CODE.get(statuses[i], 1) for i in sel.tolist()], np.int8)
-        assert self._scale is not None
-        codes = self._scale.codes(vecs[sel])
-        number: dict[str, int] = {}  # each group by first appearance: blocks are made in that order
-        at = np.array([number.setdefault(groups[i], len(number)) for i in sel.tolist()], np.int64)
+        live_of = np.array([STATUS_CODE.get(s, 1) for s in page.statuses], np.int8)
+        lives = live_of[page.status_at[sel]] if len(live_of) else np.ones(len(sel), np.int8)
+        codes = page.codes[sel]
+        # groups by first appearance among the rows kept: blocks are made in that order
+        first = np.full(len(page.groups), len(sel), np.int64)
+        np.minimum.at(first, page.group_at[sel], np.arange(len(sel)))
+        rank = np.empty(len(page.groups), np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(page.groups))
+        at = rank[page.group_at[sel]]
         order = np.argsort(at, kind="stable")
-        bounds = np.searchsorted(at[order], np.arange(len(number) + 1))
-        for g, group in enumerate(number):
-            part = order[bounds[g] : bounds[g + 1]]
-            b, block = self._block(kind, group)
+        bounds = np.searchsorted(at[order], np.arange(len(page.groups) + 1))
+        for g in np.argsort(first, kind="stable").tolist():
+            r = int(rank[g])
+            part = order[bounds[r] : bounds[r + 1]]
+            if not len(part):
+                continue
+            b, block = self._block(kind, page.groups[g])
             loc.put(arr[sel[part]], b, np.arange(block.n, block.n + len(part)))
             block.add(arr[sel[part]], codes[part], lives[part])
 
@@ -326,11 +340,11 @@ class VectorIndex:
         if not where:
             return
         block = self._blocks[where[0]]
-        vec, live = block.codes(np.array([where[1]], np.int64))[0], int(block.live[where[1]])
+        codes, live = block.codes(np.array([where[1]], np.int64)), int(block.live[where[1]])
         block.set_live(where[1], 0)
         loc.block[item] = -1
         loc.size -= 1
-        self.add("m", scope, [item], vec[None, :], [_STATUS_NAME.get(live, "superseded")])
+        self.add_codes("m", [scope], [item], codes.astype(np.int8), [_STATUS_NAME.get(live, "superseded")])
 
     def erase(self, kind: str, item: int) -> None:
         """Forget an item's vector (a hard-forgotten episode): its codes are erased and never found again."""
@@ -358,7 +372,7 @@ class VectorIndex:
 
     def similarities(self, items: Sequence[tuple[str, int]], query: np.ndarray) -> list[float | None]:
         """Cosines between the query and each (kind, id); None for an item without a vector yet."""
-        if self.dim is None or self._scale is None or query.shape[-1] != self.dim or not items:
+        if self.dim is None or self.factor is None or query.shape[-1] != self.dim or not items:
             return [None] * len(items)
         q = normalise(query.reshape(-1))
         out = np.full(len(items), np.nan)
@@ -373,23 +387,16 @@ class VectorIndex:
     def _cosines(self, blocks: np.ndarray, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Cosines of rows, from their codes (the same floats a search gives them)."""
         out = np.zeros(len(rows), np.float32)
-        assert self._scale is not None
+        assert self.factor is not None
         for b in np.unique(blocks).tolist():
             sel = blocks == b
-            out[sel] = _dots(self._blocks[b].codes(rows[sel]), q) / np.float32(self._scale.factor)
+            out[sel] = _dots(self._blocks[b].codes(rows[sel]), q) / np.float32(self.factor)
         return out
-
-    def settle(self) -> None:
-        """Give each block past ``APPROX_FROM`` its inverted file (after the load at open: trained
-        on the whole block, not on the first pages read)."""
-        for block in self._blocks:
-            if block.n >= APPROX_FROM:
-                block.ready()
 
     def search(self, query: np.ndarray, vis: Visibility, k: int, include_archived: bool = False
                ) -> list[tuple[str, int, float]]:
         """The ``k`` most similar visible items as (kind, id, cosine), best first."""
-        if self.dim is None or self._scale is None or query.shape[-1] != self.dim or k <= 0:
+        if self.dim is None or self.factor is None or query.shape[-1] != self.dim or k <= 0:
             return []
         q = normalise(query.reshape(-1))
         found = []
@@ -399,7 +406,7 @@ class VectorIndex:
         if not found:
             return []
         ids = np.concatenate([f[1] for f in found])
-        sims = np.concatenate([f[2] for f in found]) / np.float32(self._scale.factor)
+        sims = np.concatenate([f[2] for f in found]) / np.float32(self.factor)
         kinds = [block.kind for block, got, _ in found for _ in range(len(got))]
         top = _top(sims, k).tolist()
         return [(kinds[t], i, s) for t, i, s in zip(top, ids[top].tolist(), sims[top].tolist())]

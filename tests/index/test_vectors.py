@@ -146,10 +146,11 @@ def test_a_large_block_is_an_inverted_file_that_finds_the_best_and_forgets_what_
     index = VectorIndex("test")
     index.add("e", "big", list(range(1, 3001)), vecs, ["active"] * 3000)
     index.add("m", "public", [1, 2], unit(rng, 2), ["active", "active"])
-    index.settle()
+    everyone = chat("big")
+    assert index._blocks[0].ivf is None  # made at the block's first search, not when it is filled
+    index.search(vecs[0], everyone, 1)
     assert index._blocks[0].ivf is not None and index._blocks[1].ivf is None
     rows = {("e", i + 1): ("big", v, "active") for i, v in enumerate(vecs)}
-    everyone = chat("big")
     overlap = []
     for q in vecs[rng.choice(3000, 30, replace=False)] + 0.05 * unit(rng, 30):
         got = [(k, i) for k, i, _ in index.search(q, everyone, 10)]

@@ -22,6 +22,13 @@ from .conftest import OWNER, MakeService, event
 from .test_commands import mem
 from .test_inject import ask
 
+
+def weights(memory: object) -> dict[str, float]:
+    """The weights a memory ranks by (the plugin's memory ranks with a ``LinearRanker``)."""
+    ranker = getattr(memory, "ranker", None)
+    assert isinstance(ranker, LinearRanker)
+    return ranker.weights
+
 FACTS = {
     "en": ["My cat Miso is three years old and sleeps on the piano",
            "I work as a nurse at the night shift in the city hospital",
@@ -96,7 +103,7 @@ async def test_what_was_learned_is_kept_served_shown_and_reset(make_service: Mak
     ranking.learner.weights[at] += 2.5
     ranking.learner.judged = Judged([0.2, 0.3] * 15)
     await learn(svc)
-    assert mem_.ranker.weights["has_image"] == pytest.approx(DEFAULT_WEIGHTS["has_image"] + 2.5)
+    assert weights(mem_)["has_image"] == pytest.approx(DEFAULT_WEIGHTS["has_image"] + 2.5)
     shown = await mem(svc, "mem ranking")
     assert "learned weights are in use" in shown and "has_image: +0.13 -> +2.63" in shown
     await svc.close()
@@ -104,12 +111,12 @@ async def test_what_was_learned_is_kept_served_shown_and_reset(make_service: Mak
     again = make_service(data_dir=tmp_path / "data")  # a restart: served from the start
     mem2 = await again.memory()
     assert again.ranking is not None and again.ranking.learner.serving
-    assert mem2.ranker.weights["has_image"] == pytest.approx(DEFAULT_WEIGHTS["has_image"] + 2.5)
+    assert weights(mem2)["has_image"] == pytest.approx(DEFAULT_WEIGHTS["has_image"] + 2.5)
     view = await ranking_view(await mem2.browser())  # what a dashboard page reads (read-only)
     assert view["serving"] and view["moved"]["has_image"][1] == pytest.approx(2.628, abs=1e-3)
 
     assert "back to the shipped weights" in await mem(again, "mem ranking reset")
-    assert mem2.ranker.weights == DEFAULT_WEIGHTS
+    assert weights(mem2) == DEFAULT_WEIGHTS
     assert "No weight has moved" in await mem(again, "mem ranking")
     assert not (await ranking_view(await mem2.browser()))["moved"]
 
@@ -131,7 +138,7 @@ async def test_a_places_feedback_never_changes_what_another_place_may_see(servic
     ranking.learner.judged = Judged([0.5] * 30)
     mem_ = await service.memory()
     service.serve_ranking(mem_)
-    assert mem_.ranker.weights != DEFAULT_WEIGHTS
+    assert weights(mem_) != DEFAULT_WEIGHTS
     _, req, inj = await ask(service, "what is the picnic plan?", "carol", "g2")
     g2 = service.audience(event("x", "carol", "g2"))
     learned = await service.recall(g2, "picnic plan", 40)
@@ -139,7 +146,7 @@ async def test_a_places_feedback_never_changes_what_another_place_may_see(servic
     shipped = await service.recall(g2, "picnic plan", 40)
     assert {h.key for h in learned} == {h.key for h in shipped}  # the order may change, who sees what never
     assert [h.key for h in learned] != [h.key for h in shipped]
-    assert all(h.item.place == "qq:group:g2" for h in learned)
+    assert all(getattr(h.item, "place", None) == "qq:group:g2" for h in learned)
     assert inj is not None and all("g2" in h.text for h in inj.injected)
 
 
@@ -178,5 +185,5 @@ async def test_off_records_nothing_and_ranks_with_the_shipped_weights(make_servi
     ev, _, inj = await ask(svc, "my cat?", "alice")
     assert inj is not None and inj.injected and svc.ranking is None
     svc.record_reply(ev, REPLY["en"])
-    assert (await svc.memory()).ranker.weights == DEFAULT_WEIGHTS
+    assert weights(await svc.memory()) == DEFAULT_WEIGHTS
     assert "does not learn" in await mem(svc, "mem ranking")

@@ -32,5 +32,7 @@ def test_a_reply_marks_the_note_it_used_and_not_the_others(notes: list[str], rep
     keys = [f"m{i}" for i in range(len(notes))] + ["m99"]
     rid = log.record("qq:private:7", keys, np.zeros((len(COLUMNS), len(keys))), injected=len(notes))
     marked = log.used(rid, [k for k, u in zip(keys, used(reply, notes)) if u])
-    assert marked.pairs()[0].shape[1] == len(notes)  # only what went in is judged (m99 was held back)
+    pairs = marked.pairs()
+    # only what went in is judged (m99 was held back)
+    assert pairs is not None and pairs[0].shape[1] == len(notes)
     assert marked.used == [i in drawn_on for i in range(len(notes))]

@@ -76,6 +76,7 @@ async def test_erase_takes_every_vector_of_the_item_the_second_ones_too(store: S
         await tx.erase([e1], [])
     assert (await store.query_vectors_page("m1#as-query", "e", 0, 10))[0] == [e2]
     assert [r.id for r in (await store.vectors_page("m1", "e", 0, 10))[0]] == [e2]
+    assert (await store.vector_codes_page("m1", "e", 0, 10)).ids.tolist() == [e2]  # its int8 codes too
 
 
 async def test_erased_ids_are_never_given_out_again(store: Store) -> None:

@@ -12,6 +12,9 @@ from astrbot_plugin_engram.memory import Episode, Memory
 from astrbot_plugin_engram.memory.store import (
     Store,
     VectorsSaved,
+    int8_codes,
+    int8_factor,
+    normalise,
 )
 from astrbot_plugin_engram.memory.text.words import prepare_episode, query_words
 
@@ -107,6 +110,48 @@ async def test_vectors_are_kept_per_model_and_read_back_in_pages(store: Store) -
     async with store.transaction() as tx:
         await tx.save_vectors("m2", "e", todo[:1], vecs[:1])  # a write of its own
     assert await store.vector_counts("m2") == [("e", A, 1)]
+
+
+async def test_each_vector_is_kept_as_its_int8_codes_under_one_factor_per_model(store: Store) -> None:
+    """What the index loads at open: the codes as the live index made them when they were saved (the
+    factor fixed by the model's first vectors), with each item's place or scope and status."""
+    async with store.transaction() as tx:
+        await tx.add_episodes([ep("a", A), ep("b", B), ep("c", A)])
+        mid = await tx.add_memory(Memory("m", "self"))
+    todo = await store.items_to_embed("e", 0, 10)
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(4, 16)).astype(np.float32)
+    heard: list[VectorsSaved] = []
+    store.listen(lambda c: heard.append(c) if isinstance(c, VectorsSaved) else None)
+    assert await store.vector_scale("m1") is None
+    async with store.transaction() as tx:
+        await tx.save_vectors("m1", "e", todo[:2], vecs[:2])
+    factor = await store.vector_scale("m1")
+    assert factor == int8_factor(normalise(vecs[:2])) == heard[0].factor
+    async with store.transaction() as tx:  # later vectors: the same factor, even if they are larger
+        await tx.save_vectors("m1", "e", todo[2:], 3 * vecs[2:3])
+        await tx.save_vectors("m1", "m", await store.items_to_embed("m", 0, 10), vecs[3:])
+    assert await store.vector_scale("m1") == factor
+    page = await store.vector_codes_page("m1", "e", 0, 10)
+    assert page.ids.tolist() == [1, 2, 3]
+    assert np.array_equal(page.codes, int8_codes(normalise(vecs[:3]), factor))
+    codes = heard[0].codes  # as the index heard them after the commit
+    assert codes is not None and np.array_equal(page.codes[:2], codes)
+    assert [page.groups[g] for g in page.group_at] == [A, B, A]
+    assert [page.statuses[s] for s in page.status_at] == ["active"] * 3
+    assert (await store.vector_codes_page("m1", "e", 3, 10)).ids.tolist() == []
+    mem = await store.vector_codes_page("m1", "m", 0, 10)
+    assert mem.ids.tolist() == [mid] and [mem.groups[g] for g in mem.group_at] == ["self"]
+    async with store.transaction() as tx:
+        await tx.set_memory_fields(mid, status="archived", scope="space:" + B)
+    mem = await store.vector_codes_page("m1", "m", 0, 10)  # a memory's scope and status as they are now
+    assert [mem.groups[g] for g in mem.group_at] == ["space:" + B]
+    assert [mem.statuses[s] for s in mem.status_at] == ["archived"]
+    assert (await store.vector_codes_page("m2", "e", 0, 10)).ids.tolist() == []  # kept per model
+    async with store.transaction() as tx:  # a model dropped (a reindex): its codes and factor go
+        await tx.drop_vectors("m1")
+    assert await store.vector_scale("m1") is None
+    assert (await store.vector_codes_page("m1", "e", 0, 10)).ids.tolist() == []
 
 
 async def test_second_vectors_are_kept_compact_per_model_and_read_back_in_pages(store: Store) -> None:

@@ -8,9 +8,11 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
+from astrbot_plugin_engram.memory.store import int8_codes, int8_factor, normalise
 from astrbot_plugin_engram.memory.store.sqlite.migrations import (
     MIGRATIONS,
     _m003_text_shape,
@@ -19,7 +21,7 @@ from astrbot_plugin_engram.memory.store.sqlite.migrations import (
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 from astrbot_plugin_engram.memory.text.words import EMPTY_SHAPE, text_shape
 
-from ..conftest import HashEmbedder
+from ..conftest import HashEmbedder, hash_vector, stable_id
 
 GROUP = "qq:group:1"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -309,3 +311,70 @@ async def test_an_older_store_is_vacuumed_once_from_the_command_line(
     e = await Engram.open(db_path, HashEmbedder(), background=False)
     assert (await e.counts())["episodes"] == 1500
     await e.close()
+
+
+class _TwoKinds(HashEmbedder):
+    asymmetric = True  # items get a second vector too (``#as-query``), kept compact: no codes
+
+
+async def test_an_older_store_gets_each_vector_s_codes_under_the_factor_its_index_used(db_path: Path) -> None:
+    """m014 fills the int8 codes of a store that kept only float32 vectors: under the factor the index
+    worked out at each open until then (from the first 16,384 episode vectors), each episode with its
+    place's key, second vectors left out; recall finds the same after it."""
+    e = await Engram.open(db_path, _TwoKinds(), background=False)
+    await e.record_many([Episode(place=f"qq:group:{i % 3}", content=f"line {i} about cats and {i * 7}",
+                                 time=T0 + timedelta(minutes=i)) for i in range(50)])
+    await e.add_memory(Memory(text="Alice has a cat", scope=f"space:{GROUP}"))
+    await e.embed_pending()
+    audience = Audience("qq:group:2")
+    before = [(h.key, round(h.score, 6)) for h in await e.recall("cats and 21", audience)]
+    await e.close()
+    with sqlite3.connect(db_path) as db:  # as the file was before m014
+        db.execute("DELETE FROM _migrations WHERE name = 'm014_vector_codes'")
+        db.execute("DROP TABLE vector_codes")
+        db.execute("DROP TABLE vector_scales")
+    e = await Engram.open(db_path, _TwoKinds(), background=False)
+    try:
+        assert [(h.key, round(h.score, 6)) for h in await e.recall("cats and 21", audience)] == before
+    finally:
+        await e.close()
+    assert rows(db_path, "SELECT DISTINCT model FROM vector_codes") == [("hash-32",)]
+    floats = rows(db_path, "SELECT kind, item, vec FROM vectors WHERE model = 'hash-32' ORDER BY kind, item")
+    unit = normalise(np.stack([np.frombuffer(v, np.float32) for _, _, v in floats]))
+    eps = [k == "e" for k, _, _ in floats]
+    factor = int8_factor(unit[eps])
+    assert rows(db_path, "SELECT factor FROM vector_scales") == [(factor,)]
+    codes = rows(db_path, "SELECT kind, item, place, codes FROM vector_codes ORDER BY kind, item")
+    assert [(k, i) for k, i, _, _ in codes] == [(k, i) for k, i, _ in floats]
+    assert np.array_equal(np.stack([np.frombuffer(c, np.int8) for *_, c in codes]), int8_codes(unit, factor))
+    keys = dict(rows(db_path, "SELECT e.id, s.id FROM episodes e JOIN spaces s ON s.name = e.space"))
+    assert [p for k, i, p, _ in codes] == [keys[i] if k == "e" else None for k, i, _, _ in codes]
+
+
+class _Spread(HashEmbedder):
+    """Words hashed, plus a spread of small components: each batch's largest component differs, as
+    a real model's do (a hashed short text alone has a few large ones)."""
+
+    name = "spread-128"
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        return np.stack([hash_vector(t, 128) + np.random.default_rng(stable_id(t)).normal(0, 0.05, 128)
+                         for t in texts]).astype(np.float32)
+
+
+async def test_recall_after_a_restart_scores_as_before_it(db_path: Path) -> None:
+    """The codes an item was searched by in the session that embedded it are the ones loaded at the
+    next open (its factor is the store's, fixed by the first vectors): not re-made on another scale."""
+    e = await Engram.open(db_path, _Spread(), background=False)
+    for i in range(0, 120, 30):  # four batches: the factor is fixed by the first one's vectors
+        await e.record_many([Episode(place=GROUP, content=f"note {j} on {'cats' if j % 2 else 'dogs'}",
+                                     time=T0 + timedelta(minutes=j)) for j in range(i, i + 30)])
+        await e.embed_pending()
+    queries = ["cats 41", "dogs on note 8", "note 99"]
+    before = [[(h.key, h.score) for h in await e.recall(q, Audience(GROUP))] for q in queries]
+    await e.close()
+    e = await Engram.open(db_path, _Spread(), background=False)
+    try:
+        assert [[(h.key, h.score) for h in await e.recall(q, Audience(GROUP))] for q in queries] == before
+    finally:
+        await e.close()

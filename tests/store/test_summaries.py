@@ -141,7 +141,9 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     old_path, new_path = tmp_path / "old.db", tmp_path / "new.db"
     with monkeypatch.context() as m:  # the store as released before m011: no counts, no triggers
-        m.setattr(migrations, "MIGRATIONS", [mg for mg in migrations.MIGRATIONS if mg[0] < "m011"])
+        # (with m014's tables for the vectors' codes: today's writes erase them with their items)
+        m.setattr(migrations, "MIGRATIONS", [mg for mg in migrations.MIGRATIONS
+                                             if mg[0] < "m011" or mg[0] >= "m014"])
         old = await memory.open_store(old_path)
         try:
             await writes_and_erases(old, old_path, seed=7, check=False)

@@ -18,6 +18,7 @@ from .codec import (
     chunks,
     dt,
     episode_row,
+    fetch_rows,
     in_list,
     memory_row,
     meta_names_image,
@@ -73,12 +74,14 @@ class Items:
         return dt(row[0], row[1]) if row else None
 
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
-        """The in-memory columns of up to ``limit`` episodes past ``after``, in id order."""
+        """The in-memory columns of up to ``limit`` episodes past ``after``, in id order. Read on the
+        reader's thread: a page of thousands costs more than the trip there, and at open SQLite reads
+        the next page while the event loop's thread files this one (and the vectors' meanwhile)."""
         return [EpisodeColumnRow(i, t, tz, place, seq, section, shape, name,
                                  kind == "image" or (meta is not None and meta_names_image(meta)),
                                  kind == "message_out")
-                for i, t, tz, place, seq, section, shape, name, kind, meta in quick_rows(
-                    self._quick, _COLUMN_ROWS, (after, limit))]
+                for i, t, tz, place, seq, section, shape, name, kind, meta in await fetch_rows(
+                    self._reader, _COLUMN_ROWS, (after, limit))]
 
     async def last_episode_id(self) -> int:
         return int(quick_rows(self._quick, "SELECT max(id) FROM episodes")[0][0] or 0)

@@ -11,10 +11,11 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
+import aiosqlite
 import numpy as np
 
 from .. import DOCLIST_CAP, KeywordRow, Postings
-from .codec import quick_rows
+from .codec import fetch_rows, quick_rows
 from .postings_cache import PostingsCache
 
 # A private-use character: a token character for FTS5's unicode61 tokenizer (category Co) that no
@@ -81,7 +82,8 @@ _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM 
 class Keywords:
     """The keyword tables' doclists and row lengths, read on the event loop's thread (``_quick``)."""
 
-    def __init__(self, quick: sqlite3.Connection, cache: PostingsCache):
+    def __init__(self, reader: aiosqlite.Connection, quick: sqlite3.Connection, cache: PostingsCache):
+        self._reader = reader  # pages of rows (``_keyword_rows``): on its own thread, beside the loop's
         self._quick = quick
         self._postings = cache  # recent doclists, exact at the file's keyword stamp
 
@@ -104,18 +106,19 @@ class Keywords:
 
     async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                    ) -> list[KeywordRow]:
-        return self._keyword_rows("episodes", after, limit, ids)
+        return await self._keyword_rows("episodes", after, limit, ids)
 
     async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                   ) -> list[KeywordRow]:
-        return self._keyword_rows("memories", after, limit, ids)
+        return await self._keyword_rows("memories", after, limit, ids)
 
-    def _keyword_rows(self, table: str, after: int, limit: int, ids: Sequence[int] | None
-                      ) -> list[KeywordRow]:
-        """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (or the rows ``ids``)."""
+    async def _keyword_rows(self, table: str, after: int, limit: int, ids: Sequence[int] | None
+                            ) -> list[KeywordRow]:
+        """Indexed rows of ``table`` ('episodes' or 'memories') past ``after`` (a page: on the
+        reader's thread, as ``Items.episode_columns``), or the rows ``ids`` (a recall's few)."""
         sql = _EPISODE_ROWS if table == "episodes" else _MEMORY_ROWS
         if ids is None:
-            rows = quick_rows(self._quick, sql.format("> ?"), (after, limit))
+            rows = await fetch_rows(self._reader, sql.format("> ?"), (after, limit))
         else:
             rows = quick_rows(self._quick, sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)])
         if table == "episodes":

@@ -63,7 +63,7 @@ class SQLiteStore:
         self.writing = Transactions(path, writer, postings, LogCopier(path) if writer is not None else None,
                                     SECTION_GAP.total_seconds())
         self.items = Items(reader, quick)
-        self.keywords = Keywords(quick, postings)
+        self.keywords = Keywords(reader, quick, postings)
         self.vectors = Vectors(reader, latest, quick)
         self.progress = Progress(reader, latest, self.writing)
         self.days = Days(latest)
@@ -94,6 +94,8 @@ class SQLiteStore:
         self.memory_keyword_rows = self.keywords.memory_keyword_rows
         self.vector_counts = self.vectors.vector_counts
         self.vectors_page = self.vectors.vectors_page
+        self.vector_scale = self.vectors.vector_scale
+        self.vector_codes_page = self.vectors.vector_codes_page
         self.query_vectors_page = self.vectors.query_vectors_page
         self.query_vectors = self.vectors.query_vectors
         # ProgressReads

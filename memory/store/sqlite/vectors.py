@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import aiosqlite
 import numpy as np
 
-from .. import EmbedRow
+from .. import CodesPage, EmbedRow
 from .codec import chunks, compact_vectors, fetch_rows, in_list, quick_rows, vectors_of
 
 
@@ -34,10 +34,47 @@ class Vectors:
     async def vector_counts(self, model: str) -> list[tuple[str, str, int]]:
         """(kind, group, count) of the stored vectors of ``model``: lets the index size its blocks."""
         return await fetch_rows(self._reader,
-            "SELECT 'e', e.space, count(*) FROM vectors v JOIN episodes e ON e.id = v.item"
-            " WHERE v.model = ? AND v.kind = 'e' GROUP BY e.space"
-            " UNION ALL SELECT 'm', m.scope, count(*) FROM vectors v JOIN memories m ON m.id = v.item"
+            "SELECT 'e', s.name, c.n FROM (SELECT place, count(*) AS n FROM vector_codes"
+            " WHERE model = ? AND kind = 'e' GROUP BY place) c JOIN spaces s ON s.id = c.place"
+            " UNION ALL SELECT 'm', m.scope, count(*) FROM vector_codes v JOIN memories m ON m.id = v.item"
             " WHERE v.model = ? AND v.kind = 'm' GROUP BY m.scope", (model, model))
+
+    async def vector_scale(self, model: str) -> float | None:
+        """The factor of ``model``'s int8 codes (None: none saved yet)."""
+        rows = await fetch_rows(self._reader, "SELECT factor FROM vector_scales WHERE model = ?", (model,))
+        return float(rows[0][0]) if rows else None
+
+    async def vector_codes_page(self, model: str, kind: str, after: int, limit: int) -> CodesPage:
+        """Up to ``limit`` stored int8 codes of ``model`` of items of ``kind`` past ``after``, with each
+        item's group and status (what the index loads at open: a quarter of the float32 bytes, and
+        episodes' places by key, without a join with the episodes)."""
+        if kind == "e":
+            rows = await fetch_rows(self._reader, "SELECT item, place, codes FROM vector_codes"
+                                    " WHERE model = ? AND kind = 'e' AND item > ? ORDER BY item LIMIT ?",
+                                    (model, after, limit))
+            if not rows:
+                return _NO_CODES
+            ids, keys, blobs = zip(*rows)
+            names = dict(await fetch_rows(self._reader, "SELECT id, name FROM spaces"))
+            known = np.fromiter((k if k is not None else -1 for k in keys), np.int64, len(keys))
+            at, inverse = np.unique(known, return_inverse=True)
+            groups = [names.get(int(k), "") for k in at.tolist()]
+            statuses, status_at = ["active"], np.zeros(len(ids), np.int64)
+        else:
+            rows = await fetch_rows(self._reader, "SELECT v.item, m.scope, m.status, v.codes"
+                                    " FROM vector_codes v JOIN memories m ON m.id = v.item WHERE v.model = ?"
+                                    " AND v.kind = 'm' AND v.item > ? ORDER BY v.item LIMIT ?",
+                                    (model, after, limit))
+            if not rows:
+                return _NO_CODES
+            ids, scopes, states, blobs = zip(*rows)
+            groups, inverse = _numbered(scopes)
+            statuses, status_at = _numbered(states)
+        if len(set(map(len, blobs))) > 1:  # a damaged row: the index's load says so, recall keeps keywords
+            raise ValueError(f"the stored codes of {model} differ in length")
+        codes = np.frombuffer(b"".join(blobs), np.int8).reshape(len(blobs), -1)
+        return CodesPage(np.fromiter(ids, np.int64, len(ids)), codes, groups, inverse.astype(np.int64),
+                         statuses, status_at)
 
     async def vectors_page(self, model: str, kind: str, after: int, limit: int
                            ) -> tuple[list[EmbedRow], np.ndarray]:
@@ -80,3 +117,14 @@ class Vectors:
             rows += quick_rows(self._quick, "SELECT item, vec FROM vectors WHERE model = ? AND kind = ?"
                                f" AND item IN {sql}", [model, kind, *vals])
         return [i for i, _ in rows], compact_vectors([b for _, b in rows])
+
+
+_NO_CODES = CodesPage(np.zeros(0, np.int64), np.zeros((0, 0), np.int8), [], np.zeros(0, np.int64), [],
+                      np.zeros(0, np.int64))
+
+
+def _numbered(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct values in order of first appearance, and each value's number among them."""
+    number: dict[str, int] = {}
+    at = np.fromiter((number.setdefault(v, len(number)) for v in values), np.int64, len(values))
+    return list(number), at

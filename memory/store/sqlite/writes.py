@@ -27,6 +27,9 @@ from .. import (
     MemoryChanged,
     PlacesDeleted,
     VectorsSaved,
+    int8_codes,
+    int8_factor,
+    normalise,
 )
 from .codec import (
     EPISODE_COLUMNS,
@@ -524,18 +527,42 @@ class SQLiteWrites:
             await self._writer.execute(f"DELETE FROM {table}_fts WHERE rowid IN {q}", v)
             self.keyword_deletes.append((f"{table}_fts", list(v)))
             await self._writer.execute(f"DELETE FROM vectors WHERE kind = ? AND item IN {q}", [kind, *v])
+            await self._writer.execute(f"DELETE FROM vector_codes WHERE kind = ? AND item IN {q}", [kind, *v])
             await self._writer.execute(f"DELETE FROM {table} WHERE id IN {q}", v)
 
     # ---- beside the rows: vectors, cursors and job runs --------------------------------------
     async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                            vectors: np.ndarray) -> None:
-        """Store each row's vector for ``model`` (replacing one it had); a row erased since it was read is
-        skipped (the indexer embeds outside the transaction: a forget may commit meanwhile)."""
+        """Store each row's vector for ``model`` (replacing one it had), and its int8 codes under the
+        model's factor (``vector_scales``: fixed by the first vectors saved); a row erased since it was
+        read is skipped (the indexer embeds outside the transaction: a forget may commit meanwhile)."""
         rows, vectors = await self._still_there(kind, rows, vectors)
         await self._writer.executemany(
             "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
             [(model, kind, r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
-        self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+        if not len(rows):
+            self.changes.append(VectorsSaved(model, kind, list(rows), vectors))
+            return
+        unit = normalise(vectors)
+        got = await fetch_rows(self._writer, "SELECT factor FROM vector_scales WHERE model = ?", (model,))
+        factor = float(got[0][0]) if got else int8_factor(unit)
+        if not got:
+            await self._writer.execute("INSERT INTO vector_scales VALUES (?, ?)", (model, factor))
+        codes = int8_codes(unit, factor)
+        places = await self._place_keys([r.id for r in rows]) if kind == "e" else {}
+        await self._writer.executemany(
+            "INSERT OR REPLACE INTO vector_codes VALUES (?, ?, ?, ?, ?)",
+            [(model, kind, r.id, places.get(r.id), c.tobytes()) for r, c in zip(rows, codes)])
+        self.changes.append(VectorsSaved(model, kind, list(rows), vectors, codes, factor))
+
+    async def _place_keys(self, ids: list[int]) -> dict[int, int]:
+        """Each episode's place key (``spaces.id``)."""
+        out: dict[int, int] = {}
+        for chunk in chunks(ids):
+            sql, vals = in_list(chunk)
+            out.update(await fetch_rows(self._writer, "SELECT e.id, s.id FROM episodes e JOIN spaces s"
+                                        f" ON s.name = e.space WHERE e.id IN {sql}", vals))
+        return out
 
     async def save_query_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
                                  vectors: np.ndarray) -> None:
@@ -560,7 +587,8 @@ class SQLiteWrites:
         return [rows[i] for i in keep], vectors[keep] if len(keep) else vectors[:0]
 
     async def drop_vectors(self, model: str) -> None:
-        await self._writer.execute("DELETE FROM vectors WHERE model = ?", (model,))
+        for table in ("vectors", "vector_codes", "vector_scales"):  # a new model's codes get a new factor
+            await self._writer.execute(f"DELETE FROM {table} WHERE model = ?", (model,))
 
     async def cursor(self, name: str) -> int:
         """The cursor ``name`` as this transaction sees it (0 when unset)."""
