@@ -1,0 +1,15 @@
+"""The PostgreSQL backend of the Store protocol (psycopg 3, async): the only package that knows
+PostgreSQL. An optional extra (``pip install 'psycopg[binary]'``, docs/postgres.md): imported only
+when a store is opened at a ``postgresql://`` URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .store import PostgresStore, is_url, shown
+
+__all__ = ["PostgresStore", "is_url", "open_store", "shown"]
+
+
+async def open_store(url: str, folder: str | Path | None = None, *, read_only: bool = False) -> PostgresStore:
+    return await PostgresStore.open(url, folder, read_only=read_only)
