@@ -3,6 +3,7 @@ imported only then); anything else, a SQLite file (the default)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import StoreError
@@ -13,6 +14,11 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 
 def is_database_url(where: object) -> bool:
     return isinstance(where, str) and where.startswith(URL_SCHEMES)
+
+
+def shown(where: str | Path) -> str:
+    """A store's location as it may be logged and shown: a database URL without its password."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", str(where))
 
 
 async def open_store(where: str | Path, *, folder: str | Path | None = None, durable: bool = False,

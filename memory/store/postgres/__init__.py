@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .store import PostgresStore, is_url, shown
+from .store import PostgresStore
 
-__all__ = ["PostgresStore", "is_url", "open_store", "shown"]
+__all__ = ["PostgresStore", "open_store"]
 
 
 async def open_store(url: str, folder: str | Path | None = None, *, read_only: bool = False) -> PostgresStore:

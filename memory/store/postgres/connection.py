@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 WRITING = 0x656E6772616D01  # held by the transaction that writes (one at a time across instances)
+TURNS = 0x656E6774  # the first half of a turn's two-part advisory lock key (``PostgresStore.turn``)
 
 
 async def rows(db: psycopg.AsyncConnection, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:

@@ -9,8 +9,9 @@ migrates and closes; the reads are the parts it is composed of (``recall_reads``
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,9 @@ from typing import Any
 import psycopg
 
 from ...errors import StoreError
+from ..opening import shown
 from .browse import Browse, check_summaries
-from .connection import rows
+from .connection import TURNS, rows, value
 from .following import Following
 from .migrations import MIGRATIONS, migrate, pending
 from .reads import Reads
@@ -29,16 +31,6 @@ from .transactions import ERASED_TABLES, Transactions
 log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # as the SQLite store: a silence this long starts a new section
 STORE_NAME = "engram.postgres"  # the store's ``path`` in the data folder (nothing is written there)
-
-
-def shown(url: str) -> str:
-    """A database URL as it may be logged and shown: without its password."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
-
-
-def is_url(where: object) -> bool:
-    """Whether ``where`` names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))
 
 
 class PostgresStore:
@@ -82,6 +74,18 @@ class PostgresStore:
     @property
     def read_only(self) -> bool:
         return self._writer is None
+
+    @asynccontextmanager
+    async def turn(self, name: str) -> AsyncIterator[bool]:
+        """A session advisory lock on ``name`` (on the reader: autocommit, so no transaction's end
+        lets it go early), tried, not waited for: False while another instance holds it."""
+        key = ("SELECT {}(%s, hashtext(%s))", (TURNS, name))
+        mine = bool(await value(self._reader, key[0].format("pg_try_advisory_lock"), key[1]))
+        try:
+            yield mine
+        finally:
+            if mine:
+                await value(self._reader, key[0].format("pg_advisory_unlock"), key[1])
 
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
         async with self.transaction() as tx:

@@ -29,7 +29,14 @@ from .. import (
     PlacesDeleted,
     VectorsSaved,
 )
-from .codec import EPISODE_COLUMNS, MEMORY_COLUMNS, compact_vector_blob, distinct_words, vector_blob, word_count
+from .codec import (
+    EPISODE_COLUMNS,
+    MEMORY_COLUMNS,
+    compact_vector_blob,
+    distinct_words,
+    vector_blob,
+    word_count,
+)
 from .connection import rows as fetch
 from .connection import value as fetch_value
 
