@@ -7,9 +7,9 @@ import copy
 import random
 import shutil
 import tempfile
-from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
