@@ -78,7 +78,8 @@ class Engram(Kernel):
                    clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None,
                    folder: str | Path | None = None) -> Engram:
         """Open the memory at ``path`` (created if missing): a SQLite file, or a PostgreSQL database
-        by its ``postgresql://`` URL (``folder``: the data folder beside it, docs/postgres.md). ``background=False``: embed on demand.
+        by its ``postgresql://`` URL (``folder``: the data folder beside it, docs/postgres.md).
+            ``background=False``: embed on demand.
         ``clock``: the current time (aware), the real one unless given. ``redactor``: the secrets taken
         out of what is recorded (``text/redaction.py``; the default patterns unless given).
 

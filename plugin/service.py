@@ -175,7 +175,8 @@ class EngramService:
                 assert self.engram is not None
                 self.engram.after_forget.append(self._after_forget)
                 self.recording.opened()  # messages kept while the store could not take them
-                log.debug("Engram: memory at %s opened, embeddings from %s", shown(self.location), embedder.name)
+                log.debug("Engram: memory at %s opened, embeddings from %s", shown(self.location),
+                          embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
                 await self.engram.use_embedder(embedder)

@@ -456,7 +456,7 @@ async def cmd_migrate_to(args: argparse.Namespace) -> int:
 
     if not is_database_url(args.to):
         raise InvalidInputError(f"--to must be a postgresql:// URL, got {args.to!r}")
-    if is_database_url(args.db) or not Path(args.db).exists():
+    if is_database_url(args.db) or not Path(args.db).exists():  # noqa: ASYNC240 - one stat
         raise InvalidInputError(f"--db must be an existing SQLite store file, got {args.db}")
     from ..store.postgres.migrate_to import migrate_to
 
@@ -469,7 +469,8 @@ async def cmd_migrate_to(args: argparse.Namespace) -> int:
             await target.close()
     finally:
         await source.close()
-    print(f"copied {args.db} into {shown(args.to)}: {done['episodes']} episodes, {done['memories']} memories, "
+    print(f"copied {args.db} into {shown(args.to)}: {done['episodes']} episodes, "
+          f"{done['memories']} memories, "
           f"{done['vectors']} vectors")
     return 0
 
@@ -492,7 +493,8 @@ async def run(args: argparse.Namespace) -> int:
         return await cmd_migrate_to(args)
     if args.command in ("backup", "restore"):  # on the file, without opening it as a memory
         if is_database_url(args.db):
-            raise InvalidInputError("backup and restore are of a SQLite file; a PostgreSQL database is backed "
+            raise InvalidInputError("backup and restore are of a SQLite file; a PostgreSQL database "
+                                    "is backed "
                                     "up with PostgreSQL's own tools (pg_dump, docs/postgres.md)")
         await (cmd_backup if args.command == "backup" else cmd_restore)(args)
         return 0

@@ -32,6 +32,6 @@ async def open_store(where: str | Path, *, folder: str | Path | None = None, dur
             raise StoreError("a postgresql:// store needs the psycopg driver, an optional extra: "
                              "pip install 'psycopg[binary]>=3.1,<4' (docs/postgres.md)",
                              code="store_needs_psycopg") from e
-        return await open_postgres(str(where), folder, read_only=read_only)  # type: ignore[return-value]
+        return await open_postgres(str(where), folder, read_only=read_only)
     from .sqlite import open_store as open_sqlite
     return await open_sqlite(where, durable=durable, read_only=read_only)

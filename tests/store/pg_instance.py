@@ -31,7 +31,7 @@ async def main(url: str, folder: str) -> None:
                     place=place, content=f"{word} number {i}", actor="qq:b", actor_name="Bee",
                     time=T0 + timedelta(seconds=i))) for i in range(int(n))))
                 out = ids
-            elif cmd == "wait-recall":  # seconds until a recall in the place finds the word (None: not in 10 s)
+            elif cmd == "wait-recall":  # seconds until a recall there finds the word (None: not in 10 s)
                 place, word = arg.split()
                 start = time.monotonic()
                 out = None

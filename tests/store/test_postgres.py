@@ -45,7 +45,8 @@ async def fill(e: Engram) -> None:
 
 
 async def answers(e: Engram) -> list[list[tuple[str, float]]]:
-    return [[(h.key, round(h.score, 6)) for h in await e.recall(q, a, k=10)] for q in QUERIES for a in AUDIENCES]
+    return [[(h.key, round(h.score, 6)) for h in await e.recall(q, a, k=10)]
+            for q in QUERIES for a in AUDIENCES]
 
 
 async def keyword_state(e: Engram) -> tuple[Any, ...]:
@@ -82,7 +83,7 @@ def test_migrate_to_copies_a_sqlite_store_whole(postgres_server: Any, tmp_path: 
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     db, url = tmp_path / "engram.db", postgres_server.fresh_database()
 
-    async def before() -> tuple[Any, ...]:
+    async def before() -> None:
         e = await Engram.open(db, HashEmbedder(dim=16), background=False)
         try:
             await fill(e)
@@ -117,5 +118,6 @@ def test_migrate_to_copies_a_sqlite_store_whole(postgres_server: Any, tmp_path: 
 
 async def test_a_postgres_url_that_answers_nothing_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open") as e:
-        await Engram.open("postgresql://engram:hunter2@127.0.0.1:1/none", HashEmbedder(dim=16), folder=tmp_path)
+        await Engram.open("postgresql://engram:hunter2@127.0.0.1:1/none", HashEmbedder(dim=16),
+                          folder=tmp_path)
     assert "hunter2" not in str(e.value)

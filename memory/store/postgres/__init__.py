@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import Store
 from .store import PostgresStore
 
 __all__ = ["PostgresStore", "open_store"]
 
 
-async def open_store(url: str, folder: str | Path | None = None, *, read_only: bool = False) -> PostgresStore:
-    return await PostgresStore.open(url, folder, read_only=read_only)
+async def open_store(url: str, folder: str | Path | None = None, *, read_only: bool = False) -> Store:
+    store: Store = await PostgresStore.open(url, folder, read_only=read_only)  # checked against the protocol
+    return store

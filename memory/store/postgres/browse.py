@@ -51,7 +51,8 @@ class Browse:
                 where.append(f"{column} = %s")
                 args.append(v)
         if place is not None:
-            where.append("(scope = %s OR EXISTS (SELECT 1 FROM sources s JOIN episodes e ON e.id = s.episode_id"
+            where.append("(scope = %s OR EXISTS (SELECT 1 FROM sources s JOIN episodes e ON e.id = "
+                         "s.episode_id"
                          " WHERE s.memory_id = memories.id AND e.space = %s))")
             args += [f"space:{place}", place]
         if people or named:
@@ -73,7 +74,8 @@ class Browse:
 
     async def versions(self, memory_id: int) -> list[int]:
         return [r[0] for r in await rows(
-            self._db, "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = %s) ORDER BY id",
+            self._db, "SELECT id FROM memories WHERE root = (SELECT root FROM memories WHERE id = %s) ORDER "
+                      "BY id",
             (memory_id,))]
 
     async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
@@ -85,7 +87,8 @@ class Browse:
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
         seq = episode.seq or 0
         found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = %s"
-                           " AND seq BETWEEN %s AND %s ORDER BY seq", (episode.place, seq - before, seq + after))
+                           " AND seq BETWEEN %s AND %s ORDER BY seq", (episode.place, seq - before,
+                                                                       seq + after))
         return [episode_row(r) for r in found]
 
     async def memory_counts(self, by: str) -> dict[str, int]:
@@ -97,7 +100,8 @@ class Browse:
         if place is None:
             return [(d, n) for d, n in await rows(self._db, "SELECT day, n FROM episode_days ORDER BY day")]
         return [(d, n) for d, n in await rows(
-            self._db, f"SELECT {DAY} AS day, count(*) FROM episodes WHERE space = %s GROUP BY day ORDER BY day",
+            self._db, f"SELECT {DAY} AS day, count(*) FROM episodes WHERE space = %s GROUP BY day ORDER BY "
+                      f"day",
             (place,))]
 
     async def count_episodes(self) -> int:
@@ -105,7 +109,8 @@ class Browse:
 
     async def count_place_episodes(self, place: str, before_seq: int | None = None) -> int:
         if before_seq is None:
-            return int((await rows(self._db, "SELECT count(*) FROM episodes WHERE space = %s", (place,)))[0][0])
+            return int((await rows(self._db, "SELECT count(*) FROM episodes WHERE space = %s",
+                                   (place,)))[0][0])
         return int((await rows(self._db, "SELECT count(*) FROM episodes WHERE space = %s AND seq < %s",
                                (place, before_seq)))[0][0])
 
@@ -115,7 +120,8 @@ class Browse:
         return bool(found[0][0])
 
     async def places(self) -> list[tuple[str, int, float]]:
-        found = await rows(self._db, "SELECT space, n, (SELECT max(time) FROM episodes e WHERE e.space = p.space)"
+        found = await rows(self._db, "SELECT space, n, (SELECT max(time) FROM episodes e WHERE e.space = "
+                                     "p.space)"
                            " FROM place_counts p ORDER BY 2 DESC, 1")
         return [(r[0], r[1], r[2]) for r in found]
 
@@ -162,8 +168,10 @@ class Browse:
 
 # each summary table and what it holds, counted from the episodes directly (a full scan: checks only)
 SUMMARIES: dict[str, tuple[str, str]] = {
-    "episode_days": ("SELECT day, n FROM episode_days", f"SELECT {DAY} AS day, count(*) FROM episodes GROUP BY day"),
-    "place_counts": ("SELECT space, n FROM place_counts", "SELECT space, count(*) FROM episodes GROUP BY space"),
+    "episode_days": ("SELECT day, n FROM episode_days",
+                     f"SELECT {DAY} AS day, count(*) FROM episodes GROUP BY day"),
+    "place_counts": ("SELECT space, n FROM place_counts",
+                     "SELECT space, count(*) FROM episodes GROUP BY space"),
     "speaker_counts": ("SELECT actor, n FROM speaker_counts",
                        "SELECT actor, count(*) FROM episodes WHERE actor != '' GROUP BY actor"),
     "talk_pairs": ("SELECT a, b, n FROM talk_pairs",

@@ -131,7 +131,8 @@ class Following:
             columns = await reads.columns_of(ids)
             kws = {r.id: r for r in await reads.episode_keyword_rows(0, 0, [r.id for r in columns])}
             columns = [c for c in columns if c.id in kws]
-            return EpisodesAdded(columns, [kws[c.id].group for c in columns], [kws[c.id].length for c in columns]) \
+            return EpisodesAdded(columns, [kws[c.id].group for c in columns],
+                                 [kws[c.id].length for c in columns]) \
                 if columns else None
         if kind == "e-":
             return EpisodesDeleted(ids)
@@ -149,7 +150,8 @@ class Following:
             if ids[0] not in scope:
                 return None
             length = found[ids[0]].length if ids[0] in found else 0
-            return MemoryAdded(ids[0], scope[ids[0]], status[ids[0]], length, ids[1] if len(ids) > 1 else None)
+            return MemoryAdded(ids[0], scope[ids[0]], status[ids[0]], length,
+                               ids[1] if len(ids) > 1 else None)
         if kind == "m~":
             if ids[0] not in scope:
                 return None
@@ -168,7 +170,8 @@ class Following:
         if not found:
             return None
         order = np.argsort(found)
-        return VectorsSaved(model, item_kind, [EmbedRow(found[i], "", "", "") for i in order.tolist()], qvecs[order])
+        return VectorsSaved(model, item_kind, [EmbedRow(found[i], "", "", "") for i in order.tolist()],
+                            qvecs[order])
 
 
 Follower = Callable[[Change], None]

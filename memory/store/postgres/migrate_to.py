@@ -20,7 +20,8 @@ async def migrate_to(source: Store, target: Store, progress: Callable[[str, int]
     """Copy ``source`` (any backend) into ``target`` (empty); how many rows of each kind."""
     counts = await target.counts()
     if counts["episodes"] or counts["memories"] or counts["archived"] or counts["superseded"]:
-        raise StoreError("the database to migrate to is not empty: Engram copies a store only into an empty one",
+        raise StoreError("the database to migrate to is not empty: Engram copies a store only into an empty "
+                         "one",
                          code="migrate_not_empty")
     done = {"episodes": 0, "memories": 0, "vectors": 0}
     cursors = await source.cursors("")

@@ -50,7 +50,8 @@ class Reads:
         return [episode_row(r) for r in found]
 
     async def job_runs(self) -> dict[str, dict[str, Any]]:
-        return {job: json.loads(record) for job, record in await rows(self._db, "SELECT job, record FROM job_runs")}
+        return {job: json.loads(record) for job, record in await rows(self._db, "SELECT job, record FROM "
+                                                                                "job_runs")}
 
     # ---- people ----------------------------------------------------------------------------
     async def aliases(self, person: str) -> list[str]:
@@ -64,7 +65,8 @@ class Reads:
         return [r[0] for r in found]
 
     async def people_named_in(self, place: str, name: str) -> list[str]:
-        found = await rows(self._db, "SELECT person FROM place_names WHERE space = %s AND lower(name) = lower(%s)"
+        found = await rows(self._db, "SELECT person FROM place_names WHERE space = %s AND lower(name) = "
+                                     "lower(%s)"
                            " ORDER BY last_seen DESC", (place, name.strip()))
         return [r[0] for r in found]
 
@@ -99,7 +101,8 @@ class Reads:
                 sql += f" AND valid_from {op} %s"
                 args.append(timestamp(t))
         if latest > 0:
-            sql = (f"SELECT id FROM ({sql} ORDER BY coalesce(valid_from, created_at) DESC, id DESC LIMIT %s) l"
+            sql = (f"SELECT id FROM ({sql} ORDER BY coalesce(valid_from, created_at) DESC, id DESC LIMIT "
+                   f"%s) l"
                    " ORDER BY id")
             args.append(latest)
         else:
@@ -125,7 +128,8 @@ class Reads:
             " WHERE status = 'active' AND id > %s ORDER BY id LIMIT %s", (since, limit))]
 
     async def strength_of(self, ids: Sequence[int]) -> dict[int, tuple[float, float, str]]:
-        found = await rows(self._db, f"SELECT id, strength, {_LATER}, status FROM memories WHERE id = ANY(%s)",
+        found = await rows(self._db,
+                           f"SELECT id, strength, {_LATER}, status FROM memories WHERE id = ANY(%s)",
                            (sorted({int(i) for i in ids}),))
         return {i: (st, t, status) for i, st, t, status in found}
 
@@ -148,7 +152,8 @@ class Reads:
                                " (SELECT root FROM memories WHERE id = ANY(%s))", ids)
 
     async def memories_citing(self, episode_ids: Sequence[int]) -> list[int]:
-        return await self._ids("SELECT DISTINCT memory_id FROM sources WHERE episode_id = ANY(%s)", episode_ids)
+        return await self._ids("SELECT DISTINCT memory_id FROM sources WHERE episode_id = ANY(%s)",
+                               episode_ids)
 
     async def source_ids(self, memory_ids: Sequence[int]) -> list[int]:
         return await self._ids("SELECT episode_id FROM sources WHERE memory_id = ANY(%s)", memory_ids)
@@ -201,15 +206,18 @@ class Reads:
 
     # ---- the whole store, for the soul bundle ----------------------------------------------
     async def episodes_page(self, after: int, limit: int) -> list[Episode]:
-        found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id > %s ORDER BY id LIMIT %s",
+        found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id > %s ORDER BY id "
+                                     f"LIMIT %s",
                            (after, limit))
         return [episode_row(r) for r in found]
 
     async def memories_page(self, after: int, limit: int) -> list[tuple[Memory, int]]:
-        found = await rows(self._db, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id > %s ORDER BY id LIMIT %s",
+        found = await rows(self._db, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id > %s ORDER BY id "
+                                     f"LIMIT %s",
                            (after, limit))
         sources: dict[int, list[int]] = {}
-        for mid, eid in await rows(self._db, "SELECT memory_id, episode_id FROM sources WHERE memory_id = ANY(%s)"
+        for mid, eid in await rows(self._db, "SELECT memory_id, episode_id FROM sources WHERE memory_id = "
+                                             "ANY(%s)"
                                    " ORDER BY memory_id, episode_id", ([r[0] for r in found],)):
             sources.setdefault(mid, []).append(eid)
         return [(memory_row(r, sources.get(r[0], [])), r[1]) for r in found]

@@ -124,7 +124,8 @@ class RecallReads:
         if not words:
             return []
         found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where), [*args, words]))
-        return [np.array(found[n][::-1], np.int64) if found.get(n) else _NONE for n in range(1, len(words) + 1)]
+        return [np.array(found[n][::-1], np.int64) if found.get(n) else _NONE
+                for n in range(1, len(words) + 1)]
 
     async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                    ) -> list[KeywordRow]:
@@ -174,7 +175,8 @@ class RecallReads:
         return ([EmbedRow(i, group, status, "") for i, group, status, _ in found],
                 vectors_of([bytes(r[3]) for r in found]))
 
-    async def vectors_of(self, model: str, kind: str, ids: Sequence[int]) -> tuple[list[EmbedRow], np.ndarray]:
+    async def vectors_of(self, model: str, kind: str, ids: Sequence[int]
+                         ) -> tuple[list[EmbedRow], np.ndarray]:
         """``vectors_page`` for the items ``ids`` (another instance saved them: ``following``)."""
         table, group, status = (("episodes", "space", "'active'") if kind == "e"
                                 else ("memories", "scope", "x.status"))

@@ -52,24 +52,79 @@ class PostgresStore:
                                     SECTION_GAP.total_seconds())
         self.transaction = self.writing.transaction
         self.listen = self.writing.listen
-        for name in ("get_episodes", "get_memories", "episode_index_words", "memory_rank_rows", "episode_columns",
-                     "last_episode_id", "keyed_places", "place_key", "episode_postings", "memory_postings",
-                     "episode_keyword_rows", "memory_keyword_rows", "vector_counts", "vectors_page",
-                     "query_vectors_page", "query_vectors", "items_to_embed", "last_episode_time", "last_heard",
-                     "memory_vectors"):
-            setattr(self, name, getattr(recall, name))
-        for name in ("cursor", "cursors", "episode_backlog", "episodes_after", "aliases", "people_named",
-                     "people_named_in", "people_mentioned_in", "names_in_place", "episodes_between",
-                     "memory_ids_of_kind", "last_time_with", "strength_rows", "strength_of", "scope_memories",
-                     "memory_scopes", "kept_apart", "all_versions", "memories_citing", "source_ids",
-                     "episodes_where", "lines_of", "memories_mentioning", "names_holding", "memories_where",
-                     "episodes_page", "memories_page", "alias_rows", "place_name_rows", "place_title_rows",
-                     "place_names", "kept_apart_pairs", "job_runs", "place_titles"):
-            setattr(self, name, getattr(reads, name))
-        for name in ("list_memories", "versions", "place_episodes", "episodes_around", "memory_counts",
-                     "episodes_per_day", "count_episodes", "count_place_episodes", "has_place", "places", "people",
-                     "memories_about", "count_memories_about", "talks", "count_talks", "counts"):
-            setattr(self, name, getattr(browse, name))
+        # RecallReads (and the indexer's reads)
+        self.get_episodes = recall.get_episodes
+        self.get_memories = recall.get_memories
+        self.episode_index_words = recall.episode_index_words
+        self.memory_rank_rows = recall.memory_rank_rows
+        self.episode_columns = recall.episode_columns
+        self.last_episode_id = recall.last_episode_id
+        self.keyed_places = recall.keyed_places
+        self.place_key = recall.place_key
+        self.episode_postings = recall.episode_postings
+        self.memory_postings = recall.memory_postings
+        self.episode_keyword_rows = recall.episode_keyword_rows
+        self.memory_keyword_rows = recall.memory_keyword_rows
+        self.vector_counts = recall.vector_counts
+        self.vectors_page = recall.vectors_page
+        self.query_vectors_page = recall.query_vectors_page
+        self.query_vectors = recall.query_vectors
+        self.items_to_embed = recall.items_to_embed
+        self.last_episode_time = recall.last_episode_time
+        self.last_heard = recall.last_heard
+        self.memory_vectors = recall.memory_vectors
+        # ProgressReads, PeopleReads, DayReads, MetabolismReads, ForgettingReads, BundleReads, JobRuns
+        self.cursor = reads.cursor
+        self.cursors = reads.cursors
+        self.episode_backlog = reads.episode_backlog
+        self.episodes_after = reads.episodes_after
+        self.aliases = reads.aliases
+        self.people_named = reads.people_named
+        self.people_named_in = reads.people_named_in
+        self.people_mentioned_in = reads.people_mentioned_in
+        self.names_in_place = reads.names_in_place
+        self.episodes_between = reads.episodes_between
+        self.memory_ids_of_kind = reads.memory_ids_of_kind
+        self.last_time_with = reads.last_time_with
+        self.strength_rows = reads.strength_rows
+        self.strength_of = reads.strength_of
+        self.scope_memories = reads.scope_memories
+        self.memory_scopes = reads.memory_scopes
+        self.kept_apart = reads.kept_apart
+        self.all_versions = reads.all_versions
+        self.memories_citing = reads.memories_citing
+        self.source_ids = reads.source_ids
+        self.episodes_where = reads.episodes_where
+        self.lines_of = reads.lines_of
+        self.memories_mentioning = reads.memories_mentioning
+        self.names_holding = reads.names_holding
+        self.memories_where = reads.memories_where
+        self.episodes_page = reads.episodes_page
+        self.memories_page = reads.memories_page
+        self.alias_rows = reads.alias_rows
+        self.place_name_rows = reads.place_name_rows
+        self.place_title_rows = reads.place_title_rows
+        self.place_names = reads.place_names
+        self.kept_apart_pairs = reads.kept_apart_pairs
+        self.job_runs = reads.job_runs
+        self.place_titles = reads.place_titles
+        # BrowseReads
+        self.list_memories = browse.list_memories
+        self.versions = browse.versions
+        self.place_episodes = browse.place_episodes
+        self.episodes_around = browse.episodes_around
+        self.memory_counts = browse.memory_counts
+        self.episodes_per_day = browse.episodes_per_day
+        self.count_episodes = browse.count_episodes
+        self.count_place_episodes = browse.count_place_episodes
+        self.has_place = browse.has_place
+        self.places = browse.places
+        self.people = browse.people
+        self.memories_about = browse.memories_about
+        self.count_memories_about = browse.count_memories_about
+        self.talks = browse.talks
+        self.count_talks = browse.count_talks
+        self.counts = browse.counts
 
     @property
     def read_only(self) -> bool:
@@ -93,7 +148,8 @@ class PostgresStore:
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    async def open(cls, url: str, folder: str | Path | None = None, *, read_only: bool = False) -> PostgresStore:
+    async def open(cls, url: str, folder: str | Path | None = None, *,
+                   read_only: bool = False) -> PostgresStore:
         """Open the database at ``url`` (its tables created or migrated); ``read_only``: one Engram
         made, without a writer. ``folder``: the data folder beside it (diaries, identity; default
         the working directory)."""
@@ -102,14 +158,15 @@ class PostgresStore:
         try:
             reader = await psycopg.AsyncConnection.connect(url, autocommit=True)
         except psycopg.Error as e:
-            raise StoreError(f"cannot open {where}: {shown(str(e))}", code="store_cannot_open", path=where) from e
+            raise StoreError(f"cannot open {where}: {shown(str(e))}", code="store_cannot_open",
+                             path=where) from e
         writer = None
         try:
             if read_only:
                 await reader.execute("SET default_transaction_read_only = on")
                 await _check_known(reader, where)
                 if await pending(reader):
-                    raise StoreError(f"no Engram store at {where} to open read-only (or one not yet migrated)",
+                    raise StoreError(f"no Engram store at {where} to open read-only (or one not migrated)",
                                      code="store_missing", path=where)
             else:
                 writer = await psycopg.AsyncConnection.connect(url, autocommit=True)

@@ -81,7 +81,8 @@ class PostgresWrites:
         self.log: list[LogEntry] = []
         self.erased = False
 
-    def _changed(self, change: Change, kind: str, ids: Sequence[int], model: str = "", fields: str = "") -> None:
+    def _changed(self, change: Change, kind: str, ids: Sequence[int], model: str = "",
+                 fields: str = "") -> None:
         self.changes.append(change)
         self.log.append((kind, [int(i) for i in ids], model, fields))
 
@@ -149,7 +150,8 @@ class PostgresWrites:
                                " WHERE NOT EXISTS (SELECT 1 FROM spaces s WHERE s.name = u.n)", (new,))
         for name, key, seq, section, t in await fetch(
                 self._db, "SELECT s.name, s.id, l.seq, l.section, l.time FROM spaces s LEFT JOIN LATERAL"
-                " (SELECT seq, section, time FROM episodes e WHERE e.space = s.name ORDER BY seq DESC LIMIT 1) l"
+                " (SELECT seq, section, time FROM episodes e WHERE e.space = s.name ORDER BY seq DESC LIMIT "
+                "1) l"
                 " ON true WHERE s.name = ANY(%s)", (new,)):
             self._places[name] = PlaceCursor(key, seq or 0, section or 0, t if t is not None else -1.0)
 
@@ -205,7 +207,8 @@ class PostgresWrites:
     async def _unindex_memories(self, ids: Sequence[int]) -> None:
         await self._db.execute(
             "DELETE FROM memory_words p USING (SELECT k.id, unnest(string_to_array(k.words, ' ')) AS word"
-            " FROM memories_kw k WHERE k.id = ANY(%s) AND k.words != '') d WHERE p.word = d.word AND p.id = d.id",
+            " FROM memories_kw k WHERE k.id = ANY(%s) AND k.words != '') d WHERE p.word = d.word AND p.id = "
+            "d.id",
             (list(ids),))
         await self._db.execute("DELETE FROM memories_kw WHERE id = ANY(%s)", (list(ids),))
 
@@ -256,7 +259,8 @@ class PostgresWrites:
         if eps:
             await db.execute("DELETE FROM sources WHERE episode_id = ANY(%s)", (eps,))
             await db.execute(
-                "DELETE FROM episode_words p USING (SELECT k.id, k.key, unnest(string_to_array(k.words, ' ')) AS word"
+                "DELETE FROM episode_words p USING (SELECT k.id, k.key, unnest(string_to_array(k.words, ' "
+                "')) AS word"
                 " FROM episodes_kw k WHERE k.id = ANY(%s) AND k.words != '') d"
                 " WHERE p.word = d.word AND p.key = d.key AND p.id = d.id", (eps,))
             await db.execute("DELETE FROM episodes_kw WHERE id = ANY(%s)", (eps,))
@@ -275,7 +279,8 @@ class PostgresWrites:
             await self._drop_from_meta(person)
         keys = []
         for place in places:
-            keys += [r[0] for r in await fetch(db, "DELETE FROM spaces WHERE name = %s RETURNING id", (place,))]
+            keys += [r[0] for r in await fetch(db, "DELETE FROM spaces WHERE name = %s RETURNING id",
+                                               (place,))]
             await db.execute("DELETE FROM place_names WHERE space = %s", (place,))
             await db.execute("DELETE FROM place_titles WHERE space = %s", (place,))
             await db.execute("DELETE FROM cursors WHERE right(name, %s) = %s", (len(place) + 1, ":" + place))
@@ -292,7 +297,8 @@ class PostgresWrites:
     async def _drop_unspoken_names(self, person: str) -> None:
         await self._db.execute("DELETE FROM aliases WHERE person = %s AND NOT EXISTS (SELECT 1 FROM episodes"
                                " WHERE actor = aliases.person AND actor_name = aliases.alias)", (person,))
-        await self._db.execute("DELETE FROM place_names WHERE person = %s AND NOT EXISTS (SELECT 1 FROM episodes"
+        await self._db.execute("DELETE FROM place_names WHERE person = %s AND NOT EXISTS (SELECT 1 FROM "
+                               "episodes"
                                " WHERE actor = place_names.person AND space = place_names.space)", (person,))
 
     async def _drop_from_meta(self, person: str) -> None:
@@ -300,7 +306,8 @@ class PostgresWrites:
         append-only guard lets this transaction through (``engram.rewriting``, for it alone)."""
         needle = json.dumps(person, ensure_ascii=False)
         changed = []
-        for eid, raw in await fetch(self._db, "SELECT id, meta FROM episodes WHERE strpos(meta, %s) > 0", (needle,)):
+        for eid, raw in await fetch(self._db, "SELECT id, meta FROM episodes WHERE strpos(meta, %s) > 0",
+                                    (needle,)):
             meta = json.loads(raw)
             if not isinstance(meta, dict):
                 continue
@@ -330,7 +337,8 @@ class PostgresWrites:
                                          (sorted(set(map(int, ids))),))]
 
     async def _erased(self, table: str) -> int:
-        return int(await fetch_value(self._db, "SELECT value FROM cursors WHERE name = %s", (f"erased:{table}",)) or 0)
+        return int(await fetch_value(self._db, "SELECT value FROM cursors WHERE name = %s",
+                                     (f"erased:{table}",)) or 0)
 
     async def _next_id(self, table: str) -> int:
         """Past every row there is and every one erased (under the write lock: one writer at a time)."""
@@ -342,9 +350,11 @@ class PostgresWrites:
     async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
         for i, strength, recalled, status in rows:
             for (scope,) in await fetch(
-                    self._db, "UPDATE memories SET strength = %s, last_recalled = %s, status = %s WHERE id = %s"
+                    self._db, "UPDATE memories SET strength = %s, last_recalled = %s, status = %s WHERE id "
+                              "= %s"
                     " AND status != 'superseded' RETURNING scope", (strength, recalled, status, i)):
-                self._changed(MemoryChanged(i, scope, status, frozenset({"strength", "last_recalled", "status"})),
+                fields = frozenset({"strength", "last_recalled", "status"})
+                self._changed(MemoryChanged(i, scope, status, fields),
                               "m~", [i], fields="last_recalled,status,strength")
 
     async def archive(self, ids: Sequence[int]) -> list[tuple[int, str]]:
@@ -353,7 +363,8 @@ class PostgresWrites:
             " RETURNING id, scope", (list(map(int, ids)),))]
         out.sort()
         if out:
-            self._changed(MemoriesArchived([i for i, _ in out], [s for _, s in out]), "ma", [i for i, _ in out])
+            ids = [i for i, _ in out]
+            self._changed(MemoriesArchived(ids, [s for _, s in out]), "ma", ids)
         return out
 
     async def keep_apart(self, ids: Sequence[int]) -> None:
@@ -365,7 +376,8 @@ class PostgresWrites:
     async def merge_memories(self, merged: Memory, originals: Sequence[int]) -> int | None:
         db = self._db
         originals = list(map(int, originals))
-        found = await fetch(db, "SELECT id, root, scope FROM memories WHERE id = ANY(%s) AND status = 'active'"
+        found = await fetch(db, "SELECT id, root, scope FROM memories WHERE id = ANY(%s) AND status = "
+                                "'active'"
                            " AND scope = %s FOR UPDATE", (originals, merged.scope))
         if len(found) != len(set(originals)):
             return None
@@ -376,9 +388,11 @@ class PostgresWrites:
         await db.execute("UPDATE memories SET status = 'superseded', valid_to = coalesce(valid_to, %s)"
                          " WHERE id = ANY(%s)", (timestamp(aware(merged.created_at)), originals))
         await self._unindex_memories(originals)
-        await db.execute("UPDATE memories SET root = %s, supersedes = %s WHERE id = %s", (root, min(originals), mid))
+        await db.execute("UPDATE memories SET root = %s, supersedes = %s WHERE id = %s",
+                         (root, min(originals), mid))
         for i, _, scope in found:
-            self._changed(MemoryChanged(i, scope, "superseded", frozenset({"status"})), "m~", [i], fields="status")
+            self._changed(MemoryChanged(i, scope, "superseded", frozenset({"status"})), "m~", [i],
+                          fields="status")
         return mid
 
     # ---- the soul bundle's import (and ``migrate_to``): rows as they were ---------------------
@@ -418,7 +432,8 @@ class PostgresWrites:
         for ep in episodes:
             by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
         for place, seqs in by_place.items():
-            taken = await fetch(self._db, "SELECT seq FROM episodes WHERE space = %s AND seq = ANY(%s) LIMIT 1",
+            taken = await fetch(self._db, "SELECT seq FROM episodes WHERE space = %s AND seq = ANY(%s) "
+                                          "LIMIT 1",
                                (place, seqs))
             if taken:
                 raise StoreError(f"another episode of {place!r} has the sequence number {taken[0][0]}",
@@ -428,7 +443,8 @@ class PostgresWrites:
         data, kw, sources = [], [], []
         for m, root in memories:
             assert m.id is not None
-            data.append((m.id, root, m.kind, m.text, m.scope, json.dumps(list(m.subjects), ensure_ascii=False),
+            subjects = json.dumps(list(m.subjects), ensure_ascii=False)
+            data.append((m.id, root, m.kind, m.text, m.scope, subjects,
                          m.importance, m.strength, timestamp(m.last_recalled), timestamp(aware(m.created_at)),
                          timestamp(m.valid_from), timestamp(m.valid_to), m.status, m.supersedes))
             sources += [(m.id, e) for e in m.sources]
@@ -444,7 +460,8 @@ class PostgresWrites:
     async def restore_superseded(self, rows: Sequence[tuple[int, int, datetime | None]]) -> None:
         for mid, root, valid_to in rows:
             for (scope,) in await fetch(
-                    self._db, "UPDATE memories SET status = 'superseded', root = %s, valid_to = %s WHERE id = %s"
+                    self._db, "UPDATE memories SET status = 'superseded', root = %s, valid_to = %s WHERE id "
+                              "= %s"
                     " AND status != 'superseded' RETURNING scope", (root, timestamp(valid_to), mid)):
                 await self._unindex_memories([mid])
                 self._changed(MemoryChanged(mid, scope, "superseded", frozenset({"status"})), "m~", [mid],
@@ -467,10 +484,12 @@ class PostgresWrites:
             if titles:
                 await cur.executemany(
                     "INSERT INTO place_titles VALUES (%s,%s,%s) ON CONFLICT (space) DO UPDATE SET"
-                    " title = excluded.title, seen = excluded.seen WHERE excluded.seen > place_titles.seen", titles)
+                    " title = excluded.title, seen = excluded.seen WHERE excluded.seen > place_titles.seen",
+                    titles)
 
     # ---- vectors, cursors and job runs ---------------------------------------------------------
-    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow], vectors: np.ndarray) -> None:
+    async def save_vectors(self, model: str, kind: str, rows: Sequence[EmbedRow],
+                           vectors: np.ndarray) -> None:
         rows, vectors = await self._still_there(kind, rows, vectors)
         await self._put_vectors(model, kind, [(r.id, vector_blob(v)) for r, v in zip(rows, vectors)])
         self._changed(VectorsSaved(model, kind, list(rows), vectors), "v", [r.id for r in rows], model, kind)
@@ -484,8 +503,9 @@ class PostgresWrites:
     async def _put_vectors(self, model: str, kind: str, items: list[tuple[int, bytes]]) -> None:
         if items:
             async with self._db.cursor() as cur:
-                await cur.executemany("INSERT INTO vectors VALUES (%s, %s, %s, %s) ON CONFLICT (model, kind, item)"
-                                      " DO UPDATE SET vec = excluded.vec", [(model, kind, i, v) for i, v in items])
+                await cur.executemany("INSERT INTO vectors VALUES (%s, %s, %s, %s)"
+                                      " ON CONFLICT (model, kind, item) DO UPDATE SET vec = excluded.vec",
+                                      [(model, kind, i, v) for i, v in items])
 
     async def _still_there(self, kind: str, rows: Sequence[EmbedRow], vectors: np.ndarray
                            ) -> tuple[Sequence[EmbedRow], np.ndarray]:
