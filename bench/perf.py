@@ -451,7 +451,7 @@ def beside_sqlite(server: str, sizes: list[int], res: dict[str, Any], nq: int, r
         q["ratio_cpu"] = cpu["postgres"] / cpu["sqlite"]
         per_s = n / max(b["record_many_s"], 1e-9)
         print(f"{'':>8} PostgreSQL / SQLite: p50 x{q['ratio_p50']:.2f}, p99 x{q['ratio_p99']:.2f}, CPU "
-              f"x{q['ratio_cpu']:.2f}; built in {b['record_many_s']:.0f} s ({per_s:.0f} items/s, record_many)")
+              f"x{q['ratio_cpu']:.2f}; built in {b['record_many_s']:.0f} s ({per_s:.0f} items/s)")
     out["throughput"] = t = run("throughput", fresh_database(server, "engram_perf_recording"), records, 0)
     print("episodes/s, durably acknowledged, PostgreSQL | SQLite (NORMAL):")
     for k in t:
