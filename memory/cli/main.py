@@ -281,7 +281,7 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 async def cmd_vacuum(e: Engram, args: argparse.Namespace) -> None:
     start = time.monotonic()
     before, after = await e.store.vacuum()
-    print(f"vacuumed {e.store.path}: {before / 2**20:.1f} MB -> {after / 2**20:.1f} MB in "
+    print(f"vacuumed {shown(args.db)}: {before / 2**20:.1f} MB -> {after / 2**20:.1f} MB in "
           f"{time.monotonic() - start:.1f} s; from now on it gives back what a forget frees by itself")
 
 
