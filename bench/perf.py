@@ -119,7 +119,7 @@ def fresh_database(server: str, name: str) -> str:
 
 def server_cpu_s(eng: Engram) -> float:
     """CPU seconds the PostgreSQL backend of the store's reader has used (0 when it is not readable here)."""
-    pid = getattr(getattr(eng.store, "_reader", None), "info", None)
+    pid = getattr(getattr(getattr(eng.store, "_reader", None), "conn", None), "info", None)
     try:
         fields = Path(f"/proc/{pid.backend_pid}/stat").read_text().rsplit(")", 1)[1].split()  # type: ignore[union-attr]
     except (OSError, AttributeError):

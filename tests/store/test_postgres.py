@@ -121,3 +121,21 @@ async def test_a_postgres_url_that_answers_nothing_is_a_clear_error(tmp_path: Pa
         await Engram.open("postgresql://engram:hunter2@127.0.0.1:1/none", HashEmbedder(dim=16),
                           folder=tmp_path)
     assert "hunter2" not in str(e.value)
+
+
+async def test_a_connection_the_server_dropped_is_opened_again(postgres_server: Any, tmp_path: Path) -> None:
+    """A server restart or a network cut: the next read and the next write connect again, not fail for good."""
+    import psycopg
+
+    url = postgres_server.fresh_database()
+    e = await Engram.open(url, HashEmbedder(dim=16), background=False, folder=tmp_path)
+    try:
+        await e.record(Episode(place="qq:group:1", content="the kettle is descaled", time=T0))
+        with psycopg.connect(url, autocommit=True) as admin:  # every other backend on this database
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                          " WHERE datname = current_database() AND pid != pg_backend_pid()")
+        hits = await e.recall("kettle descaled", Audience("qq:group:1"))
+        assert [h.text for h in hits] == ["the kettle is descaled"]
+        assert await e.record(Episode(place="qq:group:1", content="and the oven", time=T0)) == 2
+    finally:
+        await e.close()

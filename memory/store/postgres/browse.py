@@ -6,13 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from ...errors import InvalidInputError
 from ...model import Episode, Memory
 from ...scopes import Visibility
 from .codec import EPISODE_COLUMNS, episode_row
-from .connection import rows
+from .connection import Link, rows
 from .recall_reads import RecallReads
 
 COUNTED = ("kind", "scope", "status")
@@ -30,7 +28,7 @@ def _page(limit: int, offset: int) -> None:
 class Browse:
     """``BrowseReads``: pages and counts of what the store holds."""
 
-    def __init__(self, reader: psycopg.AsyncConnection, items: RecallReads):
+    def __init__(self, reader: Link, items: RecallReads):
         self._db = reader
         self._items = items
 
@@ -181,7 +179,7 @@ SUMMARIES: dict[str, tuple[str, str]] = {
 }
 
 
-async def check_summaries(db: psycopg.AsyncConnection) -> list[str]:
+async def check_summaries(db: Link) -> list[str]:
     problems = []
     for table, (kept, counted) in SUMMARIES.items():
         sql = (f"SELECT (SELECT count(*) FROM (({kept}) EXCEPT ({counted})) a)"

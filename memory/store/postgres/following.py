@@ -31,7 +31,7 @@ from .. import (
     PlacesDeleted,
     VectorsSaved,
 )
-from .connection import rows
+from .connection import Link, rows
 from .recall_reads import RecallReads
 from .writes import LogEntry
 
@@ -43,7 +43,7 @@ KEEP_LOG = 3600.0  # seconds an entry stays: an instance stalled longer reloads 
 class Following:
     """This instance's place in the change log, and the listeners it hands the others' changes to."""
 
-    def __init__(self, reader: psycopg.AsyncConnection, reads: RecallReads, listeners: list[Listener]):
+    def __init__(self, reader: Link, reads: RecallReads, listeners: list[Listener]):
         self._db = reader
         self._reads = reads
         self._listeners = listeners

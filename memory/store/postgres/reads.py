@@ -8,13 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
 from ...model import Episode, Memory, timestamp
 from ...text.person_names import given_names
 from ...text.words import holds_name
 from .codec import EPISODE_COLUMNS, MEMORY_COLUMNS, dt, episode_row, memory_row
-from .connection import rows
+from .connection import Link, rows
 
 _LATER = "greatest(coalesce(last_recalled, 0), created_at)"
 
@@ -23,7 +21,7 @@ class Reads:
     """``ProgressReads``, ``PeopleReads``, ``DayReads``, ``MetabolismReads``, ``ForgettingReads`` and
     ``BundleReads`` on the reader (autocommit: each read sees what is committed, by any instance)."""
 
-    def __init__(self, reader: psycopg.AsyncConnection):
+    def __init__(self, reader: Link):
         self._db = reader
 
     # ---- progress --------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from ...model import Episode, Memory, timestamp
 from .. import DOCLIST_CAP, EmbedRow, EpisodeColumnRow, KeywordRow, MemoryRankRow, Postings
@@ -22,7 +21,7 @@ from .codec import (
     meta_names_image,
     vectors_of,
 )
-from .connection import rows
+from .connection import Link, rows
 
 KEYED_PLACES = 16  # audiences seeing more chats than this read each word in any chat, then filter
 _NONE = np.zeros(0, np.int64)
@@ -40,7 +39,7 @@ _POSTINGS = ("SELECT w.n, ARRAY(SELECT id FROM {table} p WHERE p.word = w.word {
 class RecallReads:
     """``RecallReads`` (and the reads the indexer and the sense of time share with it)."""
 
-    def __init__(self, reader: psycopg.AsyncConnection):
+    def __init__(self, reader: Link):
         self._db = reader
 
     # ---- items ---------------------------------------------------------------------------

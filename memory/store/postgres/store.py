@@ -21,7 +21,7 @@ import psycopg
 from ...errors import StoreError
 from ..opening import shown
 from .browse import Browse, check_summaries
-from .connection import TURNS, rows, value
+from .connection import TURNS, Link, connect, rows, value
 from .following import Following
 from .migrations import MIGRATIONS, migrate, pending
 from .reads import Reads
@@ -36,8 +36,7 @@ STORE_NAME = "engram.postgres"  # the store's ``path`` in the data folder (nothi
 class PostgresStore:
     """Episodes, memories, sources, vectors, cursors and postings in one PostgreSQL database."""
 
-    def __init__(self, url: str, folder: Path, writer: psycopg.AsyncConnection | None,
-                 reader: psycopg.AsyncConnection):
+    def __init__(self, url: str, folder: Path, writer: Link | None, reader: Link):
         self.url = url
         self.where = shown(url)
         self.path = folder / STORE_NAME  # its folder holds the diaries, identity and erase notes
@@ -155,24 +154,20 @@ class PostgresStore:
         the working directory)."""
         where = shown(url)
         folder = Path(folder) if folder is not None else Path.cwd()
-        try:
-            reader = await psycopg.AsyncConnection.connect(url, autocommit=True)
-        except psycopg.Error as e:
-            raise StoreError(f"cannot open {where}: {shown(str(e))}", code="store_cannot_open",
-                             path=where) from e
+        reader = await connect(url, read_only=read_only)
         writer = None
         try:
             if read_only:
-                await reader.execute("SET default_transaction_read_only = on")
                 await _check_known(reader, where)
                 if await pending(reader):
                     raise StoreError(f"no Engram store at {where} to open read-only (or one not migrated)",
                                      code="store_missing", path=where)
             else:
-                writer = await psycopg.AsyncConnection.connect(url, autocommit=True)
+                writer = await connect(url)
                 await _check_known(writer, where)
                 await migrate(writer)
-            self = cls(url, folder, writer, reader)
+            self = cls(url, folder, None if writer is None else Link(url, writer),
+                       Link(url, reader, read_only=read_only))
             if writer is not None:
                 await self.following.start()
                 self.listen(self.following.heard)
@@ -216,7 +211,8 @@ class PostgresStore:
         size = "SELECT pg_database_size(current_database())"
         before = (await rows(self._writer, size))[0][0]
         async with self.writing.lock:
-            await self._writer.execute("VACUUM FULL " + ", ".join(ERASED_TABLES))  # type: ignore[arg-type]
+            await (await self._writer.get()).execute("VACUUM FULL "  # type: ignore[arg-type]
+                                                     + ", ".join(ERASED_TABLES))
         return int(before), int((await rows(self._writer, size))[0][0])
 
     async def check(self) -> dict[str, int]:

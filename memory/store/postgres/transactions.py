@@ -14,7 +14,7 @@ import psycopg
 
 from ...errors import StoreError, StoreUnwritable
 from .. import Listener
-from .connection import WRITING
+from .connection import WRITING, Link
 from .following import Following
 from .writes import PostgresWrites
 
@@ -25,7 +25,7 @@ ERASED_TABLES = ("episodes", "episodes_kw", "episode_words", "memories", "memori
 
 
 class Transactions:
-    def __init__(self, where: str, path: Path, writer: psycopg.AsyncConnection | None, following: Following,
+    def __init__(self, where: str, path: Path, writer: Link | None, following: Following,
                  listeners: list[Listener], section_gap: float):
         self.where = where  # the database, as it may be shown (no password)
         self.path = path
@@ -40,20 +40,26 @@ class Transactions:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[PostgresWrites]:
-        db = self._writer
-        if db is None:
+        if self._writer is None:
             raise StoreError(f"{self.where} was opened read-only", code="store_read_only", path=self.where)
         async with self.lock:
+            db = await self._begin()
             writes = PostgresWrites(db, self._section_gap)
             try:
-                async with db.transaction():
-                    await db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITING,))
-                    await self._following.catch_up()  # others' commits first, in their order
-                    yield writes
-                    await self._following.write(db, writes.log)
-            except psycopg.OperationalError as e:
-                raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",
-                                      path=self.where) from e
+                await self._following.catch_up()  # others' commits first, in their order
+                yield writes
+                await self._following.write(db, writes.log)
+                await db.execute("COMMIT")
+            except BaseException as e:
+                if not (db.closed or db.broken):
+                    try:
+                        await db.execute("ROLLBACK")
+                    except psycopg.Error as e2:  # the first error stands
+                        log.warning("rollback failed (%s)", e2)
+                if isinstance(e, psycopg.OperationalError):
+                    raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",
+                                          path=self.where) from e
+                raise
             self._following.committed()
         for change in writes.changes:
             self._following.heard(change)
@@ -62,12 +68,28 @@ class Transactions:
         if writes.erased:
             await self.vacuum_erased()
 
+    async def _begin(self) -> psycopg.AsyncConnection:
+        """BEGIN and the write lock on the writer; a connection the server dropped since the last
+        transaction is opened again once (nothing was written on it yet)."""
+        assert self._writer is not None
+        for attempt in (1, 2):
+            try:
+                db = await self._writer.get()
+                await db.execute("BEGIN")
+                await db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITING,))
+                return db
+            except (psycopg.OperationalError, StoreError) as e:
+                if attempt == 2 or isinstance(e, StoreError):  # the server is away: the journal keeps it
+                    raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",
+                                          path=self.where) from e
+        raise AssertionError("unreachable")
+
     async def vacuum_erased(self) -> None:
         """VACUUM the tables a forget deleted from: their dead rows' space is reclaimed now rather than
         whenever autovacuum comes by (docs/postgres.md: what it does not reach)."""
         assert self._writer is not None
         try:
             async with self.lock:
-                await self._writer.execute("VACUUM " + ", ".join(ERASED_TABLES))  # type: ignore[arg-type]
+                await (await self._writer.get()).execute("VACUUM " + ", ".join(ERASED_TABLES))  # type: ignore[arg-type]
         except psycopg.Error as e:
             log.warning("Engram: VACUUM after a forget failed (%s); autovacuum will reclaim the rows", e)
