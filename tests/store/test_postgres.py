@@ -124,7 +124,8 @@ async def test_a_postgres_url_that_answers_nothing_is_a_clear_error(tmp_path: Pa
 
 
 async def test_a_connection_the_server_dropped_is_opened_again(postgres_server: Any, tmp_path: Path) -> None:
-    """A server restart or a network cut: the next read and the next write connect again, not fail for good."""
+    """A server restart or a network cut: the next read and the next write connect again (not failing
+    until the plugin is reloaded)."""
     import psycopg
 
     url = postgres_server.fresh_database()

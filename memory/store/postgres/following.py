@@ -51,6 +51,7 @@ class Following:
         self.places: dict[int, str] = {}  # each place's key: a forgotten place is logged by its key
         self._task: asyncio.Task[None] | None = None
         self._commits = 0
+        self._pending = 0  # the last entry of the transaction under way (``write``, then ``committed``)
 
     async def start(self) -> None:
         """Begin after what is committed now (what an opening loads from the tables)."""
@@ -121,7 +122,7 @@ class Following:
 
     def committed(self) -> None:
         """This instance's own entries were committed: its listeners hear them from the writes."""
-        self.seen = max(self.seen, getattr(self, "_pending", 0))
+        self.seen = max(self.seen, self._pending)
         self._pending = 0
 
     async def _change_of(self, kind: str, ids: list[int], model: str, fields: str) -> Change | None:

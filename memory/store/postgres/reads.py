@@ -34,13 +34,13 @@ class Reads:
                                (prefix, prefix + "\uffff")))
 
     async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]:
-        out = []
-        for (place,) in await rows(self._db, "SELECT name FROM spaces"):
-            found = await rows(self._db, "SELECT count(*), max(id), min(time), max(time) FROM episodes"
-                               " WHERE space = %s AND id > %s", (place, after.get(place, 0)))
-            if found and found[0][0]:
-                out.append((place, *found[0]))
-        return out
+        found = await rows(
+            self._db, "SELECT s.name, b.n, b.last, b.first_time, b.last_time FROM spaces s CROSS JOIN LATERAL"
+            " (SELECT count(*) AS n, max(id) AS last, min(time) AS first_time, max(time) AS last_time"
+            " FROM episodes e WHERE e.space = s.name"
+            " AND e.id > coalesce((%s::jsonb ->> s.name)::bigint, 0)) b"
+            " WHERE b.n > 0 ORDER BY s.id", (json.dumps(after),))
+        return [tuple(r) for r in found]  # type: ignore[misc]
 
     async def episodes_after(self, place: str, after: int, limit: int) -> list[Episode]:
         found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = %s AND id > %s"
