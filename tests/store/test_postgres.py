@@ -140,3 +140,18 @@ async def test_a_connection_the_server_dropped_is_opened_again(postgres_server: 
         assert await e.record(Episode(place="qq:group:1", content="and the oven", time=T0)) == 2
     finally:
         await e.close()
+
+
+def test_the_command_line_records_and_recalls_in_postgres(postgres_server: Any, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    url = postgres_server.fresh_database()
+    monkeypatch.chdir(tmp_path)
+    base = ["--db", url, "--embedder", "none"]
+    assert main([*base, "record", "the lighthouse keeper is called Ferdinand", "--place", "qq:group:5"]) == 0
+    assert main([*base, "recall", "lighthouse keeper", "--place", "qq:group:5"]) == 0
+    assert "Ferdinand" in capsys.readouterr().out
+    assert main([*base, "recall", "lighthouse keeper", "--place", "qq:group:6"]) == 0
+    assert "Ferdinand" not in capsys.readouterr().out
+    assert main([*base, "backup"]) == 2
+    assert "pg_dump" in capsys.readouterr().err
