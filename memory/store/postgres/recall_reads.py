@@ -111,6 +111,9 @@ class RecallReads:
     # ---- keywords --------------------------------------------------------------------------
     async def episode_postings(self, words: list[str], place_keys: list[int] | None) -> Postings:
         """Each word's episodes: only in the places ``place_keys`` when they are few, else in any."""
+        if place_keys is not None and len(place_keys) == 1:  # one place: the index's order, read backwards
+            found = await self._postings("episode_words", words, "AND p.key = %s", [place_keys[0]])
+            return Postings(found, True)
         if place_keys is not None and len(place_keys) <= KEYED_PLACES:
             return Postings(await self._postings("episode_words", words, "AND p.key = ANY(%s)",
                                                  [list(place_keys)]), True)
