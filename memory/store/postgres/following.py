@@ -107,6 +107,7 @@ class Following:
 
     async def write(self, db: psycopg.AsyncConnection, entries: list[LogEntry]) -> None:
         """This transaction's entries, numbered after the last (the write lock is held: no race)."""
+        self._pending = 0  # a transaction that failed at its COMMIT left its numbers unused
         if not entries:
             return
         last = int((await rows(db, "SELECT coalesce(max(n), 0) FROM change_log"))[0][0])
