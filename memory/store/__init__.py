@@ -352,8 +352,9 @@ class Store(RecallReads, ProgressReads, PeopleReads, DayReads, MetabolismReads, 
     def transaction(self) -> AbstractAsyncContextManager[Writes]: ...
     def turn(self, name: str) -> AbstractAsyncContextManager[bool]:
         """Whether this instance has the turn ``name`` (held to the block's end): False while another
-        instance on the same store holds it (consolidating a place: one batch at a time). SQLite: always
-        this one's (one process writes its file; another's batch is caught at commit, ``expect``)."""
+        instance on the same store holds it (consolidating a place, embedding a model's new items: one
+        batch at a time). SQLite: always this one's (one process writes its file; another's batch is
+        caught at commit, ``expect``)."""
         ...
 
     # the file itself
