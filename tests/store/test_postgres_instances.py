@@ -17,6 +17,8 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, NoEmbedder
 
+from ..conftest import HashEmbedder
+
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2024, 5, 1, 13, 0, tzinfo=timezone.utc)
 PLACE = "qq:group:1"
@@ -110,3 +112,34 @@ async def test_two_instances_record_recall_forget_and_take_turns(database: str, 
         assert "qq:c" not in {p for p, _, _ in await a.store.people()}
     finally:
         await a.close()
+
+
+class Counting(HashEmbedder):
+    """The hash embedder, counting the texts it was asked to embed (what an endpoint would bill)."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=16)
+        self.texts = 0
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> Any:
+        self.texts += len(texts)
+        await asyncio.sleep(0.01)  # a model takes its time: the other instance tries meanwhile
+        return await super().embed(texts, kind)  # type: ignore[arg-type]
+
+
+async def test_two_instances_embed_each_new_line_once(database: str, tmp_path: Path) -> None:
+    one, two = Counting(), Counting()
+    a = await Engram.open(database, one, background=False, folder=tmp_path)
+    b = await Engram.open(database, two, background=False, folder=tmp_path)
+    try:
+        await a.record_many([Episode(place=PLACE, content=f"line {i} about otters",
+                                     time=T0 + timedelta(seconds=i)) for i in range(300)])
+        await asyncio.gather(a.embed_pending(), b.embed_pending(), a.embed_pending(), b.embed_pending())
+        assert one.texts + two.texts == 300  # each line embedded once, by one of them
+
+        async def both_indexed() -> bool:
+            return len(a.index or ()) == 300 and len(b.index or ()) == 300
+        assert await wait_for(both_indexed) < BOUND  # the other's vectors heard, as any change
+    finally:
+        await a.close()
+        await b.close()

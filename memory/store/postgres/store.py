@@ -43,6 +43,7 @@ class PostgresStore:
         self._writer = writer
         self._reader = reader
         self._listeners: list[Any] = []
+        self._turns: set[str] = set()  # the turns a task of this instance holds
         self.recall = recall = RecallReads(reader)
         self.reads = reads = Reads(reader)
         self.browse = browse = Browse(reader, recall)
@@ -132,14 +133,22 @@ class PostgresStore:
     @asynccontextmanager
     async def turn(self, name: str) -> AsyncIterator[bool]:
         """A session advisory lock on ``name`` (on the reader: autocommit, so no transaction's end
-        lets it go early), tried, not waited for: False while another instance holds it."""
-        key = ("SELECT {}(%s, hashtext(%s))", (TURNS, name))
-        mine = bool(await value(self._reader, key[0].format("pg_try_advisory_lock"), key[1]))
+        lets it go early), tried, not waited for: False while another instance holds it, or another
+        task of this one (a session's advisory locks stack: they would not keep it out)."""
+        if name in self._turns:
+            yield False
+            return
+        self._turns.add(name)
         try:
-            yield mine
+            key = ("SELECT {}(%s, hashtext(%s))", (TURNS, name))
+            mine = bool(await value(self._reader, key[0].format("pg_try_advisory_lock"), key[1]))
+            try:
+                yield mine
+            finally:
+                if mine:
+                    await value(self._reader, key[0].format("pg_advisory_unlock"), key[1])
         finally:
-            if mine:
-                await value(self._reader, key[0].format("pg_advisory_unlock"), key[1])
+            self._turns.discard(name)
 
     async def save_job_run(self, job: str, record: dict[str, Any]) -> None:
         async with self.transaction() as tx:
