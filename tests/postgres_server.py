@@ -55,11 +55,14 @@ class Server:
         subprocess.run([*self._as, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        cwd=self.root)
 
-    def start(self) -> Server:
+    def start(self, durable: bool = False) -> Server:
+        """``durable``: the server's own defaults (fsync on, each COMMIT flushed), as a benchmark wants;
+        else the tests' throwaway settings (nothing flushed: the tests check behaviour, not disks)."""
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", self.user, "-A", "trust",
                   "-E", "UTF8", "--locale=C", "--no-sync")
-        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off"
-                " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+        if not durable:
+            opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"),
                   "-w", "-t", "60", "start")
         return self
