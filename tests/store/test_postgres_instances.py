@@ -143,3 +143,29 @@ async def test_two_instances_embed_each_new_line_once(database: str, tmp_path: P
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_place_another_instance_is_consolidating_is_left_to_it(database: str, tmp_path: Path,
+                                                                       fake_openai: Any) -> None:
+    """One consolidation batch per place across instances: while one holds the place's turn (its model
+    call under way), the other sends nothing for that place, and takes it up once the turn is free."""
+    from astrbot_plugin_engram.memory.chat import OpenAIChat
+    from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+    from astrbot_plugin_engram.memory.consolidation.run import CURSOR
+
+    a = await Engram.open(database, NoEmbedder(), background=False, folder=tmp_path)
+    b = await Engram.open(database, NoEmbedder(), background=False, folder=tmp_path)
+    try:
+        await a.record_many([Episode(place=PLACE, content=f"line {i}", actor="qq:a", actor_name="Ann",
+                                     time=T0 + timedelta(minutes=i)) for i in range(3)])
+        fake_openai.default_reply = '{"actions": [{"op": "none"}]}'
+        con = Consolidator(b, OpenAIChat("m", fake_openai.base_url), ConsolidationSettings(timeout=5.0))
+        async with a.store.turn(CURSOR + PLACE) as mine:  # a's batch of this place, under way
+            assert mine
+            report = await con.run(force=True)
+        assert report.calls == 0 and fake_openai.chat_requests() == []
+        report = await con.run(force=True)
+        assert report.calls == 1 and report.episodes == 3
+    finally:
+        await a.close()
+        await b.close()
