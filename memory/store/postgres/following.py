@@ -36,6 +36,10 @@ from .recall_reads import RecallReads
 from .writes import LogEntry
 
 log = logging.getLogger("engram.store")
+_WRITE_LOG = ("WITH e AS (SELECT * FROM unnest(%s::float8[], %s::text[], %s::text[], %s::text[], %s::text[])"
+              " WITH ORDINALITY AS e(at, kind, ids, model, fields, k)),"
+              " w AS (INSERT INTO change_log SELECT coalesce((SELECT max(n) FROM change_log), 0) + e.k, e.at,"
+              " e.kind, e.ids::bigint[], e.model, e.fields FROM e RETURNING n) SELECT max(n) FROM w")
 FOLLOW_EVERY = 1.0  # seconds between two looks at the change log
 KEEP_LOG = 3600.0  # seconds an entry stays: an instance stalled longer reloads (``Engram.open``)
 
@@ -110,16 +114,17 @@ class Following:
         self._pending = 0  # a transaction that failed at its COMMIT left its numbers unused
         if not entries:
             return
-        last = int((await rows(db, "SELECT coalesce(max(n), 0) FROM change_log"))[0][0])
         now = time.time()
-        async with db.cursor() as cur:
-            await cur.executemany("INSERT INTO change_log VALUES (%s, %s, %s, %s, %s, %s)",
-                                  [(last + k, now, kind, ids, model, fields)
-                                   for k, (kind, ids, model, fields) in enumerate(entries, 1)])
+        kinds, ids, models, fields = zip(*entries)
+        # numbered after the last in the same statement (one trip); ids as text: arrays of arrays
+        # do not unnest into rows
+        texts = ["{" + ",".join(map(str, i)) + "}" for i in ids]
+        found = await rows(db, _WRITE_LOG,
+                           ([now] * len(entries), list(kinds), texts, list(models), list(fields)))
+        self._pending = int(found[0][0])
         self._commits += 1
         if self._commits % 200 == 1:
             await db.execute("DELETE FROM change_log WHERE at < %s", (now - KEEP_LOG,))
-        self._pending = last + len(entries)
 
     def committed(self) -> None:
         """This instance's own entries were committed: its listeners hear them from the writes."""

@@ -46,6 +46,9 @@ UPSERT_TITLES = ("INSERT INTO place_titles VALUES (%s,%s,%s) ON CONFLICT (space)
                  " title = excluded.title, seen = excluded.seen"
                  " WHERE excluded.seen >= place_titles.seen AND excluded.title != place_titles.title")
 LogEntry = tuple[str, list[int], str, str]  # kind, ids, model, fields (``following``)
+_INSERT_EPISODES = (f"INSERT INTO episodes ({EPISODE_COLUMNS}) SELECT * FROM unnest(%s::bigint[],"
+                    " %s::float8[], %s::int[], %s::text[], %s::int[], %s::int[], %s::text[], %s::text[],"
+                    " %s::text[], %s::text[], %s::text[], %s::text[], %s::int[])")
 
 
 @dataclass
@@ -122,10 +125,8 @@ class PostgresWrites:
                 aliases.append((ep.actor, ep.actor_name, stamp, stamp))
                 names.append((ep.place, ep.actor, ep.actor_name, stamp))
             next_id += 1
-        await self._copy(f"COPY episodes ({EPISODE_COLUMNS}) FROM STDIN", data)
-        await self._copy("COPY episodes_kw (id, key, words) FROM STDIN", kw)
-        await self._copy("COPY episode_words (word, key, id) FROM STDIN", postings)
-        async with self._db.cursor() as cur:
+        async with self._db.pipeline(), self._db.cursor() as cur:  # one trip to the server for all of it
+            await self._insert_episodes(cur, data, kw, postings)
             if aliases:
                 await cur.executemany(
                     "INSERT INTO aliases VALUES (%s,%s,%s,%s) ON CONFLICT (person, alias) DO UPDATE SET"
@@ -140,6 +141,19 @@ class PostgresWrites:
                 await cur.executemany(UPSERT_TITLES, titles)
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
         return [c.id for c in columns]
+
+    @staticmethod
+    async def _insert_episodes(cur: psycopg.AsyncCursor[Any], data: list[tuple[Any, ...]],
+                               kw: list[tuple[int, int, str]], postings: list[tuple[str, int, int]]) -> None:
+        """Episodes, their words and postings, each table in one statement (a column an array): the
+        rows in order, so each one's counting trigger sees the lines before it."""
+        await cur.execute(_INSERT_EPISODES, [list(c) for c in zip(*data)])
+        await cur.execute("INSERT INTO episodes_kw (id, key, words) SELECT * FROM"
+                          " unnest(%s::bigint[], %s::int[], %s::text[])", [list(c) for c in zip(*kw)])
+        if postings:
+            await cur.execute("INSERT INTO episode_words (word, key, id)"
+                              " SELECT * FROM unnest(%s::text[], %s::int[], %s::bigint[])",
+                              [list(c) for c in zip(*postings)])
 
     async def _read_places(self, places: Sequence[str]) -> None:
         """Each new place's key (given now if it has none), last sequence number, section and time."""
@@ -421,9 +435,8 @@ class PostgresWrites:
             postings += [(w, key, ep.id) for w in distinct_words(ws)]
             keys.append(key)
             lengths.append(word_count(ws))
-        await self._copy(f"COPY episodes ({EPISODE_COLUMNS}) FROM STDIN", data)
-        await self._copy("COPY episodes_kw (id, key, words) FROM STDIN", kw)
-        await self._copy("COPY episode_words (word, key, id) FROM STDIN", postings)
+        async with self._db.pipeline(), self._db.cursor() as cur:
+            await self._insert_episodes(cur, data, kw, postings)
         self._places.clear()  # each place's next sequence number is read again
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
 
