@@ -10,7 +10,7 @@ Vectors are an index, not memory: they are not exported, and an imported store e
 """
 
 from .export import ExportReport, export_bundle
-from .exports import known_exports
+from .export_log import known_exports
 from .format import FORMAT_VERSION
 from .importing import ImportReport, import_bundle, read_bundle
 

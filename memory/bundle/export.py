@@ -23,7 +23,7 @@ from ..scopes import visibility
 from ..self.diary_files import DAY_RULE_FILE, DIARY_FOLDER
 from ..self.identity import FOLDER as IDENTITY_FOLDER
 from ..self.identity import IMAGE_FILE, SELF_FILE
-from .exports import KnownExport, remember_export
+from .export_log import KnownExport, remember_export
 from .format import (
     CURSORS,
     DOCUMENTS,

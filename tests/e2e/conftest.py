@@ -3,6 +3,7 @@ and a free port for the plugin's dashboard (never the default 8765: parallel run
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -10,11 +11,20 @@ import pytest_asyncio
 
 from .._astrbot_root import use_temp_astrbot_root
 from ..fake_openai import FakeOpenAI
-from .harness import astrbot_root, free_port, server_for_module, write_plugin_config
+from .harness import Lines, astrbot_root, free_port, server_for_module, write_plugin_config
 
 # AstrBot creates data/, its config and its database under $ASTRBOT_ROOT when first imported, so
 # the root must be a temp dir before any astrbot import in this process.
 use_temp_astrbot_root("engram-astrbot-")
+
+
+@pytest.fixture(scope="module")
+def log_lines() -> Iterator[Lines]:
+    """What the engram logger says while the module's bot runs."""
+    handler = Lines()
+    logging.getLogger("engram").addHandler(handler)
+    yield handler
+    logging.getLogger("engram").removeHandler(handler)
 
 
 @pytest.fixture(scope="module")

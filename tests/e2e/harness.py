@@ -10,6 +10,7 @@ copies the plugin in afresh, so modules do not see each other's memories.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -49,6 +50,17 @@ def copy_plugin(src: Path, plugins_dir: Path, name: str = PLUGIN_DIR, parts: tup
         elif p.is_file():
             shutil.copy2(p, dest / part)
     return dest
+
+
+class Lines(logging.Handler):
+    """The engram logger's lines (level, text) while a module's bot runs: the ``log_lines`` fixture."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.levelname, record.getMessage()))
 
 
 def free_port() -> int:

@@ -8,15 +8,14 @@ fallback widens privacy: a place listed to opt out stays out even when the list 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from ..fake_openai import FakeOpenAI
-from .harness import ADMIN, PLUGIN_DIR, astrbot_root, episodes, write_plugin_config
+from .harness import ADMIN, PLUGIN_DIR, Lines, astrbot_root, episodes, write_plugin_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -35,23 +34,6 @@ BAD = {
     "a_key_from_an_older_version": True,
 }
 SAVED = {**BAD, "dashboard_enabled": False}  # keys of a later version missing: AstrBot adds them
-
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[tuple[str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append((record.levelname, record.getMessage()))
-
-
-@pytest.fixture(scope="module")
-def log_lines() -> Iterator[Lines]:
-    handler = Lines()
-    logging.getLogger("engram").addHandler(handler)
-    yield handler
-    logging.getLogger("engram").removeHandler(handler)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

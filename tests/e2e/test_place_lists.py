@@ -6,36 +6,18 @@ is named in the start-up log and by ``/mem stats``."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from ..fake_openai import FakeOpenAI
-from .harness import ADMIN, astrbot_root, episodes, injected_text, write_plugin_config
+from .harness import ADMIN, Lines, astrbot_root, episodes, injected_text, write_plugin_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 UNMATCHED = ("tg:GroupMessage:77", "qq:Channel:5")  # no platform with that id; no kind of place
-
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[tuple[str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append((record.levelname, record.getMessage()))
-
-
-@pytest.fixture(scope="module")
-def log_lines() -> Iterator[Lines]:
-    handler = Lines()
-    logging.getLogger("engram").addHandler(handler)
-    yield handler
-    logging.getLogger("engram").removeHandler(handler)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
