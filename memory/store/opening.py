@@ -31,7 +31,8 @@ async def open_store(where: str | Path, *, folder: str | Path | None = None, dur
         except ImportError as e:
             raise StoreError("a postgresql:// store needs the psycopg driver, an optional extra: "
                              "pip install 'psycopg[binary]>=3.1,<4' (docs/postgres.md)",
-                             code="store_needs_psycopg") from e
+                             code="store_needs_psycopg",
+                             command="pip install 'psycopg[binary]>=3.1,<4'") from e
         return await open_postgres(str(where), folder, read_only=read_only)
     from .sqlite import open_store as open_sqlite
     return await open_sqlite(where, durable=durable, read_only=read_only)

@@ -427,7 +427,7 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "backup_postgres": (
         "Engram: the memory is in PostgreSQL (database_url): back it up with the server's own tools "
         "(pg_dump); see docs/postgres.md.",
-        "Engram：记忆存放在 PostgreSQL（database_url）中，请用数据库自己的工具（pg_dump）备份，"
+        "Engram：记忆存放在数据库中（database_url），请用数据库自己的工具（pg_dump）备份，"
         "见 docs/postgres.md。",
     ),
     "backup_done": (
