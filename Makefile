@@ -30,9 +30,15 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 demo: $(VENV)/.runtime
 	$(BIN)/python -m astrbot_plugin_engram.memory demo
 
+# mypy checks the repository as the package AstrBot imports (astrbot_plugin_engram, a link to this
+# checkout in a folder of its own, outside it), so the plugin's, dashboard's and tests' imports of the
+# core are typed, not Any; the link's folder is the same for a checkout each time (mypy's cache holds).
+MYPY_ROOT = $${TMPDIR:-/tmp}/engram-mypy-$$(printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
-	$(BIN)/mypy
+	root=$(MYPY_ROOT) && mkdir -p "$$root" && ln -sfn "$(CURDIR)" "$$root/astrbot_plugin_engram" && \
+	  cd "$$root" && "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/pyproject.toml" \
+	    --cache-dir "$(CURDIR)/.mypy_cache" -p astrbot_plugin_engram
 
 # The dashboard's browser test drives Debian's chromium headless (no browser download at test time).
 browser:

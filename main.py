@@ -14,13 +14,14 @@ from .plugin import tools
 from .plugin.abilities import Abilities, astrbot_commands, astrbot_tools
 from .plugin.commands.registry import COMMANDS
 from .plugin.config import parse_settings
-from .plugin.dashboard import start_dashboard, stop_dashboard
+from .plugin.dashboard import dashboard_settings, start_dashboard, stop_dashboard
 from .plugin.events import FULL_WIDTH_MEM
 from .plugin.jobs.background import Jobs
 from .plugin.jobs.self_jobs import SelfJobs
 from .plugin.logs import attach
 from .plugin.providers import Providers, timezone_of
 from .plugin.service import EngramService
+from .plugin.webui import WebPages
 
 PLUGIN_NAME = "astrbot_plugin_engram"
 
@@ -35,6 +36,7 @@ class EngramPlugin(Star):
         self.jobs: Jobs | None = None
         self.self_jobs: SelfJobs | None = None
         self._detach_logs: Any = None
+        self.pages: WebPages | None = None
 
     async def initialize(self) -> None:
         self._detach_logs = attach(logger)  # the core's lines go to AstrBot's console and WebUI
@@ -44,6 +46,9 @@ class EngramPlugin(Star):
         abilities = Abilities(data_dir, lambda: astrbot_tools(self.context), astrbot_commands)
         self.service = EngramService(settings, data_dir, providers, tz=timezone_of(settings, self.context),
                                      abilities=abilities)
+        # Engram's pages in AstrBot's WebUI (views/engram), behind its login; and its own port, if enabled
+        self.pages = WebPages(self.service, dashboard_settings(self.service))
+        self.pages.register(self.context.register_web_api)
         await start_dashboard(self.service)  # never raises: a port in use is logged, the bot goes on
         self.jobs = Jobs(self.service)
         self.self_jobs = SelfJobs(self.jobs)  # diary and self-image, added before the scheduler starts
@@ -58,6 +63,8 @@ class EngramPlugin(Star):
             await self.service.announce()
 
     async def terminate(self) -> None:
+        if self.pages is not None:
+            self.pages.close()  # AstrBot keeps the routes: they answer "not running" from now on
         if self.jobs is not None:
             await self.jobs.stop()
         if self.service is not None:

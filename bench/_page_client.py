@@ -1,4 +1,6 @@
-"""The paging client of bench/dashboard.py: memories pages as fast as answers come, in its own process.
+"""The polling client of bench/dashboard.py, in its own process: every page in turn (overview,
+memories, a memory, a place, recall explained, the graph, the diary, the identity), as fast as
+answers come, as an owner with the pages open and refreshing would.
 
 Prints ``ready`` after its first page and, on SIGTERM, how many pages it was served.
 """
@@ -9,20 +11,33 @@ import asyncio
 import random
 import signal
 import sys
+from urllib.parse import quote
 
 import aiohttp
 
 
-async def page_forever(base: str, token: str, pages: int) -> None:
+async def page_forever(base: str, token: str, pages: int, place: str = "") -> None:
     done = 0
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     rng = random.Random(5)
+    where = quote(place)
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+        first = (await (await http.get(f"{base}/api/memories?size=1")).json())["items"]
+        one = first[0]["id"] if first else 1
         while not stop.is_set():
-            async with http.get(f"{base}/memories?page={rng.randrange(1, pages + 1)}") as r:
-                await r.read()
-                assert r.status == 200, r.status
+            for path in (f"/memories?page={rng.randrange(1, pages + 1)}", "/", f"/memories/{one}",
+                         f"/place?space={where}&page={rng.randrange(1, 200)}" if place else "/diary",
+                         f"/recall?q=coffee&space={where}" if place else "/identity",
+                         "/graph", "/diary", "/identity"):
+                if stop.is_set():
+                    break
+                async with http.get(base + path) as r:
+                    await r.read()
+                    assert r.status == 200, (path, r.status)
+                done += 1
+                if done == 1:
+                    print("ready", flush=True)
             done += 1
             if done == 1:
                 print("ready", flush=True)
@@ -30,4 +45,4 @@ async def page_forever(base: str, token: str, pages: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(page_forever(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    asyncio.run(page_forever(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:5]))

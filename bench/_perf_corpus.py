@@ -126,7 +126,7 @@ def scale_places() -> tuple[list[str], list[float]]:
         s = (lo + hi) / 2
         lo, hi = (s, hi) if 1 / sum(k ** -s for k in range(1, SCALE_PLACES + 1)) < SCALE_LARGEST else (lo, s)
     w = [k ** -lo for k in range(1, SCALE_PLACES + 1)]
-    total, cum = sum(w), []
+    total, cum = sum(w), list[float]()
     for x in w:
         cum.append((cum[-1] if cum else 0.0) + x / total)
     return names, cum

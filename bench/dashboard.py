@@ -8,8 +8,9 @@ plugin does (same process as the memory), and measures over real HTTP:
   and of recall explained (HTML, questions asked in the largest chat), p50/p99; also a place's
   timeline (random pages of the largest chat), the overview and the graph;
 - injection latency (what the plugin runs before a reply: ``Engram.recall`` + ``memory_block``) alone
-  and while a client in another process (``_page_client.py``) pages through the memories page as
-  fast as it is answered.
+  and while a client in another process (``_page_client.py``) polls every page in turn (overview,
+  memories, a memory, a place, recall explained, the graph, the diary, the identity) as fast as they
+  are answered; the ratio of the two medians, in one run, is what the pages cost a reply.
   Rounds alternate (alone, paging, alone, ...) so both sides share the same stretch of a busy machine.
 """
 
@@ -107,7 +108,7 @@ async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
         for _ in range(rounds):
             alone += await inject(engram, qs, place)
             client = await asyncio.create_subprocess_exec(
-                sys.executable, str(CLIENT), base, TOKEN, str(pages), stdout=asyncio.subprocess.PIPE)
+                sys.executable, str(CLIENT), base, TOKEN, str(pages), place, stdout=asyncio.subprocess.PIPE)
             assert client.stdout is not None
             assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
             paging += await inject(engram, qs, place)

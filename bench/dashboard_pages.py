@@ -45,12 +45,13 @@ async def add_sourced_memories(db: str, largest: str) -> int:
     engram = await Engram.open(db, NoEmbedder(), background=False)
     try:
         found, _ = await engram.store.list_memories(None, text="[bench] cites", limit=1)
-        if found:
+        if found and found[0].id is not None:
             return found[0].id
         total = await engram.store.count_place_episodes(largest)
         mid = 0
         for at in (0.05, 0.3, 0.5, 0.7, 0.95):
             [ep] = await engram.store.place_episodes(largest, 1, int(total * at))
+            assert ep.id is not None  # a stored line has its id
             mid = await engram.add_memory(Memory(text=f"[bench] cites e{ep.id}", scope="public",
                                                  sources=(ep.id,)))
         return mid

@@ -4,12 +4,13 @@
 
 Each round starts ``tests/_kill_child.py`` on the same file (twelve chats recording through the
 plugin's recording queue, the background indexer, consolidation against a fake OpenAI server with a
-scripted model, a person forgotten), kills it at a random moment up to ``--most`` seconds after the
-store opened, and checks the file (``tests/kill_harness.py``: every acknowledged episode there,
-``PRAGMA integrity_check`` ok, keyword index and vector cursors equal to the rows, no consolidation
-batch or forget half-applied, nothing forgotten back); every fifth round it is also opened as the
-plugin opens it and the indexer fills in the vectors the kills cut off. The first failed check stops
-the run with its assertion. Prints one table.
+scripted model, a person forgotten, online backups at random moments), kills it at a random moment up
+to ``--most`` seconds after the store opened, and checks the file (``tests/kill_harness.py``: every
+acknowledged episode there, ``PRAGMA integrity_check`` ok, keyword index and vector cursors equal to
+the rows, no consolidation batch or forget half-applied, nothing forgotten back; the newest backup
+whole, and restored with the erase list, nothing forgotten back); every fifth round it is also opened
+as the plugin opens it and the indexer fills in the vectors the kills cut off. The first failed check
+stops the run with its assertion. Prints one table.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main() -> None:
                          seen.consolidations),
                         ("forgets returned before their kill (nothing of them came back)", forgets),
                         ("forgets cut off by the kill (all or nothing each)", seen.kills_mid_forget),
+                        ("backups finished before their kill", seen.backups),
+                        ("newest backups checked whole and restored (nothing forgotten back)", seen.restores),
                         ("wall time", f"{took:.0f} s")):
         print(f"| {name} | {value} |")
 

@@ -27,7 +27,7 @@ def conversation(name: str, user: dict, labels: list[tuple[str, list[str]]]) -> 
     for n, (day, pairs) in enumerate(sorted(user["history"].items()), start=1):
         d = date.fromisoformat(day)
         conv[f"session_{n}_date_time"] = f"8:00 pm on {d.day} {d:%B}, {d.year}"
-        turns = []
+        turns: list[dict] = []
         for i, p in enumerate(pairs):
             for side, speaker, text in (("q", name, p["query"]), ("r", BOT, p["response"])):
                 dia = f"D{n}:{len(turns) + 1}"

@@ -52,7 +52,7 @@ def archived(ref: str, into: Path) -> str:
     return name
 
 
-def score(rows: list[dict], found: list[set[str]]) -> dict[str, dict[str, list[int]]]:
+def score(rows: list[dict], found: list[set[str]]) -> dict[str, list[int]]:
     """Per group (all, each language, each kind): [true names found, false names, names missed,
     lines with a false name]."""
     out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))

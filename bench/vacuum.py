@@ -77,8 +77,8 @@ async def main() -> None:
     print(f"{n} lines in two places; one place ({n // 2} lines) forgotten\n")
     print("| store | MB before | MB after the forget | forget s | vacuum once |")
     print("|---|---|---|---|---|")
-    for name, before, after, took, vac in rows:
-        print(f"| {name} | {before:.1f} | {after:.1f} | {took:.1f} | {vac} |")
+    for name, before, after, seconds, vacuumed in rows:
+        print(f"| {name} | {before:.1f} | {after:.1f} | {seconds:.1f} | {vacuumed} |")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def report(by_set: dict[str, list], set_weight: dict[str, float], label: str) ->
     for rname, sc in rows.items():
         out[rname] = {s: evaluate(ps, sc) for s, ps in by_set.items()}
     # CV: leave out whole conversations (MADial zh+en together)
-    cv = {s: [] for s in by_set}
+    cv: dict[str, list] = {s: [] for s in by_set}
     folds = sorted({fold_of(p[0]) for p in allp})
     for fo in folds:
         w = fit([p for p in allp if fold_of(p[0]) != fo], set_weight)

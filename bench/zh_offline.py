@@ -18,7 +18,7 @@ from astrbot_plugin_engram.memory.recall.training import fit_pairwise
 FITTED = [f for f in FEATURES if f not in HAND_SET]
 
 
-def derive(feats: list[dict[str, float]], how: set[str]) -> np.ndarray:
+def derive(feats: list[dict[str, float]], how: set[str]) -> tuple[np.ndarray, list[str]]:
     names = list(FEATURES) + ["cov_n", "wcov_n", "kw_z", "cos_z", "cos_raw_gap"]
     x = np.array([[f.get(n, 0.0) for n in FEATURES] + [0.0] * 5 for f in feats])
     ix = {n: i for i, n in enumerate(names)}
@@ -34,7 +34,7 @@ def derive(feats: list[dict[str, float]], how: set[str]) -> np.ndarray:
 
 def load(path):
     by = pickle.loads(Path(path).read_bytes())
-    out = {}
+    out: dict[str, list] = {}
     for s, ps in by.items():
         out[s] = []
         for conv, q, dia, feats in ps:
@@ -88,7 +88,7 @@ def run(path, configs, schemes=("pair", "each")):
                 if scheme == "pair"
                 else (lambda c: c)
             )
-            res = {s: [] for s in data}
+            res: dict[str, list] = {s: [] for s in data}
             for fo in sorted({fold(p[0]) for p in allp}):
                 w = fit([p for p in allp if fold(p[0]) != fo], use, names, mw, l2)
                 for s, ps in data.items():

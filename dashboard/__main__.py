@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
 from ..memory.self.diary_files import day_rule
+from ..memory.self.identity import IdentityFolder, read_document
 from .app import make_app
 from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings
@@ -28,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Engram's read-only web dashboard over a store file.",
     )
     p.add_argument("--db", type=Path, required=True, help="the store file (opened read-only)")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to listen on (default {DEFAULT_HOST}, this machine only); for remote use "
+                        f"(0.0.0.0 in a container, a VPS's address) set ${TOKEN_ENV}: without it any address "
+                        "but loopback is refused")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--embedder", default="local", help="for recall explained: local (default) or none")
     return p
@@ -36,9 +40,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_line_settings(db: Path, token: str) -> DashboardSettings:
     """The settings of the dashboard served from the command line: times in the zone the bot's
-    diaries were written in (``diary/.days.json`` beside the store), else UTC."""
-    tz, _ = day_rule(Path(db).resolve().parent)
-    return DashboardSettings(token=token, chat_model="none (command line)", tz=tz)
+    diaries were written in (``diary/.days.json`` beside the store), else UTC; recall explained's block
+    with the bot's core identity (``identity/self.md`` beside the store), as the plugin injects it."""
+    folder = Path(db).resolve().parent
+    tz, _ = day_rule(folder)
+    core = IdentityFolder(folder).self_path
+
+    def identity() -> str:  # read as it is now, never migrated (the store is opened read-only)
+        return read_document(core).text
+
+    return DashboardSettings(token=token, chat_model="none (command line)", tz=tz, identity=identity)
 
 
 async def serve(args: argparse.Namespace, token: str) -> int:

@@ -11,15 +11,14 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
 
 from aiohttp import web
 
-from ..memory import BrowseReads, Engram
+from ..memory import Engram
 from ..memory.wording import Said
-from . import data, html
+from . import data, html, pages
 from .i18n import pick_lang
-from .params import BadParam, flag, memory_filter, memory_id, paging, text
+from .params import BadParam
 from .server import MIN_TOKEN
 from .settings import DashboardSettings, EngramSource
 
@@ -43,6 +42,11 @@ STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css"}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+def static_files() -> dict[str, bytes]:
+    """The pages' style and script (``static/``), by name: served here and handed to AstrBot's WebUI."""
+    return {name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC_TYPES}
+
+
 def make_app(engram: EngramSource, settings: DashboardSettings) -> web.Application:
     """The dashboard over ``engram`` (or an awaitable getter of it, for a memory opened later)."""
     if len(settings.token) < MIN_TOKEN:
@@ -50,18 +54,16 @@ def make_app(engram: EngramSource, settings: DashboardSettings) -> web.Applicati
     app = web.Application(middlewares=[_headers, _auth, _errors])
     app[SETTINGS] = settings
     app[SOURCE] = engram
-    app[STATIC] = {
-        name: (resources.files(__package__) / "static" / name).read_bytes() for name in STATIC_TYPES
-    }
+    app[STATIC] = static_files()
     routes = {
-        "/": overview,
-        "/memories": memories,
-        "/memories/{id}": memory,
-        "/place": place,
-        "/recall": recall,
-        "/graph": graph,
-        "/diary": diary,
-        "/identity": identity,
+        "/": _page("overview"),
+        "/memories": _page("memories"),
+        "/memories/{id}": _page("memory"),
+        "/place": _page("place"),
+        "/recall": _page("recall"),
+        "/graph": _page("graph"),
+        "/diary": _page("diary"),
+        "/identity": _page("identity"),
         "/static/{name}": static,
     }
     for path, handler in routes.items():
@@ -142,89 +144,20 @@ async def _engram(request: web.Request) -> Engram:
     return source if isinstance(source, Engram) else await source()  # type: ignore[operator,no-any-return]
 
 
-async def _open(request: web.Request) -> tuple[Engram, BrowseReads]:
-    engram = await _engram(request)
-    return engram, await engram.browser()
-
-
-def _answer(request: web.Request, payload: Any, page: Callable[[], str]) -> web.Response:
-    if _is_api(request):
-        return web.Response(text=json.dumps(payload, ensure_ascii=False), content_type="application/json")
-    return web.Response(text=page(), content_type="text/html")
-
-
 # ---- handlers ------------------------------------------------------------------------------------
-async def overview(request: web.Request) -> web.Response:
-    engram, browser = await _open(request)
-    d = await data.overview(engram, browser, request.app[SETTINGS])
-    return _answer(request, d, lambda: html.overview(_lang(request), d))
+def _page(name: str) -> Handler:
+    """The handler of page ``name``: the page itself is made in ``pages`` (the WebUI's too)."""
 
+    async def handler(request: web.Request) -> web.Response:
+        a = await pages.answer(name, request.query, _lang(request), await _engram(request),
+                               request.app[SETTINGS], item=request.match_info.get("id", ""),
+                               api=_is_api(request))
+        if _is_api(request):
+            return web.Response(text=json.dumps(a.data, ensure_ascii=False), status=a.status,
+                                content_type="application/json")
+        return web.Response(text=a.html, status=a.status, content_type="text/html")
 
-async def memories(request: web.Request) -> web.Response:
-    engram, browser = await _open(request)
-    f, (page, size) = memory_filter(request.query), paging(request.query)
-    d = await data.memories(engram, browser, f, page, size)
-    shown = {
-        k: request.query[k]
-        for k in ("q", "kind", "status", "scope", "place", "person", "size")
-        if request.query.get(k)
-    }
-    return _answer(request, d, lambda: html.memories(_lang(request), d, shown))
-
-
-async def memory(request: web.Request) -> web.Response:
-    mid = memory_id(request.match_info["id"])
-    engram, browser = await _open(request)
-    d = await data.memory(engram, browser, mid)
-    return _answer(request, d, lambda: html.memory(_lang(request), d))
-
-
-async def place(request: web.Request) -> web.Response:
-    place, (page, size) = text(request.query, "space"), paging(request.query)
-    engram, browser = await _open(request)
-    latest = "page" not in request.query  # a timeline opens on its latest page
-    d = await data.place(engram, browser, place, None if latest else page, size)
-    return _answer(request, d, lambda: html.place(_lang(request), d))
-
-
-async def recall(request: web.Request) -> web.Response:
-    q, place = text(request.query, "q"), text(request.query, "space")
-    owner = flag(request.query, "owner") if "owner" in request.query else None  # None: the host decides
-    engram, browser = await _open(request)
-    if not _is_api(request):
-        places = sorted((await browser.keyed_places()).values())
-        if not q:  # the empty form
-            return _answer(request, None, lambda: html.recall(_lang(request), None, request.query, places))
-        try:
-            d = await data.recall(engram, browser, request.app[SETTINGS], q, place, owner)
-        except BadParam as e:
-            return web.Response(
-                text=html.recall(_lang(request), None, request.query, places, e.text(_lang(request))),
-                status=400,
-                content_type="text/html",
-            )
-        return _answer(request, d, lambda: html.recall(_lang(request), d, request.query, places))
-    d = await data.recall(engram, browser, request.app[SETTINGS], q, place, owner)
-    return _answer(request, d, lambda: "")
-
-
-async def graph(request: web.Request) -> web.Response:
-    engram, browser = await _open(request)
-    d = await data.graph(engram, browser)
-    return _answer(request, d, lambda: html.graph(_lang(request), d))
-
-
-async def diary(request: web.Request) -> web.Response:
-    page, size = paging(request.query, 20)
-    engram, browser = await _open(request)
-    d = await data.diary(engram, browser, page, size, request.app[SETTINGS].data_dir)
-    return _answer(request, d, lambda: html.diary(_lang(request), d))
-
-
-async def identity(request: web.Request) -> web.Response:
-    _, browser = await _open(request)
-    d = await data.identity(browser, request.app[SETTINGS])
-    return _answer(request, d, lambda: html.identity(_lang(request), d))
+    return handler
 
 
 async def static(request: web.Request) -> web.Response:

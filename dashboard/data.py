@@ -14,9 +14,9 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, BrowseReads, Engram, Episode, Hit, Memory, memory_block
+from ..memory import Audience, Block, BrowseReads, Engram, Episode, Hit, Memory, memory_block
 from ..memory.model import now_utc
-from ..memory.self.diary_files import diary_day
+from ..memory.self.diary_files import data_folder, diary_day
 from ..memory.strength import strength_now
 from ..memory.wording import Said
 from . import identity_files
@@ -24,8 +24,12 @@ from .i18n import MESSAGES
 from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter
 from .settings import DashboardSettings
 
-GRAPH_MEMORIES = 150
-GRAPH_TALKS = 200
+GRAPH_PEOPLE = 12  # people the graph draws (the ones the bot knows most about)
+GRAPH_MAX_PEOPLE = 60
+GRAPH_EACH = 5  # memories drawn around each of them, the most firmly held first
+GRAPH_POOL = 400  # memories read to choose them from (the most important first)
+GRAPH_TALKS = 200  # pairs of people who answer each other, the busiest first
+GRAPH_LABEL = 80
 PLACE_MEMORIES = 50
 PLACE_PAGE = DEFAULT_PAGE_SIZE  # a place's timeline page
 
@@ -176,13 +180,16 @@ async def overview(engram: Engram, browser: BrowseReads, settings: DashboardSett
     beside the episodes, ``summaries.py``), so nothing here reads every episode."""
     counts = {axis: await browser.memory_counts(axis) for axis in ("kind", "scope", "status")}
     episodes = await browser.count_episodes()
-    indexed = len(engram.index) if engram.index else 0
+    indexed = engram.index.findable() if engram.index else 0  # not superseded versions' vectors
     live = episodes + counts["status"].get("active", 0) + counts["status"].get("archived", 0)
     titles = await browser.place_titles()
     return {
         "counts": counts,
         "episodes": episodes,
-        "memories": sum(counts["status"].values()),
+        # active, as the start-up line and /mem stats count them; the rest said beside it
+        "memories": counts["status"].get("active", 0),
+        "archived": counts["status"].get("archived", 0),
+        "superseded": counts["status"].get("superseded", 0),
         "episodes_per_day": await browser.episodes_per_day(),
         "places": [{"space": s, "title": titles.get(s, ""), "episodes": n, "last": iso(t)}
                    for s, n, t in await browser.places()],
@@ -291,76 +298,129 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
 
 async def recall(
     engram: Engram, browser: BrowseReads, settings: DashboardSettings, query: str, place: str,
-    owner: bool | None
+    owner: bool | None, person: str = ""
 ) -> dict[str, Any]:
-    """What ``space`` would recall for ``query`` and exactly the block the plugin would inject there."""
+    """What ``space`` would recall for ``query`` and exactly the block the host would inject there: the
+    plugin's own injection path when it gives one (``settings.explain``), else the core's block."""
     if not query:
         raise BadParam("query_empty")
     if not place or not await browser.has_place(place):
         raise BadParam("unknown_audience", place=place[:80])
     if owner is None:
         owner = settings.owner_places(place) if settings.owner_places else False
-    audience = Audience(place=place, owner_private=owner)
-    now = now_utc()
-    hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
-    block = await memory_block(
-        engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
-    )
-    taken = set(block.taken)
+    if settings.explain is not None:
+        shown = await settings.explain(place, query, owner, person)
+        hits, text = list(shown.hits), shown.text
+        taken = {h.key for h in shown.injected}
+        injected = [h.key in taken for h in hits]
+    else:
+        audience = Audience(place=place, owner_private=owner, people=(person,) if person else ())
+        now = now_utc()
+        hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
+        block = await memory_block(
+            engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
+        )
+        text, injected = block.text, [i in set(block.taken) for i in range(len(hits))]
     return {
         "query": query,
-        "audience": {"space": place, "owner_private": owner},
-        "hits": [hit_json(h, i in taken) for i, h in enumerate(hits)],
-        "block": block.text,
-        "tokens": block.tokens,
+        "audience": {"space": place, "owner_private": owner, "person": person},
+        "hits": [hit_json(h, i) for h, i in zip(hits, injected)],
+        "block": text,
+        "tokens": Block(text, []).tokens,
         "budget": settings.budget,
     }
 
 
-async def graph(engram: Engram, browser: BrowseReads) -> dict[str, Any]:
-    """People, the memories about them and who answers whom, as nodes and links; ``shown``: how many
-    pairs and memories are drawn of how many there are (the busiest pairs, the most important memories)."""
-    people = {p: (name, n) for p, name, n in await browser.people()}
-    about = await browser.memories_about(GRAPH_MEMORIES)
+def held(m: Memory, days: float) -> float:
+    """How firmly the bot holds a memory now: its importance times its strength now."""
+    return max(m.importance, 0.05) * strength_now(m, days)
+
+
+async def graph(engram: Engram, browser: BrowseReads, place: str = "", person: str = "",
+                n: int = GRAPH_PEOPLE) -> dict[str, Any]:
+    """People and what the bot knows about them: the ``n`` people it knows most about (held most
+    firmly, see ``held``; then the most talkative), the ``GRAPH_EACH`` memories it holds most firmly
+    about each, and who answers whom among them. ``place``: only what was learned there; ``person``
+    (an id, or a name someone has gone by): that person and those known together with them."""
+    if not 1 <= n <= GRAPH_MAX_PEOPLE:
+        raise BadParam("graph_people", n=GRAPH_MAX_PEOPLE)
+    focus: tuple[str, ...] = ()
+    if person:
+        focus = (person, *await browser.people_named(person))
+        pool, total = await browser.list_memories(None, people=focus, status="active", limit=GRAPH_POOL)
+    elif place:
+        if not await browser.has_place(place):
+            raise NotFound("no_place", place=place[:80])
+        pool, total = await browser.list_memories(None, place=place, status="active", limit=GRAPH_POOL)
+    else:
+        pool, total = await browser.memories_about(GRAPH_POOL), await browser.count_memories_about()
+    days = engram.settings.strength_days
+    said = {p: (name, k) for p, name, k in await browser.people()}
     talks = await browser.talks(GRAPH_TALKS)
-    used = {s for m in about for s in m.subjects} | {p for a, b, _ in talks for p in (a, b)}
+    by_person: dict[str, list[Memory]] = {}
+    for m in sorted((m for m in pool if m.subjects), key=lambda m: -held(m, days)):
+        for s in m.subjects:
+            by_person.setdefault(s, []).append(m)
+    known = {p: sum(held(m, days) for m in ms) for p, ms in by_person.items()}
+    talked: dict[str, int] = {}
+    for a, b, k in talks:
+        talked[a], talked[b] = talked.get(a, 0) + k, talked.get(b, 0) + k
+    candidates = set(by_person) | (set() if person or place else set(talked))
+    if person:  # whoever was found under that name comes first, even with nothing known yet
+        candidates |= {p for p in focus if p in said or p in by_person}
+    ranked = sorted(candidates, key=lambda p: (p not in focus, -known.get(p, 0.0), -talked.get(p, 0), p))
+    chosen = ranked[:n]
+    shown = set(chosen)
+    memories: dict[int, Memory] = {}
+    for p in chosen:
+        for m in by_person.get(p, [])[:GRAPH_EACH]:
+            if m.id is not None:  # stored memories: always
+                memories[m.id] = m
     nodes = [
         {
             "id": p,
             "type": "person",
-            "label": people.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
-            "weight": people.get(p, ("", 0))[1],
+            "label": said.get(p, ("", 0))[0] or p.rsplit(":", 1)[-1],
+            "weight": said.get(p, ("", 0))[1],  # lines said, in all
+            "known": len(by_person.get(p, [])),  # memories about them (of those read)
+            "focus": p in focus,
         }
-        for p in sorted(used)
+        for p in chosen
     ]
-    nodes += [
-        {"id": f"m{m.id}", "type": "memory", "label": m.text[:80], "weight": m.importance} for m in about
-    ]
-    links = [{"source": a, "target": b, "type": "talks", "weight": n} for a, b, n in talks]
-    links += [
-        {"source": f"m{m.id}", "target": s, "type": "about", "weight": 1} for m in about for s in m.subjects
-    ]
-    shown = {"talks": len(talks), "talks_total": await browser.count_talks(),
-             "memories": len(about), "memories_total": await browser.count_memories_about()}
-    return {"nodes": nodes, "links": links, "shown": shown}
+    nodes += [{"id": f"m{m.id}", "type": "memory", "label": m.text[:GRAPH_LABEL],
+               "weight": round(held(m, days), 3)} for m in memories.values()]
+    pairs = [(a, b, k) for a, b, k in talks if a in shown and b in shown]
+    links = [{"source": a, "target": b, "type": "talks", "weight": k} for a, b, k in pairs]
+    links += [{"source": f"m{m.id}", "target": s, "type": "about", "weight": 1}
+              for m in memories.values() for s in m.subjects if s in shown]
+    return {
+        "nodes": nodes,
+        "links": links,
+        "focus": {"space": place, "person": person, "n": n},
+        "shown": {"people": len(chosen), "people_total": len(ranked), "each": GRAPH_EACH,
+                  "memories": len(memories), "memories_total": total,
+                  "talks": len(pairs), "talks_total": await browser.count_talks()},
+    }
 
 
 async def diary(engram: Engram, browser: BrowseReads, page: int, size: int,
                 folder: Path | None = None) -> dict[str, Any]:
     """The diary entries, each with the ``day`` it tells of (counted as the diaries count days: its
     start's UTC date is the day before in a zone east of UTC)."""
-    d = await memories(engram, browser, MemoryFilter(kind="diary"), page, size)
-    folder = folder or Path(browser.path).parent
+    # the current entry of each day (a rewrite after a forget supersedes it; diaries never fade): a day
+    # is listed once, its earlier versions are on its memory page
+    d = await memories(engram, browser, MemoryFilter(kind="diary", status="active"), page, size)
+    folder = folder or data_folder(engram)
     for m in d["items"]:
         start = m["valid_from"]
         m["day"] = diary_day(folder, datetime.fromisoformat(start)).isoformat() if start else None
     return d
 
 
-async def identity(browser: BrowseReads, settings: DashboardSettings) -> dict[str, Any]:
+async def identity(engram: Engram, settings: DashboardSettings) -> dict[str, Any]:
     """The core identity, the self-image with its earlier versions, and the open proposals, read from
     the data folder (the host's, or the one holding the store file)."""
-    folder = settings.data_dir or Path(browser.path).parent
+    folder = settings.data_dir or data_folder(engram)
     d = await asyncio.to_thread(identity_files.identity, folder, settings.identity())
     for v in [*d["history"], *d["core_history"]]:  # file stamps are UTC; the pages speak the bot's zone
         v["replaced_at"] = _iso_text(v["replaced_at"])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..memory import MEMORY_KINDS, MEMORY_STATUSES
-from .i18n import counter, label, value
+from .i18n import counter, host_word, job_name, label, value
 from .identity_page import identity
 from .markup import (
     data_script,
@@ -53,6 +53,12 @@ def _did(lang: str, j: Mapping[str, Any]) -> list[str]:
     return [p for p in parts if p]
 
 
+def _job(lang: str, name: str) -> str:
+    """A job by its name in the page's language, with the name the log and ``/mem`` use beside it."""
+    said = job_name(lang, name)
+    return f"<code>{esc(name)}</code>" if said == name else f"{esc(said)} <code>{esc(name)}</code>"
+
+
 def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
     """Each job's last run: when, how it ended (and why it failed), what it did, failures in all."""
     if not jobs:
@@ -60,14 +66,14 @@ def job_table(lang: str, jobs: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for j in jobs:
         if j["status"] is None:
-            rows.append([esc(j["name"]), esc(label(lang, "never_run")), "", "", ""])
+            rows.append([_job(lang, j["name"]), esc(label(lang, "never_run")), "", "", ""])
             continue
         status = esc(value(lang, j["status"]))
         if j["error"]:
             status += f'<div class="error">{esc(j["error"])}</div>'
         did = _did(lang, j)
         rows.append([
-            f"<code>{esc(j['name'])}</code>",
+            _job(lang, j["name"]),
             stamp(j["last_started"], seconds=True),
             f'<span class="job-{esc(j["status"])}">{status}</span>',
             f"{j['runs']} / {j['failures']}",
@@ -116,7 +122,9 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
     coverage = "—" if ix["coverage"] is None else f"{ix['coverage'] * 100:.1f}%"
     body = (
         f'<p class="big">{d["episodes"]} {esc(label(lang, "episodes"))} · {d["memories"]}'
-        f" {esc(label(lang, 'memories'))}</p>"
+        f" {esc(label(lang, 'active_memories'))}"
+        f' <small>{esc(label(lang, "besides").format(archived=d["archived"], superseded=d["superseded"]))}'
+        "</small></p>"
         f'<section class="card wide"><h3>{esc(label(lang, "episodes_per_day"))}</h3>'
         f'<svg id="chart" class="chart" role="img" aria-label="{esc(label(lang, "episodes_per_day"))}"></svg>'
         f"{data_script('chart-data', d['episodes_per_day'])}</section>"
@@ -124,7 +132,8 @@ def overview(lang: str, d: Mapping[str, Any]) -> str:
         f'<div class="cards"><section class="card"><h3>{esc(label(lang, "models"))}</h3>'
         f"<p>{esc(label(lang, 'embedder'))}: <code>{esc(d['embedder'])}</code></p>"
         f"<p>{esc(label(lang, 'chat_model'))}: "
-        f"<code>{esc(d['chat_model'] or label(lang, 'not_yet'))}</code></p>"
+        f"<code>{esc(host_word(lang, d['chat_model']) if d['chat_model'] else label(lang, 'not_yet'))}"
+        "</code></p>"
         f"<h3>{esc(label(lang, 'index'))}</h3><p>{ix['indexed']} / {ix['items']}"
         f" {esc(label(lang, 'indexed'))} ({coverage})</p></section>"
         f'<section class="card"><h3>{esc(label(lang, "jobs"))}</h3>{jobs}</section></div>'
@@ -201,7 +210,7 @@ def memory(lang: str, d: Mapping[str, Any]) -> str:
     else:
         src = empty(lang, "no_sources")
     versions = table(
-        ["id", esc(label(lang, "text")), esc(label(lang, "status")), esc(label(lang, "created"))],
+        [esc(label(lang, k)) for k in ("id", "text", "status", "created")],
         [
             [
                 f'<a href="/memories/{v["id"]}">{esc(v["key"])}</a>',
@@ -236,20 +245,35 @@ def place(lang: str, d: Mapping[str, Any]) -> str:
     return layout(lang, f"{label(lang, 'place')}: {named}", body)
 
 
-def graph(lang: str, d: Mapping[str, Any]) -> str:
-    n = d["shown"]
-    cut = (n["talks"] < n["talks_total"], n["memories"] < n["memories_total"])  # what was left out
-    key = {(True, True): "graph_shown", (True, False): "graph_shown_talks",
-           (False, True): "graph_shown_memories"}.get(cut)
-    note = f'<p class="hint">{esc(label(lang, key).format(**n))}</p>' if key else ""
+def graph(lang: str, d: Mapping[str, Any], places: Sequence[str] = ()) -> str:
+    n, focus = d["shown"], d["focus"]
+    cut = any(n[k] < n[k + "_total"] for k in ("people", "memories", "talks"))
+    note = f'<p class="hint">{esc(label(lang, "graph_shown").format(**n))}</p>' if cut else ""
+    opts = "".join(f'<option value="{esc(p)}"{" selected" if p == focus["space"] else ""}>{esc(p)}</option>'
+                   for p in places)
+    form = (
+        f'<form class="filters" method="get" action="/graph">'
+        f'<label>{esc(label(lang, "graph_place"))} <select name="space"><option value="">'
+        f'{esc(label(lang, "graph_everywhere"))}</option>{opts}</select></label>'
+        f'<label>{esc(label(lang, "graph_person"))} <input name="person"'
+        f' value="{esc(focus["person"])}"></label>'
+        f'<label>{esc(label(lang, "graph_n"))} <input name="n" type="number" min="1" max="60" size="3"'
+        f' value="{esc(focus["n"])}"></label><button>{esc(label(lang, "graph_draw"))}</button>'
+        f' <a href="/graph">{esc(label(lang, "graph_all"))}</a></form>'
+    )
+    who = next((x["label"] for x in d["nodes"] if x.get("focus")), focus["person"])
+    title = label(lang, "graph_of").format(who=who) if focus["person"] else label(lang, "graph")
+    if focus["person"]:
+        form += f'<p><a href="{link("/memories", person=focus["person"])}">' \
+                f'{esc(label(lang, "memories_about").format(who=who))}</a></p>'
     if not d["nodes"]:
-        return layout(lang, label(lang, "graph"), empty(lang, "graph_none"), "graph")
+        return layout(lang, title, form + empty(lang, "graph_none"), "graph")
     body = (
-        f'<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
+        f'{form}<p>{esc(label(lang, "graph_help"))}</p>{note}<svg id="graph" class="graph" role="img"'
         f' aria-label="{esc(label(lang, "graph"))}"></svg><p id="graph-label" class="hint"></p>'
         f"{data_script('graph-data', d)}"
     )
-    return layout(lang, label(lang, "graph"), body, "graph")
+    return layout(lang, title, body, "graph")
 
 
 def diary(lang: str, d: Mapping[str, Any]) -> str:
@@ -258,11 +282,18 @@ def diary(lang: str, d: Mapping[str, Any]) -> str:
     else:
         body = "".join(
             f'<article class="diary"><h3>{esc(m.get("day") or (m["created_at"] or "")[:10])}</h3>'
-            f'<p class="text">{esc(m["text"])}</p></article>'
+            f'<p class="text">{esc(m["text"])}</p>{_rewritten(lang, m)}</article>'
             for m in d["items"]
         )
         body += pager(lang, "/diary", d, {})
     return layout(lang, label(lang, "diary"), body, "diary")
+
+
+def _rewritten(lang: str, m: Mapping[str, Any]) -> str:
+    """A day's entry written again (after a forget): said, with a link to its earlier versions."""
+    if not m.get("supersedes"):
+        return ""
+    return f'<p class="hint"><a href="/memories/{m["id"]}">{esc(label(lang, "rewritten"))}</a></p>'
 
 
 def error(lang: str, status: int, message: str) -> str:

@@ -12,6 +12,9 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "title": ("Engram", "Engram 记忆"),
     "overview": ("Overview", "概览"),
     "memories": ("Memories", "记忆"),
+    "active_memories": ("active memories", "条有效记忆"),
+    "besides": ("(besides: {archived} archived, {superseded} earlier versions kept as history)",
+                "（另有 {archived} 条已归档，{superseded} 条作为历史保留的旧版本）"),
     "memory": ("Memory", "记忆"),
     "memories_about": ("Memories about {who}", "关于 {who} 的记忆"),
     "place": ("Place", "地点"),
@@ -87,31 +90,37 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "tokens": ("tokens", "词元"),
     "no_hits": ("Nothing this audience may see matches.", "该受众可见的内容中没有匹配项。"),
     "graph_help": (
-        "People (circles) and the memories about them (squares); lines between people: who answers whom.",
-        "人物（圆）与关于他们的记忆（方块）；人物之间的连线：谁回复谁。",
+        "People (circles) and what the bot knows about them (squares, each labelled; the whole text on"
+        " hover); lines between people: who answers whom. Click a person to see only them and those"
+        " known together with them, a memory to open it.",
+        "人物（圆）和机器人对他们的了解（方块，带标签；悬停看全文）；人物之间的连线：谁回复谁。"
+        "点击人物只看此人及与其相关的人，点击记忆打开它。",
     ),
     "shown_of": (
         "The first {shown} of {total}, the largest first.",
         "共 {total} 项，显示最多的前 {shown} 项。",
     ),
     "graph_shown": (
-        "Shown: the {talks} pairs of people who answer each other most (of {talks_total}) and the {memories}"
-        " most important memories about someone (of {memories_total}); every count is over all episodes.",
-        "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对），以及关于某人最重要的 {memories} 条记忆"
-        "（共 {memories_total} 条）；所有计数涵盖全部消息。",
+        "Shown: the {people} people the bot knows most about (of {people_total}), up to {each} memories"
+        " each, held most firmly first ({memories} of {memories_total}), and who answers whom among them"
+        " ({talks} pairs of {talks_total}).",
+        "显示：机器人最了解的 {people} 个人（共 {people_total} 人），每人最多 {each} 条记忆，"
+        "最牢记的在前（共显示 {memories} 条，总共 {memories_total} 条），以及他们之间谁回复谁"
+        "（{talks} 对，总共 {talks_total} 对）。",
     ),
-    "graph_shown_talks": (
-        "Shown: the {talks} pairs of people who answer each other most (of {talks_total}); every count is"
-        " over all episodes.",
-        "显示：互相回复最多的 {talks} 对人物（共 {talks_total} 对）；所有计数涵盖全部消息。",
-    ),
-    "graph_shown_memories": (
-        "Shown: the {memories} most important memories about someone (of {memories_total}).",
-        "显示：关于某人最重要的 {memories} 条记忆（共 {memories_total} 条）。",
-    ),
+    "written_by": ("Written by", "发送者"),
+    "person_id": ("a person id (optional)", "人物编号（可选）"),
+    "graph_place": ("Learned in", "学到的地点"),
+    "graph_person": ("Person (id or name)", "人物（编号或名字）"),
+    "graph_n": ("People", "人数"),
+    "graph_everywhere": ("everywhere", "所有地点"),
+    "graph_draw": ("Draw", "绘制"),
+    "graph_of": ("Graph: {who}", "关系图：{who}"),
+    "graph_all": ("Everyone", "所有人"),
     "no_places": ("No place has a recorded line yet.", "还没有记录任何地点的消息。"),
     "graph_none": ("Nothing to draw yet: no one has said anything that was recorded.",
                    "还没有可画的内容：还没有记录任何人说的话。"),
+    "rewritten": ("Rewritten after a forget: the earlier versions", "遗忘后重写：查看之前的版本"),
     "diary_none": ("No diary entries yet.", "还没有日记。"),
     "identity_note": ("Core identity (identity/self.md)", "核心身份（identity/self.md）"),
     "identity_none": ("No core identity written yet.", "还没有写核心身份。"),
@@ -148,6 +157,32 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
 VALUE_GROUPS = ("kind", "status", "run", "scope")
 
 
+# the jobs the hosts schedule (scheduler/jobs.py, scheduler/self_jobs.py), as a page names them
+JOBS: dict[str, tuple[str, str]] = {
+    "consolidate": ("consolidate", "整理记忆"),
+    "fade": ("fade", "记忆淡化"),
+    "merge": ("merge", "合并重复"),
+    "check": ("check", "文件检查"),
+    "backup": ("backup", "备份"),
+    "diary": ("diary", "写日记"),
+    "self-image": ("self-image", "自我形象"),
+}
+# what a host may say instead of a chat model's name (plugin/dashboard.py, dashboard/__main__.py)
+HOST_WORDS: dict[str, tuple[str, str]] = {
+    "none (command line)": ("none (command line)", "无（命令行）"),
+    "the chat's current provider": ("the chat's current provider", "当前对话使用的模型提供商"),
+}
+
+
+def job_name(lang: str, name: str) -> str:
+    """A job's name in ``lang`` (a job not listed: its name)."""
+    return pick(lang, JOBS.get(name, (name, name)))
+
+
+def host_word(lang: str, text: str) -> str:
+    return pick(lang, HOST_WORDS.get(text, (text, text)))
+
+
 def counter(lang: str, key: str) -> str:
     """A job counter's name as a page says it (English: the key with spaces)."""
     return word(lang, "count", key) if lang == ZH else key.replace("_", " ")
@@ -170,6 +205,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "query_empty": ("query is empty: type what to recall", "查询为空：请输入要召回的内容"),
     "unknown_audience": ("unknown audience: no place {place!r}", "未知的受众：没有地点 {place!r}"),
     "no_page": ("no page at {path}", "没有这个页面：{path}"),
+    "graph_people": ("n must be from 1 to {n}", "人数必须在 1 到 {n} 之间"),
 }
 PARAM_NAMES: dict[str, tuple[str, str]] = {  # a parameter as a message names it
     "page": ("page", "页码"), "size": ("size", "每页条数"), "q": ("q", "搜索"), "kind": ("kind", "类型"),

@@ -131,7 +131,8 @@ def memory_table(lang: str, items: Sequence[Mapping[str, Any]]) -> str:
     if not items:
         return empty(lang, "none")
     keys = ("text", "kind", "scope", "status", "subjects", "importance", "created")
-    return table(["id", *(esc(label(lang, k)) for k in keys)], memory_rows(lang, items), "memories")
+    head = [esc(label(lang, "id")), *(esc(label(lang, k)) for k in keys)]
+    return table(head, memory_rows(lang, items), "memories")
 
 
 def episode_line(e: Mapping[str, Any], mark: bool = False) -> str:

@@ -24,6 +24,8 @@ def recall(
         f'<form class="filters" method="get" action="/recall"><input name="q" size="50" required'
         f' placeholder="{esc(label(lang, "query"))}" value="{esc(form.get("q", ""))}">'
         f'<label>{esc(label(lang, "audience"))} <select name="space">{opts}</select></label>'
+        f'<label>{esc(label(lang, "written_by"))} <input name="person" size="16"'
+        f' placeholder="{esc(label(lang, "person_id"))}" value="{esc(form.get("person", ""))}"></label>'
         f'<label><input type="checkbox" name="owner" value="1"{owner}> '
         f"{esc(label(lang, 'owner_chat'))}</label>"
         f"<button>{esc(label(lang, 'explain'))}</button></form>"

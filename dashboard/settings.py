@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
+from typing import Protocol
 
-from ..memory import Engram
+from ..memory import Engram, Hit
 
 EngramSource = Engram | Callable[[], Awaitable[Engram]]  # the memory, or how to get it when it opens
+
+
+class Explained(Protocol):
+    """A block the host would inject: the hits it recalled, those that went in, the block's text."""
+
+    @property
+    def hits(self) -> Sequence[Hit]: ...
+    @property
+    def injected(self) -> Sequence[Hit]: ...
+    @property
+    def text(self) -> str: ...
+
+
+# (place, query, owner's private chat or None: the host decides, person id or "") -> the block
+Explain = Callable[[str, str, "bool | None", str], Awaitable[Explained]]
 
 
 def no_identity() -> str:
@@ -36,3 +52,7 @@ class DashboardSettings:
     jobs: Callable[[], Iterable[str]] = no_jobs
     # the bot's data folder (identity/, diary/); None: the folder holding the store file
     data_dir: Path | None = None
+    # how the host makes the block it injects (the plugin: its own injection path, so recall explained
+    # shows exactly that block, with its self-image, inner state and abilities lines); None (the
+    # command line): the core's block with the identity note (``memory.memory_block``)
+    explain: Explain | None = None

@@ -4,7 +4,8 @@ restore that does not bring back what was forgotten since.
 **Backup.** ``take_backup`` copies the store page by page through SQLite's backup API on its own
 connection, in a thread, a few hundred pages at a time, so the bot goes on recording and replying
 while it runs (a write between steps restarts the copy of what changed: the copy is always one
-consistent moment). It is written as ``backups/engram-<UTC time>.db.part`` beside the store, checked
+consistent moment). It is written as ``backups/engram-<UTC time>.db.part`` beside the store (a second
+backup in the same second: ``engram-<UTC time>-2.db``, never over another), checked
 (SQLite's quick check), flushed to disk and then renamed, so a file named ``.db`` in ``backups/`` is
 always a whole store. The oldest past ``keep`` are deleted.
 
@@ -17,7 +18,8 @@ before it erases it: the episode and memory ids (never given out again by the st
 one line forever), and the people and places forgotten as salted hashes (no name, no text, no plain
 id: a hash can only confirm a guess). ``restore`` re-applies the whole list to the backup before it
 takes the store's place, so a backup taken before a forget comes back without what was forgotten; the
-restore says how much it erased again.
+restore says how much it erased again. The list is never cut (a copy kept outside ``backups/`` may be
+restored any day), but past ``COMPACT_AT`` forgets it is rewritten as one record, ids as runs.
 
 **Restore.** With the bot stopped: the backup is copied, checked, the erase list applied to the copy,
 then the current store (and its write-ahead log) moved aside as ``<store>.before-restore-<time>`` and
@@ -47,8 +49,11 @@ log = logging.getLogger("engram.backup")
 
 FOLDER = "backups"
 KEEP = 7  # backups kept by default (one a day: a week)
-_NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)\.db$")
+# engram-<UTC time>.db; a second backup in the same second gets -2, -3... (never the same file twice)
+_NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
+_TAKING: set[Path] = set()  # names chosen by backups under way in this process (not yet on disk)
 ERASED_SUFFIX = "-erased"
+COMPACT_AT = 1_000  # forgets noted one a line before the erase list is rewritten as one record
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,26 @@ def backups(store: Path) -> list[Path]:
     folder = backup_folder(store)
     if not folder.is_dir():
         return []
-    return sorted((p for p in folder.iterdir() if _NAME.match(p.name)), key=lambda p: p.name, reverse=True)
+    return sorted((p for p in folder.iterdir() if _NAME.match(p.name)), key=_taken_when, reverse=True)
+
+
+def _taken_when(path: Path) -> tuple[str, int]:
+    """A backup's time and its number within that second (the first is 1), from its name."""
+    m = _NAME.match(path.name)
+    assert m is not None
+    return m.group(1), int(m.group(2) or 1)
+
+
+def _new_name(folder: Path, at: datetime) -> Path:
+    """A name no backup has, finished or under way (here, or in another process: its ``.part``)."""
+    stamp = f"engram-{at:%Y%m%dT%H%M%SZ}"
+    n = 1
+    while True:
+        target = folder / (f"{stamp}.db" if n == 1 else f"{stamp}-{n}.db")
+        part = target.with_name(target.name + ".part")
+        if target not in _TAKING and not target.exists() and not part.exists():
+            return target
+        n += 1
 
 
 def newest_backup(store: Path) -> Path | None:
@@ -100,8 +124,12 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folder = backup_folder(store)
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"engram-{at:%Y%m%dT%H%M%SZ}.db"
-    await asyncio.to_thread(copy_store, store, target)
+    target = _new_name(folder, at)
+    _TAKING.add(target)
+    try:
+        await asyncio.to_thread(copy_store, store, target)
+    finally:
+        _TAKING.discard(target)
     if keep > 0:
         for old in backups(store)[keep:]:
             old.unlink(missing_ok=True)
@@ -135,7 +163,8 @@ def _hashed(salt: str, key: str) -> str:
 
 def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
                people: Sequence[str] = (), places: Sequence[str] = ()) -> None:
-    """Add one forget to the erase list (before its erase, flushed to disk)."""
+    """Add one forget to the erase list (before its erase, flushed to disk); past ``COMPACT_AT`` lines
+    the list is rewritten as one record (``_compact``)."""
     if not (episodes or memories or people or places) or str(store) in ("", ":memory:"):
         return
     path = erase_list_path(store)
@@ -147,6 +176,48 @@ def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
         f.write(json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
+    with open(path, "rb") as f:
+        lines = sum(1 for _ in f)
+    if lines > COMPACT_AT:
+        _compact(path)
+
+
+def _compact(path: Path) -> None:
+    """The erase list as its salt and one record holding every entry, ids as runs ``[first, last]``
+    (a forgotten place's lines are mostly one run): written beside it, flushed, renamed over it, so a
+    kill leaves the old list or the new one. Nothing is dropped: the list also reaches a copy kept
+    outside ``backups/`` (restore takes any file), which no count of the backups can vouch for."""
+    erased = read_erase_list(path.with_name(path.name.removesuffix(ERASED_SUFFIX)))
+    record = {"episodes": _runs(erased.episodes), "memories": _runs(erased.memories),
+              "people": sorted(erased.people), "places": sorted(erased.places)}
+    part = path.with_name(path.name + ".part")
+    with open(part, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"erase_list": 1, "salt": erased.salt}) + "\n" + json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
+    sync_folder(path.parent)
+
+
+def _runs(ids: set[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in sorted(ids):
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+def _ids(items: list[object]) -> set[int]:
+    """Ids as noted: each a number, or a run ``[first, last]`` (a compacted list)."""
+    out: set[int] = set()
+    for x in items:
+        if isinstance(x, list) and len(x) == 2:
+            out.update(range(int(x[0]), int(x[1]) + 1))
+        else:
+            out.add(int(x))  # type: ignore[call-overload]
+    return out
 
 
 @dataclass
@@ -173,8 +244,8 @@ def read_erase_list(store: Path) -> EraseList:
             if i == 0:
                 out.salt = str(rec.get("salt", ""))
                 continue
-            out.episodes.update(int(x) for x in rec.get("episodes", []))
-            out.memories.update(int(x) for x in rec.get("memories", []))
+            out.episodes |= _ids(rec.get("episodes", []))
+            out.memories |= _ids(rec.get("memories", []))
             out.people.update(str(x) for x in rec.get("people", []))
             out.places.update(str(x) for x in rec.get("places", []))
     return out

@@ -218,7 +218,7 @@ class Engram(Kernel):
     async def stats(self) -> dict[str, Any]:
         counts: dict[str, Any] = dict(await self.store.counts())
         counts["embedder"] = self.embedder.name
-        counts["indexed"] = len(self.index) if self.index else 0
+        counts["indexed"] = self.index.findable() if self.index else 0  # not superseded versions
         counts["secrets_redacted"] = await self.store.cursor(REDACTED)
         return counts
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .store import Store
+from .validate import clean
 
 
 class People:
@@ -19,15 +20,15 @@ class People:
 
     async def named(self, name: str) -> list[str]:
         """The people who have gone by ``name`` (case ignored)."""
-        return await self.store.people_named(name)
+        return await self.store.people_named(clean(name))
 
     async def named_in(self, place: str, name: str) -> list[str]:
         """Who went by ``name`` (case ignored) in ``place``, the latest first."""
-        return await self.store.people_named_in(place, name)
+        return await self.store.people_named_in(clean(place), clean(name))  # a model's "\ud83d" too
 
     async def mentioned_in(self, place: str, text: str) -> list[str]:
         """The people seen in ``place`` whose name there ``text`` holds."""
-        return await self.store.people_mentioned_in(place, text)
+        return await self.store.people_mentioned_in(clean(place), clean(text))
 
     async def names_in_place(self, place: str, people: Sequence[str]) -> dict[str, str]:
         """The name each of ``people`` last went by in ``place`` (those who spoke there only): a note

@@ -98,6 +98,12 @@ class ScopeDecision:
     widened: bool  # the hint was wider than the rule allows (refused, narrowed to ``scope``)
 
 
+# The places whose facts about no one may become public unless the owner lists others: AstrBot's own
+# chat page (its dashboard's users; ``webchat:private:astrbot`` is how Engram names it). One constant
+# for the plugin's setting and the command line's ``consolidate``, so both decide alike.
+DEFAULT_PUBLIC_PLACES: tuple[str, ...] = ("webchat:private:astrbot",)
+
+
 def place_listed(place: str, entries: tuple[str, ...] | frozenset[str]) -> bool:
     """``space`` is in a list of places: listed in full (``aiocqhttp:group:123``), or a group listed by
     its bare id (``123``). A bare id never matches a private chat (``*:private:123`` is a person, not

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..memory.errors import InvalidInputError
-from ..memory.scopes import place_listed
+from ..memory.scopes import DEFAULT_PUBLIC_PLACES, place_listed
 from ..memory.text.redaction import MAX_PATTERNS, Redactor, redactor
 
 log = logging.getLogger("engram.plugin")
@@ -27,7 +27,7 @@ class Settings:
 
     owner_ids: tuple[str, ...] = ()
     owner_private_spaces: tuple[str, ...] = ()
-    public_spaces: tuple[str, ...] = ("webchat:private:astrbot",)  # AstrBot's own chat page
+    public_spaces: tuple[str, ...] = DEFAULT_PUBLIC_PLACES  # AstrBot's own chat page
     inject_budget_tokens: int = 800
     inject_mode: str = "user"
     recall_k: int = 8

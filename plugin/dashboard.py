@@ -37,23 +37,31 @@ def job_names(service: EngramService):  # type: ignore[no-untyped-def]
     return names
 
 
+def dashboard_settings(service: EngramService, token: str = "") -> DashboardSettings:
+    """What the pages are told by the plugin, on its own port and in AstrBot's WebUI alike: recall
+    explained shows the plugin's own injection (``service.explain``)."""
+    s = service.settings
+    return DashboardSettings(
+        token=token,
+        budget=s.inject_budget_tokens,
+        recall_k=s.recall_k,
+        identity=service.identity,
+        tz=service.tz,
+        chat_model=s.chat_provider_id or "the chat's current provider",
+        owner_places=owner_place(service),
+        jobs=job_names(service),
+        data_dir=service.data_dir,
+        explain=service.explain,
+    )
+
+
 async def start_dashboard(service: EngramService) -> DashboardServer | None:
     """Serve the dashboard on 127.0.0.1 if enabled; None when disabled or it could not start."""
     s = service.settings
     if not s.dashboard_enabled:
         return None
     try:
-        settings = DashboardSettings(
-            token=stored_token(service.data_dir),
-            budget=s.inject_budget_tokens,
-            recall_k=s.recall_k,
-            identity=service.identity,
-            tz=service.tz,
-            chat_model=s.chat_provider_id or "the chat's current provider",
-            owner_places=owner_place(service),
-            jobs=job_names(service),
-            data_dir=service.data_dir,
-        )
+        settings = dashboard_settings(service, stored_token(service.data_dir))
         server = DashboardServer(make_app(service.memory, settings), DEFAULT_HOST, s.dashboard_port)
         if not await server.start():
             return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -207,14 +207,14 @@ def incoming_episodes(event: Any, parsed: Parsed, captions: dict[str, str] | Non
     message_id = _clean(getattr(getattr(event, "message_obj", None), "message_id", ""))
     if message_id:
         meta["message_id"] = message_id
-    base = {"place": place_of(event), "actor": actor_of(event), "time": event_time(event),
-            "actor_name": _clean(_safe(event, "get_sender_name")), "source": f"astrbot:{platform_of(event)}",
-            "place_title": place_title_of(event)}
-    out = [Episode(content=parsed.text, kind="message_in", meta=meta, **base)] if parsed.text else []
+    base = Episode(place=place_of(event), content="", actor=actor_of(event), time=event_time(event),
+                   actor_name=_clean(_safe(event, "get_sender_name")), source=f"astrbot:{platform_of(event)}",
+                   place_title=place_title_of(event))
+    out = [replace(base, content=parsed.text, kind="message_in", meta=meta)] if parsed.text else []
     for ref in parsed.images:
         caption = (captions or {}).get(ref)
-        out.append(Episode(content=f"{IMAGE_TEXT}: {caption}" if caption else IMAGE_TEXT, kind="image",
-                           meta={**meta, "image": ref, "captioned": bool(caption)}, **base))
+        out.append(replace(base, content=f"{IMAGE_TEXT}: {caption}" if caption else IMAGE_TEXT, kind="image",
+                           meta={**meta, "image": ref, "captioned": bool(caption)}))
     return out
 
 

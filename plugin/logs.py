@@ -10,6 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 CORE_LOGGER = "engram"  # the core's and the plugin's loggers are all below it
+# The SQLite driver's DEBUG lines echo every statement it runs with its parameters: people's words, in
+# AstrBot's log (and WebUI) whenever it runs at DEBUG. Held at INFO while the plugin runs.
+DRIVER_LOGGER = "aiosqlite"
 
 
 class ToHost(logging.Handler):
@@ -32,8 +35,9 @@ class ToHost(logging.Handler):
 
 
 def attach(target: Any, name: str = CORE_LOGGER, level: int = logging.DEBUG) -> Callable[[], None]:
-    """Send every record of ``name`` and its children to ``target`` instead of the root logger;
-    returns the function that undoes it (plugin ``terminate``)."""
+    """Send every record of ``name`` and its children to ``target`` instead of the root logger, and
+    keep the SQLite driver's statement echo (``DRIVER_LOGGER``) out of every log; returns the function
+    that undoes both (plugin ``terminate``)."""
     logger = logging.getLogger(name)
     handler = ToHost(target)
     before = (logger.propagate, logger.level)
@@ -41,10 +45,15 @@ def attach(target: Any, name: str = CORE_LOGGER, level: int = logging.DEBUG) -> 
     logger.propagate = False
     if logger.level == logging.NOTSET or logger.level > level:
         logger.setLevel(level)
+    driver = logging.getLogger(DRIVER_LOGGER)
+    driver_before = driver.level
+    if driver.level < logging.INFO:  # NOTSET too: it would follow a host logging at DEBUG
+        driver.setLevel(logging.INFO)
 
     def detach() -> None:
         logger.removeHandler(handler)
         logger.propagate, _ = before
         logger.setLevel(before[1])
+        driver.setLevel(driver_before)
 
     return detach

@@ -198,11 +198,12 @@ class Providers:
                     "nothing is sent to another one until it is back or the setting is changed")
         return "no chat provider is configured in AstrBot"
 
-    def missing_chat_code(self) -> dict[str, str]:
-        """``missing_chat`` as an error's code and values (said in the reply's language)."""
+    def missing_chat_error(self, *, transient: bool = False) -> ChatError:
+        """``missing_chat`` as an error with its code and values (said in the reply's language)."""
         if self.chat_provider_id:
-            return {"code": "chat_gone", "provider": repr(self.chat_provider_id)}
-        return {"code": "chat_none"}
+            return ChatError(self.missing_chat(), transient=transient, code="chat_gone",
+                             provider=repr(self.chat_provider_id))
+        return ChatError(self.missing_chat(), transient=transient, code="chat_none")
 
     def can_see_images(self, provider_id: str) -> bool:
         """Whether the provider's config says its model takes images."""
@@ -274,7 +275,7 @@ class AstrBotChat:
                        timeout: float = CHAT_TIMEOUT) -> str:
         pid = self._provider_id or await self._providers.resolve_chat(self._umo)
         if not pid:
-            raise ChatError(self._providers.missing_chat(), **self._providers.missing_chat_code())
+            raise self._providers.missing_chat_error()
         try:
             resp = await asyncio.wait_for(self._providers.context.llm_generate(
                 chat_provider_id=pid, prompt=prompt, system_prompt=system or None,
@@ -304,8 +305,7 @@ class AstrBotChatModel:
                        timeout: float = CHAT_TIMEOUT) -> ChatResult:
         pid = await self._providers.resolve_chat(None)
         if not pid:
-            raise ChatError(self._providers.missing_chat(), transient=True,
-                            **self._providers.missing_chat_code())
+            raise self._providers.missing_chat_error(transient=True)
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
         prompt = turns[-1]["content"] if turns else ""

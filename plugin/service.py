@@ -31,6 +31,7 @@ from .events import (
     incoming_episodes,
     is_command,
     parse_message,
+    place_audience,
     place_of,
     reply_episode,
 )
@@ -332,22 +333,47 @@ class EngramService:
         contexts = getattr(req, "contexts", None) or []
         prompt = said({"role": "user", "content": getattr(req, "prompt", "") or ""})
         query = recall_query(prompt, people_turns(contexts))
-        now = now_utc()
         # what the model already reads (this message, the history) is not injected again, nor
         # returned by its memory_recall in this turn (``SEEN_EXTRA``)
         seen = [prompt, *people_turns(contexts, len(contexts), all_turns=True)]
         self.set_extra(event, SEEN_EXTRA, seen)
-        hits = await self.recall(audience, query, self.settings.recall_k, seen=seen)
         person = (actor_of(event), str(event.get_sender_name() or ""))
-        text, taken = await self.render(audience.place, hits, now, before=event_time(event),
-                                        audience=audience, person=person, query=query)
-        apply(req, text, self.settings.inject_mode)
-        inj = Injection(audience.place, query, now, hits, [hits[i] for i in taken], text)
+        inj = await self.compose(audience, query, seen, person=person, before=event_time(event))
+        apply(req, inj.text, self.settings.inject_mode)
         self.last_injection[audience.place] = inj
         event.set_extra(INJECTED_EXTRA, inj.keys)
         self.handed(event, [h.text for h in inj.injected])
         self.touch(inj.keys)
         return inj
+
+    async def compose(self, audience: Audience, query: str, seen: Sequence[str], *,
+                      person: tuple[str, str] = ("", ""), before: datetime | None = None,
+                      injecting: bool = True) -> Injection:
+        """The block for ``query`` in the audience's place: recall, the notes worth it, the block within
+        the budget. The one path of both the injection and the dashboard's recall explained
+        (``injecting`` False: nothing is remembered of it, so showing it never changes the next block)."""
+        now = now_utc()
+        hits = await self.recall(audience, query, self.settings.recall_k, seen=seen)
+        text, taken = await self.render(audience.place, hits, now, before=before, audience=audience,
+                                        person=person, query=query, injecting=injecting)
+        return Injection(audience.place, query, now, hits, [hits[i] for i in taken], text)
+
+    async def explain(self, place: str, query: str, owner: bool | None = None, person: str = "") -> Injection:
+        """What the next message saying ``query`` in ``place`` would have injected (by ``person``, an
+        id, when given; a message that starts a conversation: no earlier turns): for recall explained.
+        ``owner`` None: whether the place is the owner's private chat, as the plugin decides it."""
+        audience = place_audience(place, self.settings, self.providers.platforms())
+        if self.settings.is_blacklisted(place):  # an opted-out place is given nothing: shown as nothing
+            return Injection(place, query, now_utc())
+        if owner is not None:
+            audience = replace(audience, owner_private=owner)
+        name = ""
+        if person:
+            audience = replace(audience, people=(person,))
+            name = (await (await self.memory()).names_in_place(place, [person])).get(person, "")
+        # the query as the injection makes it from a message saying ``query`` (hooks/query.py)
+        return await self.compose(audience, recall_query(query, []), [query], person=(person, name),
+                                  injecting=False)
 
     def forget_injections(self, key: str) -> None:
         """Drop the remembered injections (``/mem why``) that hold ``key``: it was erased."""
@@ -383,12 +409,14 @@ class EngramService:
 
     async def render(self, place: str, hits: Sequence[Hit], now: datetime, before: datetime | None = None,
                      audience: Audience | None = None,
-                     person: tuple[str, str] = ("", ""), query: str | None = None) -> tuple[str, list[int]]:
+                     person: tuple[str, str] = ("", ""), query: str | None = None,
+                     injecting: bool = True) -> tuple[str, list[int]]:
         """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
 
         ``person``: (id, name) of who wrote the message being answered, for the sense of time;
         ``query``: what the people said (the abilities line goes in when it is asked about), None
-        when the block is only shown (``/mem why``), not injected.
+        when the block is only shown (``/mem why``), not injected; ``injecting`` False: a block shown
+        (recall explained), which leaves no trace (the abilities line is not marked as given).
         """
         mem = await self.memory()
         names = await self.names(place, hits)
@@ -404,11 +432,11 @@ class EngramService:
                         "only its beginning is injected (%d characters)", len(identity), budget,
                         len(fitted) - 1)
         extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private),
-                                      abilities=self._abilities_due(place, query))
+                                      abilities=self._abilities_due(place, query, injecting))
         return build_block(lines, await self._time_line(mem, place, now, before or now, audience, person),
                            fitted, budget, extras, {i for i, h in enumerate(hits) if asks(h)})
 
-    def _abilities_due(self, place: str, query: str | None) -> bool:
+    def _abilities_due(self, place: str, query: str | None, remember: bool = True) -> bool:
         """Whether the abilities line goes into this block: the first time in a place, when what the
         bot can do changed since it last went in there, or when the message asks about it. Every
         other time it is the same ~100 tokens the notes need (issue 27: it pushed evidence out);
@@ -419,7 +447,8 @@ class EngramService:
         if query is None:
             return True
         if self._abilities_shown.get(place) != text or asks_abilities(query, text):
-            self._abilities_shown[place] = text
+            if remember:
+                self._abilities_shown[place] = text
             return True
         return False
 

@@ -32,11 +32,11 @@ async def main(path: str, person: str, where: str) -> None:
             await asyncio.sleep(60)
         return await erased(self, table)
 
-    async def slow_checkpoint(self: Transactions) -> None:
+    async def slow_checkpoint(self: Transactions) -> bool:
         if where == "committed":
             say("committed")
             await asyncio.sleep(60)
-        await checkpoint(self)
+        return await checkpoint(self)
 
     SQLiteWrites._erased = slow_erased  # type: ignore[method-assign]
     Transactions.checkpoint = slow_checkpoint  # type: ignore[method-assign]

@@ -8,12 +8,13 @@ as the plugin does (the background indexer embedding behind the recording), then
   no AstrBot import), each waiting for the queue's flush before it acknowledges what it put;
 - consolidation runs again and again with the real OpenAI client against the parent's fake server
   (``fake_openai.contract_answer``, one memory per line, sourced from it);
-- a person who said a few acknowledged lines is forgotten (``Engram.forget_person``).
+- a person who said a few acknowledged lines is forgotten (``Engram.forget_person``);
+- online backups are taken at random moments (``backups.take_backup``, the newest three kept).
 
 Each line on stdout is written straight to the pipe once the thing it names is done: ``@ready``,
 ``@ack <token>`` (committed: the queue's flush returned), ``@doomed <person> <token>`` (a line of the
 person to be forgotten, committed), ``@forgot <person> <episode ids> <memory ids>`` (the forget
-returned), ``@consolidated <added>``.
+returned), ``@consolidated <added>``, ``@backup <file name>`` (the backup is whole and in place).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import anyio._backends._asyncio  # noqa: F401  # imported by the openai client at its first request
 
 from astrbot_plugin_engram.memory import Engram, Episode
+from astrbot_plugin_engram.memory.backups import take_backup
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.recording.journal import kept_path
@@ -38,6 +40,7 @@ from ._record_child import TinyEmbedder
 
 PRODUCERS = 12  # chats recording at once
 PLACES = 6  # the chats' places (two producers share a place now and then)
+BACKUPS_KEPT = 3
 FLUSH_WAIT = 30.0
 
 
@@ -106,7 +109,13 @@ async def main(path: Path, rnd: str, base_url: str) -> None:
             say(f"@consolidated {report.added}")
             await asyncio.sleep(rng.uniform(0.0, 0.2))
 
-    await asyncio.gather(*(produce(p) for p in range(PRODUCERS)), doomed(), consolidate())
+    async def back_up() -> None:
+        while True:
+            await asyncio.sleep(rng.uniform(0.0, 0.5))
+            made = await take_backup(path, keep=BACKUPS_KEPT)
+            say(f"@backup {made.name}")
+
+    await asyncio.gather(*(produce(p) for p in range(PRODUCERS)), doomed(), consolidate(), back_up())
 
 
 if __name__ == "__main__":

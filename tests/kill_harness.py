@@ -16,16 +16,23 @@ After every kill, read straight from the file:
 
 Every few rounds the store is also opened as the plugin opens it: its own check finds nothing, and
 once the indexer has run every row has its vectors (those the kill cut off are filled in later).
+
+The child also takes online backups at random moments. After every kill the newest backup passes
+``PRAGMA integrity_check``, and restoring it (``backups.restore``, on a copy: the erase list beside the
+store re-applied) brings back nothing forgotten before, however old the backup, and leaves no memory
+without its source.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -34,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from astrbot_plugin_engram.memory import Engram
+from astrbot_plugin_engram.memory.backups import erase_list_path, newest_backup, restore
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text.words import episode_words
@@ -55,6 +63,8 @@ class Seen:
     doomed: dict[str, set[str]] = field(default_factory=dict)  # person -> acknowledged tokens
     kills_mid_forget: int = 0  # rounds whose forget the kill cut off
     consolidations: int = 0
+    backups: int = 0  # backups the children finished
+    restores: int = 0  # newest backups checked and restored
     memories: int = 0  # the most the file held after a kill
     episodes: int = 0
 
@@ -111,6 +121,8 @@ def take(seen: Seen, rnd: int, lines: list[str]) -> str | None:
             forgot = True
         elif word == "@consolidated":
             seen.consolidations += 1
+        elif word == "@backup":
+            seen.backups += 1
     return None if forgot or person not in seen.doomed else person
 
 
@@ -189,6 +201,34 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
         assert not ahead, f"{place}: memories of lines past the cursor (half a batch): {ahead[:5]}"
 
 
+def check_newest_backup(path: Path, seen: Seen) -> None:
+    """The newest backup is a whole store, and restored (on a copy, with the erase list beside ``path``)
+    it holds nothing forgotten and no memory without its source."""
+    newest = newest_backup(path)
+    if newest is None:
+        return
+    with closing(sqlite3.connect(f"file:{newest}?mode=ro", uri=True)) as db:
+        ok = db.execute("PRAGMA integrity_check").fetchall()
+    assert ok == [("ok",)], f"the backup {newest.name} is damaged: {ok[:3]}"
+    with tempfile.TemporaryDirectory(prefix="engram-restore-") as tmp:
+        store = Path(tmp) / path.name
+        if erase_list_path(path).exists():
+            shutil.copyfile(erase_list_path(path), erase_list_path(store))
+        asyncio.run(restore(store, newest))
+        with closing(sqlite3.connect(store)) as db:
+            assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            episodes = dict(db.execute("SELECT id, actor FROM episodes").fetchall())
+            mem_ids = {i for (i,) in db.execute("SELECT id FROM memories")}
+            sources = db.execute("SELECT memory_id, episode_id FROM sources").fetchall()
+    for who, (eps, mems) in seen.forgotten.items():
+        assert not eps & set(episodes), f"restoring {newest.name} brought back {who}'s erased lines"
+        assert not mems & mem_ids, f"restoring {newest.name} brought back memories erased with {who}"
+        assert who not in episodes.values(), f"restoring {newest.name} brought back lines of {who}"
+    assert {m for m, _ in sources} == mem_ids, f"restored from {newest.name}: a memory without its source"
+    assert all(e in episodes for _, e in sources), f"restored from {newest.name}: a source without its line"
+    seen.restores += 1
+
+
 async def check_reopened(path: Path) -> None:
     """Opened as the plugin opens it: its own check finds nothing wrong, and the indexer fills in every
     vector the kills cut off."""
@@ -219,6 +259,7 @@ def kill_rounds(path: Path, base_url: str, kills: int, *, seed: int | None = Non
         if cut is not None:
             seen.kills_mid_forget += 1
         check_file(path, seen, cut)
+        check_newest_backup(path, seen)
         if cut is not None and path.exists():  # decided now: the person's lines stay gone or stay
             left = {t for t in seen.doomed[cut] if _present(path, t)}
             if left:
@@ -231,7 +272,8 @@ def kill_rounds(path: Path, base_url: str, kills: int, *, seed: int | None = Non
             check_file(path, seen, None)
         if progress:
             print(f"kill {rnd + 1}/{kills}: {len(seen.acked)} acknowledged, {seen.episodes} episodes, "
-                  f"{seen.memories} memories, {len(seen.forgotten)} forgotten", file=sys.stderr, flush=True)
+                  f"{seen.memories} memories, {len(seen.forgotten)} forgotten, {seen.backups} backups",
+                  file=sys.stderr, flush=True)
     return seen
 
 

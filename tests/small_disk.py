@@ -7,13 +7,19 @@ the store with SQLite's ``PRAGMA max_page_count`` (the same SQLITE_FULL error a 
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
-import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+MS_RDONLY, MS_REMOUNT, MNT_DETACH = 1, 32, 2  # <sys/mount.h>
+BUSY_WAIT = 10.0
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @contextmanager
@@ -22,14 +28,12 @@ def small_disk(folder: Path, size_kb: int) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         pytest.skip("a real full disk needs a tmpfs, and mounting one needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    if _libc.mount(b"tmpfs", str(folder).encode(), b"tmpfs", 0, f"size={size_kb}k".encode()) != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {os.strerror(ctypes.get_errno())}")
     try:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True)
+    finally:  # detached at once, gone when the last file on it is closed (``umount -l``)
+        assert _libc.umount2(str(folder).encode(), MNT_DETACH) == 0, os.strerror(ctypes.get_errno())
 
 
 def fill(folder: Path, leave: int = 0) -> Path:
@@ -48,5 +52,39 @@ def fill(folder: Path, leave: int = 0) -> Path:
 
 
 def remount(folder: Path, mode: str) -> None:
-    """The tmpfs at ``folder`` made ``ro`` (read-only) or ``rw`` again (nothing may be open for writing)."""
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(folder)], check=True)
+    """The tmpfs at ``folder`` made ``ro`` (read-only) or ``rw`` again.
+
+    The mount(2) call itself, not mount(8): the command looks the mount up in the system's mount table,
+    which other test processes mounting and unmounting their own small disks change meanwhile (exit
+    32 now and then with several suites running). Made read-only, the kernel refuses while a file on
+    it is open for writing (EBUSY): a thread of the service closed just before may still be letting go
+    of one, so that is waited for (up to ``BUSY_WAIT`` s), and named if it lasts."""
+    flags = MS_REMOUNT | (MS_RDONLY if mode == "ro" else 0)
+    deadline = time.monotonic() + BUSY_WAIT
+    while True:
+        if _libc.mount(b"tmpfs", str(folder).encode(), b"tmpfs", flags, None) == 0:
+            return
+        err = ctypes.get_errno()
+        if err != errno.EBUSY or time.monotonic() > deadline:
+            raise AssertionError(f"remount,{mode} {folder}: {os.strerror(err)}; "
+                                 f"open there: {open_in(folder)}")
+        time.sleep(0.05)
+
+
+def open_in(folder: Path) -> list[str]:
+    """Which process holds which file under ``folder`` open (or mapped)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith(str(folder)):
+                    out.append(f"{proc.name}:{fd.name}:{target}")
+            for line in (proc / "maps").read_text().splitlines():
+                if str(folder) in line:
+                    out.append(f"{proc.name}:map:{line.split()[-1]}")
+        except OSError:
+            continue
+    return out

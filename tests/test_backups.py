@@ -126,3 +126,45 @@ async def test_the_command_line_backs_up_lists_and_restores(tmp_path: Path,
     assert rows(path, "SELECT content FROM episodes") == [("kept in the backup",)]
     assert await asyncio.to_thread(main, ["--db", str(path), "restore", str(tmp_path / "nope.db")]) == 2
     assert await asyncio.to_thread(main, ["--db", str(tmp_path / "none.db"), "backup"]) == 2
+
+
+async def test_two_backups_in_the_same_second_are_two_files_the_later_one_newest(tmp_path: Path) -> None:
+    path = tmp_path / "engram.db"
+    at = datetime(2026, 5, 2, 3, 0, 0, tzinfo=timezone.utc)
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    try:
+        await e.record_many([ep(GROUP, "before the first backup")])
+        first = await take_backup(path, keep=5, now=at)
+        await e.record_many([ep(GROUP, "between the two", minutes=1)])
+        second = await take_backup(path, keep=5, now=at)
+        # and two at once in one process: neither writes over the other's copy
+        third, fourth = await asyncio.gather(take_backup(path, keep=5, now=at),
+                                             take_backup(path, keep=5, now=at))
+    finally:
+        await e.close()
+    assert len({first, second, third, fourth}) == 4
+    assert second.name == first.name.replace("Z.db", "Z-2.db")
+    assert backups(path)[2:] == [second, first] and set(backups(path)[:2]) == {third, fourth}  # newest first
+    assert rows(first, "SELECT count(*) FROM episodes") == [(1,)]
+    assert rows(second, "SELECT count(*) FROM episodes") == [(2,)]
+    for b in (first, second, third, fourth):
+        assert rows(b, "PRAGMA integrity_check") == [("ok",)]
+    assert not parts(tmp_path / "backups")
+
+
+def test_the_erase_list_is_compacted_past_a_thousand_forgets_and_keeps_every_entry(tmp_path: Path) -> None:
+    """Before: one line per forget for ever (no entry may go: a copy outside backups/ may be restored)."""
+    from astrbot_plugin_engram.memory.backups import COMPACT_AT, note_erase, read_erase_list
+
+    store = tmp_path / "engram.db"
+    for i in range(COMPACT_AT + 5):
+        note_erase(store, [3 * i, 3 * i + 1], [i], people=[f"qq:{i}"] if i % 100 == 0 else [],
+                   places=["qq:group:7"] if i == 7 else [])
+    erased = read_erase_list(store)
+    assert erased.episodes == {3 * i + k for i in range(COMPACT_AT + 5) for k in (0, 1)}
+    assert erased.memories == set(range(COMPACT_AT + 5))
+    assert len(erased.people) == 11 and len(erased.places) == 1
+    lines = erase_list_path(store).read_text("utf-8").splitlines()
+    assert len(lines) < 10, len(lines)
+    assert len(erase_list_path(store).read_bytes()) < 40_000  # memories 0..1004 as one run
+    assert not list(tmp_path.glob("*.part"))

@@ -441,7 +441,8 @@ async def test_recall_with_a_broken_emoji_answers_instead_of_failing(open_engram
 
 
 @pytest.mark.parametrize("call", [
-    lambda e: e.recall("hi", None), lambda e: e.recall("hi", Audience(place=5)),
+    lambda e: e.recall("hi", None),
+    lambda e: e.recall("hi", Audience(place=5)),  # type: ignore[arg-type]  # the wrong type is the test
     lambda e: e.forget_person(None), lambda e: e.forget_person(""), lambda e: e.forget_place(None),
     lambda e: e.forget(None), lambda e: e.forget_episodes("12"), lambda e: e.update("abc", "x"),
     lambda e: e.update(None, "x"), lambda e: e.get("abc"), lambda e: e.get_episode(None),

@@ -202,6 +202,7 @@ async def test_the_indexer_stops_quietly_on_a_store_found_damaged(db_path: Path,
     e = await Engram.open(db_path, embedder, background=True)
     try:
         await e.record(Episode("web", "a line to embed", "web:1", "Ann"))
+        assert isinstance(e.store, store_module.SQLiteStore)  # the damage mark is the SQLite store's
         e.store.damage = "the store is damaged (found by the check in the background)"  # as the check sets it
         with caplog.at_level(logging.DEBUG, "engram"):
             embedder.go.set()

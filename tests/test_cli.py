@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from astrbot_plugin_engram.memory import OpenAIEmbedder
+from astrbot_plugin_engram.memory import Engram, Memory, NoEmbedder, OpenAIEmbedder
 from astrbot_plugin_engram.memory.cli.main import build_parser, clip, embedder_of, main, pad, width
 from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 from astrbot_plugin_engram.memory.self.proposals import Proposals
@@ -94,9 +95,44 @@ def test_stats_and_show(cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_forget(cli) -> None:  # type: ignore[no-untyped-def]
     seed(cli)
-    assert cli("forget", "1") == (0, "forgot 1 memory rows (every version)\n", "")
+    assert cli("forget", "1") == (0, "forgot m1 with the lines it came from: 0 lines and 1 memory\n", "")
     hits = json.loads(cli("recall", "kitten Miso", "--space", "qq:group:1", "--json")[1])
     assert [h["key"] for h in hits] == ["e1"]
+
+
+def _memory_from_line(db_path: Path, text: str, line: int) -> int:
+    """A memory drawn from episode ``line``, as consolidation makes one (the CLI's remember has none)."""
+
+    async def add() -> int:
+        e = await Engram.open(db_path, NoEmbedder(), background=False)
+        try:
+            return await e.add_memory(Memory(text=text, scope="space:qq:group:1", sources=(line,)))
+        finally:
+            await e.close()
+
+    return asyncio.run(add())
+
+
+def test_forget_takes_the_lines_a_memory_came_from_as_the_bots_forget_does(  # type: ignore[no-untyped-def]
+        cli, db_path: Path) -> None:
+    """A fact whose line stayed came back from it in the next recall (issue 27): the CLI's forget takes
+    the lines by default, as /mem forget does; --keep-lines keeps them and names them."""
+    seed(cli)
+    mid = _memory_from_line(db_path, "Alice's kitten Miso", 1)
+    assert cli("forget", str(mid)) == (
+        0, f"forgot m{mid} with the lines it came from: 1 line and 1 memory\n", "")
+    hits = json.loads(cli("recall", "kitten Miso", "--space", "qq:group:1", "--json")[1])
+    assert [h["key"] for h in hits] == ["m1"]  # the memory without a line of its own stays; e1 is gone
+    cli("record", "Bob plays chess on Sundays", "--space", "qq:group:1", "--name", "Bob")  # e3
+    kept = _memory_from_line(db_path, "Bob plays chess", 3)
+    assert cli("forget", str(kept), "--keep-lines") == (
+        0, f"forgot m{kept}: 1 memory rows (every version); the lines it came from stay: e3\n", "")
+    hits = json.loads(cli("recall", "chess Sundays", "--space", "qq:group:1", "--json")[1])
+    assert [h["key"] for h in hits] == ["e3"]
+    assert cli("forget", "1", "--with-sources")[0] == 0  # the old spelling still runs (the default now)
+    with pytest.raises(SystemExit) as refused:
+        cli("forget", "2", "--with-sources", "--keep-lines")
+    assert refused.value.code == 2
 
 
 def test_forget_with_sources_person_and_place(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -107,7 +143,7 @@ def test_forget_with_sources_person_and_place(cli, tmp_path: Path) -> None:  # t
     assert cli("forget-place", "qq:private:1")[2].strip() == (  # her private chat went with her
         "engram: error: nothing is remembered of the place 'qq:private:1'; nothing was forgotten")
     assert cli("forget", "2", "--with-sources") == (
-        0, "forgot 1 memory rows (every version), 0 episodes\n", "")
+        0, "forgot m2 with the lines it came from: 0 lines and 1 memory\n", "")
     assert cli("forget-place", "qq:nowhere")[2].strip() == (
         "engram: error: nothing is remembered of the place 'qq:nowhere'; nothing was forgotten")
     hits = json.loads(cli("recall", "chess Miso kitten", "--all", "--json")[1])
@@ -123,7 +159,8 @@ def test_a_cli_forget_drops_the_identity_proposals_it_reaches(cli, db_path: Path
     assert cli("forget-place", "qq:group:1") == (
         0, "forgot the place qq:group:1: 1 line, 1 memory and 1 identity proposal\n", "")
     copied = proposals.propose("I never tell the owner's bank PIN hint: kitten birthday.", "", "web")
-    assert cli("forget", "2") == (0, "forgot 1 memory rows (every version), 1 identity proposals\n", "")
+    assert cli("forget", "2") == (
+        0, "forgot m2 with the lines it came from: 0 lines, 1 memory and 1 identity proposal\n", "")
     assert proposals.all() == [other]
     assert copied.change not in (db_path.parent / "identity/proposals.json").read_text("utf-8")
     assert there.change not in (db_path.parent / "identity/proposals.json").read_text("utf-8")
@@ -264,6 +301,20 @@ def test_consolidate_needs_a_model_and_reports_a_down_endpoint(  # type: ignore[
     fake_openai.chat_status = 500
     code, out, _ = cli("consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
     assert code == 0 and "0 added" in out and "failed unavailable 1" in out
+
+
+@pytest.mark.parametrize("place, scope", [("webchat:private:astrbot", "public"), ("web", "space:web")])
+def test_consolidate_takes_the_bots_public_place_by_default(  # type: ignore[no-untyped-def]
+        cli, fake_openai: FakeOpenAI, place: str, scope: str) -> None:
+    """The command line's default public place was "web", which matches no place the plugin records:
+    it is the plugin's default now (AstrBot's own chat page), so both decide a scope alike."""
+    cli("record", "The library opens at nine on Sundays", "--space", place, "--actor", "webchat:1")
+    fake_openai.replies.append(json.dumps({"actions": [
+        {"op": "add", "text": "The library opens at nine on Sundays", "about": [], "sources": ["e1"],
+         "scope": "public"}]}))
+    code, out, _ = cli("consolidate", "--chat-base-url", fake_openai.base_url, "--chat-model", "m")
+    assert code == 0, out
+    assert f"m1  [{scope}] The library opens at nine on Sundays" in out, out
 
 
 @pytest.mark.parametrize("zone_from", ["diaries", "option"])

@@ -23,6 +23,7 @@ from astrbot_plugin_engram.memory.strength import strength_now
 from .conftest import EngramOpener, HashEmbedder
 from .fake_openai import FakeOpenAI
 from .scripted_chat import ScriptedChat
+from .stored import stored
 
 SH = ZoneInfo("Asia/Shanghai")
 WEDNESDAY = datetime(2023, 5, 3, 10, 0, tzinfo=SH)
@@ -267,8 +268,8 @@ async def test_a_rewritten_diary_is_dated_by_the_time_it_was_given(engram: Engra
                               folder=tmp_path, now=RIGHT)
     second = await write_diary(engram, ScriptedChat(json.dumps({"entry": "two"})), day, tz=SH,
                                folder=tmp_path, now=later, force=True)
-    assert (await engram.get(first.memory_id)).created_at == RIGHT
-    assert (await engram.get(second.memory_id)).created_at == later  # not the machine's time
+    assert (await stored(engram, first.memory_id)).created_at == RIGHT
+    assert (await stored(engram, second.memory_id)).created_at == later  # not the machine's time
 
 
 async def test_recalling_a_memory_made_at_1970_does_not_count_56_years_of_fading(engram: Engram) -> None:

@@ -15,11 +15,13 @@ import pytest
 from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Memory
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.scopes import DEFAULT_PUBLIC_PLACES
 
 from .conftest import HashEmbedder
 from .fake_openai import FakeOpenAI, batch_lines, contract_answer
 
 GROUP, DM, OWNER_DM = "qq:group:1", "qq:private:7", "qq:private:1"
+WEB = DEFAULT_PUBLIC_PLACES[0]  # AstrBot's own chat page: public unless the owner lists others
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
 FAST = ConsolidationSettings(backoff_seconds=0.0, timeout=5.0)
 
@@ -132,14 +134,15 @@ async def test_a_private_fact_never_becomes_public_however_the_model_answers(
 
 async def test_only_a_fact_about_no_one_learned_in_a_public_place_becomes_public(
         engram: Engram, fake_openai: FakeOpenAI) -> None:
-    a, b = await engram.record_many([ep("web", "The library opens at nine on Sundays"),
-                                     ep("web", "I love the library", minutes=1)])
+    a, b = await engram.record_many([ep(WEB, "The library opens at nine on Sundays"),
+                                     ep(WEB, "I love the library", minutes=1)])
     fake_openai.replies.append(actions(add("The library opens at nine on Sundays", [f"e{a}"], [],
                                            scope="public"),
                                        add("Alice loves the library", [f"e{b}"], ["qq:7"], scope="public")))
     report = await run(engram, fake_openai).run(force=True)
     got = {m.text: m.scope for m in await memories(engram)}
-    assert got == {"The library opens at nine on Sundays": "public", "Alice loves the library": "space:web"}
+    assert got == {"The library opens at nine on Sundays": "public",
+                   "Alice loves the library": f"space:{WEB}"}
     assert report.refused["wider_scope"] == 1
 
 
@@ -147,13 +150,13 @@ async def test_in_a_public_place_a_memory_naming_someone_seen_there_stays_there(
         engram: Engram, fake_openai: FakeOpenAI) -> None:
     """The model's `about: []` was trusted: a note about a member of a public place, its `about` left
     out, became public and came up in every chat."""
-    a, b = await engram.record_many([ep("web", "Bob failed his exam, poor guy", "qq:8", "Bob"),
-                                     ep("web", "The library opens at nine", minutes=1)])
+    a, b = await engram.record_many([ep(WEB, "Bob failed his exam, poor guy", "qq:8", "Bob"),
+                                     ep(WEB, "The library opens at nine", minutes=1)])
     fake_openai.replies.append(actions(add("Bob failed his exam", [f"e{a}"], [], scope="public"),
                                        add("The library opens at nine", [f"e{b}"], [], scope="public")))
     report = await run(engram, fake_openai).run(force=True)
     got = {m.text: (m.scope, m.subjects) for m in await memories(engram)}
-    assert got == {"Bob failed his exam": ("space:web", ("qq:8",)),
+    assert got == {"Bob failed his exam": (f"space:{WEB}", ("qq:8",)),
                    "The library opens at nine": ("public", ())}
     assert report.refused["wider_scope"] == 1
     assert not [h for h in await engram.recall("Bob exam", Audience(GROUP)) if h.kind == "memory"]

@@ -21,6 +21,7 @@ from astrbot_plugin_engram.memory.self.inner_state import Baseline, current, loa
 from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
 from .scripted_chat import ScriptedChat
+from .stored import stored
 
 SH = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 11, 30)
@@ -56,7 +57,7 @@ async def test_a_diary_is_written_once_from_the_days_lines_across_places(engram:
     prompt = chat.asked()
     assert "hiking" in prompt and "door code" in prompt and "the moon" in prompt  # the late line too
     assert "good morning" not in prompt  # the next day's
-    m = await engram.get(r.memory_id)
+    m = await stored(engram, r.memory_id)
     assert (m.kind, m.scope) == ("diary", "owner") and len(m.sources) == 4
     on_file = (tmp_path / "diary" / "2026-11-30.md").read_text("utf-8")
     assert on_file.startswith("# 2026-11-30\n\nToday I planned")
@@ -100,10 +101,12 @@ async def test_force_rewrites_the_diary_and_supersedes_the_old_one(engram: Engra
     second = await write_diary(engram, ScriptedChat(entry("second version")), DAY, tz=SH, folder=tmp_path,
                                force=True)
     assert second.status == "rewritten" and second.memory_id != first.memory_id
-    assert (await engram.get(first.memory_id)).status == "superseded"
+    assert (await stored(engram, first.memory_id)).status == "superseded"
+    assert second.memory_id is not None
     assert [m.text for m in await engram.history(second.memory_id)] == ["first version", "second version"]
     assert "second version" in (tmp_path / "diary" / "2026-11-30.md").read_text("utf-8")
-    assert (await diary_of(engram, DAY, SH)).id == second.memory_id
+    diary = await diary_of(engram, DAY, SH)
+    assert diary is not None and diary.id == second.memory_id
 
 
 @pytest.mark.parametrize("answer", ['{"entry": ""}', '{"entry": 3}', '{"diary": "x"}', "just prose", "[]",
@@ -178,9 +181,10 @@ async def test_the_self_image_is_rewritten_and_its_history_kept(engram: Engram, 
     second = await write_self_image(engram, chat, folder=tmp_path, now=later)
     assert second.kept is not None and second.kept.read_text("utf-8").strip() == "I am a caring friend."
     assert len(ids.history("self-image")) == 1
-    m = await engram.get(second.memory_id)
+    m = await stored(engram, second.memory_id)
     assert (m.scope, m.kind, m.supersedes) == ("self", "reflection", first.memory_id)
-    assert set(m.sources) == set((await diary_of(engram, DAY, SH)).sources)  # forgetting one takes it too
+    diary = await diary_of(engram, DAY, SH)
+    assert diary is not None and set(m.sources) == set(diary.sources)  # forgetting one takes it too
 
 
 @pytest.mark.parametrize("leaky", [
@@ -354,7 +358,8 @@ async def test_a_forget_rewriting_a_day_without_knowing_the_zone_supersedes_the_
     # metab's call after a forget: write_diary(engram, chat_model, date, force=True), nothing else
     chat = ScriptedChat(entry("after the forget"))
     again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
-    assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
+    assert again.status == "rewritten"
+    assert (await stored(engram, again.memory_id)).supersedes == first.memory_id
     assert again.episodes == first.episodes  # the same Shanghai day, late line included
 
 
@@ -366,7 +371,8 @@ async def test_a_forget_finds_the_same_day_when_the_zone_is_an_offset(engram: En
                               boundary_hour=4, folder=tmp_path)
     chat = ScriptedChat(entry("after the forget"))
     again = await write_diary(engram, chat, DAY, force=True, folder=tmp_path)
-    assert again.status == "rewritten" and (await engram.get(again.memory_id)).supersedes == first.memory_id
+    assert again.status == "rewritten"
+    assert (await stored(engram, again.memory_id)).supersedes == first.memory_id
     assert again.episodes == first.episodes
 
 

@@ -25,6 +25,7 @@ from astrbot_plugin_engram.memory import (
 )
 from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
+from astrbot_plugin_engram.memory.metabolism.forgetting import execute, person_plan
 from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 from astrbot_plugin_engram.memory.self.proposals import Proposals
 from astrbot_plugin_engram.memory.text.words import word_set
@@ -323,6 +324,27 @@ async def test_a_forget_during_a_running_consolidation_does_not_bring_the_text_b
     assert again.added == 1
     assert MARK not in fake_openai.chat_requests()[-1]["messages"][-1]["content"]
     assert await seen_anywhere(e, MARK) == []
+    await e.close()
+    assert traces(folder) == []
+
+
+async def test_a_memory_committed_between_a_forgets_plan_and_its_erase_goes_with_its_line(
+        folder: Path, open_engram: EngramOpener) -> None:
+    """The kill harness's "a memory without its source" (session 14): ``forget_person`` reads its plan,
+    consolidation (whose model answered meanwhile) commits a memory drawn from one of the planned lines,
+    then the erase runs. The memory names no one, so only its source ties it to the line: it goes too."""
+    e = await open_engram()
+    ids = await e.record_many([ep(GROUP, f"my locker tag is {MARK}"),
+                               ep(GROUP, "tea?", BOB, "Bob", minutes=1)])
+    plan = await person_plan(e, MING)  # what forget_person reads before it erases
+    [late] = await e.commit_memories([(Memory(text=f"the locker tag is {MARK}", scope=place_scope(GROUP),
+                                              sources=(ids[0],)), None)], {}, read=[ids[0]])
+    await e.embed_pending()
+    done = await execute(e, plan, e.after_forget)  # what forget_person does with the plan
+    assert late in done.memories
+    assert await e.store.get_memories([late]) == {}
+    assert await seen_anywhere(e, MARK) == []
+    assert (await e.get_episode(ids[1])).content == "tea?"
     await e.close()
     assert traces(folder) == []
 

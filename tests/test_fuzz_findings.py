@@ -64,3 +64,17 @@ async def test_a_mem_reply_never_carries_half_an_emoji(tmp_path: Path) -> None:
         assert "tea \ufffd" in said
     finally:
         await svc.close()
+
+
+async def test_a_name_with_half_an_emoji_is_looked_up_not_a_crash(tmp_path: Path) -> None:
+    """bench/fuzz.py, tools, 2026-12-03 (trust3): ``memory_remember`` about "\\ud83d" (the model's broken
+    emoji) reached SQLite through ``people.named_in``: UnicodeEncodeError, the tool answered "failed"."""
+    from .conftest import HashEmbedder
+
+    e = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
+    try:
+        assert await e.people.named_in("qq:group:1", "\ud83d") == []
+        assert await e.people.named("a\udc00") == []
+        assert await e.people.mentioned_in("qq:group:1\ud83d", "hi \ud83d") == []
+    finally:
+        await e.close()

@@ -1,7 +1,8 @@
 """Crash safety at scale: the real write path (chats recording through the plugin's queue, the
-indexer, consolidation with a scripted model, a forget) killed with SIGKILL twenty times at random
-moments on one file; after every kill nothing acknowledged is lost, nothing is half-applied, nothing
-forgotten is back (``tests/kill_harness.py`` says what is checked; ``bench/kills.py`` kills 200 times).
+indexer, consolidation with a scripted model, a forget, online backups) killed with SIGKILL twenty
+times at random moments on one file; after every kill nothing acknowledged is lost, nothing is
+half-applied, nothing forgotten is back, in the file or in its newest backup restored
+(``tests/kill_harness.py`` says what is checked; ``bench/kills.py`` kills 200 times).
 """
 
 from __future__ import annotations
@@ -9,18 +10,12 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import pytest
-
 from .fake_openai import FakeOpenAI, contract_answer
 from .kill_harness import kill_rounds
 
 KILLS = 20
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open defect, session 13: on main after the last merges (block, scale, MCP, bundle, secrets and "
-    "backups) this check fails now and then in the first round with 'a memory without its source'; it "
-    "passed on the harness branch with trust1 merged (53a7be5). Shown, not skipped: XFAIL/XPASS in -ra"))
 def test_twenty_kills_at_random_moments_lose_and_half_apply_nothing(tmp_path: Path,
                                                                     fake_openai: FakeOpenAI) -> None:
     fake_openai.default_reply = partial(contract_answer, per=1)  # type: ignore[assignment]
@@ -29,3 +24,4 @@ def test_twenty_kills_at_random_moments_lose_and_half_apply_nothing(tmp_path: Pa
     assert len(seen.acked) > 200, f"only {len(seen.acked)} episodes were acknowledged in {KILLS} rounds"
     assert seen.memories > 0 and seen.consolidations > 0, "consolidation never committed a batch"
     assert seen.forgotten, "no forget returned before its kill in any round"
+    assert seen.backups > 0 and seen.restores > 0, "no backup was finished, checked and restored"

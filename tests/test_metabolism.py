@@ -14,6 +14,8 @@ from astrbot_plugin_engram.memory.errors import ChatError
 from astrbot_plugin_engram.memory.prompts.templates import templates
 from astrbot_plugin_engram.memory.strength import faded
 
+from .stored import stored
+
 SPACE, OTHER = "qq:group:1", "qq:group:2"
 HERE = place_scope(SPACE)
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -153,10 +155,10 @@ async def test_similar_memories_the_model_calls_the_same_become_one_with_all_sou
     report = await engram.merge_duplicates(model, LOOSE)
     assert (report.merged, report.superseded) == (1, 2)
     [hit] = [h for h in await engram.recall("Mia Oslo", Audience(SPACE), k=5) if h.kind == "memory"]
-    merged = await engram.get(hit.id)
+    merged = await stored(engram, hit.id)
     assert merged.text == "Dana's sister Mia lives in Oslo and works at 3 hospitals"
     assert merged.sources == (1, 2) and merged.subjects == ("qq:dana",)
-    assert {m.id for m in await engram.history(merged.id)} == {a, b, merged.id}
+    assert {m.id for m in await engram.history(hit.id)} == {a, b, merged.id}
     assert [(await engram.get(i)).status for i in (a, b)] == ["superseded", "superseded"]
     assert (await engram.merge_duplicates(model, LOOSE)).calls == 0  # nothing new to compare
 

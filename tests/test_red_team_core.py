@@ -4,11 +4,12 @@ it was drawn from. Each test failed before its fix."""
 from __future__ import annotations
 
 from astrbot_plugin_engram.memory import Engram, Memory
+from astrbot_plugin_engram.memory.scopes import DEFAULT_PUBLIC_PLACES
 
 from .fake_openai import FakeOpenAI
 from .test_consolidation import actions, add, ep, memories, run
 
-PUBLIC_PLACE = "web"  # in ConsolidationSettings.public_spaces by default
+PUBLIC_PLACE = DEFAULT_PUBLIC_PLACES[0]  # in ConsolidationSettings.public_spaces by default
 
 
 async def test_an_update_in_a_public_place_cannot_make_a_public_memory_name_someone(

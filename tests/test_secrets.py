@@ -3,11 +3,14 @@ files hold no byte of them, recall and the dashboard show ``[redacted]``, and th
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import regex
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Audience, Engram, Episode
 from astrbot_plugin_engram.memory.errors import InvalidInputError
-from astrbot_plugin_engram.memory.text.redaction import DEFAULT, REDACTED, redactor
+from astrbot_plugin_engram.memory.text.redaction import DEFAULT, MATCH_SECONDS, REDACTED, Redactor, redactor
 
 from .conftest import HashEmbedder
 
@@ -39,9 +42,14 @@ SAID = [
     ("微信支付密码：launchpad882", "launchpad882"),
     ("my password is Tulip-Orbit-77", "Tulip-Orbit-77"),
     ("card 4539 1488 0343 6467 expires soon", "4539 1488 0343 6467"),
+    ("4539-1488-0343-6467 exp 09/27", "4539-1488-0343-6467"),  # a card's groups: a card without the word
+    ("my visa is 4539148803436467", "4539148803436467"),  # a bare run after a word for a card
+    ("银行卡号 6222021234567894 记一下", "6222021234567894"),
 ]
 ORDINARY = ["the password is on the fridge", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
-            "call me at 13812345678", "order 4539148803436468 shipped", "密码学很有意思"]
+            "call me at 13812345678", "order 4539148803436468 shipped", "密码学很有意思",
+            # pass Luhn, but are no card: a millisecond timestamp (starts with 1), a bare order number
+            "sent at 1733212345677 ms", "ts=1733212345677", "order 4539148803436467 shipped"]
 
 
 @pytest.mark.parametrize("said, secret", SAID, ids=[s[1][:12] for s in SAID])
@@ -93,6 +101,33 @@ def test_the_owner_adds_patterns_and_a_bad_one_is_named() -> None:
     with pytest.raises(InvalidInputError, match="not a regular expression"):
         redactor(["(unclosed"])
     assert redactor(enabled=False).redact(SAID[0][0]) == (SAID[0][0], 0)
+
+
+def test_an_owner_pattern_that_backtracks_without_end_is_refused_when_loaded() -> None:
+    """``(a|aa)+$`` on a message of 60 "a"s and a "!" ran for hours: every message after it waited."""
+    for hopeless in (r"(a|aa)+$", r"pin (\d|\d\d)+x", r"(?P<secret>(\w|\w\w)+)!"):
+        started = time.monotonic()
+        with pytest.raises(InvalidInputError, match="backtracks without end"):
+            redactor([hopeless])
+        assert time.monotonic() - started < 10
+    assert redactor([r"door code (?P<secret>\d{4})"]).redact("door code 4417")[1] == 1  # a sound one stays
+
+
+def test_an_owner_pattern_that_runs_too_long_on_a_message_is_switched_off_and_said(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """One the load's probe let through (built here past it) is cut off by a time bound, not left to
+    hold up recording: switched off until the next start, one error line, the message kept."""
+    slow = Redactor((("custom", regex.compile(r"(x|xx)+y")), *DEFAULT.patterns))
+    said = "x" * 60 + " and my password is Tulip-Orbit-77"
+    started = time.monotonic()
+    with caplog.at_level(logging.ERROR, "engram"):
+        text, n = slow.redact(said)
+        again = slow.redact("x" * 60)
+    assert time.monotonic() - started < 10 * MATCH_SECONDS
+    assert (text, n) == ("x" * 60 + f" and my password is {REDACTED}", 1)  # the defaults still ran
+    assert again == ("x" * 60, 0)
+    lines = [r.getMessage() for r in caplog.records if "switched off" in r.getMessage()]
+    assert len(lines) == 1 and "#1" in lines[0] and "xx" not in lines[0]  # its position, not its text
 
 
 def files_hold(folder: Path, secret: str) -> list[str]:

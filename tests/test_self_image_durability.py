@@ -83,7 +83,8 @@ async def test_a_self_image_file_that_could_not_be_written_follows_its_memory_la
             await write_self_image(e, ScriptedChat(json.dumps({"self_image": NEW})), folder=folder)
     await e.close()
     e = await open_engram(NoEmbedder())
-    assert IdentityFolder(folder).self_image().text == NEW == (await current_self_image(e)).text
+    current = await current_self_image(e)
+    assert current is not None and IdentityFolder(folder).self_image().text == NEW == current.text
 
 
 async def test_a_self_image_file_edited_by_hand_is_left_as_it_is(db_path: Path,

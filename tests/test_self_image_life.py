@@ -102,7 +102,7 @@ async def test_only_the_current_self_image_cites_its_lines_and_a_forget_still_ta
     year). Now an earlier version keeps its text but no sources; the current one keeps the why."""
     lines = await daily_self_images(engram, tmp_path, 12)
     current = await current_self_image(engram)
-    assert current is not None
+    assert current is not None and current.id is not None
     versions = await engram.history(current.id)
     assert len(versions) == 12
     assert all(v.sources == () for v in versions if v.id != current.id)
@@ -121,7 +121,8 @@ async def test_only_the_current_self_image_cites_its_lines_and_a_forget_still_ta
                                    now=start_of(FIRST + timedelta(days=12)) + timedelta(hours=2))
     plan = await engram.forget_episodes([lines[FIRST][0]])
     assert not plan.self_image and again.memory_id not in plan.memories
-    assert (await current_self_image(engram)).text == "I am steady again."
+    now = await current_self_image(engram)
+    assert now is not None and now.text == "I am steady again."
     # a line of day 5 did: every version goes again
     plan = await engram.forget_episodes([lines[FIRST + timedelta(days=5)][0]])
     assert plan.self_image and await current_self_image(engram) is None

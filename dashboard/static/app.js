@@ -1,5 +1,6 @@
 // Engram dashboard: draws the episodes-per-day chart and the graph from JSON the page carries.
-// Plain SVG, no library, no network.
+// Plain SVG, no library, no network. The same file runs inside AstrBot's WebUI, where the view
+// (views/engram/engram.js) calls EngramDraw() after each page it shows.
 "use strict";
 (function () {
   var NS = "http://www.w3.org/2000/svg";
@@ -36,7 +37,8 @@
     svg.setAttribute("viewBox", "0 0 " + w + " " + h);
     var nodes = data.nodes.map(function (n, i) {
       var a = 2 * Math.PI * i / Math.max(1, data.nodes.length);
-      return {id: n.id, type: n.type, label: n.label, x: w / 2 + Math.cos(a) * w / 3, y: h / 2 + Math.sin(a) * h / 3,
+      return {id: n.id, type: n.type, label: n.label, focus: !!n.focus,
+              x: w / 2 + Math.cos(a) * w / 3, y: h / 2 + Math.sin(a) * h / 3,
               vx: 0, vy: 0};
     });
     var byId = {};
@@ -72,22 +74,27 @@
                   "stroke-width": l.type === "talks" ? Math.min(6, 1 + Math.log(1 + l.weight)) : 1}, svg);
     });
     nodes.forEach(function (n) {
+      // each node is a link: a person narrows the graph to them, a memory opens its page
+      var href = n.type === "person" ? "/graph?person=" + encodeURIComponent(n.id)
+                                     : "/memories/" + n.id.slice(1);
+      var a = el("a", {href: href, "class": n.type + (n.focus ? " focus" : "")}, svg);
       var shape = n.type === "person"
-        ? el("circle", {cx: n.x, cy: n.y, r: 9, "data-id": n.id}, svg)
-        : el("rect", {x: n.x - 5, y: n.y - 5, width: 10, height: 10, "data-id": n.id}, svg);
+        ? el("circle", {cx: n.x, cy: n.y, r: n.focus ? 12 : 9, "data-id": n.id}, a)
+        : el("rect", {x: n.x - 5, y: n.y - 5, width: 10, height: 10, "data-id": n.id}, a);
       el("title", {}, shape).textContent = n.label;
       shape.addEventListener("mouseenter", function () { hint.textContent = n.label; });
-      shape.addEventListener("click", function () {
-        location.href = n.type === "person" ? "/memories?person=" + encodeURIComponent(n.id)
-                                            : "/memories/" + n.id.slice(1);
-      });
-      if (n.type === "person") el("text", {x: n.x + 11, y: n.y + 4}, svg).textContent = n.label;
+      var text = n.type === "person" ? n.label : (n.label.length > 14 ? n.label.slice(0, 13) + "…" : n.label);
+      el("text", {x: n.x + (n.type === "person" ? 12 : 8), y: n.y + 4, "class": n.type}, a).textContent = text;
     });
   }
 
-  var chart = document.getElementById("chart");
-  if (chart) drawChart(chart, readData("chart-data") || []);
-  var graph = document.getElementById("graph");
-  if (graph) drawGraph(graph, readData("graph-data") || {nodes: [], links: []},
-                       document.getElementById("graph-label"));
+  function draw() {
+    var chart = document.getElementById("chart");
+    if (chart) drawChart(chart, readData("chart-data") || []);
+    var graph = document.getElementById("graph");
+    if (graph) drawGraph(graph, readData("graph-data") || {nodes: [], links: []},
+                         document.getElementById("graph-label"));
+  }
+  window.EngramDraw = draw;
+  draw();
 })();

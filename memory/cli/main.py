@@ -30,7 +30,7 @@ from ..errors import EngramError, InvalidInputError
 from ..model import Audience, Episode, Hit, Memory
 from ..recall.features import COLUMNS
 from ..recording.journal import KeptJournal, kept_path
-from ..scopes import OWNER, parse_scope, place_scope
+from ..scopes import DEFAULT_PUBLIC_PLACES, OWNER, parse_scope, place_scope
 from ..self.diary_files import data_folder, day_rule
 from ..store.opening import is_database_url, shown
 from ..text.display import flat, visible
@@ -119,10 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     u = sub.add_parser("update", help="write a new version of a memory")
     u.add_argument("id", type=int)
     u.add_argument("text")
-    f = sub.add_parser("forget", help="hard-delete memories with all their versions")
+    f = sub.add_parser("forget", help="hard-delete memories with all their versions and the lines they came "
+                       "from (as the bot's /mem forget does)")
     f.add_argument("ids", type=int, nargs="+")
-    f.add_argument("--with-sources", action="store_true",
-                   help="also the episodes they came from and every memory derived from those")
+    lines = f.add_mutually_exclusive_group()
+    lines.add_argument("--keep-lines", action="store_true",
+                       help="the memories alone: the lines they came from stay (and a fact may come back "
+                       "from them in recall)")
+    lines.add_argument("--with-sources", action="store_true",
+                       help="the default now (the lines they came from and every memory derived from those "
+                       "go too); still accepted for old scripts")
     fp = sub.add_parser("forget-person", help="hard-delete everything said by or about a person (id or name)")
     fp.add_argument("person")
     fs = sub.add_parser("forget-place", help="hard-delete every line and memory of a place (space)")
@@ -135,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--owner-place", "--owner-space", action="append", default=[],
                    help="a place that is the owner's private chat (repeatable)")
     c.add_argument("--public-place", "--public-space", action="append", default=None,
-                   help="a place whose facts about no one may become public (repeatable; default web)")
+                   help="a place whose facts about no one may become public (repeatable; default "
+                   f"{', '.join(DEFAULT_PUBLIC_PLACES)}, AstrBot's own chat page, as the bot's setting)")
     c.add_argument("--timezone", default="", help="the zone the model reads the lines' times in and "
                    "dates what they say (e.g. Asia/Shanghai; default: the bot's, from its diaries, else UTC)")
     ex = sub.add_parser("export", help="write the soul bundle (SPEC.md): everything, as plain text, in DIR")
@@ -321,10 +328,19 @@ async def cmd_update(e: Engram, args: argparse.Namespace) -> None:
 
 
 async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
-    done = await e.forget(args.ids, with_sources=args.with_sources)
-    extra = f", {len(done.episodes)} episodes" if args.with_sources else ""
-    extra += f", {len(done.proposals)} identity proposals" if done.proposals else ""
-    print(f"forgot {len(done.memories)} memory rows (every version){extra}" + forget_note(e))
+    """Memories with the lines they came from (a fact whose line stayed comes back from it in recall),
+    as ``/mem forget`` does; ``--keep-lines``: the memories alone, naming the lines left."""
+    named = ", ".join(f"m{i}" for i in args.ids)
+    it = "it" if len(args.ids) == 1 else "they"
+    if not args.keep_lines:
+        done = await e.forget(args.ids, with_sources=True)
+        print(f"forgot {named} with the lines {it} came from: {done.summary()}" + forget_note(e))
+        return
+    left = (await e.forget(args.ids, with_sources=True, dry_run=True)).episodes
+    done = await e.forget(args.ids, with_sources=False)
+    extra = f", {len(done.proposals)} identity proposals" if done.proposals else ""
+    kept = f"; the lines {it} came from stay: {', '.join(f'e{i}' for i in left)}" if left else ""
+    print(f"forgot {named}: {len(done.memories)} memory rows (every version){extra}{kept}" + forget_note(e))
 
 
 def _kept_first(db: str | Path) -> None:
@@ -361,7 +377,7 @@ async def cmd_consolidate(e: Engram, args: argparse.Namespace) -> None:
     from ..consolidation import ConsolidationSettings, Consolidator
 
     chat = OpenAIChat(args.chat_model, args.chat_base_url)
-    settings = ConsolidationSettings(public_spaces=tuple(args.public_place or ("web",)))
+    settings = ConsolidationSettings(public_spaces=tuple(args.public_place or DEFAULT_PUBLIC_PLACES))
     owners = set(args.owner_place)
     # the bot's zone, as the plugin's job uses it: given, else its diaries' (``diary/.days.json``)
     tz, _ = day_rule(data_folder(e), resolve_timezone(args.timezone) if args.timezone else None)

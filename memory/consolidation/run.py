@@ -25,7 +25,16 @@ from ..errors import ChatError, ChatTimeout, ErasedMeanwhile, MovedMeanwhile
 from ..kernel import Kernel
 from ..model import SELF, Audience, Episode, Memory, aware, next_version
 from ..prompts.templates import messages, shared_key, shared_names
-from ..scopes import OWNER, PUBLIC, learned_scope, may_write, place_listed, place_scope, visibility
+from ..scopes import (
+    DEFAULT_PUBLIC_PLACES,
+    OWNER,
+    PUBLIC,
+    learned_scope,
+    may_write,
+    place_listed,
+    place_scope,
+    visibility,
+)
 from ..scopes import SELF as SELF_SCOPE
 from .actions import (
     INVENTED_ID,
@@ -62,7 +71,7 @@ class ConsolidationSettings:
     backoff_seconds: float = 60.0  # first wait after a failure; doubles each time
     max_backoff: float = 3600.0
     timeout: float = 90.0
-    public_spaces: tuple[str, ...] = ("web",)
+    public_spaces: tuple[str, ...] = DEFAULT_PUBLIC_PLACES
     owner_known: bool = True  # False: no chat is the owner's, so an ``owner`` memory would show nowhere
 
     def is_public(self, place: str) -> bool:

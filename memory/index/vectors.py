@@ -347,6 +347,11 @@ class VectorIndex:
     def has(self, kind: str, item: int) -> bool:
         return self._loc[kind].get(item) is not None
 
+    def findable(self) -> int:
+        """How many vectors a search can still find (active or archived); ``len`` also counts those of
+        superseded versions, which stay until the next open."""
+        return sum(b.count[1] + b.count[2] for b in self._blocks)
+
     def similarity(self, kind: str, item: int, query: np.ndarray) -> float | None:
         """Cosine between the query and one item, or None when the item has no vector yet."""
         return self.similarities([(kind, item)], query)[0]

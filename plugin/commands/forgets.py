@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import replace
+from functools import partial
 
 from ...memory import Audience, Engram, Forgetting, UnknownIdError
 from ..replies.catalogue import and_list, counted, say
@@ -147,14 +148,14 @@ async def confirm(ctx: CommandContext, args: str) -> str:
     mem = await ctx.service.memory()
     async with ctx.forget_turn():  # after a diary or self-image job writing now (told so); the
         if pending.action == FORGET_PERSON:  # diary and self-image it rewrites in the same turn
-            forget, nothing = mem.forget_person, "nothing_of_person"
+            forget, nothing = partial(mem.forget_person, pending.target), "nothing_of_person"
             what = {"person": repr(short(pending.target))}
         else:
-            forget, nothing = mem.forget_place, "nothing_of_place"
+            forget, nothing = partial(mem.forget_place, pending.target), "nothing_of_place"
             what = {"place": repr(short(pending.target))}
         # counted as this chat may see it, read before it goes (after, the erased lines tell no place)
-        seen = await seen_part(ctx, await _plan(forget(pending.target, dry_run=True), nothing, **what))
-        done = await _plan(forget(pending.target), nothing, **what)
+        seen = await seen_part(ctx, await _plan(forget(dry_run=True), nothing, **what))
+        done = await _plan(forget(), nothing, **what)
     return ctx.say("forgot_target", target=short(pending.target), summary=erased_here(ctx, seen, done)) \
         + exports_note(ctx, ctx.service.data_dir)
 

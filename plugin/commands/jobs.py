@@ -7,7 +7,6 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ...memory.errors import ChatError
 from ...memory.model import now_utc
 from ...memory.render import quoted
 from ...memory.wording import ZH, when, word
@@ -67,8 +66,7 @@ async def consolidate(ctx: CommandContext, args: str) -> str:
     if report.failed and not report.skipped_batches:
         lines.append(ctx.say("kept_for_later"))
     elif not report.calls and not await ctx.service.providers.resolve_chat(None):  # nothing was due here
-        providers = ctx.service.providers
-        why = ChatError(providers.missing_chat(), **providers.missing_chat_code())
+        why = ctx.service.providers.missing_chat_error()
         lines.append(ctx.say("no_chat_model", why=error_text(ctx.lang, why)))
     lines += [f"m{m.id} [{m.scope}] {quoted(short(m.text))}" for m in shown[-SHOWN_NEW:]]
     if hidden and mine:

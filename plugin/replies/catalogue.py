@@ -446,18 +446,24 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "Engram：/mem dashboard 只在主人私聊里回答。",
     ),
     "dashboard_disabled": (
-        "Engram: the dashboard is disabled (dashboard_enabled).",
-        "Engram：仪表盘已关闭（dashboard_enabled）。",
+        "Engram: the dashboard's own port is disabled (dashboard_enabled). Its pages are in AstrBot's "
+        "WebUI: sidebar \"Engram memory\", behind its login.",
+        "Engram：仪表盘自己的端口已关闭（dashboard_enabled）。它的页面在 AstrBot 的 WebUI 里：侧栏"
+        "“Engram 记忆”，使用 WebUI 的登录。",
     ),
     "dashboard_down": (
-        "Engram: the dashboard is not running (see the log: the port may be in use).",
-        "Engram：仪表盘没有在运行（见日志：端口可能被占用）。",
+        "Engram: the dashboard's own port is not running (see the log: the port may be in use). Its "
+        "pages are in AstrBot's WebUI: sidebar \"Engram memory\", behind its login.",
+        "Engram：仪表盘自己的端口没有在运行（见日志：端口可能被占用）。它的页面在 AstrBot 的 WebUI 里："
+        "侧栏“Engram 记忆”，使用 WebUI 的登录。",
     ),
     "dashboard_link": (
         "Engram dashboard (this machine only): {url}\nOpen it in a browser on the bot's machine; the link "
-        "sets a cookie and then drops the token from the address.",
+        "sets a cookie and then drops the token from the address.\nAnywhere else (Docker, a VPS): the "
+        "same pages are in AstrBot's WebUI, sidebar \"Engram memory\", behind its login.",
         "Engram 仪表盘（仅限本机）：{url}\n请在运行机器人的电脑上用浏览器打开；链接会先设置 "
-        "cookie，再从地址栏里去掉令牌。",
+        "cookie，再从地址栏里去掉令牌。\n在其他地方（容器或云服务器上）：同样的页面在 AstrBot 的 WebUI "
+        "里，侧栏“Engram 记忆”，使用 WebUI 的登录。",
     ),
     # ---- /mem help: each subcommand's usage line (options as typed) and what it does -----------------
     "usage_help": ("help [subcommand]", "help [子命令]"),

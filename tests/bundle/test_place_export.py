@@ -27,11 +27,15 @@ async def check_places(plan: list[Step], where: Path) -> int:
         eps, mems, after = [], [], 0
         while page := await e.store.episodes_page(after, 1000):
             eps += page
-            after = page[-1].id
+            last = page[-1].id  # a stored row has its id
+            assert last is not None
+            after = last
         after = 0
         while mpage := await e.store.memories_page(after, 1000):
             mems += [m for m, _ in mpage]
-            after = mpage[-1][0].id
+            last = mpage[-1][0].id
+            assert last is not None
+            after = last
         for n, place in enumerate(PLACES):
             vis = visibility(Audience(place))
             r = await export_bundle(e, where / f"p{n}", place=place)

@@ -37,11 +37,15 @@ async def everything(e: Engram) -> tuple[list, list, dict, list, list, list]:
     eps, mems, after = [], [], 0
     while page := await s.episodes_page(after, 1000):
         eps += page
-        after = page[-1].id
+        last = page[-1].id  # a stored row has its id
+        assert last is not None
+        after = last
     after = 0
     while mpage := await s.memories_page(after, 1000):
         mems += mpage
-        after = mpage[-1][0].id
+        last = mpage[-1][0].id
+        assert last is not None
+        after = last
     cursors = {k: v for k, v in (await s.cursors("")).items() if k != "keywordstamp"}
     return eps, mems, cursors, await s.alias_rows(), await s.place_name_rows(), await s.kept_apart_pairs()
 

@@ -57,11 +57,12 @@ class Chrome:
         self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
 
-    async def start(self, profile: Path, lang: str = "en-US") -> Chrome:
+    async def start(self, profile: Path, lang: str = "en-US", flags: tuple[str, ...] = ()) -> Chrome:
         """Start with a fresh profile folder; ``lang`` is what the browser asks pages for."""
         self.proc = await asyncio.create_subprocess_exec(
             chromium_path(),
             *FLAGS,
+            *flags,
             f"--user-data-dir={profile}",
             f"--lang={lang}",
             "about:blank",
@@ -146,8 +147,28 @@ class Chrome:
 
         return await asyncio.wait_for(find(), timeout)
 
-    async def eval(self, expression: str) -> Any:
-        result = await self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+    async def frame(self, url_part: str) -> int:
+        """An execution context in the frame whose address holds ``url_part`` (an iframe of another
+        origin, such as a sandboxed plugin page): its DOM, seen from a world of the test's own."""
+        tree = (await self.send("Page.getFrameTree"))["frameTree"]
+        frames, found = [tree], None
+        while frames and found is None:
+            node = frames.pop()
+            found = node["frame"] if url_part in node["frame"].get("url", "") else None
+            frames += node.get("childFrames", [])
+        if found is None:
+            raise LookupError(f"no frame at {url_part!r}")
+        world = await self.send("Page.createIsolatedWorld", frameId=found["id"], worldName="test")
+        return int(world["executionContextId"])
+
+    async def type_text(self, text: str) -> None:
+        """Type into the focused element, as a keyboard would (frameworks see their input events)."""
+        await self.send("Input.insertText", text=text)
+
+    async def eval(self, expression: str, context: int | None = None) -> Any:
+        where = {"contextId": context} if context is not None else {}
+        result = await self.send("Runtime.evaluate", expression=expression, returnByValue=True,
+                                 awaitPromise=True, **where)
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")

@@ -141,19 +141,27 @@ async def test_a_memorys_source_links_to_the_page_of_its_place_that_holds_it(tmp
         await engram.close()
 
 
-async def test_the_graphs_note_speaks_only_of_what_it_left_out(dash, monkeypatch):
-    """At 100k, with no memory about anyone, the note read "…and the 0 most important memories about
-    someone (of 0)": only the pairs were cut, so the note says only that."""
+async def test_the_graphs_note_says_what_it_left_out_in_the_readers_language(dash, monkeypatch):
+    """At 100k the graph drew everything it was handed: a hairball. It draws the people the bot knows
+    most about and says, in words, how many of how many it shows."""
     from astrbot_plugin_engram.dashboard import data
 
     client, _, _ = dash
-    monkeypatch.setattr(data, "GRAPH_TALKS", 1)
-    total = (await (await client.get("/api/graph", headers=EN)).json())["shown"]["talks_total"]
-    en = await (await client.get("/graph", headers=EN)).text()
-    assert f"Shown: the 1 pairs of people who answer each other most (of {total})" in en
-    assert "most important memories" not in en
-    zh = await (await client.get("/graph", headers=ZH)).text()
-    assert f"互相回复最多的 1 对人物（共 {total} 对）" in zh and "最重要的" not in zh
+    full = (await (await client.get("/api/graph", headers=EN)).json())["shown"]
+    monkeypatch.setattr(data, "GRAPH_EACH", 1)
+    d = await (await client.get("/api/graph?n=2", headers=EN)).json()
+    n = d["shown"]
+    assert n["people"] == 2 < n["people_total"] == full["people_total"] and n["memories"] <= 2
+    en = await (await client.get("/graph?n=2", headers=EN)).text()
+    assert (f"Shown: the 2 people the bot knows most about (of {n['people_total']}), up to 1 memories each,"
+            f" held most firmly first ({n['memories']} of {n['memories_total']})") in en
+    zh = await (await client.get("/graph?n=2", headers=ZH)).text()
+    assert f"显示：机器人最了解的 2 个人（共 {n['people_total']} 人），每人最多 1 条记忆" in zh
+    monkeypatch.undo()
+    everyone = (await (await client.get("/api/graph?n=60", headers=EN)).json())["shown"]
+    cut = any(everyone[k] < everyone[k + "_total"] for k in ("people", "memories", "talks"))
+    assert not cut  # the sample is small: all of it drawn, and then no note at all
+    assert "Shown:" not in await (await client.get("/graph?n=60", headers=EN)).text()
 
 
 async def test_a_store_with_nothing_yet_says_so_on_every_page(tmp_path):
@@ -229,3 +237,32 @@ async def test_a_persons_memories_say_whose_they_are(dash):
     assert "<h1>Memories about 王磊</h1>" in en
     zh = await (await client.get("/memories?person=王磊", headers=ZH)).text()
     assert "<h1>关于 王磊 的记忆</h1>" in zh
+
+
+async def test_job_names_and_the_hosts_words_are_in_chinese_when_the_browser_asks(seeded):
+    """A Chinese page listed its jobs as "consolidate", "diary" and said "none (command line)"."""
+    settings = DashboardSettings(token=TOKEN, jobs=lambda: JOBS, chat_model="none (command line)")
+    async for client, _, _ in serve(seeded, settings):
+        zh = await (await client.get("/", headers=ZH)).text()
+        en = await (await client.get("/", headers=EN)).text()
+        names = [row[0] for row in cells(zh, "jobs")[1:]]
+        assert names == ["写日记 <code>diary</code>", "整理记忆 <code>consolidate</code>",
+                         "<code>fading</code>"]
+        assert "<code>无（命令行）</code>" in zh and "<code>none (command line)</code>" in en
+        assert [row[0] for row in cells(en, "jobs")[1:]] == [
+            "<code>diary</code>", "<code>consolidate</code>", "<code>fading</code>"]
+
+
+async def test_the_command_lines_recall_explained_carries_the_bots_identity(seeded, tmp_path):
+    """From the command line recall explained left out the identity note the plugin injects."""
+    from astrbot_plugin_engram.dashboard.__main__ import command_line_settings
+
+    path, _ = seeded
+    core = path.parent / "identity" / "self.md"
+    core.parent.mkdir(exist_ok=True)
+    core.write_text("我是小记，读书会的助手。\n", "utf-8")
+    settings = command_line_settings(path, TOKEN)
+    async for client, _, _ in serve(seeded, settings):
+        d = await (await client.get(f"/api/recall?q=火锅&space={GROUP}", headers=AUTH)).json()
+        assert "Who you are (your own notes):\n我是小记，读书会的助手。" in d["block"]
+    assert core.read_text("utf-8") == "我是小记，读书会的助手。\n"  # read, never rewritten

@@ -4,15 +4,15 @@ where a page shows only some rows (the busiest pairs, the largest places) it say
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-import pytest
 from aiohttp.test_utils import TestClient
 
-from astrbot_plugin_engram.dashboard import data, html
 from astrbot_plugin_engram.dashboard.data import iso
 from astrbot_plugin_engram.memory import Engram, Episode
 
@@ -77,38 +77,106 @@ async def test_overview_and_graph_count_every_episode_after_writes_and_forgets(
     assert XSS_SPACE not in {p["space"] for p in (await get(client, "/api/overview"))["places"]}
 
 
-async def test_the_graph_says_when_it_draws_only_the_busiest_pairs_and_top_memories(
-        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
-    client, _, _ = dash
-    g = await get(client, "/api/graph")
-    shown = g["shown"]
-    assert shown["talks"] == shown["talks_total"] >= 2 and shown["memories"] == shown["memories_total"] >= 2
-    for lang in ("en", "zh"):  # all of it drawn: no note
-        page = await (await client.get("/graph", headers={**AUTH, "Accept-Language": lang})).text()
-        assert "Shown:" not in page and "显示：" not in page
-    monkeypatch.setattr(data, "GRAPH_TALKS", 1)
-    monkeypatch.setattr(data, "GRAPH_MEMORIES", 1)
-    g = await get(client, "/api/graph")
-    assert g["shown"] == {**shown, "talks": 1, "memories": 1}
-    assert sum(x["type"] == "talks" for x in g["links"]) == 1
-    en = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "en"})).text()
-    assert (f"Shown: the 1 pairs of people who answer each other most (of {shown['talks_total']}) and the 1"
-            f" most important memories about someone (of {shown['memories_total']})") in en
-    zh = await (await client.get("/graph", headers={**AUTH, "Accept-Language": "zh-CN"})).text()
-    assert f"显示：互相回复最多的 1 对人物（共 {shown['talks_total']} 对）" in zh
+async def test_the_graph_draws_the_people_known_best_each_with_what_is_known_and_narrows_to_one(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """People and what the bot knows about them: the strongest N, every memory labelled, and a way to
+    see only one place or one person (by id or by a name they went by)."""
+    client, _, ids = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        about: dict[str, set[int]] = {}  # person -> active memories about them, counted in Python
+        for mid, subjects in db.execute("SELECT id, subjects FROM memories WHERE status = 'active'"):
+            for p in json.loads(subjects):
+                about.setdefault(p, set()).add(mid)
+    g = await get(client, "/api/graph?n=1")
+    [top] = [x for x in g["nodes"] if x["type"] == "person"]
+    assert top["known"] == max(len(v) for v in about.values())  # the one the bot knows most about
+    drawn = {x["id"] for x in g["nodes"] if x["type"] == "memory"}
+    assert drawn and drawn <= {f"m{i}" for i in about[top["id"]]}
+    assert all(x["label"] for x in g["nodes"])  # every square carries its text
+    assert g["shown"]["people"] == 1 and g["shown"]["people_total"] >= 3
+
+    wang = await get(client, "/api/graph?person=" + quote("王磊"))  # a name finds the person
+    focus = [x for x in wang["nodes"] if x.get("focus")]
+    assert [x["id"] for x in focus] == ["qq:10003"] and wang["nodes"][0]["id"] == "qq:10003"
+    assert f"m{ids['second']}" in {x["id"] for x in wang["nodes"]}
+    mems = {x["id"] for x in wang["nodes"] if x["type"] == "memory"}
+    assert mems <= {f"m{i}" for i in about["qq:10003"]}  # only what is known about them
+
+    here = await get(client, f"/api/graph?space={quote(GROUP)}")
+    with sqlite3.connect(path) as db:
+        learned = {f"m{r[0]}" for r in db.execute(
+            "SELECT id FROM memories WHERE status = 'active' AND scope = ?", (f"space:{GROUP}",))}
+    assert {x["id"] for x in here["nodes"] if x["type"] == "memory"} <= learned | {
+        f"m{i}" for i in set().union(*about.values())}
+    assert (await client.get("/api/graph?n=0", headers=AUTH)).status == 400
+    assert (await client.get("/api/graph?space=nowhere", headers=AUTH)).status == 404
+    zh = {**AUTH, "Accept-Language": "zh-CN"}
+    page = await (await client.get("/graph?person=qq:10003", headers=zh)).text()
+    assert "<h1>关系图：王磊</h1>" in page and 'href="/memories?person=qq%3A10003"' in page
 
 
-async def test_the_overview_says_when_a_table_shows_only_its_largest_rows(
-        dash: tuple[TestClient, Engram, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
-    client, _, _ = dash
+async def test_index_coverage_counts_only_what_can_still_be_found_after_forgets(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """After a few forgets the overview read "35 / 33 indexed (106.1%)": the vectors of forgotten and
+    superseded items were still counted. Indexed is what a search can still find, of what is there."""
+    client, engram, ids = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        lines = [r[0] for r in db.execute("SELECT id FROM episodes ORDER BY id LIMIT 6")]
+    await engram.forget([ids["second"]])
+    await engram.forget_episodes(lines[:3])
+    with sqlite3.connect(path) as db:
+        active = [r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id")]
+    await engram.embed_pending()
+    await engram.update(active[0], "a newer version of what was known")  # the old one: superseded
+    await engram.embed_pending()
     o = await get(client, "/api/overview")
-    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
-    assert "largest first" not in page  # every table shows all of its rows
-    monkeypatch.setattr(html, "LIST_ROWS", 2)
-    monkeypatch.setattr(html, "COUNT_ROWS", 1)
-    page = await (await client.get("/", headers={**AUTH, "Accept-Language": "en"})).text()
-    for total in (len(o["places"]), len(o["people"])):
-        assert f"The first 2 of {total}, the largest first." in page
-    assert f"The first 1 of {len(o['counts']['kind'])}, the largest first." in page
-    zh = await (await client.get("/", headers={**AUTH, "Accept-Language": "zh"})).text()
-    assert f"共 {len(o['places'])} 项，显示最多的前 2 项。" in zh
+    with sqlite3.connect(path) as db:
+        items = db.execute("SELECT (SELECT count(*) FROM episodes) + (SELECT count(*) FROM memories"
+                           " WHERE status IN ('active', 'archived'))").fetchone()[0]
+    assert o["index"] == {"indexed": items, "items": items, "coverage": 1.0}
+
+
+async def test_the_overview_counts_active_memories_as_the_start_up_line_does_and_says_the_rest(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """The overview said "7 Memories" where the start-up line said 5: it counted superseded versions."""
+    client, engram, _ = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        first = db.execute("SELECT id FROM memories WHERE status = 'active' ORDER BY id").fetchone()[0]
+    await engram.update(first, "a newer version of what was known")
+    with sqlite3.connect(path) as db:
+        by = dict(db.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall())
+    o = await get(client, "/api/overview")
+    assert (o["memories"], o["superseded"], o["archived"]) == (
+        by["active"], by["superseded"], by.get("archived", 0)) and by["superseded"] >= 2
+    assert o["memories"] == (await engram.stats())["memories"]  # what the start-up line says
+    page = await (await client.get("/", headers=AUTH)).text()
+    assert (f'{by["active"]} active memories <small>(besides: {by.get("archived", 0)} archived,'
+            f' {by["superseded"]} earlier versions kept as history)</small>') in page
+
+
+async def test_a_back_dated_line_stands_in_time_order_on_its_place_and_a_diary_day_is_listed_once(
+        dash: tuple[TestClient, Engram, dict[str, int]], seeded: tuple[Path, dict[str, int]]) -> None:
+    """The timeline ordered by the order of recording, so a line recorded late with its own earlier time
+    stood at the end; the diary listed a rewritten day twice (the superseded entry unmarked)."""
+    client, engram, ids = dash
+    path, _ = seeded
+    with sqlite3.connect(path) as db:
+        first, = db.execute("SELECT min(time) FROM episodes WHERE space = ?", (GROUP,)).fetchone()
+    early = datetime.fromtimestamp(first, timezone.utc) + timedelta(seconds=1)
+    [late] = await engram.record_many([Episode(place=GROUP, content="a line the platform sent late",
+                                               actor="qq:30001", actor_name="Late", time=early)])
+    d = await get(client, f"/api/place?space={GROUP}&size=500&page=1")
+    times = [datetime.fromisoformat(e["time"]) for e in d["episodes"]["items"]]
+    assert times == sorted(times) and [e["id"] for e in d["episodes"]["items"]].index(late) == 1
+    small = await get(client, f"/api/place?space={GROUP}&size=3&page=1")  # the first page holds it
+    assert late in [e["id"] for e in small["episodes"]["items"]]
+
+    await engram.update(ids["diary"], "The same day, written again after a forget.")
+    diary = await get(client, "/api/diary")
+    assert [m["text"] for m in diary["items"]] == ["The same day, written again after a forget."]
+    assert len({m["day"] for m in diary["items"]}) == len(diary["items"]) == diary["total"]
+    en = await (await client.get("/diary", headers={**AUTH, "Accept-Language": "en"})).text()
+    assert "Rewritten after a forget: the earlier versions" in en

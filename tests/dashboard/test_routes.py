@@ -343,7 +343,7 @@ async def test_a_place_pages_its_timeline_and_lists_what_was_learned_there(dash)
 async def test_recall_explained_shows_features_scores_and_the_exact_block(dash):
     client, engram, _ = dash
     d = await (await client.get("/api/recall?q=王磊 生日 火锅&space=qq:group:5150", headers=AUTH)).json()
-    assert d["hits"] and d["audience"] == {"space": GROUP, "owner_private": False}
+    assert d["hits"] and d["audience"] == {"space": GROUP, "owner_private": False, "person": ""}
     assert all("kw" in h["features"] and "score" in h for h in d["hits"])
     assert [h["score"] for h in d["hits"]] == sorted((h["score"] for h in d["hits"]), reverse=True)
     assert d["block"].startswith("<engram-memory>") and "我是小记" in d["block"]

@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGIN_SRC = Path(os.environ.get("ENGRAM_E2E_PLUGIN_SRC") or REPO)
 PLUGIN_DIR = "astrbot_plugin_engram"  # the folder name AstrBot loads it under (data/plugins/<dir>)
 # What ships as the plugin (the repository root minus tests, benchmarks, venv, git).
-PLUGIN_PARTS = ("main.py", "plugin", "memory", "scheduler", "dashboard", "metadata.yaml",
-                "_conf_schema.json", "requirements.txt")
+PLUGIN_PARTS = ("main.py", "plugin", "memory", "scheduler", "dashboard", "views", ".astrbot-plugin",
+                "metadata.yaml", "_conf_schema.json", "requirements.txt")
 ADMIN = "owner1"
 SELF_ID = "bot"
 

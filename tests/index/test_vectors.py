@@ -30,8 +30,15 @@ def brute(rows: dict[tuple[str, int], tuple[str, np.ndarray, str]], q: np.ndarra
     """The top ``k`` (kind, id) by a plain scan over every visible live row (``index``: with the
     cosines of its codes, one by one, rather than float32's)."""
     ok = ("active", "archived") if include_archived else ("active",)
-    sims = {key: float(vec @ normalise(q)) if index is None else index.similarity(*key, q)
-            for key, (group, vec, status) in rows.items()
+
+    def cosine(key: tuple[str, int], vec: np.ndarray) -> float:
+        if index is None:
+            return float(vec @ normalise(q))
+        got = index.similarity(*key, q)
+        assert got is not None, f"{key} has no vector in the index"
+        return got
+
+    sims = {key: cosine(key, vec) for key, (group, vec, status) in rows.items()
             if status in ok and (vis.sees_episode(group) if key[0] == "e" else vis.sees_memory(group))}
     return sorted(sims, key=lambda key: -sims[key])[:k]
 

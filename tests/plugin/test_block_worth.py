@@ -27,7 +27,7 @@ from astrbot.core.agent.message import (
 )
 from astrbot.core.astr_main_agent import WEEKDAY_NAMES, _append_system_reminders
 
-from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.memory import Episode, Memory
 from astrbot_plugin_engram.memory.render import build_block
 from astrbot_plugin_engram.memory.text.words import budget_tokens
 from astrbot_plugin_engram.plugin.config import Settings
@@ -165,7 +165,7 @@ async def test_a_memory_and_its_own_source_line_never_both(service: EngramServic
     mem = await service.memory()
     await service.flush()
     src = [h for h in await mem.recall("红烧肉", service.audience(event("x", "sam", "g1")), k=5)]
-    assert src and src[0].kind == "episode"
+    assert src and isinstance(src[0].item, Episode)
     place = service.audience(event("x", "sam", "g1")).place
     await mem.add_memory(Memory("Sam 晚饭吃了妈妈做的红烧肉", f"space:{place}", subjects=(src[0].item.actor,),
                                 sources=(src[0].id,)))

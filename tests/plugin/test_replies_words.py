@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from astrbot_plugin_engram.memory import Memory
+from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
 from astrbot_plugin_engram.plugin.commands.registry import COMMANDS
 from astrbot_plugin_engram.plugin.config import Settings
@@ -264,7 +265,9 @@ async def test_a_read_only_or_damaged_store_is_said_in_chinese(make_service: Mak
         finally:
             remount(disk, "rw")
     svc = make_service(Settings(owner_ids=(OWNER,), reply_language="zh"), data_dir=tmp_path / "damaged")
-    (await svc.memory()).store.damage = "the store is damaged (found by the check in the background)"
+    store = (await svc.memory()).store
+    assert isinstance(store, SQLiteStore)  # the damage mark is the SQLite store's
+    store.damage = "the store is damaged (found by the check in the background)"
     assert await mem(svc, "mem remember 主人喜欢铁观音") == (
         f"Engram：后台检查发现 {svc.path} 已损坏；不再往里写入任何内容（还能读出的记忆照常使用）。"
         "请停止机器人；恢复方法见日志；它没有备份")

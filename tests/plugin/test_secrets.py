@@ -50,6 +50,9 @@ async def test_redaction_can_be_switched_off_and_patterns_added(make_service: Ma
     svc = make_service(settings)
     svc.record_message(event("the door code 4417, bring cake", "u1", "g1"))
     assert [e.content for e in await episodes(svc)] == ["the door code [redacted], bring cake"]
+    # one that would backtrack without end on a message is named at load and left out
+    hopeless, errors = parse_settings({"owner_ids": [OWNER], "redact_patterns": [r"(a|aa)+$"]})
+    assert hopeless.redact_patterns == () and len(errors) == 1 and "backtracks without end" in errors[0]
     off = make_service(Settings(owner_ids=(OWNER,), redact_secrets=False),
                        data_dir=svc.data_dir.parent / "off")
     off.record_message(event(f"the deploy key is {KEY}", "u1", "g1"))

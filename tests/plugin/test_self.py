@@ -350,9 +350,9 @@ async def test_mem_diary_answers_a_date_it_cannot_use_with_its_usage(make_servic
         assert await mem(svc, "/mem diary 2020-06-01") == "2020-06-01: nothing was lived that day; no diary."
         # today's diary, written now, stood for the whole day: the end-of-day job found it and stopped
         today = day_of(datetime.now(timezone.utc), svc.tz, svc.settings.diary_boundary_hour)
-        for day in (today, today + timedelta(days=400)):
-            assert await mem(svc, f"/mem diary {day}") == (
-                f"Engram: {day} has not ended yet (a day ends at 4:00 the next morning); "
+        for unended in (today, today + timedelta(days=400)):
+            assert await mem(svc, f"/mem diary {unended}") == (
+                f"Engram: {unended} has not ended yet (a day ends at 4:00 the next morning); "
                 "its diary is written once it has.")
         assert await (await svc.memory()).store.memory_ids_of_kind("diary") == [] and not ctx.prompts
         # not silently the diary of 2026-11-30 (was the owner's 'forse' meant as --force?)

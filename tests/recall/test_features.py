@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -23,14 +24,14 @@ def turn(seq: int, text: str, kw: float = 0.0, section: int = 1, place: str = "g
     return ep, kw
 
 
-def pool_of(items: list[tuple[Episode | Memory, float]]) -> Pool:
+def pool_of(items: Sequence[tuple[Episode | Memory, float]]) -> Pool:
     pool = Pool()
     for item, kw in items:
         pool.add_item(item, kw=kw)
     return pool
 
 
-def features(items: list[tuple[Episode | Memory, float]], query: str) -> dict[int, dict[str, float]]:
+def features(items: Sequence[tuple[Episode | Memory, float]], query: str) -> dict[int, dict[str, float]]:
     """Every candidate's features, by id."""
     feats = featurize(pool_of(items), query, NOW, RecallSettings())
     return {h.id: h.features for h in rank(feats, FeatureRanker("kw"), len(items))}
@@ -107,7 +108,7 @@ def test_speaker_named_length_and_recency() -> None:
 def test_memories_get_their_own_bookkeeping_features() -> None:
     mem = Memory(text="Ann keeps bees", scope="public", strength=3.0, importance=0.9, id=7,
                  created_at=(NOW - timedelta(days=30)).replace(tzinfo=None))  # naive: taken as UTC
-    pool = [turn(1, "Ann talked about bees.", kw=1.0), (mem, 2.0)]
+    pool: list[tuple[Episode | Memory, float]] = [turn(1, "Ann talked about bees.", kw=1.0), (mem, 2.0)]
     f = features(pool, "Ann bees")
     m = f[7]
     assert m["is_memory"] == 1.0 and m["strength"] == 1.0 and m["importance"] == 0.9

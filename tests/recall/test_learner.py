@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from astrbot_plugin_engram.memory import Audience, Engram
+from astrbot_plugin_engram.memory import Audience, Engram, Episode
 from astrbot_plugin_engram.memory.errors import InvalidInputError, UnknownIdError
 from astrbot_plugin_engram.memory.recall.features import COLUMNS
 from astrbot_plugin_engram.memory.recall.feedback import FeedbackLog
@@ -90,7 +90,8 @@ def test_feedback_for_an_unknown_recall_is_refused() -> None:
     with pytest.raises(InvalidInputError):  # a note that was only held back was not used
         log.used(ids[2], ["e:3"])
     assert log.used(ids[2], ["e:1"]).used == [True, False]
-    assert log.last("qq:group:1").id == ids[2] and log.last("qq:group:2") is None
+    last = log.last("qq:group:1")
+    assert last is not None and last.id == ids[2] and log.last("qq:group:2") is None
 
 
 def test_bad_features_are_refused() -> None:
@@ -140,7 +141,7 @@ async def test_a_places_feedback_never_changes_what_another_place_sees(engram: E
     engram.ranker = LinearRanker(dict(zip(COLUMNS, learner.weights.tolist())))  # served or not
     after = await engram.recall(query, two, k=50)
     assert {h.key for h in after} == {h.key for h in before}  # the order may change, never who sees what
-    assert all(h.item.place == "qq:group:2" for h in after)
+    assert all(isinstance(h.item, Episode) and h.item.place == "qq:group:2" for h in after)
 
 
 def test_each_place_keeps_its_own_last_injections_and_the_log_round_trips() -> None:

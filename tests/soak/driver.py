@@ -38,6 +38,7 @@ from astrbot_plugin_engram.memory.recall import RecallSettings
 from astrbot_plugin_engram.memory.self.day_end import DaySettings, end_days
 from astrbot_plugin_engram.memory.self.diary import diary_of
 from astrbot_plugin_engram.memory.self.self_image import write_self_image
+from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
 from astrbot_plugin_engram.scheduler import (
     CONSOLIDATE,
     FADE,
@@ -474,12 +475,17 @@ class Soak:
         if plan.self_image:
             await write_self_image(self.engram, self.chat, folder=self.folder, now=self.clock())
 
+    def _sql(self) -> Any:
+        """The SQLite store's read connection: the soak counts rows the store's reads do not give."""
+        assert isinstance(self.engram.store, SQLiteStore)
+        return self.engram.store._reader
+
     async def _archived_early(self) -> list[int]:
         """Archived memories made or recalled less than log2(1 / threshold) half-lives ago: a memory
         at full strength then could not have faded below the threshold yet."""
         e = self.engram
         lives = math.log2(1 / e.metabolism.archive_below) * self.s.strength_days * 86400 - 86400
-        rows = await e.store._reader.execute_fetchall(
+        rows = await self._sql().execute_fetchall(
             "SELECT id, max(coalesce(last_recalled, 0), created_at) FROM memories WHERE status = 'archived'")
         return [i for i, since in rows if self.clock.ts() - since < lives]
 
@@ -508,7 +514,7 @@ class Soak:
         rows = {}
         for table in ("sources", "cursors", "vectors", "kept_apart", "job_runs", "talk_pairs", "episode_days",
                       "aliases", "memories_fts", "episodes_fts"):
-            rows[table] = (await e.store._reader.execute_fetchall(f"SELECT count(*) FROM {table}"))[0][0]
+            rows[table] = (await self._sql().execute_fetchall(f"SELECT count(*) FROM {table}"))[0][0]
         m = Day(day=day, said=said, lines=counts["episodes"], text_bytes=self.text_bytes,
                 file_bytes=size, wal_bytes=wal_size,
                 active=counts["memories"], archived=counts["archived"], superseded=counts["superseded"],

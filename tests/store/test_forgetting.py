@@ -49,6 +49,21 @@ async def test_erase_deletes_exactly_what_it_is_given_and_is_heard_after_commit(
     assert len(heard) == 2  # nothing erased: nothing to hear
 
 
+async def test_erasing_a_line_takes_every_memory_drawn_from_it_with_its_versions(store: Store) -> None:
+    """Even one the caller did not name (committed after its plan was read): no memory outlives its line."""
+    async with store.transaction() as tx:
+        e1, e2 = await tx.add_episodes([ep("one"), ep("two", minutes=1)])
+    async with store.transaction() as tx:
+        m1 = await tx.add_memory(Memory("from one", "self", sources=(e1,)))
+        other = await tx.add_memory(Memory("from two", "self", sources=(e2,)))
+    async with store.transaction() as tx:
+        m1b = await tx.add_memory(Memory("from one, later", "self", sources=(e2,)), supersedes=m1)
+    async with store.transaction() as tx:
+        assert await tx.erase([e1], []) == ([e1], sorted([m1, m1b]))
+    assert set(await store.get_memories([m1, m1b, other])) == {other}
+    assert await store.memories_citing([e1, e2]) == [other]
+
+
 async def test_erase_takes_every_vector_of_the_item_the_second_ones_too(store: Store) -> None:
     async with store.transaction() as tx:
         e1, e2 = await tx.add_episodes([ep("one"), ep("two", minutes=1)])

@@ -91,10 +91,12 @@ class Browse:
         return [found[i] for i in ids if i in found], total
 
     async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
-        """A space's episodes in order of place, one page."""
+        """A space's episodes in time order (a line recorded late with its own earlier time stands where
+        it was said; lines of one time in the order recorded: by id, which the (space, time) index
+        holds, so no sort), one page."""
         _page(limit, offset)
         rows = await fetch_rows(self._reader, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = ?"
-                                " ORDER BY seq LIMIT ? OFFSET ?", (place, limit, offset))
+                                " ORDER BY time, id LIMIT ? OFFSET ?", (place, limit, offset))
         return [episode_row(r) for r in rows]
 
     async def memory_counts(self, by: str) -> dict[str, int]:
@@ -141,12 +143,15 @@ class Browse:
         return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"))[0][0])
 
     async def count_place_episodes(self, place: str, before_seq: int | None = None) -> int:
-        """A space's episodes (those before ``before_seq`` in it, if given: where one of them stands)."""
+        """A space's episodes (those before the one at ``before_seq``, if given, in the time order
+        ``place_episodes`` pages them in: where it stands)."""
         if before_seq is None:
             return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes WHERE space = ?",
                                          (place,)))[0][0])
-        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes"
-                                     " WHERE space = ? AND seq < ?", (place, before_seq)))[0][0])
+        return int((await fetch_rows(self._reader, "SELECT count(*) FROM episodes e, (SELECT time, id"
+                                     " FROM episodes WHERE space = ? AND seq = ?) x WHERE e.space = ?"
+                                     " AND (e.time < x.time OR (e.time = x.time AND e.id < x.id))",
+                                     (place, before_seq, place)))[0][0])
 
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
         """The episode with its neighbours in its place, in order."""

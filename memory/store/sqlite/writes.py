@@ -264,10 +264,11 @@ class SQLiteWrites:
     # ---- hard forgetting (issue 14) --------------------------------------------------------
     async def erase(self, episode_ids: Sequence[int], memory_ids: Sequence[int], *,
                     people: Sequence[str] = (), places: Sequence[str] = ()) -> tuple[list[int], list[int]]:
-        """Hard-delete episodes and memories (the exact ids given) with everything that holds their
-        text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s names (every
-        place's too, and their ids and names in the meta of the lines left: ``drop_from_meta``),
-        ``spaces``' names, cursors and the names people went by there, and any name a
+        """Hard-delete episodes and memories (the ids given, and every memory drawn from one of those
+        episodes, all its versions: a memory never outlives a line it came from) with everything that
+        holds their text: keyword-index rows, vectors, source links, kept-apart pairs; also ``people``'s
+        names (every place's too, and their ids and names in the meta of the lines left:
+        ``drop_from_meta``), ``spaces``' names, cursors and the names people went by there, and any name a
         speaker of the erased lines went by in those lines alone. Returns the (episode, memory) ids deleted.
 
         THE one exception to episodes being append-only (hard forgetting): every delete of an
@@ -278,7 +279,15 @@ class SQLiteWrites:
         """
         db = self._writer
         eps = await self.existing("episodes", episode_ids)
-        mems = await self.existing("memories", memory_ids)
+        # every memory drawn from an erased line goes with it, with all its versions, read here under the
+        # write lock: one that consolidation committed after the forget's plan was read (the model was
+        # answering meanwhile) would otherwise keep the forgotten text with its source link cut
+        drawn: list[int] = []
+        for chunk in chunks(eps):
+            q, v = in_list(chunk)
+            drawn += [r[0] for r in await fetch_rows(
+                db, f"SELECT DISTINCT memory_id FROM sources WHERE episode_id IN {q}", v)]
+        mems = await self.existing("memories", [*memory_ids, *await self.all_versions(drawn)])
         for table, ids in (("episodes", eps), ("memories", mems)):
             if ids:  # ids are never given out again (a later line must not inherit a cursor)
                 await self.set_cursor(f"erased:{table}", max([*ids, await self._erased(table)]))
