@@ -80,7 +80,7 @@ async def test_two_instances_record_recall_forget_and_take_turns(database: str, 
         ours = await mine
         assert len(set(ours) | set(theirs)) == 120
         lines = await a.store.place_episodes(PLACE, limit=500)
-        assert sorted(e.seq for e in lines) == list(range(1, 121))
+        assert sorted(int(e.seq or 0) for e in lines) == list(range(1, 121))
 
         # each recalls the other's new lines within the bound
         seen = await other.ask(f"wait-recall {PLACE} zebra")
