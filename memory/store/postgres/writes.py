@@ -264,7 +264,11 @@ class PostgresWrites:
         tables it touched after the commit (``erased``)."""
         db = self._db
         eps = await self.existing("episodes", episode_ids)
-        mems = await self.existing("memories", memory_ids)
+        # every memory drawn from an erased line goes with it, all its versions, read under the write
+        # lock (one committed after the forget's plan was read would keep the text with no source)
+        drawn = [r[0] for r in await fetch(self._db, "SELECT DISTINCT memory_id FROM sources"
+                                           " WHERE episode_id = ANY(%s)", (eps,))]
+        mems = await self.existing("memories", [*memory_ids, *await self.all_versions(drawn)])
         for table, ids in (("episodes", eps), ("memories", mems)):
             if ids:
                 await self.set_cursor(f"erased:{table}", max([*ids, await self._erased(table)]))
