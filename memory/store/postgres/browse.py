@@ -79,7 +79,7 @@ class Browse:
     async def place_episodes(self, place: str, limit: int = 50, offset: int = 0) -> list[Episode]:
         _page(limit, offset)
         found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE space = %s"
-                           " ORDER BY seq LIMIT %s OFFSET %s", (place, limit, offset))
+                           " ORDER BY time, id LIMIT %s OFFSET %s", (place, limit, offset))  # as SQLite's
         return [episode_row(r) for r in found]
 
     async def episodes_around(self, episode: Episode, before: int = 2, after: int = 2) -> list[Episode]:
@@ -109,8 +109,10 @@ class Browse:
         if before_seq is None:
             return int((await rows(self._db, "SELECT count(*) FROM episodes WHERE space = %s",
                                    (place,)))[0][0])
-        return int((await rows(self._db, "SELECT count(*) FROM episodes WHERE space = %s AND seq < %s",
-                               (place, before_seq)))[0][0])
+        return int((await rows(self._db, "SELECT count(*) FROM episodes e, (SELECT time, id FROM episodes"
+                               " WHERE space = %s AND seq = %s) x WHERE e.space = %s"
+                               " AND (e.time < x.time OR (e.time = x.time AND e.id < x.id))",
+                               (place, before_seq, place)))[0][0])
 
     async def has_place(self, place: str) -> bool:
         found = await rows(self._db, "SELECT EXISTS (SELECT 1 FROM episodes WHERE space = %s)"
