@@ -10,7 +10,7 @@ PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.1
 UV_VERSION := 0.13.9
 PIP := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -c constraints.txt
 
-.PHONY: demo test lint browser bench clean
+.PHONY: demo test lint browser postgres bench clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it or run make PYTHON=/path/to/python3.12"; exit 1; }
@@ -46,7 +46,14 @@ browser:
 	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); $$sudo apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk; }
 
-test: lint browser
+# The PostgreSQL store's tests start a throwaway server from Debian's postgresql package (initdb, pg_ctl;
+# as root, run as the package's own postgres user): installed where missing, its cluster service unused.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "installing postgresql (apt-get) for the PostgreSQL store's tests"; \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends postgresql; }
+
+test: lint browser postgres
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.runtime

@@ -20,6 +20,11 @@ plugin's query is also timed in the typical place (that of the median episode, ~
 ``typical`` in the JSON, and recording is timed again into a copy of the million
 (``throughput_1000000``). ``--store-dir DIR`` keeps the stores there and reuses one already built
 (its build figures in ``DIR/<size>-<layout>.json``): building a million takes tens of minutes.
+
+``--db postgresql://user@host/db`` (issue 33) builds each size's spread store in PostgreSQL too, in a
+database of its own made on that server (``engram_perf_<size>``, dropped first), and measures it beside
+the SQLite one in the same run: recall (wall, and CPU as the client's plus the server backend's that
+answered its reads, from /proc when the server is on this machine) and recording, with the ratios.
 """
 
 from __future__ import annotations
@@ -93,11 +98,41 @@ def peak_rss_mb() -> float:
 
 
 # ---- workers (each runs in its own process) ------------------------------------------------------
+def is_url(path: object) -> bool:
+    return str(path).startswith(("postgresql://", "postgres://"))
+
+
+def folder_of(path: object) -> Path:
+    """The data folder beside a store (a PostgreSQL one: a temporary folder, nothing is kept there)."""
+    return Path(tempfile.gettempdir()) if is_url(path) else Path(str(path)).parent
+
+
+def fresh_database(server: str, name: str) -> str:
+    """The URL of an empty database ``name`` on the server of ``server`` (dropped and made again)."""
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"DROP DATABASE IF EXISTS {name}")  # type: ignore[arg-type]
+        db.execute(f"CREATE DATABASE {name} TEMPLATE template0")  # type: ignore[arg-type]
+    head, _, _ = server.rpartition("/")
+    return f"{head}/{name}"
+
+
+def server_cpu_s(eng: Engram) -> float:
+    """CPU seconds the PostgreSQL backend of the store's reader has used (0 when it is not readable here)."""
+    pid = getattr(getattr(getattr(eng.store, "_reader", None), "conn", None), "info", None)
+    try:
+        fields = Path(f"/proc/{pid.backend_pid}/stat").read_text().rsplit(")", 1)[1].split()  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
     """Fill a store with ``n`` items; returns the time taken and the largest space."""
     if n >= SCALE:
         return await build_scale(path, n)
-    eng = await Engram.open(path, RandomEmbedder(), background=False)
+    eng = await Engram.open(path, RandomEmbedder(), background=False, folder=folder_of(path))
     eps: list[Episode] = []
     mems: list[Memory] = []
     for it in items(n, WORST_SPACE if one_place else None):
@@ -112,11 +147,19 @@ async def build(path: str, n: int, one_place: bool) -> dict[str, Any]:
     await eng.embed_pending()
     t3 = time.perf_counter()
     await eng.close()
-    second = sqlite3.connect(path)  # what the second vectors (cos_qq) take in the file
-    second_bytes = second.execute("SELECT coalesce(sum(length(vec)), 0) FROM vectors WHERE model LIKE ?",
-                                  ("%#as-query",)).fetchone()[0]
-    second.close()
-    file_mb = Path(path).stat().st_size / 2**20  # noqa: ASYNC240 (a bench worker, after the store closed)
+    if is_url(path):
+        import psycopg
+
+        with psycopg.connect(path) as db:
+            file_mb = db.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20  # type: ignore[index]
+            second_bytes = db.execute("SELECT coalesce(sum(length(vec)), 0) FROM vectors WHERE model LIKE %s",
+                                      ("%#as-query",)).fetchone()[0]  # type: ignore[index]
+    else:
+        second = sqlite3.connect(path)  # what the second vectors (cos_qq) take in the file
+        second_bytes = second.execute("SELECT coalesce(sum(length(vec)), 0) FROM vectors WHERE model LIKE ?",
+                                      ("%#as-query",)).fetchone()[0]
+        second.close()
+        file_mb = Path(path).stat().st_size / 2**20  # noqa: ASYNC240 (a bench worker, after the store closed)
     places = Counter(e.place for e in eps)
     largest, count = places.most_common(1)[0]
     return {"episodes": len(eps), "memories": len(mems), "spaces": len(places),
@@ -236,7 +279,7 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
     table = {q: v / np.linalg.norm(v)
              for q in qs + pqs for v in [rng.standard_normal(DIM).astype(np.float32)]}
     t0, c0 = time.perf_counter(), time.process_time()
-    eng = await Engram.open(path, RandomEmbedder(table), background=False)
+    eng = await Engram.open(path, RandomEmbedder(table), background=False, folder=folder_of(path))
     open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     aud = Audience(place=place)
     await eng.recall(pqs[0], aud, k=PLUGIN_K)  # the first answered: the plugin's query, as a bot's first
@@ -246,7 +289,9 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
     lat, cpu, hits = await timed_recalls(eng, qs, aud, 10)
     for q in pqs[:20]:
         await eng.recall(q, aud, k=PLUGIN_K)
+    served = server_cpu_s(eng)
     plat, pcpu, phits = await timed_recalls(eng, pqs, aud, PLUGIN_K)
+    server_ms = (server_cpu_s(eng) - served) * 1000 / len(pqs)  # PostgreSQL's share (0: SQLite, in-process)
     with BackgroundPassages() as busy:
         blat, _, _ = await timed_recalls(eng, pqs, aud, PLUGIN_K)
     # the second vectors' read (cos_qq) against none, taking turns in this process: what it costs
@@ -258,6 +303,8 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
         eng.indexes.second = second
     plugin = {"recall_plugin_p50_ms": _pct(plat, 50), "recall_plugin_p99_ms": _pct(plat, 99),
               "recall_plugin_cpu_p50_ms": _pct(pcpu, 50), "recall_plugin_cpu_p99_ms": _pct(pcpu, 99),
+              "recall_plugin_cpu_mean_ms": statistics.fmean(pcpu),
+              "recall_plugin_server_cpu_mean_ms": server_ms,
               "recall_plugin_busy_p50_ms": _pct(blat, 50), "recall_plugin_busy_p99_ms": _pct(blat, 99),
               "plugin_k": PLUGIN_K, "plugin_hits_per_recall": phits / len(pqs),
               "plugin_query_words": statistics.fmean(len(q.split()) for q in pqs),
@@ -284,7 +331,7 @@ async def query(path: str, place: str, nq: int, shape: str = "question") -> dict
 async def throughput(path: str, n: int, durable: bool) -> dict[str, Any]:
     """Episodes per second, durably acknowledged, through record() and record_many(); CPU µs each."""
     eps = [e for e in items(3 * n, seed=5) if isinstance(e, Episode)][: 3 * n]
-    eng = await Engram.open(path, RandomEmbedder(), background=False, durable=durable)
+    eng = await Engram.open(path, RandomEmbedder(), background=False, durable=durable, folder=folder_of(path))
     await eng.record(eps[0])  # opens the file, loads the segmenter
     out: dict[str, Any] = {}
 
@@ -348,6 +395,8 @@ def main() -> None:
                     help="run only this phase: throughput (no recall stores; with --store-dir and a size from"
                          " a million, recording into a copy of that store too) or recall (no recording)")
     ap.add_argument("--store-dir", help="build the stores here and reuse those already built (kept)")
+    ap.add_argument("--db", help="also measure PostgreSQL: a server's URL (postgresql://user@host/db); "
+                    "a database per size is made on it")
     ap.add_argument("--_worker", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._worker:
@@ -374,6 +423,8 @@ def main() -> None:
         if a.only != "recall":
             res["throughput"] = run("throughput", f"{tmp}/tp.db", a.records, 0)
             res["throughput_durable"] = run("throughput", f"{tmp}/tpd.db", a.records, 1)
+        if a.db:
+            res["postgres"] = beside_sqlite(a.db, sizes, res, a.queries, a.records)
         for n in scaled if a.only != "recall" else ():  # recording into the million itself (a copy of it)
             if a.only == "throughput":
                 built(a.store_dir, f"{n}-spread", n, False)
@@ -389,6 +440,36 @@ def main() -> None:
     _print_throughput(res)
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
+
+
+def beside_sqlite(server: str, sizes: list[int], res: dict[str, Any], nq: int, records: int
+                  ) -> dict[str, Any]:
+    """Each size's spread store built and measured in PostgreSQL, and recording into it; printed beside
+    SQLite's figures of this run, with the ratios (PostgreSQL / SQLite)."""
+    out: dict[str, Any] = {"sizes": {}, "build": {}}
+    print("\nPostgreSQL beside SQLite (the plugin's query in the largest place; CPU: client + server)")
+    print(f"{'items':>8} {'store':<10} {'p50 ms':>7} {'p99 ms':>7} {'cpu ms':>7} {'load':>5}")
+    for n in (n for n in sizes if n < SCALE):
+        url = fresh_database(server, f"engram_perf_{n}")
+        b = out["build"][str(n)] = run("build", url, n, 0)
+        q = out["sizes"][str(n)] = run("query", url, b["largest_space"], nq)
+        s = res["sizes"][str(n)]
+        cpu = {k: v["recall_plugin_cpu_mean_ms"] + v["recall_plugin_server_cpu_mean_ms"] for k, v in
+               (("sqlite", s), ("postgres", q))}
+        for name, v in (("sqlite", s), ("postgres", q)):
+            print(f"{n:>8} {name:<10} {v['recall_plugin_p50_ms']:>7.1f} {v['recall_plugin_p99_ms']:>7.1f} "
+                  f"{cpu[name]:>7.2f} {v['loadavg']:>5.1f}")
+        q["ratio_p50"] = q["recall_plugin_p50_ms"] / s["recall_plugin_p50_ms"]
+        q["ratio_p99"] = q["recall_plugin_p99_ms"] / s["recall_plugin_p99_ms"]
+        q["ratio_cpu"] = cpu["postgres"] / cpu["sqlite"]
+        per_s = n / max(b["record_many_s"], 1e-9)
+        print(f"{'':>8} PostgreSQL / SQLite: p50 x{q['ratio_p50']:.2f}, p99 x{q['ratio_p99']:.2f}, CPU "
+              f"x{q['ratio_cpu']:.2f}; built in {b['record_many_s']:.0f} s ({per_s:.0f} items/s)")
+    out["throughput"] = t = run("throughput", fresh_database(server, "engram_perf_recording"), records, 0)
+    print("episodes/s, durably acknowledged, PostgreSQL | SQLite (NORMAL):")
+    for k in t:
+        print(f"  {k:<32} {t[k]:>8.0f} | {res['throughput'][k]:>8.0f}")
+    return out
 
 
 def built(where: str, name: str, n: int, worst: bool) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .recall.ranker import FeatureRanker, LinearRanker, Ranker
 from .render import Block, memory_block
 from .scopes import narrow_scope, parse_scope, place_scope, visibility
 from .store import BrowseReads, Store
-from .store.sqlite import open_store
+from .store.opening import open_store
 from .strength import MetabolismSettings
 
 __all__ = [

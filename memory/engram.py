@@ -50,7 +50,7 @@ from .recording.recorder import REDACTED
 from .scopes import Visibility, parse_scope, visibility
 from .self.self_image_file import finish_self_image
 from .store import JobRuns, Store
-from .store.sqlite import open_store
+from .store.opening import is_database_url, open_store
 from .strength import MetabolismSettings
 from .text.redaction import Redactor
 from .text.words import MAX_TEXT
@@ -66,7 +66,8 @@ class Engram(Kernel):
         super().__init__(store, embedder, ranker, settings, query_timeout, metabolism, clock, redactor)
         # called after each hard forget (rewrite a day's diary, regenerate the self-image, drop caches)
         self.after_forget: list[Callable[[Forgetting], Awaitable[None]]] = []
-        self._path: Path | None = None
+        self._path: str | Path | None = None
+        self._folder: str | Path | None = None
         self._browser: Store | None = None
 
     @classmethod
@@ -74,20 +75,24 @@ class Engram(Kernel):
                    ranker: Ranker | None = None, settings: RecallSettings | None = None,
                    background: bool = True, durable: bool = False, read_only: bool = False,
                    query_timeout: float = 10.0, metabolism: MetabolismSettings | None = None,
-                   clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None) -> Engram:
-        """Open the memory at ``path`` (created if missing). ``background=False``: embed on demand.
+                   clock: Callable[[], datetime] | None = None, redactor: Redactor | None = None,
+                   folder: str | Path | None = None) -> Engram:
+        """Open the memory at ``path`` (created if missing): a SQLite file, or a PostgreSQL database
+        by its ``postgresql://`` URL (``folder``: the data folder beside it, docs/postgres.md).
+            ``background=False``: embed on demand.
         ``clock``: the current time (aware), the real one unless given. ``redactor``: the secrets taken
         out of what is recorded (``text/redaction.py``; the default patterns unless given).
 
         ``read_only``: an existing store that nothing can be written to (no background embedding;
         recall uses the vectors already stored).
         """
-        store = await open_store(path, durable=durable, read_only=read_only)
+        store = await open_store(path, folder=folder, durable=durable, read_only=read_only)
         try:
             self = cls(store, embedder if embedder is not None else LocalE5(),
                        ranker or LinearRanker(), settings or RecallSettings(), query_timeout, metabolism,
                        clock, redactor)
-            self._path = Path(path)
+            self._path = path if is_database_url(path) else Path(path)
+            self._folder = folder
             # the keyword and column loads read on this thread, the vectors' on the reader's: together,
             # one's file reads run beside the other's decoding (a million items: ~30 % sooner)
             await asyncio.gather(self.indexes.load(store), self.indexer.start(background and not read_only))
@@ -202,7 +207,7 @@ class Engram(Kernel):
             if self.store.read_only or self._path is None:
                 self._browser = self.store
             else:
-                self._browser = await open_store(self._path, read_only=True)
+                self._browser = await open_store(self._path, folder=self._folder, read_only=True)
         return self._browser
 
     def job_records(self) -> JobRuns:

@@ -54,6 +54,7 @@ class Settings:
     redact_patterns: tuple[str, ...] = ()
     backup_keep: int = 7  # daily backups kept (0: no daily backup)
     ranking_learn: bool = True  # the ranking learns from what replies used (docs/recall.md)
+    database_url: str = ""  # a postgresql:// database several instances share (docs/postgres.md); "": SQLite
 
     def is_owner(self, platform: str, user_id: str, platforms: Sequence[str] = ()) -> bool:
         """Whether the sender is the owner. An entry ``<platform>:<user_id>`` names one person; a bare
@@ -154,6 +155,8 @@ def _convert(key: str, value: Any, default: Any) -> Any:
     value = value.strip()
     if key in CHOICES and value not in CHOICES[key]:
         raise ValueError(f"expected one of {', '.join(CHOICES[key])}, got {value!r}")
+    if key == "database_url" and value and not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError("expected a postgresql://user@host/database URL, or nothing for the SQLite file")
     if key in TEXT_LIMITS and not 0 < len(value) <= TEXT_LIMITS[key]:
         raise ValueError(f"expected 1 to {TEXT_LIMITS[key]} characters, got {len(value)}")
     return value

@@ -22,6 +22,7 @@ from ..memory.outage import Outage
 from ..memory.recall.ranking import LearnedRanking
 from ..memory.recording.journal import kept_path
 from ..memory.render import build_block, fit_identity, hit_names, notes, plain, time_line
+from ..memory.store.opening import shown
 from .abilities import asks_abilities
 from .commands.confirmations import Confirmations
 from .config import WEBCHAT, Settings, sole_platform
@@ -101,6 +102,11 @@ class EngramService:
     def path(self) -> Path:
         return self.data_dir / DB_NAME
 
+    @property
+    def location(self) -> str | Path:
+        """Where the memory is: the ``database_url`` setting's PostgreSQL database, else the file."""
+        return self.settings.database_url or self.path
+
     def read_places(self) -> list[str]:
         """The place lists and owner ids read in AstrBot's words too, once the bot's platforms are
         known and again when they change (``place_lists``); the entries that match nothing are logged
@@ -157,9 +163,10 @@ class EngramService:
                     recall = RecallSettings(time_windows=self.settings.time_enabled, tz=self.tz,
                                             boundary_hour=self.settings.diary_boundary_hour,
                                             strength_days=float(self.settings.strength_half_life_days))
-                    self._opening = asyncio.create_task(Engram.open(self.path, embedder, settings=recall,
+                    self._opening = asyncio.create_task(Engram.open(self.location, embedder, settings=recall,
                                                                     query_timeout=QUERY_TIMEOUT,
-                                                                    redactor=self.redactor))
+                                                                    redactor=self.redactor,
+                                                                    folder=self.data_dir))
                 # shielded: a caller cancelled mid-open (a reply's time limit) leaves the open to finish
                 # and be kept, never a half-open file whose connection thread outlives the plugin
                 try:
@@ -174,7 +181,8 @@ class EngramService:
                 self.engram.after_forget.append(self._after_forget)
                 await self._load_ranking(self.engram)
                 self.recording.opened()  # messages kept while the store could not take them
-                log.debug("Engram: memory at %s opened, embeddings from %s", self.path, embedder.name)
+                log.debug("Engram: memory at %s opened, embeddings from %s", shown(self.location),
+                          embedder.name)
             elif embedder.name != self.engram.embedder.name:
                 log.info("Engram: embeddings now from %s (was %s)", embedder.name, self.engram.embedder.name)
                 await self.engram.use_embedder(embedder)
@@ -210,7 +218,7 @@ class EngramService:
 
     async def _announce(self) -> str:
         self.read_places()  # the entries that match nothing, named at start-up
-        if self.path.exists():
+        if self.settings.database_url or self.path.exists():
             mem = await self.memory()
             s = await mem.stats()
             held = f"{s.get('episodes', 0)} episodes, {s.get('memories', 0)} memories"
@@ -221,7 +229,7 @@ class EngramService:
         chat = await self.providers.resolve_chat() or (
             f"{self.providers.chat_provider_id!r} not found" if self.providers.chat_provider_id
             else "none configured")
-        line = f"Engram: store {self.path}: {held}; embeddings: {embedder}; chat model: {chat}"
+        line = f"Engram: store {shown(self.location)}: {held}; embeddings: {embedder}; chat model: {chat}"
         log.info("%s", line)
         return line
 

@@ -93,3 +93,15 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # type: ignore[no-untyped-def]
+    """A throwaway PostgreSQL server for the session (``tests/postgres_server.py``), started on first use."""
+    from .postgres_server import Server
+
+    server = Server().start()
+    try:
+        yield server
+    finally:
+        server.stop()

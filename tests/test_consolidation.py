@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -16,6 +17,7 @@ from astrbot_plugin_engram.memory.chat import OpenAIChat
 from astrbot_plugin_engram.memory.consolidation import ConsolidationSettings, Consolidator
 from astrbot_plugin_engram.memory.scopes import DEFAULT_PUBLIC_PLACES
 
+from .conftest import HashEmbedder
 from .fake_openai import FakeOpenAI, batch_lines, contract_answer
 
 GROUP, DM, OWNER_DM = "qq:group:1", "qq:private:7", "qq:private:1"
@@ -37,6 +39,20 @@ def add(text: str, sources: list[str], about: list[str] | None = None, **extra: 
 
 def actions(*acts: dict[str, Any]) -> str:
     return json.dumps({"actions": list(acts)})
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def engram(request: pytest.FixtureRequest, open_engram: Any, tmp_path: Any) -> AsyncIterator[Engram]:
+    """Each test on the SQLite store and on the PostgreSQL one (the session's throwaway server)."""
+    if request.param == "sqlite":
+        yield await open_engram()
+        return
+    url = request.getfixturevalue("postgres_server").fresh_database()
+    e = await Engram.open(url, HashEmbedder(), background=False, folder=tmp_path)
+    try:
+        yield e
+    finally:
+        await e.close()
 
 
 def run(engram: Engram, server: FakeOpenAI, settings: ConsolidationSettings = FAST, **kw: Any) -> Any:

@@ -1,4 +1,5 @@
-"""The layout's rules, checked on the source: SQLite only under memory/store/sqlite/, memory/ never
+"""The layout's rules, checked on the source: SQLite only under memory/store/sqlite/, PostgreSQL only
+under memory/store/postgres/ (SQL in the backends alone), memory/ never
 imports astrbot or the plugin, imports run one way (main.py -> plugin -> scheduler/dashboard -> memory;
 inside the core, facade -> capabilities -> kernel -> recall/index -> store), and the plugin and the
 dashboard never reach past Engram into its store."""
@@ -12,6 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY = ROOT / "memory"
 SQLITE = MEMORY / "store" / "sqlite"
+POSTGRES = MEMORY / "store" / "postgres"
 SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|MATCH|CREATE TABLE)\b ")
 
 
@@ -36,7 +38,16 @@ def test_sqlite_is_known_only_under_store_sqlite() -> None:
     assert len(outside) > 20
     for path in outside:
         assert not imported(path) & {"sqlite3", "aiosqlite"}, path
-        assert not [s for s in strings(path) if SQL.search(s)], path
+        if POSTGRES not in path.parents:  # the other backend speaks SQL too
+            assert not [s for s in strings(path) if SQL.search(s)], path
+
+
+def test_postgresql_is_known_only_under_store_postgres() -> None:
+    inside = list(POSTGRES.rglob("*.py"))
+    assert any("psycopg" in imported(p) for p in inside)
+    for path in MEMORY.rglob("*.py"):
+        if POSTGRES not in path.parents:
+            assert "psycopg" not in imported(path), path
 
 
 def test_the_core_never_imports_astrbot_or_the_plugin() -> None:

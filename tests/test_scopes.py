@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -240,21 +241,35 @@ async def check_keyword_routes(e: Engram, aud: Audience, query: str, truth: Trut
 @given(items=world_items, tries=st.lists(st.tuples(audiences, queries, st.booleans()),
                                          min_size=30, max_size=30))
 def test_no_recall_returns_what_its_audience_may_not_see(items: list, tries: list) -> None:
-    async def run(path: Path) -> int:
-        truth = Truth()
-        e = await Engram.open(path, HashEmbedder(dim=16), background=False)
-        try:
-            await build(e, items, truth)
-            for aud, query, include_archived in tries:
-                hits = await e.recall(query, aud, k=200, include_archived=include_archived)
-                check(hits, aud, truth, include_archived)
-                await check_keyword_routes(e, aud, query, truth, include_archived)
-        finally:
-            await e.close()
-        return len(tries)
-
     with tempfile.TemporaryDirectory() as d:
-        assert asyncio.run(run(Path(d) / "p.db")) == 30
+        assert asyncio.run(world_recalls(Path(d) / "p.db", Path(d), items, tries)) == 30
+
+
+async def world_recalls(where: str | Path, folder: Path, items: list, tries: list) -> int:
+    """Build a world in the store at ``where`` and check every recall of ``tries`` against it."""
+    truth = Truth()
+    e = await Engram.open(where, HashEmbedder(dim=16), background=False, folder=folder)
+    try:
+        await build(e, items, truth)
+        for aud, query, include_archived in tries:
+            hits = await e.recall(query, aud, k=200, include_archived=include_archived)
+            check(hits, aud, truth, include_archived)
+            await check_keyword_routes(e, aud, query, truth, include_archived)
+    finally:
+        await e.close()
+    return len(tries)
+
+
+# the same property on the PostgreSQL store (a database per world on the session's throwaway server):
+# fewer worlds, each costs a database
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(items=world_items, tries=st.lists(st.tuples(audiences, queries, st.booleans()),
+                                         min_size=30, max_size=30))
+def test_no_recall_on_postgres_returns_what_its_audience_may_not_see(postgres_server: Any, items: list,
+                                                                     tries: list) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        assert asyncio.run(world_recalls(postgres_server.fresh_database(), Path(d), items, tries)) == 30
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from ..recall.features import COLUMNS
 from ..recording.journal import KeptJournal, kept_path
 from ..scopes import DEFAULT_PUBLIC_PLACES, OWNER, parse_scope, place_scope
 from ..self.diary_files import data_folder, day_rule
+from ..store.opening import is_database_url, shown
 from ..text.display import flat, visible
 from . import self_commands
 
@@ -70,8 +71,9 @@ def pad(s: str, cols: int) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m astrbot_plugin_engram.memory",
                                 description="Engram: a chat bot's long-term memory, from the command line.")
-    p.add_argument("--db", type=Path, default=Path(os.environ.get("ENGRAM_DB", "engram.db")),
-                   help="the store file (default: $ENGRAM_DB or ./engram.db)")
+    p.add_argument("--db", type=db_location, default=db_location(os.environ.get("ENGRAM_DB", "engram.db")),
+                   help="the store file, or a PostgreSQL database as postgresql://user@host/db "
+                   "(default: $ENGRAM_DB or ./engram.db)")
     p.add_argument("--embedder", default="local",
                    help="local (bundled, the default), none, or openai:<model>")
     p.add_argument("--base-url", help="base URL of an OpenAI-compatible endpoint (with openai:<model>)")
@@ -168,9 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     rs = sub.add_parser("restore", help="put a backup in the store's place (stop the bot first); what was "
                         "forgotten since the backup is erased again; without BACKUP, list the backups")
     rs.add_argument("backup", nargs="?", type=Path, help="the backup file (e.g. backups/engram-...Z.db)")
+    mt = sub.add_parser("migrate-to", help="copy the store (--db, a SQLite file) into an empty PostgreSQL "
+                        "database, every row and vector (docs/postgres.md)")
+    mt.add_argument("--db", type=db_location, default=argparse.SUPPRESS, help="the store to copy")
+    mt.add_argument("--to", required=True, help="the database: postgresql://user@host/db")
     d = sub.add_parser("demo", help="the bundled demo: one question, several audiences, nothing leaking")
     d.add_argument("--fast", action="store_true", help="a hash embedder instead of the bundled model")
     return p
+
+
+def db_location(s: str) -> str | Path:
+    """``--db``: a PostgreSQL URL as it is, else a file path."""
+    return s if is_database_url(s) else Path(s)
 
 
 def _audience_args(p: argparse.ArgumentParser, need_place: bool = False) -> None:
@@ -209,7 +220,7 @@ def embedder_of(args: argparse.Namespace) -> Embedder:
 
 # ---- commands ----------------------------------------------------------------------------------
 async def cmd_init(e: Engram, args: argparse.Namespace) -> None:
-    print(f"store ready: {args.db}")
+    print(f"store ready: {shown(args.db)}")
 
 
 async def cmd_record(e: Engram, args: argparse.Namespace) -> None:
@@ -277,7 +288,7 @@ async def cmd_stats(e: Engram, args: argparse.Namespace) -> None:
 async def cmd_vacuum(e: Engram, args: argparse.Namespace) -> None:
     start = time.monotonic()
     before, after = await e.store.vacuum()
-    print(f"vacuumed {e.store.path}: {before / 2**20:.1f} MB -> {after / 2**20:.1f} MB in "
+    print(f"vacuumed {shown(args.db)}: {before / 2**20:.1f} MB -> {after / 2**20:.1f} MB in "
           f"{time.monotonic() - start:.1f} s; from now on it gives back what a forget frees by itself")
 
 
@@ -332,9 +343,11 @@ async def cmd_forget(e: Engram, args: argparse.Namespace) -> None:
     print(f"forgot {named}: {len(done.memories)} memory rows (every version){extra}{kept}" + forget_note(e))
 
 
-def _kept_first(db: str) -> None:
+def _kept_first(db: str | Path) -> None:
     """A forget of a person or a place would miss the messages the bot keeps beside the store until
     it can be written (``kept.py``), and they would come back once written: refused meanwhile."""
+    if is_database_url(db):  # the plugin keeps its journal in its data folder, not beside a database
+        return
     if waiting := KeptJournal(kept_path(Path(db))).count:
         raise InvalidInputError(
             f"{waiting} messages the bot kept in {kept_path(Path(db))} while the store could not be written "
@@ -453,6 +466,31 @@ async def cmd_restore(args: argparse.Namespace) -> None:
         print(f"the store it replaced is kept as {r.set_aside} (delete it when content)")
 
 
+async def cmd_migrate_to(args: argparse.Namespace) -> int:
+    """Copy the store at --db into the empty database --to (``store/postgres/migrate_to``)."""
+    from ..store.opening import open_store
+
+    if not is_database_url(args.to):
+        raise InvalidInputError(f"--to must be a postgresql:// URL, got {args.to!r}")
+    if is_database_url(args.db) or not Path(args.db).exists():  # noqa: ASYNC240 - one stat
+        raise InvalidInputError(f"--db must be an existing SQLite store file, got {args.db}")
+    from ..store.postgres.migrate_to import migrate_to
+
+    source = await open_store(args.db, read_only=True)
+    try:
+        target = await open_store(args.to, folder=Path(args.db).parent)
+        try:
+            done = await migrate_to(source, target)
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    print(f"copied {args.db} into {shown(args.to)}: {done['episodes']} episodes, "
+          f"{done['memories']} memories, "
+          f"{done['vectors']} vectors")
+    return 0
+
+
 COMMANDS = {"init": cmd_init, "record": cmd_record, "remember": cmd_remember, "recall": cmd_recall,
             "stats": cmd_stats, "vacuum": cmd_vacuum, "reindex": cmd_reindex, "show": cmd_show,
             "update": cmd_update,
@@ -467,7 +505,13 @@ async def run(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         return 1 if (await run_demo(fast=args.fast)).leaks else 0
+    if args.command == "migrate-to":
+        return await cmd_migrate_to(args)
     if args.command in ("backup", "restore"):  # on the file, without opening it as a memory
+        if is_database_url(args.db):
+            raise InvalidInputError("backup and restore are of a SQLite file; a PostgreSQL database "
+                                    "is backed "
+                                    "up with PostgreSQL's own tools (pg_dump, docs/postgres.md)")
         await (cmd_backup if args.command == "backup" else cmd_restore)(args)
         return 0
     embedder = embedder_of(args)

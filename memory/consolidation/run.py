@@ -175,7 +175,18 @@ class Consolidator:
         return sorted(out, key=lambda p: p.cursor)
 
     async def _one_batch(self, place: _Place, report: Report) -> bool:
-        """Consolidate the next batch of ``place``; True when it may go on this run."""
+        """Consolidate the next batch of ``place``; True when it may go on this run. One batch of a
+        place at a time across every instance on one store (``Store.turn``: PostgreSQL's advisory
+        locks): another instance's batch under way, this one leaves the place for the next run."""
+        store = self.engram.store
+        async with store.turn(CURSOR + place.place) as mine:
+            if not mine:
+                log.info("consolidating %s: another instance is consolidating it now", place.place)
+                return False
+            place.cursor = max(place.cursor, await store.cursor(CURSOR + place.place))  # it may have moved
+            return await self._batch(place, report)
+
+    async def _batch(self, place: _Place, report: Report) -> bool:
         batch = self._cut(await self.engram.store.episodes_after(place.place, place.cursor,
                                                                 self.settings.batch_episodes))
         if not batch:

@@ -159,23 +159,32 @@ class Indexer:
     async def _embed_kind(self, model: str, kind: str, text_kind: Kind,
                           progress: Callable[[int], None] | None, before: int) -> int:
         """Embed the items of ``kind`` past ``model``'s cursor as ``text_kind``, batch by batch, each
-        batch's vectors and the cursor in one transaction."""
+        batch's vectors and the cursor in one transaction. Each batch under the cursor's turn
+        (``Store.turn``): several instances on one PostgreSQL store embed each item once, the others
+        hearing of its vectors as of any change (SQLite: always this process's turn)."""
         index, store, done = self.index, self.store, 0
         assert index is not None
         name = cursor_name(model, kind)
-        while rows := await store.items_to_embed(kind, await store.cursor(name), EMBED_BATCH):
-            live = [r for r in rows if r.status != "superseded"]
-            vecs = await self.embedder.embed([r.text for r in live], text_kind) if live else None
-            if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
-                                     (index.dim and vecs.shape[1] != index.dim)):
-                raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
-                                     f", expected ({len(live)}, {index.dim})")
-            async with store.transaction() as tx:  # the index hears of them after the commit
-                if text_kind == "passage":
-                    await tx.save_vectors(model, kind, live, vecs if vecs is not None else np.zeros((0, 0)))
-                elif vecs is not None:
-                    await tx.save_query_vectors(model, kind, live, vecs)
-                await tx.set_cursor(name, rows[-1].id)
+        while True:
+            async with store.turn(name) as mine:
+                if not mine:  # another instance is embedding these now
+                    break
+                rows = await store.items_to_embed(kind, await store.cursor(name), EMBED_BATCH)
+                if not rows:
+                    break
+                live = [r for r in rows if r.status != "superseded"]
+                vecs = await self.embedder.embed([r.text for r in live], text_kind) if live else None
+                if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(live) or
+                                         (index.dim and vecs.shape[1] != index.dim)):
+                    raise EmbeddingError(f"embedder {self.embedder.name} answered shape {vecs.shape}"
+                                         f", expected ({len(live)}, {index.dim})")
+                async with store.transaction() as tx:  # the index hears of them after the commit
+                    if text_kind == "passage":
+                        await tx.save_vectors(model, kind, live,
+                                              vecs if vecs is not None else np.zeros((0, 0)))
+                    elif vecs is not None:
+                        await tx.save_query_vectors(model, kind, live, vecs)
+                    await tx.set_cursor(name, rows[-1].id)
             done += len(live)
             if progress:
                 progress(before + done)

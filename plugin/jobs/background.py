@@ -49,7 +49,8 @@ class Jobs:
         self.registry.add(fade_job(service.memory))
         self.registry.add(merge_job(service.memory, service.providers.chat_model))
         self.registry.add(check_job(service.memory))
-        if s.backup_keep > 0:  # off the reply path: the scheduler's task, the copy in a thread
+        # a PostgreSQL memory is backed up with the server's own tools (docs/postgres.md)
+        if s.backup_keep > 0 and not s.database_url:  # off the reply path: the scheduler's task, a thread
             self.registry.add(backup_job(service.path, s.backup_keep))
         if s.ranking_learn:  # what replies used, learned from off the reply path
             self.registry.add(ranking_job(service))

@@ -74,6 +74,13 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "{path} 无法备份（{error}）；没有保留这份备份",
     ),
     "err_store_cannot_open": ("cannot open {path}", "无法打开 {path}"),
+    "err_store_unreachable": ("{path} could not be read now (the database server is away?); try again",
+                              "现在读不到 {path}（数据库服务器连不上？），请稍后再试"),
+    "err_store_needs_psycopg": (
+        "a postgresql:// memory needs the psycopg driver: {command} (docs/postgres.md)",
+        "数据库里的记忆需要先安装数据库驱动：{command}（见 docs/postgres.md）"),
+    "err_migrate_not_empty": ("the database to copy into is not empty: nothing was copied",
+                              "要复制进去的数据库不是空的：什么都没有复制"),
     "err_store_missing": ("no store at {path} to open read-only", "{path} 没有存储文件可以只读打开"),
     "err_store_damaged": (
         "{path} is damaged; it was left untouched and nothing is recorded until it is dealt with. Keep a "

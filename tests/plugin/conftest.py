@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,14 +140,23 @@ MakeService = Callable[..., EngramService]
 
 
 @pytest.fixture
-async def make_service(tmp_path: Path) -> AsyncIterator[MakeService]:
-    """Services on real SQLite files in ``tmp_path`` (closed at the end), hash embeddings."""
+def database_url() -> str:
+    """The services' ``database_url`` ("": the SQLite file; a module overrides it to run on PostgreSQL)."""
+    return ""
+
+
+@pytest.fixture
+async def make_service(tmp_path: Path, database_url: str) -> AsyncIterator[MakeService]:
+    """Services on real SQLite files in ``tmp_path`` (or the ``database_url`` fixture's PostgreSQL
+    database), closed at the end, hash embeddings."""
     made: list[EngramService] = []
 
     def make(settings: Settings | None = None, context: FakeContext | None = None, *,
              data_dir: Path | None = None, embedder: Any = "hash") -> EngramService:
         ctx = context or FakeContext()
         s = settings or Settings(owner_ids=(OWNER,))
+        if database_url:
+            s = replace(s, database_url=database_url)
         svc = EngramService(s, data_dir or tmp_path / "data", Providers(ctx, s.embedding_provider_id,
                                                                       s.chat_provider_id),
                             embedder=HashEmbedder() if embedder == "hash" else embedder)

@@ -26,6 +26,8 @@ def test_good_values_are_typed() -> None:
     assert errors == []
     assert s.owner_ids == ("42", "7") and s.recall_k == 12 and s.inject_mode == "system"
     assert s.embedding_provider_id == "e1" and s.is_blacklisted("qq:group:9")
+    s, errors = parse_settings({"database_url": " postgresql://engram:pw@db:5432/engram "})
+    assert errors == [] and s.database_url == "postgresql://engram:pw@db:5432/engram"
 
 
 @pytest.mark.parametrize("key, value", [
@@ -38,6 +40,8 @@ def test_good_values_are_typed() -> None:
     ("owner_private_spaces", ["qq:private:7", "777"]),
     # a mood is a word or two: a paragraph would drop out of every reply's block unsaid
     ("baseline_mood", "calm " * 20), ("baseline_mood", "  "),
+    # a database the plugin cannot use: its SQLite file stays the memory
+    ("database_url", "mysql://engram@db/engram"), ("database_url", "/var/lib/engram.db"),
 ])
 def test_a_wrong_value_names_the_key_and_keeps_the_default(key: str, value: object,
                                                            caplog: pytest.LogCaptureFixture) -> None:

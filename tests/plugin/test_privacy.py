@@ -1,10 +1,13 @@
 """The plugin's privacy holes, each closed and tested through what a chat can do: commands, tools,
-injection. Each test failed before its fix."""
+injection. Each test failed before its fix. Each runs on the SQLite file and on PostgreSQL
+(``database_url``, a database of the session's throwaway server)."""
 
 from __future__ import annotations
 
 import logging
 import re
+
+import pytest
 
 from astrbot_plugin_engram.memory import Memory
 from astrbot_plugin_engram.plugin import tools as self_commands  # identity_propose, the model's tool
@@ -15,6 +18,13 @@ from astrbot_plugin_engram.plugin.tools import memory_recall, memory_remember
 
 from .conftest import OWNER, FakeContext, MakeService, event, request
 from .test_inject import injected
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "sqlite":
+        return ""
+    return str(request.getfixturevalue("postgres_server").fresh_database())
 
 
 async def mem(svc: EngramService, line: str, sender: str = OWNER, group: str | None = None,

@@ -1,4 +1,5 @@
-"""The Store contract runs on every backend: a ``store`` fixture per backend (SQLite today). One module
+"""The Store contract runs on every backend: a ``store`` fixture per backend (SQLite, and PostgreSQL on
+a throwaway server started for the session: ``tests/postgres_server.py``). One module
 a role of ``memory/store`` (``test_writes``, ``test_recall_reads``, ``test_progress_reads``,
 ``test_people_reads``, ``test_day_reads``, ``test_metabolism``, ``test_forgetting``,
 ``test_browse_reads``, ``test_job_runs``, ``test_ranking_state``, ``test_store``), so a new backend can
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,13 +24,28 @@ async def open_sqlite(where: Path, read_only: bool = False) -> Store:
     return await memory.open_store(where / "store.db", read_only=read_only)
 
 
-BACKENDS: dict[str, Opener] = {"sqlite": open_sqlite}
+class PostgresOpener:
+    """Each test folder's own database on the session's server (made at its first open, empty)."""
+
+    def __init__(self, server: Any):
+        self.server = server
+        self.databases: dict[Path, str] = {}
+
+    async def __call__(self, where: Path, read_only: bool = False) -> Store:
+        if where not in self.databases:
+            self.databases[where] = self.server.fresh_database()
+        return await memory.open_store(self.databases[where], folder=where, read_only=read_only)
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+BACKENDS = ("sqlite", "postgres")
+
+
+@pytest.fixture(params=BACKENDS)
 def open_store(request: pytest.FixtureRequest) -> Opener:
     """Opens the backend's store in a folder (``read_only=True``: an existing store, read-only)."""
-    return BACKENDS[request.param]
+    if request.param == "postgres":
+        return PostgresOpener(request.getfixturevalue("postgres_server"))
+    return open_sqlite
 
 
 @pytest.fixture

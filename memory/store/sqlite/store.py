@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -168,6 +170,11 @@ class SQLiteStore:
     @property
     def read_only(self) -> bool:
         return self._writer is None
+
+    @asynccontextmanager
+    async def turn(self, name: str) -> AsyncIterator[bool]:
+        """Always this instance's: a second process on the file is caught at commit (``Store.turn``)."""
+        yield True
 
     @property
     def damage(self) -> str | None:

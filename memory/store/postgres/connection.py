@@ -1,0 +1,77 @@
+"""The store's connections (``Link``: opened again after the server dropped one), rows in one call,
+and the store's lock keys (advisory locks are per database: every Engram instance takes the same)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from ...errors import StoreError
+from ..opening import shown
+
+log = logging.getLogger("engram.store")
+WRITING = 0x656E6772616D01  # held by the transaction that writes (one at a time across instances)
+TURNS = 0x656E6774  # the first half of a turn's two-part advisory lock key (``PostgresStore.turn``)
+
+
+async def connect(url: str, *, read_only: bool = False) -> psycopg.AsyncConnection:
+    """A connection in autocommit (a transaction is begun explicitly); ``read_only``: it refuses writes."""
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        if read_only:
+            await conn.execute("SET default_transaction_read_only = on")
+        return conn
+    except psycopg.Error as e:
+        raise StoreError(f"cannot open {shown(url)}: {shown(str(e))}", code="store_cannot_open",
+                         path=shown(url)) from e
+
+
+class Link:
+    """One connection of the store, opened again when the server dropped it (a restart, a network
+    cut): the next read or transaction finds it broken and reconnects, instead of every later read
+    failing until the plugin is reloaded."""
+
+    def __init__(self, url: str, conn: psycopg.AsyncConnection, *, read_only: bool = False):
+        self.url = url
+        self.conn = conn
+        self._read_only = read_only
+
+    async def get(self) -> psycopg.AsyncConnection:
+        if self.conn.closed or self.conn.broken:
+            log.warning("Engram: the connection to %s was lost; connecting again", shown(self.url))
+            self.conn = await connect(self.url, read_only=self._read_only)
+        return self.conn
+
+    async def rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """Every row of one read; a connection found broken is opened again and the read tried once more."""
+        for attempt in (1, 2):
+            conn = await self.get()
+            try:
+                cur = await conn.execute(sql, args)  # type: ignore[arg-type]
+                return await cur.fetchall()
+            except psycopg.OperationalError as e:
+                if attempt == 2 or not (conn.closed or conn.broken):
+                    raise StoreError(f"{shown(self.url)} could not be read: {shown(str(e))}",
+                                     code="store_unreachable", path=shown(self.url)) from e
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+async def rows(db: Link | psycopg.AsyncConnection, sql: str,
+               args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    """Every row of one query."""
+    if isinstance(db, Link):
+        return await db.rows(sql, args)
+    cur = await db.execute(sql, args)  # type: ignore[arg-type]
+    return await cur.fetchall()
+
+
+async def value(db: Link | psycopg.AsyncConnection, sql: str, args: Sequence[Any] = ()) -> Any:
+    """The first column of the first row (None when there is none)."""
+    found = await rows(db, sql, args)
+    return found[0][0] if found else None
