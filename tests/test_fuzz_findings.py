@@ -9,6 +9,8 @@ from zoneinfo import ZoneInfo
 
 from astrbot_plugin_engram.memory import Engram, Episode
 from astrbot_plugin_engram.memory.self.diary import diary_of, write_diary
+from astrbot_plugin_engram.memory.self.identity import IdentityFolder
+from astrbot_plugin_engram.memory.self.proposals import Proposals
 from astrbot_plugin_engram.memory.self.self_image import write_self_image
 
 from .scripted_chat import ScriptedChat
@@ -78,3 +80,14 @@ async def test_a_name_with_half_an_emoji_is_looked_up_not_a_crash(tmp_path: Path
         assert await e.people.mentioned_in("qq:group:1\ud83d", "hi \ud83d") == []
     finally:
         await e.close()
+
+
+def test_an_identity_proposal_with_half_an_emoji_is_kept_not_a_crash(tmp_path: Path) -> None:
+    """The model's ``identity_propose`` may carry a lone surrogate (half an emoji). Before: writing the
+    proposals file raised UnicodeEncodeError out of the tool (found by bench/fuzz.py at 64k inputs)."""
+    proposals = Proposals(IdentityFolder(tmp_path))
+    p = proposals.propose("Call the owner Bart \udc00", "he asked \ud83d", "qq:group:g1", person="qq:1\udc00")
+    kept = proposals.all()
+    assert [(k.id, k.change, k.reason) for k in kept] == [
+        (p.id, "Call the owner Bart \ufffd", "he asked \ufffd")]
+    assert "\\udc00" not in proposals.path.read_text("utf-8") and p.person == "qq:1\ufffd"

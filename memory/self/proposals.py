@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InvalidInputError, UnknownIdError
 from ..model import aware, now_utc
+from ..validate import clean
 from .file_lock import locked
 from .identity import IdentityFolder, atomic_write
 
@@ -82,7 +83,9 @@ class Proposals:
     def propose(self, change: str, reason: str, place: str, now: datetime | None = None, *,
                 person: str = "") -> Proposal:
         """Add a proposal; raises InvalidInputError for an empty or too long one, ProposalFlood when full."""
-        change, reason = " ".join(str(change).split()), " ".join(str(reason).split())
+        # a lone surrogate (a broken emoji from the platform, or the model) cannot be written as UTF-8
+        change, reason = (" ".join(clean(str(x)).split()) for x in (change, reason))
+        place, person = clean(str(place)), clean(str(person))
         if not change:
             raise InvalidInputError("a proposal needs the change itself", code="proposal_empty")
         if len(change) > MAX_CHANGE or len(reason) > MAX_REASON:
