@@ -110,6 +110,7 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
     with tempfile.TemporaryDirectory(prefix=f"engram-fuzz-{surface.name}-", dir=FAST_TMP) as tmp:
         state = loop.run_until_complete(surface.setup(Path(tmp)))
         catcher.records.clear()  # the seed's own logged failures (a job seeded as failed) are not findings
+        timed_out: list[bool] = []  # set when ``until`` passed (inputs fed by then are counted)
         try:
             # hypothesis warns about the repr of the long hostile strings
             warnings.filterwarnings("ignore", message="Generating overly large repr")
@@ -118,6 +119,7 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
             @given(surface.inputs)
             def feed(x: Any) -> None:
                 if until is not None and time.monotonic() > until:
+                    timed_out.append(True)
                     raise _TimeUp
                 findings.tried += 1
                 try:
@@ -132,8 +134,9 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
 
             try:
                 feed()
-            except _TimeUp:
-                pass
+            except Exception:  # _TimeUp, or hypothesis's complaint that replaying it did not time out
+                if not timed_out:
+                    raise
         finally:
             loop.run_until_complete(surface.teardown(state))
             loop.run_until_complete(loop.shutdown_asyncgens())
