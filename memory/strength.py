@@ -114,7 +114,8 @@ class Toucher:
         self._pending.pop(memory_id, None)
 
     async def close(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        task, self._task = self._task, None  # let go of it (see ``Indexer.stop``)
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         await self.flush()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 from pathlib import Path
 
 import pytest
@@ -92,6 +94,47 @@ async def test_background_indexer_embeds_new_items_and_stops_on_close(open_engra
     task = e.indexer._task
     await e.close()
     assert task is not None and task.done()
+
+
+def files_open_under(folder: Path) -> list[str]:
+    """This process's open files under ``folder``."""
+    found = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith(str(folder)):
+            found.append(target)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists open files through /proc")
+async def test_a_store_closed_while_its_indexer_awaits_a_read_leaves_no_file_open(
+        open_engram: EngramOpener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closed while the indexer was waiting on a read, the store's files stayed open until Python's
+    garbage collector ran (the cancelled task's traceback held the read's cursor in a cycle with the
+    indexer): a data folder could not be remounted read-only after the bot stopped (seen in CI)."""
+    e = await open_engram(HashEmbedder(), background=True)
+    reading = asyncio.Event()
+    real = e.store.items_to_embed
+
+    async def held(*args: object) -> object:  # a read under way (its cursor open) when the close comes,
+        cursor = await e.store._reader.execute("SELECT id FROM episodes")  # type: ignore[attr-defined]
+        reading.set()  # as when the cancel lands while aiosqlite hands the cursor over
+        await asyncio.sleep(3600)
+        return cursor, await real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(e.store, "items_to_embed", held)
+    await e.record(Episode(place=GROUP, content="the kettle is broken"))
+    e.indexer.kick()
+    await asyncio.wait_for(reading.wait(), 10)
+    gc.disable()  # only what is let go of is closed: nothing left for a collection that may come
+    try:
+        await e.close()
+        assert files_open_under(tmp_path) == []
+    finally:
+        gc.enable()
 
 
 async def test_reindex_switches_model_and_keeps_recall(engram: Engram, db_path: Path) -> None:

@@ -61,9 +61,14 @@ class Indexer:
             self._start_task()
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        """Cancel the background task and let go of it: the cancelled task's traceback holds the
+        read it was awaiting (a cursor of the store's connection), and the task, its traceback and
+        this indexer form a cycle only the garbage collector would free; held, the closed store's
+        files stay open until then (a closed store whose folder cannot be remounted read-only)."""
+        task, self._task = self._task, None
+        if task:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     def kick(self) -> None:
         """Something new was written: the background task looks for items to embed."""
@@ -219,9 +224,7 @@ class Indexer:
         if embedder.name == self.embedder.name:
             self.embedder = embedder
             return
-        if self._task:
-            await self.stop()
-            self._task = None
+        await self.stop()
         self.embedder = embedder
         self.indexes.vectors, self.indexes.second = _index_for(embedder), _second_for(embedder)
         self._embed_outage.active = self._query_outage.active = False
@@ -231,6 +234,7 @@ class Indexer:
 
     async def reindex(self, embedder: Embedder, progress: Callable[[int], None] | None = None) -> int:
         """Switch to ``embedder`` and rebuild every vector for it; returns how many were embedded."""
+        running = self._task is not None
         await self.stop()
         second = _second_for(embedder)
         async with self.store.transaction() as tx:
@@ -241,7 +245,7 @@ class Indexer:
         self.embedder = embedder
         self.indexes.vectors, self.indexes.second = _index_for(embedder), second
         n = await self.embed_pending(progress)
-        if self.index is not None and self._task is not None:
+        if self.index is not None and running:
             self._task = asyncio.create_task(self._loop(), name="engram-indexer")
         return n
 
