@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import string
 import tempfile
 import time
@@ -91,6 +92,10 @@ class Surface:
     setup: Callable[[Path], Awaitable[Any]]  # -> the state ``feed`` gets
     feed: Callable[[Any, Any], Awaitable[None]]  # raises what went unhandled
     teardown: Callable[[Any], Awaitable[None]]
+    # a fresh state (its store checked and closed) every this many inputs: the model-answer surfaces
+    # grow their store with every input (hostile answers add memories), and an input's work grows
+    # with it; 100k inputs into one store measured the store's size, not the input (None: one state)
+    renew: int | None = None
 
 
 class _TimeUp(Exception):
@@ -108,7 +113,11 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
     before, engram_log.level = engram_log.level, logging.WARNING  # a traceback logged as a warning or worse
     loop = asyncio.new_event_loop()
     with tempfile.TemporaryDirectory(prefix=f"engram-fuzz-{surface.name}-", dir=FAST_TMP) as tmp:
-        state = loop.run_until_complete(surface.setup(Path(tmp)))
+        def fresh(k: int) -> Any:  # the k-th state, in a folder of its own
+            (Path(tmp) / str(k)).mkdir()
+            return loop.run_until_complete(surface.setup(Path(tmp) / str(k)))
+
+        holder = [fresh(0)]
         catcher.records.clear()  # the seed's own logged failures (a job seeded as failed) are not findings
         timed_out: list[bool] = []  # set when ``until`` passed (inputs fed by then are counted)
         try:
@@ -121,9 +130,11 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
                 if until is not None and time.monotonic() > until:
                     timed_out.append(True)
                     raise _TimeUp
+                if surface.renew and findings.tried and findings.tried % surface.renew == 0:
+                    renew(findings.tried // surface.renew)
                 findings.tried += 1
                 try:
-                    loop.run_until_complete(surface.feed(state, x))
+                    loop.run_until_complete(surface.feed(holder[0], x))
                 except Exception as e:
                     findings.add(f"{type(e).__name__} escaped", f"input {x!r:.300}\n{traceback.format_exc()}")
                 for r in catcher.records:
@@ -132,13 +143,29 @@ def run_surface(surface: Surface, n: int, *, seed: int | None = None, until: flo
                                  f"input {x!r:.300}\n{''.join(traceback.format_exception(*r.exc_info))}")
                 catcher.records.clear()
 
+            def renew(k: int) -> None:  # the old state's checks are part of the run: their failure counts
+                try:
+                    loop.run_until_complete(surface.teardown(holder[0]))
+                except Exception as e:
+                    findings.add(f"{type(e).__name__} at a renewal", traceback.format_exc())
+                for r in catcher.records:
+                    assert r.exc_info is not None
+                    findings.add(f"{r.exc_info[0].__name__} logged at a renewal",  # type: ignore[union-attr]
+                                 "".join(traceback.format_exception(*r.exc_info)))
+                shutil.rmtree(Path(tmp) / str(k - 1), ignore_errors=True)
+                holder[0] = fresh(k)
+                catcher.records.clear()  # as at the start
+
             try:
                 feed()
             except Exception:  # _TimeUp, or hypothesis's complaint that replaying it did not time out
                 if not timed_out:
                     raise
         finally:
-            loop.run_until_complete(surface.teardown(state))
+            try:
+                loop.run_until_complete(surface.teardown(holder[0]))
+            except Exception as e:  # the last store's check: a finding like any other
+                findings.add(f"{type(e).__name__} at the end", traceback.format_exc())
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
             engram_log.removeHandler(catcher)
@@ -427,13 +454,15 @@ async def _self_image(state: ModelState, answer: str) -> None:
         pass
 
 
+RENEW = 2_000  # inputs per store on the model-answer surfaces (``Surface.renew``)
 SURFACES = {
     "commands": Surface("commands", COMMAND_LINES, _service, _command, _close),
     "hooks": Surface("hooks", MESSAGES, _service, _hooks, _close),
     "tools": Surface("tools", TOOL_CALLS, _service, _tool, _close),
     "dashboard": Surface("dashboard", QUERIES, _dashboard, _request, _dashboard_close),
-    "consolidation": Surface("consolidation", CONSOLIDATION, _model_state, _consolidate, _model_close),
-    "merging": Surface("merging", MERGE, _model_state, _merge, _model_close),
-    "diary": Surface("diary", DIARY, _model_state, _diary, _model_close),
-    "self_image": Surface("self_image", SELF_IMAGE, _model_state, _self_image, _model_close),
+    "consolidation": Surface("consolidation", CONSOLIDATION, _model_state, _consolidate, _model_close,
+                             renew=RENEW),
+    "merging": Surface("merging", MERGE, _model_state, _merge, _model_close, renew=RENEW),
+    "diary": Surface("diary", DIARY, _model_state, _diary, _model_close, renew=RENEW),
+    "self_image": Surface("self_image", SELF_IMAGE, _model_state, _self_image, _model_close, renew=RENEW),
 }

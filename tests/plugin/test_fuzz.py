@@ -4,6 +4,10 @@ regression test (tests/test_fuzz_findings.py, tests/index/test_embed_race.py).""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from ..fuzzing import SURFACES, run_surface
@@ -19,3 +23,37 @@ def test_no_generated_input_goes_unhandled(name: str) -> None:
     # suite; bench/fuzz.py draws new ones each run
     assert findings.tried >= COUNTS[name] // 2, f"hypothesis generated only {findings.tried} inputs"
     assert not findings.found, "\n\n".join(f"{kind}\n{detail}" for kind, detail in findings.found.items())
+
+
+def test_a_long_run_starts_a_fresh_store_every_so_many_inputs_and_checks_the_old_one() -> None:
+    """100,000 answers into one store measured the store's growth (each consolidation input's work
+    grew with the memories the hostile answers added): the model-answer surfaces renew their store
+    every ``renew`` inputs, and the closed store's integrity check still counts as a finding."""
+    base = SURFACES["self_image"]
+    states: list[Any] = []
+    checked: list[Any] = []
+
+    async def setup(folder: Path) -> Any:
+        states.append(await base.setup(folder))
+        return states[-1]
+
+    async def teardown(state: Any) -> None:
+        checked.append(state)
+        await base.teardown(state)
+
+    findings = run_surface(replace(base, setup=setup, teardown=teardown, renew=25), 80, seed=1)
+    assert findings.tried == 80 and not findings.found
+    assert len(states) == 4 and checked == states  # at inputs 25, 50 and 75, and at the end
+    assert len({id(s.engram) for s in states}) == 4
+
+
+def test_a_store_found_damaged_at_a_renewal_is_a_finding() -> None:
+    base = SURFACES["diary"]
+
+    async def teardown(state: Any) -> None:
+        await base.teardown(state)
+        raise AssertionError("the store is damaged after fuzzing: ['planted']")
+
+    findings = run_surface(replace(base, teardown=teardown, renew=10), 25, seed=1)
+    assert set(findings.found) == {"AssertionError at a renewal", "AssertionError at the end"}, findings.found
+    assert "planted" in findings.found["AssertionError at a renewal"]
