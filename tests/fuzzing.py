@@ -13,6 +13,7 @@ is an exception that got through the checks); and, at the end, a store whose int
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from astrbot_plugin_engram.memory import Engram, EngramError, Episode, Memory
+from astrbot_plugin_engram.memory.bundle import import_bundle
 from astrbot_plugin_engram.memory.chat import ChatResult
 
 # ---- strategies ----------------------------------------------------------------------------------
@@ -454,6 +456,153 @@ async def _self_image(state: ModelState, answer: str) -> None:
         pass
 
 
+# ---- a bundle (``memory/bundle``): one file of a good export changed, the manifest resealed or not --
+BUNDLE_FILES = ["manifest.json", "memories.jsonl", "places.jsonl", "people.jsonl", "cursors.jsonl",
+                "kept_apart.jsonl", "job_runs.jsonl", "episodes", "documents"]
+BUNDLE_KEYS = ["id", "place", "content", "time", "actor", "actor_name", "kind", "meta", "seq", "text",
+               "scope", "sources", "status", "importance", "strength", "about", "supersedes", "subjects",
+               "valid_from", "valid_to", "version",
+               "format", "files", "counts", "path", "sha256", "records", "bytes", "name", "value",
+               "created", "updated", "last_recalled", "title", "place_key", "was"]
+BUNDLE_CHANGES = st.fixed_dictionaries({
+    "file": st.sampled_from(BUNDLE_FILES),
+    "op": st.sampled_from(["field", "field", "field", "replace", "insert", "delete", "cut", "bytes"]),
+    "at": st.integers(0, 12), "key": st.one_of(st.sampled_from(BUNDLE_KEYS), st.text(ANY_CHAR, max_size=6)),
+    "value": JSON_ANY, "raw": st.one_of(TEXT, st.binary(max_size=24).map(lambda b: b.decode("latin-1"))),
+    "reseal": st.booleans(), "merge": st.booleans()})
+
+
+@dataclass
+class BundleState:
+    engram: Engram
+    good: Path
+    folder: Path
+    n: int = 0
+    imported: int = 0  # inputs the import took (the others were refused)
+
+
+async def _bundle_state(tmp: Path) -> BundleState:
+    from astrbot_plugin_engram.memory.bundle import export_bundle
+
+    from .bundle.worlds import write_documents
+    from .conftest import HashEmbedder
+
+    source = tmp / "source"
+    source.mkdir()
+    write_documents(source)
+    e = await Engram.open(source / "store.db", HashEmbedder(dim=16), background=False)
+    try:
+        ids = await e.record_many([Episode("qq:group:1", f"line {n} 小王", actor="qq:1", actor_name="Ann")
+                                   for n in range(3)] + [Episode("qq:private:7", "secret", actor="qq:7")])
+        m = await e.add_memory(Memory("Ann likes tea", "space:qq:group:1", sources=(ids[0],)))
+        await e.update(m, "Ann likes green tea")
+        await e.add_memory(Memory("the sky is blue", "public", subjects=("qq:1",)))
+        await export_bundle(e, tmp / "good")
+    finally:
+        await e.close()
+    return BundleState(await _bundle_target(tmp, 0), tmp / "good", tmp)
+
+
+async def _bundle_target(tmp: Path, n: int) -> Engram:
+    from .conftest import HashEmbedder
+
+    (tmp / f"target{n}").mkdir()
+    return await Engram.open(tmp / f"target{n}" / "store.db", HashEmbedder(dim=16), background=False)
+
+
+def _change_bundle(folder: Path, x: dict[str, Any]) -> None:
+    """Apply one generated change to the bundle in ``folder`` (then reseal its manifest if asked)."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    pick = [p for p in files if p.relative_to(folder).as_posix().startswith(x["file"])] or files
+    path = pick[x["at"] % len(pick)]
+    data = path.read_bytes()
+    lines = data.decode("utf-8", "replace").split("\n")
+    i = x["at"] % max(1, len(lines))
+    if x["op"] == "field":
+        try:
+            record = json.loads(lines[i])
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            target = record
+            if path.name == "manifest.json" and isinstance(record.get("files"), list) and x["at"] % 2:
+                entries = [f for f in record["files"] if isinstance(f, dict)] or [record]
+                target = entries[x["at"] % len(entries)]
+            target[x["key"]] = x["value"]
+            lines[i] = json.dumps(record, ensure_ascii=False)
+        elif path.name == "manifest.json":  # the manifest is one JSON text over many lines
+            whole = json.loads(data)
+            whole[x["key"]] = x["value"]
+            lines = json.dumps(whole, ensure_ascii=False).split("\n")
+    elif x["op"] == "replace":
+        lines[i] = x["raw"]
+    elif x["op"] == "insert":
+        lines.insert(i, json.dumps(x["value"], ensure_ascii=False))
+    elif x["op"] == "delete":
+        del lines[i]
+    if x["op"] == "cut":
+        out = data[: len(data) * x["at"] // 13]
+    elif x["op"] == "bytes":
+        at = x["at"] * len(data) // 13
+        out = data[:at] + x["raw"].encode("utf-8", "surrogatepass") + data[at + 1:]
+    else:
+        out = "\n".join(lines).encode("utf-8", "surrogatepass")
+    path.write_bytes(out)
+    if x["reseal"]:
+        _reseal(folder)
+
+
+def _reseal(folder: Path) -> None:
+    """Make the manifest's lengths and checksums those of the files as they are now (where it still
+    reads as a manifest), so the import looks past them at the lines themselves."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_bytes())
+        entries = [e for e in manifest["files"] if isinstance(e, dict) and isinstance(e.get("path"), str)]
+    except (ValueError, KeyError, TypeError, OSError):
+        return
+    for entry in entries:
+        f = folder / entry["path"]
+        if f.is_file() and f.resolve().is_relative_to(folder.resolve()):
+            data = f.read_bytes()
+            entry["sha256"] = hashlib.sha256(data).hexdigest()
+            entry["records" if "records" in entry else "bytes"] = (
+                data.count(b"\n") if "records" in entry else len(data))
+    text = json.dumps(manifest, ensure_ascii=False)
+    (folder / "manifest.json").write_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def _documents_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).parts[0] in ("identity", "diary")}
+
+
+async def _bundle(state: BundleState, x: dict[str, Any]) -> None:
+    from astrbot_plugin_engram.memory.errors import BundleError
+
+    state.n += 1
+    work = state.folder / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(state.good, work)
+    _change_bundle(work, x)
+    data_folder = Path(state.engram.store.path).parent
+    before, documents = await state.engram.store.counts(), _documents_of(data_folder)
+    try:
+        await import_bundle(state.engram, work, merge=x["merge"])
+    except BundleError as e:
+        if "nothing was imported" not in str(e) and "nothing was merged" not in str(e):
+            raise AssertionError(f"a refusal that does not say nothing changed: {e}") from e
+        if await state.engram.store.counts() != before or _documents_of(data_folder) != documents:
+            raise AssertionError(f"a refused bundle changed the store or its documents: {e}") from e
+        return
+    state.imported += 1
+    bad = await state.engram.store.integrity()  # imported: whole, and the next input gets an empty store
+    await state.engram.close()
+    if bad:
+        raise AssertionError(f"the store is damaged after an import: {bad}")
+    shutil.rmtree(data_folder)
+    state.engram = await _bundle_target(state.folder, state.n)
+
+
 RENEW = 2_000  # inputs per store on the model-answer surfaces (``Surface.renew``)
 SURFACES = {
     "commands": Surface("commands", COMMAND_LINES, _service, _command, _close),
@@ -465,4 +614,5 @@ SURFACES = {
     "merging": Surface("merging", MERGE, _model_state, _merge, _model_close, renew=RENEW),
     "diary": Surface("diary", DIARY, _model_state, _diary, _model_close, renew=RENEW),
     "self_image": Surface("self_image", SELF_IMAGE, _model_state, _self_image, _model_close, renew=RENEW),
+    "bundle": Surface("bundle", BUNDLE_CHANGES, _bundle_state, _bundle, _model_close, renew=RENEW),
 }

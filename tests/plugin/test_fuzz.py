@@ -14,7 +14,7 @@ from ..fuzzing import SURFACES, run_surface
 
 # inputs per surface: about four seconds each on a quiet machine (merging embeds and compares per input)
 COUNTS = {"commands": 300, "hooks": 200, "tools": 200, "dashboard": 200, "consolidation": 200,
-          "merging": 60, "diary": 200, "self_image": 200}
+          "merging": 60, "diary": 200, "self_image": 200, "bundle": 200}
 
 
 @pytest.mark.parametrize("name", list(SURFACES))
@@ -57,3 +57,17 @@ def test_a_store_found_damaged_at_a_renewal_is_a_finding() -> None:
     findings = run_surface(replace(base, teardown=teardown, renew=10), 25, seed=1)
     assert set(findings.found) == {"AssertionError at a renewal", "AssertionError at the end"}, findings.found
     assert "planted" in findings.found["AssertionError at a renewal"]
+
+
+def test_the_bundle_fuzzer_reaches_both_the_refusals_and_the_import() -> None:
+    """Changed bundles that were all refused at the manifest's checksum would test one line of the
+    importer: the resealed ones reach the lines' own checks, and some are imported whole."""
+    base, last = SURFACES["bundle"], []
+
+    async def teardown(state: Any) -> None:
+        last.append(state)
+        await base.teardown(state)
+
+    findings = run_surface(replace(base, teardown=teardown), 150, seed=2)
+    assert not findings.found
+    assert 10 < last[0].imported < findings.tried - 10, (last[0].imported, findings.tried)
