@@ -8,8 +8,8 @@ parameters, the model's answers to consolidation, merging, the diary and the sel
 bundle (a good export with one file changed, its manifest resealed or not, imported or merged).
 Unhandled: an exception out of the surface (beyond the typed refusals it documents), a 500, a log
 record with a traceback, a store whose integrity check fails (at the end, and for the model-answer
-surfaces at each fresh store, every 2,000 inputs), a refused bundle that changed the store. Prints one table, then each finding with
-its first input and traceback.
+surfaces at each fresh store, every 2,000 inputs), a refused bundle that changed the store. Prints
+one table, then each finding with its first input and traceback.
 
 Where the time goes (measured 2026-12-03 at 300-3,000 inputs): not a store or a service per input
 (each surface opens one and feeds it every input), nor a store that grows slower (the CPU per input is
