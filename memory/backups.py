@@ -9,9 +9,13 @@ backup in the same second: ``engram-<UTC time>-2.db``, never over another), chec
 (SQLite's quick check), flushed to disk and then renamed, so a file named ``.db`` in ``backups/`` is
 always a whole store. The oldest past ``keep`` are deleted.
 
-**A forget reaches the backups.** After its erase in the store, a hard forget erases the same ids
-from every backup in ``backups/`` (``erase_in_backups``), so no file beside the store keeps what was
-forgotten. A copy kept elsewhere is reached by the erase list when it is restored.
+**A forget reaches the backups.** After its erase in the store, a hard forget erases the same ids,
+and the whole erase list again, from every backup in ``backups/`` (``erase_in_backups``), so no file
+beside the store keeps what was forgotten; each backup stays one file (a rollback journal, not a
+write-ahead log). A forget stopped before it reached every backup (a kill) is caught up at the next
+open (``backups_behind``: ``backups/.erased-reached`` holds the checksum of the list the backups all
+had); a backup an erase was stopped in is finished or rolled back by SQLite before anything reads it
+(``settle``). A copy kept elsewhere is reached by the erase list when it is restored.
 
 **The erase list.** Every hard forget notes what it erases in ``<store>-erased`` beside the store
 before it erases it: the episode and memory ids (never given out again by the store, so an id names
@@ -43,7 +47,7 @@ from pathlib import Path
 
 from .errors import InvalidInputError, StoreError
 from .store.sqlite import open_store
-from .store.sqlite.copies import copy_store, ids_in, sync_folder
+from .store.sqlite.copies import copy_store, ids_in, settle, sync_folder
 
 log = logging.getLogger("engram.backup")
 
@@ -54,6 +58,7 @@ _NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
 _TAKING: set[Path] = set()  # names chosen by backups under way in this process (not yet on disk)
 ERASED_SUFFIX = "-erased"
 COMPACT_AT = 1_000  # forgets noted one a line before the erase list is rewritten as one record
+REACHED = ".erased-reached"  # in backups/: the checksum of the erase list every backup there has had
 
 
 @dataclass(frozen=True)
@@ -254,24 +259,71 @@ def read_erase_list(store: Path) -> EraseList:
 async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
                            people: Sequence[str] = (), places: Sequence[str] = ()) -> int:
     """A forget carried into every backup in ``backups/`` (after the store's own erase), so no file
-    beside the store keeps what was forgotten; returns how many backups were reached. A backup that
-    cannot be reached is logged and left to the erase list (applied again when it is restored)."""
-    reached = 0
-    for backup in backups(store):
+    beside the store keeps what was forgotten; returns how many backups were reached. With this forget
+    each backup gets the whole erase list again: a forget an earlier kill kept from a backup is caught
+    up. A backup that cannot be reached is logged and left to the erase list (applied again at the
+    next forget, at the next open, and when it is restored)."""
+    digest, erased = _digest(store), read_erase_list(store)
+    reached, found = 0, backups(store)
+    for backup in found:
         try:
-            opened = await open_store(backup)
-            try:
-                async with opened.transaction() as tx:
-                    await tx.erase(episodes, memories, people=people, places=places)
-            finally:
-                await opened.close()
-            for side in _beside(backup) + [backup.with_name(backup.name + "-clean")]:
-                side.unlink(missing_ok=True)  # a backup stays one file
+            await _erase_in(backup, erased, episodes, memories, people, places)
             reached += 1
         except Exception as e:  # the forget itself is done; restoring this one re-applies the list
             log.error("Engram: a forget could not reach the backup %s (%s); the erase list is applied "
-                      "again if it is ever restored", backup, e)
+                      "again at the next forget or open, and if it is ever restored", backup, e)
+    if found and reached == len(found) and digest:
+        marker = backup_folder(store) / REACHED
+        part = marker.with_name(marker.name + ".part")
+        try:
+            part.write_text(digest + "\n", "utf-8")
+            os.replace(part, marker)
+        except OSError as e:  # the backups are erased; the next open applies the list to them again
+            log.error("Engram: could not note that every backup had the forget (%s)", e)
     return reached
+
+
+def backups_behind(store: Path) -> bool:
+    """Whether a backup may still hold something on the erase list: a forget was stopped (a kill, an
+    error) before it had reached every backup (``REACHED`` is not the list as it is now)."""
+    digest = _digest(store)
+    if not digest or not backups(store):
+        return False
+    marker = backup_folder(store) / REACHED
+    try:
+        return marker.read_text("utf-8").strip() != digest
+    except OSError:
+        return True
+
+
+def _digest(store: Path) -> str:
+    """The erase list's checksum ("" when there is none)."""
+    try:
+        return hashlib.sha256(erase_list_path(store).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ""
+
+
+async def _erase_in(path: Path, erased: EraseList, episodes: Sequence[int] = (), memories: Sequence[int] = (),
+                    people: Sequence[str] = (), places: Sequence[str] = ()
+                    ) -> tuple[list[int], list[int], list[str], list[str]]:
+    """Erase from the store file at ``path`` (a backup, or a copy being restored) what ``erased`` lists
+    and the ids and people and places given; it stays one file in a rollback journal's mode, readable
+    read-only. Returns the episodes, memories, people and places erased."""
+    await asyncio.to_thread(settle, path)
+    named = await asyncio.to_thread(_matching, path, "people", erased.people, erased.salt)
+    people = sorted({*people, *named})
+    named = await asyncio.to_thread(_matching, path, "places", erased.places, erased.salt)
+    places = sorted({*places, *named})
+    opened = await open_store(path)
+    try:
+        async with opened.transaction() as tx:
+            eps, mems = await tx.erase(sorted({*episodes, *erased.episodes}),
+                                       sorted({*memories, *erased.memories}), people=people, places=places)
+    finally:
+        await opened.close()
+    await asyncio.to_thread(settle, path, always=True)
+    return eps, mems, people, places
 
 
 # ---- restore ---------------------------------------------------------------------------------------
@@ -284,17 +336,9 @@ async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> 
     copy = store.with_name(f"{store.name}.restoring")
     for leftover in (copy, *_beside(copy)):
         leftover.unlink(missing_ok=True)
+    await asyncio.to_thread(settle, backup)  # an erase in it a kill stopped: finished or dropped first
     await asyncio.to_thread(copy_store, backup, copy)
-    erased = read_erase_list(store)
-    people = await asyncio.to_thread(_matching, copy, "people", erased.people, erased.salt)
-    places = await asyncio.to_thread(_matching, copy, "places", erased.places, erased.salt)
-    opened = await open_store(copy)
-    try:
-        async with opened.transaction() as tx:
-            eps, mems = await tx.erase(sorted(erased.episodes), sorted(erased.memories), people=people,
-                                       places=places)
-    finally:
-        await opened.close()
+    eps, mems, people, places = await _erase_in(copy, read_erase_list(store))
     set_aside = None
     if store.exists():
         set_aside = store.with_name(f"{store.name}.before-restore-{at:%Y%m%dT%H%M%SZ}")

@@ -11,11 +11,13 @@ composes them (forgetting, fading, merging) and is imported by none of them.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .backups import backups_behind, erase_in_backups
 from .chat import ChatModel
 from .embedders import Embedder, LocalE5
 from .errors import InvalidInputError
@@ -55,6 +57,8 @@ from .strength import MetabolismSettings
 from .text.redaction import Redactor
 from .text.words import MAX_TEXT
 from .validate import audience_arg, clean, ids_arg, place_arg, text_arg
+
+log = logging.getLogger("engram")
 
 
 class Engram(Kernel):
@@ -98,6 +102,10 @@ class Engram(Kernel):
             await asyncio.gather(self.indexes.load(store), self.indexer.start(background and not read_only))
             if not read_only:
                 await finish_pending(self)  # a forget killed between its erase and its files
+                if not is_database_url(path) and backups_behind(Path(path)):  # or before its backups
+                    log.warning("Engram: a forget was stopped before it reached every backup; the erase "
+                                "list is applied to them now")
+                    await erase_in_backups(Path(path), (), ())
                 await finish_self_image(self)  # a self-image killed between its memory and its file
         except BaseException:
             await store.close()

@@ -43,6 +43,7 @@ from pathlib import Path
 from astrbot_plugin_engram.memory import Engram
 from astrbot_plugin_engram.memory.backups import erase_list_path, newest_backup, restore
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
+from astrbot_plugin_engram.memory.store.sqlite.copies import settle
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
 from astrbot_plugin_engram.memory.text.words import episode_words
 
@@ -214,6 +215,7 @@ def check_newest_backup(path: Path, seen: Seen) -> None:
     newest = newest_backup(path)
     if newest is None:
         return
+    settle(newest)  # an erase in it the kill stopped: finished or undone, as a restore or open does first
     with closing(sqlite3.connect(f"file:{newest}?mode=ro", uri=True)) as db:
         ok = db.execute("PRAGMA integrity_check").fetchall()
     assert ok == [("ok",)], f"the backup {newest.name} is damaged: {ok[:3]}"

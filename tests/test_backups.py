@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory
-from astrbot_plugin_engram.memory.backups import backups, erase_list_path, restore, take_backup
+from astrbot_plugin_engram.memory.backups import (
+    backups,
+    backups_behind,
+    erase_list_path,
+    restore,
+    take_backup,
+)
 from astrbot_plugin_engram.memory.cli.main import main
+from astrbot_plugin_engram.memory.metabolism import forgetting
 from astrbot_plugin_engram.memory.scopes import place_scope
 
 from .conftest import HashEmbedder
@@ -168,3 +177,67 @@ def test_the_erase_list_is_compacted_past_a_thousand_forgets_and_keeps_every_ent
     assert len(lines) < 10, len(lines)
     assert len(erase_list_path(store).read_bytes()) < 40_000  # memories 0..1004 as one run
     assert not list(tmp_path.glob("*.part"))
+
+
+def killed_mid_write(backup: Path, sql: str) -> None:
+    """The backup as a kill leaves it in the middle of an erase that had not committed: its rollback
+    journal beside it, "hot" (a process killed with SIGKILL inside its transaction)."""
+    code = ("import os, sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "db.execute('PRAGMA cache_size=1'); db.execute('BEGIN'); db.execute(sys.argv[2]); os._exit(9)")
+    subprocess.run([sys.executable, "-c", code, str(backup), sql], check=False)
+
+
+async def test_a_backup_whose_erase_a_kill_stopped_is_still_restored_and_read(tmp_path: Path) -> None:
+    """Killed while a forget was erasing in a backup, the backup was left with its write-ahead log
+    beside it: reading it read-only failed with "attempt to write a readonly database", and so did
+    restoring it (found by ``bench/kills.py`` at its 61st kill)."""
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    await e.record_many([ep(GROUP, f"line {i}", minutes=i) for i in range(5)])
+    await e.close()
+    backup = await take_backup(path, now=T0)
+    killed_mid_write(backup, "DELETE FROM episodes")
+    assert Path(f"{backup}-journal").exists()  # noqa: ASYNC240
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        rows(backup, "PRAGMA integrity_check")  # what the restore's copy met
+
+    done = await restore(path, backup, now=T0 + timedelta(days=1))
+
+    assert done.backup == backup
+    assert rows(path, "SELECT count(*) FROM episodes") == [(5,)]  # the erase had not committed: undone
+    assert not [p for p in tmp_path.joinpath("backups").iterdir() if p.name != backup.name]  # one file
+    assert rows(backup, "PRAGMA integrity_check") == [("ok",)]  # and readable read-only again
+    assert rows(backup, "PRAGMA journal_mode") == [("delete",)]
+
+
+async def test_a_forget_a_kill_kept_from_the_backups_reaches_them_at_the_next_open(tmp_path: Path) -> None:
+    """A forget erased in the store and was killed before it reached the backups: the backups kept
+    what was forgotten until someone restored one. The next open applies the erase list to them."""
+    path = tmp_path / "engram.db"
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    ids = await e.record_many([ep(GROUP, f"I keep my spare key under {MARK}", MING, "Ming"),
+                               ep(GROUP, "the weather is nice", minutes=1)])
+    await e.close()
+    backup = await take_backup(path, now=T0)
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    real = forgetting.erase_in_backups
+
+    async def killed(*args: object, **kw: object) -> int:
+        raise SystemExit("killed")  # what a kill leaves: the store's erase done, the backups not reached
+
+    forgetting.erase_in_backups = killed  # type: ignore[assignment]
+    try:
+        with pytest.raises(SystemExit):
+            await e.forget_person(MING)
+    finally:
+        forgetting.erase_in_backups = real
+    await e.close()
+    assert rows(path, "SELECT id FROM episodes") == [(ids[1],)]
+    assert rows(backup, "SELECT count(*) FROM episodes") == [(2,)] and backups_behind(path)
+
+    e = await Engram.open(path, HashEmbedder(), background=False)
+    await e.close()
+
+    assert rows(backup, "SELECT id FROM episodes") == [(ids[1],)] and files_with_marker(tmp_path) == set()
+    assert not backups_behind(path)
+    assert rows(backup, "PRAGMA journal_mode") == [("delete",)]  # still one file

@@ -63,3 +63,20 @@ def ids_in(path: Path, which: str) -> list[str]:
         return [str(r[0]) for r in db.execute(_IDS[which])]
     finally:
         db.close()
+
+
+def settle(path: Path, *, always: bool = False) -> None:
+    """A backup made one file again: an erase in it stopped by a kill left its write-ahead log beside it
+    (committed, or to be dropped), which a read-only open cannot apply ("attempt to write a readonly
+    database"): opened for writing, SQLite finishes or drops that erase; the file goes back to a
+    rollback journal, and the files beside it (and the store's clean-close mark) are removed."""
+    beside = [path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal", "-clean")]
+    if not always and not any(p.exists() for p in beside):
+        return
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA journal_mode=DELETE").fetchall()
+    finally:
+        db.close()
+    for side in beside:
+        side.unlink(missing_ok=True)
