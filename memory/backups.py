@@ -30,18 +30,19 @@ The files beside the store (diaries, identity) are not part of a backup and stay
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
 import re
-import secrets
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import InvalidInputError, StoreError
+from .store.erase_records import EraseList, erase_record, hashed, new_salt, parse_records, salt_record
+from .store.opening import shown
 from .store.sqlite import open_store
 from .store.sqlite.copies import copy_store, ids_in, sync_folder
 
@@ -53,6 +54,7 @@ KEEP = 7  # backups kept by default (one a day: a week)
 _NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
 _TAKING: set[Path] = set()  # names chosen by backups under way in this process (not yet on disk)
 ERASED_SUFFIX = "-erased"
+SNAPSHOT = ".snapshot"  # a database's backup before it is copied into its place (``_database_backup``)
 COMPACT_AT = 1_000  # forgets noted one a line before the erase list is rewritten as one record
 
 
@@ -95,7 +97,8 @@ def _new_name(folder: Path, at: datetime) -> Path:
     while True:
         target = folder / (f"{stamp}.db" if n == 1 else f"{stamp}-{n}.db")
         part = target.with_name(target.name + ".part")
-        if target not in _TAKING and not target.exists() and not part.exists():
+        snapshot = target.with_name(target.name + SNAPSHOT)
+        if target not in _TAKING and not (target.exists() or part.exists() or snapshot.exists()):
             return target
         n += 1
 
@@ -115,11 +118,14 @@ def newest_backup_line(store: Path) -> str:
             f"--db {store} restore {newest}` puts it in place (what was forgotten since stays forgotten)")
 
 
-async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = None) -> Path:
+async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = None,
+                      url: str | None = None) -> Path:
     """An online backup of ``store`` in ``backups/`` beside it; the oldest past ``keep`` deleted
-    (``keep`` 0: none deleted). Raises ``StoreError`` when the store cannot be read or the copy fails."""
+    (``keep`` 0: none deleted). ``url``: the store is that PostgreSQL database (``store`` its name in
+    the data folder, ``store_path``): the backup is a snapshot of it as a SQLite store file. Raises
+    ``StoreError`` when the store cannot be read or the copy fails."""
     store = Path(store)
-    if not store.is_file():
+    if url is None and not store.is_file():
         raise StoreError(f"no store at {store} to back up", code="backup_no_store", path=store)
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folder = backup_folder(store)
@@ -127,14 +133,33 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     target = _new_name(folder, at)
     _TAKING.add(target)
     try:
-        await asyncio.to_thread(copy_store, store, target)
+        if url is None:
+            await asyncio.to_thread(copy_store, store, target)
+        else:  # its own thread and event loop: the rows' words are made off the bot's replies
+            await asyncio.to_thread(_database_backup, url, target)
     finally:
         _TAKING.discard(target)
     if keep > 0:
         for old in backups(store)[keep:]:
             old.unlink(missing_ok=True)
-    log.info("Engram: store backed up to %s", target)
+    log.info("Engram: %s backed up to %s", shown(url) if url else "store", target)
     return target
+
+
+def _database_backup(url: str, target: Path) -> None:
+    """A snapshot of the database at ``url`` into a scratch SQLite store, then copied to ``target`` as
+    every backup is (checked, one file, flushed, renamed): a ``.db`` in ``backups/`` is a whole store."""
+    from .store.postgres.backups import snapshot_to_file
+
+    scratch = target.with_name(target.name + SNAPSHOT)
+    try:
+        for leftover in (scratch, *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
+        asyncio.run(snapshot_to_file(url, scratch))
+        copy_store(scratch, target)
+    finally:
+        for leftover in (scratch, *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
 
 
 # ---- the erase list --------------------------------------------------------------------------------
@@ -149,16 +174,12 @@ def _salt(path: Path) -> str:
             head = json.loads(f.readline() or "{}")
         if isinstance(head, dict) and isinstance(head.get("salt"), str):
             return str(head["salt"])
-    salt = secrets.token_hex(16)
+    salt = new_salt()
     with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"erase_list": 1, "salt": salt}) + "\n")
+        f.write(salt_record(salt) + "\n")
         f.flush()
         os.fsync(f.fileno())
     return salt
-
-
-def _hashed(salt: str, key: str) -> str:
-    return hashlib.sha256(f"{salt}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
@@ -168,12 +189,9 @@ def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
     if not (episodes or memories or people or places) or str(store) in ("", ":memory:"):
         return
     path = erase_list_path(store)
-    salt = _salt(path)
-    record = {"episodes": sorted(set(episodes)), "memories": sorted(set(memories)),
-              "people": sorted({_hashed(salt, p) for p in people}),
-              "places": sorted({_hashed(salt, p) for p in places})}
+    record = erase_record(_salt(path), episodes, memories, people, places)
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
+        f.write(record + "\n")
         f.flush()
         os.fsync(f.fileno())
     with open(path, "rb") as f:
@@ -192,7 +210,7 @@ def _compact(path: Path) -> None:
               "people": sorted(erased.people), "places": sorted(erased.places)}
     part = path.with_name(path.name + ".part")
     with open(part, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"erase_list": 1, "salt": erased.salt}) + "\n" + json.dumps(record) + "\n")
+        f.write(salt_record(erased.salt) + "\n" + json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(part, path)
@@ -209,46 +227,13 @@ def _runs(ids: set[int]) -> list[list[int]]:
     return out
 
 
-def _ids(items: list[object]) -> set[int]:
-    """Ids as noted: each a number, or a run ``[first, last]`` (a compacted list)."""
-    out: set[int] = set()
-    for x in items:
-        if isinstance(x, list) and len(x) == 2:
-            out.update(range(int(x[0]), int(x[1]) + 1))
-        else:
-            out.add(int(x))  # type: ignore[call-overload]
-    return out
-
-
-@dataclass
-class EraseList:
-    episodes: set[int]
-    memories: set[int]
-    people: set[str]  # salted hashes
-    places: set[str]
-    salt: str
-
-
 def read_erase_list(store: Path) -> EraseList:
     """Every forget noted beside ``store`` (empty when none was); a line cut by a kill is skipped."""
     path = erase_list_path(store)
-    out = EraseList(set(), set(), set(), set(), "")
     if not path.exists():
-        return out
+        return EraseList()
     with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if i == 0:
-                out.salt = str(rec.get("salt", ""))
-                continue
-            out.episodes |= _ids(rec.get("episodes", []))
-            out.memories |= _ids(rec.get("memories", []))
-            out.people.update(str(x) for x in rec.get("people", []))
-            out.places.update(str(x) for x in rec.get("places", []))
-    return out
+        return parse_records(f)
 
 
 async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
@@ -275,26 +260,25 @@ async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Seque
 
 
 # ---- restore ---------------------------------------------------------------------------------------
-async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> Restored:
-    """Put ``backup`` in the place of ``store`` (the bot stopped), with the erase list applied first."""
+async def restore(store: Path, backup: Path, *, now: datetime | None = None,
+                  url: str | None = None) -> Restored:
+    """Put ``backup`` in the place of ``store`` (the bot stopped), with the erase list applied first.
+    ``url``: the store is that PostgreSQL database (``store`` its name in the data folder): its rows are
+    replaced by the backup's in one transaction (``_restore_database``)."""
     store, backup = Path(store), Path(backup)
     if not backup.is_file():
         raise InvalidInputError(f"no backup at {backup}")
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    if url is not None:
+        return await _restore_database(url, store, backup, at)
     copy = store.with_name(f"{store.name}.restoring")
-    for leftover in (copy, *_beside(copy)):
-        leftover.unlink(missing_ok=True)
-    await asyncio.to_thread(copy_store, backup, copy)
-    erased = read_erase_list(store)
-    people = await asyncio.to_thread(_matching, copy, "people", erased.people, erased.salt)
-    places = await asyncio.to_thread(_matching, copy, "places", erased.places, erased.salt)
-    opened = await open_store(copy)
     try:
-        async with opened.transaction() as tx:
-            eps, mems = await tx.erase(sorted(erased.episodes), sorted(erased.memories), people=people,
-                                       places=places)
-    finally:
-        await opened.close()
+        await _checked_copy(backup, copy)
+        people, places, eps, mems = await _erase_again(copy, [read_erase_list(store)])
+    except BaseException:
+        for leftover in (copy, *_beside(copy)):
+            leftover.unlink(missing_ok=True)
+        raise
     set_aside = None
     if store.exists():
         set_aside = store.with_name(f"{store.name}.before-restore-{at:%Y%m%dT%H%M%SZ}")
@@ -312,6 +296,82 @@ async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> 
     return Restored(backup, set_aside, len(eps), len(mems), len(people), len(places))
 
 
+async def _restore_database(url: str, store: Path, backup: Path, at: datetime) -> Restored:
+    """A backup restored into the PostgreSQL database at ``url``: checked and erased again (the data
+    folder's erase list and the database's own) in a scratch copy; the database opened alone (refused
+    while any other instance has it open); what it holds now set aside as a backup file
+    (``<store>.before-restore-<time>.db`` in the data folder); then its rows replaced in one transaction."""
+    from .store.postgres.backups import open_alone, replace_all, snapshot_to_file
+
+    copy = store.with_name(f"{store.name}.restoring")
+    set_aside = store.with_name(f"{store.name}.before-restore-{at:%Y%m%dT%H%M%SZ}.db")
+    scratch = set_aside.with_name(set_aside.name + SNAPSHOT)
+    try:
+        await _checked_copy(backup, copy)
+        target = await open_alone(url, store.parent)
+        try:
+            lists = [read_erase_list(store), parse_records(await target.erase_list_records())]
+            people, places, eps, mems = await _erase_again(copy, lists)
+            await snapshot_to_file(url, scratch)
+            await asyncio.to_thread(copy_store, scratch, set_aside)
+            source = await open_store(copy, read_only=True)
+            try:
+                await replace_all(target, source)
+            finally:
+                await source.close()
+        finally:
+            await target.close()
+    finally:
+        for leftover in (copy, scratch, *_beside(copy), *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
+    log.warning("Engram: %s restored from %s (%d lines and %d memories forgotten since erased again); what "
+                "it held is kept as %s", shown(url), backup, len(eps), len(mems), set_aside)
+    return Restored(backup, set_aside, len(eps), len(mems), len(people), len(places))
+
+
+async def _checked_copy(backup: Path, copy: Path) -> None:
+    """``backup`` copied to ``copy`` if it is a whole Engram store; else a clear error, nothing changed."""
+    for leftover in (copy, *_beside(copy)):
+        leftover.unlink(missing_ok=True)
+    try:
+        await asyncio.to_thread(copy_store, backup, copy)
+    except StoreError as e:
+        raise InvalidInputError(f"{backup} is not an Engram backup (not a SQLite file, or damaged: "
+                                f"{e.__cause__ or e}); nothing was changed") from e
+    if not await asyncio.to_thread(_is_engram_store, copy):
+        raise InvalidInputError(f"{backup} is not an Engram backup (a SQLite file without Engram's tables); "
+                                "nothing was changed")
+
+
+def _is_engram_store(path: Path) -> bool:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                          ).fetchone() is not None
+    finally:
+        db.close()
+
+
+async def _erase_again(copy: Path, lists: Sequence[EraseList]) -> tuple[list[str], list[str], list[int],
+                                                                        list[int]]:
+    """Every erase list applied to the store file at ``copy``: the people and places it matched, the
+    lines and memories it erased."""
+    people: set[str] = set()
+    places: set[str] = set()
+    for erased in lists:
+        people.update(await asyncio.to_thread(_matching, copy, "people", erased.people, erased.salt))
+        places.update(await asyncio.to_thread(_matching, copy, "places", erased.places, erased.salt))
+    episodes = sorted(set().union(*(e.episodes for e in lists)))
+    memories = sorted(set().union(*(e.memories for e in lists)))
+    opened = await open_store(copy)
+    try:
+        async with opened.transaction() as tx:
+            eps, mems = await tx.erase(episodes, memories, people=sorted(people), places=sorted(places))
+    finally:
+        await opened.close()
+    return sorted(people), sorted(places), eps, mems
+
+
 def _beside(store: Path) -> list[Path]:
     return [store.with_name(store.name + s) for s in ("-wal", "-shm", "-journal")]
 
@@ -320,4 +380,4 @@ def _matching(path: Path, which: str, hashes: set[str], salt: str) -> list[str]:
     """The people (or places) of the store at ``path`` whose salted hash is in ``hashes``."""
     if not hashes:
         return []
-    return [key for key in ids_in(path, which) if _hashed(salt, key) in hashes]
+    return [key for key in ids_in(path, which) if hashed(salt, key) in hashes]
