@@ -43,7 +43,8 @@ async def test_the_owner_backs_up_a_postgres_memory_now(make_service: MakeServic
     assert answer == f"Engram: backed up to {backup} (1 backups kept beside the store)."
     assert lines_in(backup) == ["a line worth keeping"]
     assert not svc.path.exists()  # no SQLite store made beside the database
-    assert (await mem(svc, "mem backup", group="g1")).startswith("Engram: /mem backup answers only in the owner's")
+    refused = await mem(svc, "mem backup", group="g1")
+    assert refused.startswith("Engram: /mem backup answers only in the owner's")
 
 
 async def test_the_daily_backup_of_a_postgres_memory_runs_while_the_bot_records_and_keeps_n(
