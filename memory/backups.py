@@ -34,7 +34,6 @@ import json
 import logging
 import os
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,7 +43,7 @@ from .errors import InvalidInputError, StoreError
 from .store.erase_records import EraseList, erase_record, hashed, new_salt, parse_records, salt_record
 from .store.opening import shown
 from .store.sqlite import open_store
-from .store.sqlite.copies import copy_store, ids_in, sync_folder
+from .store.sqlite.copies import copy_store, ids_in, is_engram_store, sync_folder
 
 log = logging.getLogger("engram.backup")
 
@@ -338,18 +337,9 @@ async def _checked_copy(backup: Path, copy: Path) -> None:
     except StoreError as e:
         raise InvalidInputError(f"{backup} is not an Engram backup (not a SQLite file, or damaged: "
                                 f"{e.__cause__ or e}); nothing was changed") from e
-    if not await asyncio.to_thread(_is_engram_store, copy):
+    if not await asyncio.to_thread(is_engram_store, copy):
         raise InvalidInputError(f"{backup} is not an Engram backup (a SQLite file without Engram's tables); "
                                 "nothing was changed")
-
-
-def _is_engram_store(path: Path) -> bool:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
-                          ).fetchone() is not None
-    finally:
-        db.close()
 
 
 async def _erase_again(copy: Path, lists: Sequence[EraseList]) -> tuple[list[str], list[str], list[int],

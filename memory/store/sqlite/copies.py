@@ -63,3 +63,13 @@ def ids_in(path: Path, which: str) -> list[str]:
         return [str(r[0]) for r in db.execute(_IDS[which])]
     finally:
         db.close()
+
+
+def is_engram_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` holds Engram's tables (a backup to restore must)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                          ).fetchone() is not None
+    finally:
+        db.close()
