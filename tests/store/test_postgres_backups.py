@@ -130,7 +130,8 @@ async def test_a_restore_on_another_host_erases_again_what_any_instance_forgot(p
                                                                             tmp_path: Path) -> None:
     url = postgres_server.fresh_database()
     host_a, host_b = tmp_path / "a", tmp_path / "b"
-    host_a.mkdir(), host_b.mkdir()
+    host_a.mkdir()
+    host_b.mkdir()
     e = await opened(url, host_a)
     try:
         await seed(e)
