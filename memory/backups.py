@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -134,8 +135,8 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     try:
         if url is None:
             await asyncio.to_thread(copy_store, store, target)
-        else:  # its own thread and event loop: the rows' words are made off the bot's replies
-            await asyncio.to_thread(_database_backup, url, target)
+        else:  # a child process: the rows' words are made off the bot's replies
+            await _database_backup(url, target)
     finally:
         _TAKING.discard(target)
     if keep > 0:
@@ -145,20 +146,55 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     return target
 
 
-def _database_backup(url: str, target: Path) -> None:
+async def _database_backup(url: str, target: Path) -> None:
     """A snapshot of the database at ``url`` into a scratch SQLite store, then copied to ``target`` as
     every backup is (checked, one file, flushed, renamed): a ``.db`` in ``backups/`` is a whole store."""
-    from .store.postgres.backups import snapshot_to_file
-
     scratch = target.with_name(target.name + SNAPSHOT)
     try:
         for leftover in (scratch, *_beside(scratch)):
             leftover.unlink(missing_ok=True)
-        asyncio.run(snapshot_to_file(url, scratch))
-        copy_store(scratch, target)
+        await _snapshot_in_child(url, scratch)
+        await asyncio.to_thread(copy_store, scratch, target)
     finally:
         for leftover in (scratch, *_beside(scratch)):
             leftover.unlink(missing_ok=True)
+
+
+async def _snapshot_in_child(url: str, scratch: Path) -> None:
+    """The snapshot written by a child process at a lower priority: making every line's index words is
+    CPU work, which in a thread of the bot's process held its event loop up to a second at a time on a
+    busy machine (bench/RESULTS.md).
+    The URL goes in the child's environment, never its command line (which every user can list);
+    where no child can start, the snapshot is made in a thread here."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), _URL_VARIABLE: url}
+    try:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _CHILD.format(module=f"{__package__}.store.postgres.backups"), str(scratch),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, env=env)
+    except OSError as e:
+        log.warning("Engram: no child process for the backup (%s); it is made in a thread here", e)
+        from .store.postgres.backups import snapshot_to_file
+
+        await asyncio.to_thread(asyncio.run, snapshot_to_file(url, scratch))
+        return
+    try:
+        _, said = await child.communicate()
+    except BaseException:  # cancelled (the bot stops): the child goes too
+        child.kill()
+        await child.wait()
+        raise
+    if child.returncode != 0:
+        last = said.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {child.returncode}"]
+        raise StoreError(f"the backup of {shown(url)} failed: {shown(last[0])}", code="backup_failed",
+                         path=shown(url), error=shown(last[0]))
+
+
+_URL_VARIABLE = "ENGRAM_BACKUP_URL"
+_CHILD = ("import asyncio, importlib, os, sys; from pathlib import Path; "
+          "hasattr(os, 'nice') and os.nice(10); "  # the bot's own process goes first for the cores
+          "m = importlib.import_module('{module}'); "
+          f"asyncio.run(m.snapshot_to_file(os.environ['{_URL_VARIABLE}'], Path(sys.argv[1])))")
 
 
 # ---- the erase list --------------------------------------------------------------------------------
