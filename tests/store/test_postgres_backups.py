@@ -245,3 +245,12 @@ def test_the_command_line_backs_up_and_restores_a_postgres_memory(
     assert "restored from" in out and "what the database held is kept as" in out
     assert contents(url) == ["kept in the backup"]
     assert main([*base, "restore", str(tmp_path / "nope.db")]) == 2
+
+
+async def test_a_backup_of_a_database_that_cannot_be_reached_is_a_clear_error_and_leaves_no_file(
+        tmp_path: Path) -> None:
+    url = "postgresql://engram:hunter2@127.0.0.1:1/none"
+    with pytest.raises(StoreError, match="the backup of postgresql://engram:\\*\\*\\*@.* failed") as failed:
+        await take_backup(store_path(url, tmp_path), url=url)
+    assert "hunter2" not in str(failed.value) and failed.value.code == "backup_failed"
+    assert names(tmp_path / "backups") == []
