@@ -79,10 +79,10 @@ async def run(server: Server, tmp: Path, n: int) -> None:
     shutil.copyfile(backup, local)
     rows.append(("SQLite backup of the same rows", *await paused(lambda: take_backup(local))))
     await e.close()
-    start = time.perf_counter()
+    began = time.perf_counter()
     await restore(store, backup, url=url)
     print(f"{n} episodes, backup file {backup.stat().st_size / 2**20:.1f} MB; restore into the database "
-          f"(set-aside snapshot, erase list, one transaction): {time.perf_counter() - start:.1f} s\n")
+          f"(set-aside snapshot, erase list, one transaction): {time.perf_counter() - began:.1f} s\n")
     print("| what | seconds | longest pause of the loop | pauses > 100 ms |\n|---|---|---|---|")
     for what, took, longest, over in rows:
         print(f"| {what} | {took:.1f} | {longest:.0f} ms | {over} |")
