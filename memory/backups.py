@@ -39,15 +39,17 @@ import json
 import logging
 import os
 import re
-import secrets
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import InvalidInputError, StoreError
+from .store.erase_records import EraseList, erase_record, hashed, new_salt, parse_records, salt_record
+from .store.opening import shown
 from .store.sqlite import open_store
-from .store.sqlite.copies import copy_store, ids_in, settle, sync_folder
+from .store.sqlite.copies import copy_store, ids_in, is_engram_store, settle, sync_folder
 
 log = logging.getLogger("engram.backup")
 
@@ -57,6 +59,7 @@ KEEP = 7  # backups kept by default (one a day: a week)
 _NAME = re.compile(r"^engram-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
 _TAKING: set[Path] = set()  # names chosen by backups under way in this process (not yet on disk)
 ERASED_SUFFIX = "-erased"
+SNAPSHOT = ".snapshot"  # a database's backup before it is copied into its place (``_database_backup``)
 COMPACT_AT = 1_000  # forgets noted one a line before the erase list is rewritten as one record
 REACHED = ".erased-reached"  # in backups/: the checksum of the erase list every backup there has had
 
@@ -100,7 +103,8 @@ def _new_name(folder: Path, at: datetime) -> Path:
     while True:
         target = folder / (f"{stamp}.db" if n == 1 else f"{stamp}-{n}.db")
         part = target.with_name(target.name + ".part")
-        if target not in _TAKING and not target.exists() and not part.exists():
+        snapshot = target.with_name(target.name + SNAPSHOT)
+        if target not in _TAKING and not (target.exists() or part.exists() or snapshot.exists()):
             return target
         n += 1
 
@@ -120,11 +124,14 @@ def newest_backup_line(store: Path) -> str:
             f"--db {store} restore {newest}` puts it in place (what was forgotten since stays forgotten)")
 
 
-async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = None) -> Path:
+async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = None,
+                      url: str | None = None) -> Path:
     """An online backup of ``store`` in ``backups/`` beside it; the oldest past ``keep`` deleted
-    (``keep`` 0: none deleted). Raises ``StoreError`` when the store cannot be read or the copy fails."""
+    (``keep`` 0: none deleted). ``url``: the store is that PostgreSQL database (``store`` its name in
+    the data folder, ``store_path``): the backup is a snapshot of it as a SQLite store file. Raises
+    ``StoreError`` when the store cannot be read or the copy fails."""
     store = Path(store)
-    if not store.is_file():
+    if url is None and not store.is_file():
         raise StoreError(f"no store at {store} to back up", code="backup_no_store", path=store)
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folder = backup_folder(store)
@@ -132,14 +139,68 @@ async def take_backup(store: Path, *, keep: int = KEEP, now: datetime | None = N
     target = _new_name(folder, at)
     _TAKING.add(target)
     try:
-        await asyncio.to_thread(copy_store, store, target)
+        if url is None:
+            await asyncio.to_thread(copy_store, store, target)
+        else:  # a child process: the rows' words are made off the bot's replies
+            await _database_backup(url, target)
     finally:
         _TAKING.discard(target)
     if keep > 0:
         for old in backups(store)[keep:]:
             old.unlink(missing_ok=True)
-    log.info("Engram: store backed up to %s", target)
+    log.info("Engram: %s backed up to %s", shown(url) if url else "store", target)
     return target
+
+
+async def _database_backup(url: str, target: Path) -> None:
+    """A snapshot of the database at ``url`` into a scratch SQLite store, then copied to ``target`` as
+    every backup is (checked, one file, flushed, renamed): a ``.db`` in ``backups/`` is a whole store."""
+    scratch = target.with_name(target.name + SNAPSHOT)
+    try:
+        for leftover in (scratch, *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
+        await _snapshot_in_child(url, scratch)
+        await asyncio.to_thread(copy_store, scratch, target)
+    finally:
+        for leftover in (scratch, *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
+
+
+async def _snapshot_in_child(url: str, scratch: Path) -> None:
+    """The snapshot written by a child process at a lower priority: making every line's index words is
+    CPU work, which in a thread of the bot's process held its event loop up to a second at a time on a
+    busy machine (bench/RESULTS.md).
+    The URL goes in the child's environment, never its command line (which every user can list);
+    where no child can start, the snapshot is made in a thread here."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), _URL_VARIABLE: url}
+    try:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _CHILD.format(module=f"{__package__}.store.postgres.backups"), str(scratch),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, env=env)
+    except OSError as e:
+        log.warning("Engram: no child process for the backup (%s); it is made in a thread here", e)
+        from .store.postgres.backups import snapshot_to_file
+
+        await asyncio.to_thread(asyncio.run, snapshot_to_file(url, scratch))
+        return
+    try:
+        _, said = await child.communicate()
+    except BaseException:  # cancelled (the bot stops): the child goes too
+        child.kill()
+        await child.wait()
+        raise
+    if child.returncode != 0:
+        last = said.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {child.returncode}"]
+        raise StoreError(f"the backup of {shown(url)} failed: {shown(last[0])}", code="backup_failed",
+                         path=shown(url), error=shown(last[0]))
+
+
+_URL_VARIABLE = "ENGRAM_BACKUP_URL"
+_CHILD = ("import asyncio, importlib, os, sys; from pathlib import Path; "
+          "hasattr(os, 'nice') and os.nice(10); "  # the bot's own process goes first for the cores
+          "m = importlib.import_module('{module}'); "
+          f"asyncio.run(m.snapshot_to_file(os.environ['{_URL_VARIABLE}'], Path(sys.argv[1])))")
 
 
 # ---- the erase list --------------------------------------------------------------------------------
@@ -154,16 +215,12 @@ def _salt(path: Path) -> str:
             head = json.loads(f.readline() or "{}")
         if isinstance(head, dict) and isinstance(head.get("salt"), str):
             return str(head["salt"])
-    salt = secrets.token_hex(16)
+    salt = new_salt()
     with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"erase_list": 1, "salt": salt}) + "\n")
+        f.write(salt_record(salt) + "\n")
         f.flush()
         os.fsync(f.fileno())
     return salt
-
-
-def _hashed(salt: str, key: str) -> str:
-    return hashlib.sha256(f"{salt}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
@@ -173,12 +230,9 @@ def note_erase(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
     if not (episodes or memories or people or places) or str(store) in ("", ":memory:"):
         return
     path = erase_list_path(store)
-    salt = _salt(path)
-    record = {"episodes": sorted(set(episodes)), "memories": sorted(set(memories)),
-              "people": sorted({_hashed(salt, p) for p in people}),
-              "places": sorted({_hashed(salt, p) for p in places})}
+    record = erase_record(_salt(path), episodes, memories, people, places)
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
+        f.write(record + "\n")
         f.flush()
         os.fsync(f.fileno())
     with open(path, "rb") as f:
@@ -197,7 +251,7 @@ def _compact(path: Path) -> None:
               "people": sorted(erased.people), "places": sorted(erased.places)}
     part = path.with_name(path.name + ".part")
     with open(part, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"erase_list": 1, "salt": erased.salt}) + "\n" + json.dumps(record) + "\n")
+        f.write(salt_record(erased.salt) + "\n" + json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(part, path)
@@ -214,46 +268,13 @@ def _runs(ids: set[int]) -> list[list[int]]:
     return out
 
 
-def _ids(items: list[object]) -> set[int]:
-    """Ids as noted: each a number, or a run ``[first, last]`` (a compacted list)."""
-    out: set[int] = set()
-    for x in items:
-        if isinstance(x, list) and len(x) == 2:
-            out.update(range(int(x[0]), int(x[1]) + 1))
-        else:
-            out.add(int(x))  # type: ignore[call-overload]
-    return out
-
-
-@dataclass
-class EraseList:
-    episodes: set[int]
-    memories: set[int]
-    people: set[str]  # salted hashes
-    places: set[str]
-    salt: str
-
-
 def read_erase_list(store: Path) -> EraseList:
     """Every forget noted beside ``store`` (empty when none was); a line cut by a kill is skipped."""
     path = erase_list_path(store)
-    out = EraseList(set(), set(), set(), set(), "")
     if not path.exists():
-        return out
+        return EraseList()
     with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if i == 0:
-                out.salt = str(rec.get("salt", ""))
-                continue
-            out.episodes |= _ids(rec.get("episodes", []))
-            out.memories |= _ids(rec.get("memories", []))
-            out.people.update(str(x) for x in rec.get("people", []))
-            out.places.update(str(x) for x in rec.get("places", []))
-    return out
+        return parse_records(f)
 
 
 async def erase_in_backups(store: Path, episodes: Sequence[int], memories: Sequence[int], *,
@@ -305,40 +326,34 @@ def _digest(store: Path) -> str:
 
 
 async def _erase_in(path: Path, erased: EraseList, episodes: Sequence[int] = (), memories: Sequence[int] = (),
-                    people: Sequence[str] = (), places: Sequence[str] = ()
-                    ) -> tuple[list[int], list[int], list[str], list[str]]:
-    """Erase from the store file at ``path`` (a backup, or a copy being restored) what ``erased`` lists
-    and the ids and people and places given; it stays one file in a rollback journal's mode, readable
-    read-only. Returns the episodes, memories, people and places erased."""
+                    people: Sequence[str] = (), places: Sequence[str] = ()) -> None:
+    """Erase from the backup at ``path`` what ``erased`` lists and the ids, people and places given;
+    it stays one file in a rollback journal's mode, readable read-only (``settle``)."""
     await asyncio.to_thread(settle, path)
-    named = await asyncio.to_thread(_matching, path, "people", erased.people, erased.salt)
-    people = sorted({*people, *named})
-    named = await asyncio.to_thread(_matching, path, "places", erased.places, erased.salt)
-    places = sorted({*places, *named})
-    opened = await open_store(path)
-    try:
-        async with opened.transaction() as tx:
-            eps, mems = await tx.erase(sorted({*episodes, *erased.episodes}),
-                                       sorted({*memories, *erased.memories}), people=people, places=places)
-    finally:
-        await opened.close()
+    await _erase_again(path, [erased], episodes, memories, people, places)
     await asyncio.to_thread(settle, path, always=True)
-    return eps, mems, people, places
 
 
 # ---- restore ---------------------------------------------------------------------------------------
-async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> Restored:
-    """Put ``backup`` in the place of ``store`` (the bot stopped), with the erase list applied first."""
+async def restore(store: Path, backup: Path, *, now: datetime | None = None,
+                  url: str | None = None) -> Restored:
+    """Put ``backup`` in the place of ``store`` (the bot stopped), with the erase list applied first.
+    ``url``: the store is that PostgreSQL database (``store`` its name in the data folder): its rows are
+    replaced by the backup's in one transaction (``_restore_database``)."""
     store, backup = Path(store), Path(backup)
     if not backup.is_file():
         raise InvalidInputError(f"no backup at {backup}")
     at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    if url is not None:
+        return await _restore_database(url, store, backup, at)
     copy = store.with_name(f"{store.name}.restoring")
-    for leftover in (copy, *_beside(copy)):
-        leftover.unlink(missing_ok=True)
-    await asyncio.to_thread(settle, backup)  # an erase in it a kill stopped: finished or dropped first
-    await asyncio.to_thread(copy_store, backup, copy)
-    eps, mems, people, places = await _erase_in(copy, read_erase_list(store))
+    try:
+        await _checked_copy(backup, copy)
+        people, places, eps, mems = await _erase_again(copy, [read_erase_list(store)])
+    except BaseException:
+        for leftover in (copy, *_beside(copy)):
+            leftover.unlink(missing_ok=True)
+        raise
     set_aside = None
     if store.exists():
         set_aside = store.with_name(f"{store.name}.before-restore-{at:%Y%m%dT%H%M%SZ}")
@@ -356,6 +371,76 @@ async def restore(store: Path, backup: Path, *, now: datetime | None = None) -> 
     return Restored(backup, set_aside, len(eps), len(mems), len(people), len(places))
 
 
+async def _restore_database(url: str, store: Path, backup: Path, at: datetime) -> Restored:
+    """A backup restored into the PostgreSQL database at ``url``: checked and erased again (the data
+    folder's erase list and the database's own) in a scratch copy; the database opened alone (refused
+    while any other instance has it open); what it holds now set aside as a backup file
+    (``<store>.before-restore-<time>.db`` in the data folder); then its rows replaced in one transaction."""
+    from .store.postgres.backups import open_alone, replace_all, snapshot_to_file
+
+    copy = store.with_name(f"{store.name}.restoring")
+    set_aside = store.with_name(f"{store.name}.before-restore-{at:%Y%m%dT%H%M%SZ}.db")
+    scratch = set_aside.with_name(set_aside.name + SNAPSHOT)
+    try:
+        await _checked_copy(backup, copy)
+        target = await open_alone(url, store.parent)
+        try:
+            lists = [read_erase_list(store), parse_records(await target.erase_list_records())]
+            people, places, eps, mems = await _erase_again(copy, lists)
+            await snapshot_to_file(url, scratch)
+            await asyncio.to_thread(copy_store, scratch, set_aside)
+            source = await open_store(copy, read_only=True)
+            try:
+                await replace_all(target, source)
+            finally:
+                await source.close()
+        finally:
+            await target.close()
+    finally:
+        for leftover in (copy, scratch, *_beside(copy), *_beside(scratch)):
+            leftover.unlink(missing_ok=True)
+    log.warning("Engram: %s restored from %s (%d lines and %d memories forgotten since erased again); what "
+                "it held is kept as %s", shown(url), backup, len(eps), len(mems), set_aside)
+    return Restored(backup, set_aside, len(eps), len(mems), len(people), len(places))
+
+
+async def _checked_copy(backup: Path, copy: Path) -> None:
+    """``backup`` copied to ``copy`` if it is a whole Engram store; else a clear error, nothing changed."""
+    for leftover in (copy, *_beside(copy)):
+        leftover.unlink(missing_ok=True)
+    try:
+        await asyncio.to_thread(settle, backup)  # an erase in it a kill stopped: finished or undone first
+        await asyncio.to_thread(copy_store, backup, copy)
+    except StoreError as e:
+        raise InvalidInputError(f"{backup} is not an Engram backup (not a SQLite file, or damaged: "
+                                f"{e.__cause__ or e}); nothing was changed") from e
+    if not await asyncio.to_thread(is_engram_store, copy):
+        raise InvalidInputError(f"{backup} is not an Engram backup (a SQLite file without Engram's tables); "
+                                "nothing was changed")
+
+
+async def _erase_again(copy: Path, lists: Sequence[EraseList], episodes: Sequence[int] = (),
+                       memories: Sequence[int] = (), named: Sequence[str] = (),
+                       places_named: Sequence[str] = ()) -> tuple[list[str], list[str], list[int], list[int]]:
+    """Every erase list (and the ids, people and places given) applied to the store file at ``copy``:
+    the people and places it matched, the lines and memories it erased."""
+    people: set[str] = set(named)
+    places: set[str] = set(places_named)
+    for erased in lists:
+        people.update(await asyncio.to_thread(_matching, copy, "people", erased.people, erased.salt))
+        places.update(await asyncio.to_thread(_matching, copy, "places", erased.places, erased.salt))
+    every_episode = sorted(set(episodes).union(*(e.episodes for e in lists)))
+    every_memory = sorted(set(memories).union(*(e.memories for e in lists)))
+    opened = await open_store(copy)
+    try:
+        async with opened.transaction() as tx:
+            eps, mems = await tx.erase(every_episode, every_memory, people=sorted(people),
+                                       places=sorted(places))
+    finally:
+        await opened.close()
+    return sorted(people), sorted(places), eps, mems
+
+
 def _beside(store: Path) -> list[Path]:
     return [store.with_name(store.name + s) for s in ("-wal", "-shm", "-journal")]
 
@@ -364,4 +449,4 @@ def _matching(path: Path, which: str, hashes: set[str], salt: str) -> list[str]:
     """The people (or places) of the store at ``path`` whose salted hash is in ``hashes``."""
     if not hashes:
         return []
-    return [key for key in ids_in(path, which) if _hashed(salt, key) in hashes]
+    return [key for key in ids_in(path, which) if hashed(salt, key) in hashes]

@@ -56,12 +56,12 @@ def check_job(engram: Callable[[], Awaitable[Engram]]) -> Job:
     return Job(CHECK, run, timedelta(days=7), summary="the memory file is checked for damage")
 
 
-def backup_job(store: Path, keep: int) -> Job:
-    """A backup of the store, daily (SQLite's online backup, in a thread: replies go on meanwhile);
-    the newest ``keep`` kept."""
+def backup_job(store: Path, keep: int, url: str | None = None) -> Job:
+    """A backup of the store, daily, in a thread (replies go on meanwhile): SQLite's online backup, or
+    with ``url`` a snapshot of that PostgreSQL database as a SQLite store file; the newest ``keep`` kept."""
 
     async def run(**_: Any) -> dict[str, int]:
-        await take_backup(store, keep=keep)
+        await take_backup(store, keep=keep, url=url)
         return {"kept": len(backups(store))}
 
-    return Job(BACKUP, run, timedelta(days=1), summary="the memory file is backed up")
+    return Job(BACKUP, run, timedelta(days=1), summary="the memory is backed up")

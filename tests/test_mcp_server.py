@@ -28,11 +28,14 @@ WRITING = {"record", "remember", "forget"}
 
 
 @asynccontextmanager
-async def session(db: Path, place: str = HERE, *flags: str) -> AsyncIterator[ClientSession]:
-    """A client session with ``python -m astrbot_plugin_engram.memory --db DB mcp --place PLACE``."""
+async def session(db: Path | str, place: str = HERE, *flags: str,
+                  folder: Path | None = None) -> AsyncIterator[ClientSession]:
+    """A client session with ``python -m astrbot_plugin_engram.memory --db DB mcp --place PLACE``
+    (``folder``: the data folder of a ``postgresql://`` store, ``--folder``)."""
+    where = ["--folder", str(folder)] if folder is not None else []
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "astrbot_plugin_engram.memory", "--db", str(db), "--embedder", "none", "mcp",
+        args=["-m", "astrbot_plugin_engram.memory", "--db", str(db), *where, "--embedder", "none", "mcp",
               "--place", place, *flags],
         env=dict(os.environ))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
@@ -61,9 +64,11 @@ async def refused(s: ClientSession, tool: str, args: dict[str, Any]) -> str:
     return text(result)
 
 
-async def seeded(db: Path) -> dict[str, int]:
-    """A store with a line and a memory here, and another place's secret line and memory."""
-    e = await Engram.open(db, NoEmbedder(), background=False)
+async def seeded(db: Path | str, folder: Path | None = None) -> dict[str, int]:
+    """A store with a line and a memory here, and another place's secret line and memory; the
+    identity files in its data folder (``folder``, else the store file's)."""
+    folder = folder if folder is not None else Path(db).parent
+    e = await Engram.open(db, NoEmbedder(), background=False, folder=folder)
     try:
         ids = {
             "here_line": await e.record(Episode(place=HERE, content="Alice plays the cello on Sundays",
@@ -78,9 +83,9 @@ async def seeded(db: Path) -> dict[str, int]:
         }
     finally:
         await e.close()
-    (db.parent / "identity").mkdir(exist_ok=True)
-    (db.parent / "identity" / "self.md").write_text("I am Mira, a patient cellist bot.", encoding="utf-8")
-    (db.parent / "identity" / "self-image.md").write_text("I like quiet Sundays.", encoding="utf-8")
+    (folder / "identity").mkdir(exist_ok=True)
+    (folder / "identity" / "self.md").write_text("I am Mira, a patient cellist bot.", encoding="utf-8")
+    (folder / "identity" / "self-image.md").write_text("I like quiet Sundays.", encoding="utf-8")
     return ids
 
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..backups import KEEP, backups, restore, take_backup
+from ..backups import KEEP, backup_folder, backups, restore, take_backup
 from ..bundle import export_bundle, import_bundle, known_exports
 from ..clock import resolve_timezone
 from ..embedders import Embedder, OpenAIEmbedder, as_query_model, make_embedder
@@ -32,7 +32,7 @@ from ..recall.features import COLUMNS
 from ..recording.journal import KeptJournal, kept_path
 from ..scopes import DEFAULT_PUBLIC_PLACES, OWNER, parse_scope, place_scope
 from ..self.diary_files import data_folder, day_rule
-from ..store.opening import is_database_url, shown
+from ..store.opening import is_database_url, shown, store_path
 from ..text.display import flat, visible
 from . import self_commands
 
@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=db_location, default=db_location(os.environ.get("ENGRAM_DB", "engram.db")),
                    help="the store file, or a PostgreSQL database as postgresql://user@host/db "
                    "(default: $ENGRAM_DB or ./engram.db)")
+    p.add_argument("--folder", type=Path, default=os.environ.get("ENGRAM_FOLDER") or None,
+                   help="with a postgresql:// --db: the bot's data folder (diary/, identity/, backups/, the "
+                   "erase list; default: $ENGRAM_FOLDER or the working directory); a SQLite store's is "
+                   "the folder it is in")
     p.add_argument("--embedder", default="local",
                    help="local (bundled, the default), none, or openai:<model>")
     p.add_argument("--base-url", help="base URL of an OpenAI-compatible endpoint (with openai:<model>)")
@@ -163,12 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="no record, remember or forget; the store is opened read-only")
     mc.add_argument("--timezone", default="", help="the zone lines are dated in (default: the bot's, from "
                     "its diaries, else UTC)")
-    b = sub.add_parser("backup", help="an online backup of the store into backups/ beside it (the bot may "
-                       "run meanwhile)")
+    b = sub.add_parser("backup", help="an online backup of the store into backups/ beside it (of a "
+                       "PostgreSQL store: a snapshot, as a SQLite store file, into the data folder's "
+                       "backups/); the bot may run meanwhile")
     b.add_argument("--keep", type=int, default=KEEP,
                    help=f"backups kept, the oldest deleted (default {KEEP}; 0 keeps all)")
-    rs = sub.add_parser("restore", help="put a backup in the store's place (stop the bot first); what was "
-                        "forgotten since the backup is erased again; without BACKUP, list the backups")
+    rs = sub.add_parser("restore", help="put a backup in the store's place (stop the bot first: a "
+                        "PostgreSQL store is refused while any instance has it open); what was forgotten "
+                        "since the backup is erased again; without BACKUP, list the backups")
     rs.add_argument("backup", nargs="?", type=Path, help="the backup file (e.g. backups/engram-...Z.db)")
     mt = sub.add_parser("migrate-to", help="copy the store (--db, a SQLite file) into an empty PostgreSQL "
                         "database, every row and vector (docs/postgres.md)")
@@ -450,20 +456,29 @@ async def _index_quietly(e: Engram) -> None:
 async def cmd_backup(args: argparse.Namespace) -> None:
     if args.keep < 0:
         raise InvalidInputError(f"--keep must be 0 or more, got {args.keep}")
-    path = await take_backup(args.db, keep=args.keep)
-    print(f"backed up to {path} ({len(backups(args.db))} backups kept)")
+    store, url = _store_files(args)
+    path = await take_backup(store, keep=args.keep, url=url)
+    print(f"backed up to {path} ({len(backups(store))} backups kept)")
 
 
 async def cmd_restore(args: argparse.Namespace) -> None:
+    store, url = _store_files(args)
     if args.backup is None:
-        found = backups(args.db)
-        print("\n".join(str(p) for p in found) if found else f"no backup beside {args.db}")
+        found = backups(store)
+        print("\n".join(str(p) for p in found) if found else f"no backup in {backup_folder(store)}")
         return
-    r = await restore(args.db, args.backup)
-    print(f"{args.db} restored from {r.backup}; forgotten since and erased again: {r.episodes_erased} lines, "
-          f"{r.memories_erased} memories, {r.people_erased} people, {r.places_erased} places")
+    r = await restore(store, args.backup, url=url)
+    print(f"{shown(args.db)} restored from {r.backup}; forgotten since and erased again: {r.episodes_erased} "
+          f"lines, {r.memories_erased} memories, {r.people_erased} people, {r.places_erased} places")
     if r.set_aside:
-        print(f"the store it replaced is kept as {r.set_aside} (delete it when content)")
+        what = "what the database held" if url else "the store it replaced"
+        print(f"{what} is kept as {r.set_aside} (delete it when content)")
+
+
+def _store_files(args: argparse.Namespace) -> tuple[Path, str | None]:
+    """Where backups and the erase list are named from (``store_path``), and the database URL if any."""
+    url = args.db if is_database_url(args.db) else None
+    return store_path(args.db, args.folder), url
 
 
 async def cmd_migrate_to(args: argparse.Namespace) -> int:
@@ -507,17 +522,13 @@ async def run(args: argparse.Namespace) -> int:
         return 1 if (await run_demo(fast=args.fast)).leaks else 0
     if args.command == "migrate-to":
         return await cmd_migrate_to(args)
-    if args.command in ("backup", "restore"):  # on the file, without opening it as a memory
-        if is_database_url(args.db):
-            raise InvalidInputError("backup and restore are of a SQLite file; a PostgreSQL database "
-                                    "is backed "
-                                    "up with PostgreSQL's own tools (pg_dump, docs/postgres.md)")
+    if args.command in ("backup", "restore"):  # without opening it as a memory (its indexes unloaded)
         await (cmd_backup if args.command == "backup" else cmd_restore)(args)
         return 0
     embedder = embedder_of(args)
     if args.command == "mcp":
         return await _serve_mcp(args, embedder)
-    e = await Engram.open(args.db, embedder, background=False)
+    e = await Engram.open(args.db, embedder, background=False, folder=args.folder)
     try:
         await COMMANDS[args.command](e, args)
         return 0
@@ -536,7 +547,7 @@ async def _serve_mcp(args: argparse.Namespace, embedder: Embedder) -> int:
         raise InvalidInputError("--place must name a place, e.g. qq:group:123")
 
     async def open_engram() -> Engram:
-        e = await Engram.open(args.db, embedder, read_only=args.read_only)
+        e = await Engram.open(args.db, embedder, read_only=args.read_only, folder=args.folder)
         zone = resolve_timezone(args.timezone) if args.timezone else None
         tz, boundary_hour = day_rule(data_folder(e), zone)
         if tz is not None:

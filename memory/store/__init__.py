@@ -240,6 +240,8 @@ class Writes(Protocol):
     async def restore_names(self, aliases: Sequence[tuple[str, str, float, float]],
                             place_names: Sequence[tuple[str, str, str, float]],
                             titles: Sequence[tuple[str, str, float]]) -> None: ...
+    # a whole store copied into another (``store/copying``): a model's int8 factor as the source fixed it
+    async def keep_vector_scale(self, model: str, factor: float) -> None: ...
 
 
 # ---- the reads, by who needs them (a read two roles need is named in both; a backend writes it once)

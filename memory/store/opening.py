@@ -10,10 +10,20 @@ from ..errors import StoreError
 from . import Store
 
 URL_SCHEMES = ("postgresql://", "postgres://")
+STORE_NAME = "engram.postgres"  # a database's ``path`` in its data folder (the erase list is named for it)
 
 
 def is_database_url(where: object) -> bool:
     return isinstance(where, str) and where.startswith(URL_SCHEMES)
+
+
+def store_path(where: str | Path, folder: str | Path | None = None) -> Path:
+    """Where the store's files are named from: a SQLite file itself, or for a database the name
+    ``STORE_NAME`` in its data folder (``folder``, default the working directory): its erase list
+    and ``backups/`` are beside it."""
+    if is_database_url(where):
+        return Path(folder if folder is not None else Path.cwd()) / STORE_NAME
+    return Path(where)
 
 
 def shown(where: str | Path) -> str:

@@ -1,5 +1,6 @@
 """The memory as an MCP server (stdio), for any MCP client: a coding agent, a desktop assistant,
-another bot; ``python -m astrbot_plugin_engram.memory --db DB mcp --place PLACE [--owner] [--read-only]``.
+another bot; ``python -m astrbot_plugin_engram.memory --db DB [--folder DATA] mcp --place PLACE [--owner]
+[--read-only]``.
 
 The audience is fixed when the server starts: the place it names (the owner's private view only with
 ``--owner``). No tool takes a place, a scope or an audience: a client sees what a reply in that place
@@ -10,6 +11,8 @@ is offered (one called by name is refused as unknown).
 
 Beside a running bot on the same store: SQLite in WAL mode, one writer at a time, each waiting its
 turn (``store/sqlite/transactions.py``); both record, nothing is lost, each reads the other's lines.
+On a PostgreSQL store (``--db postgresql://... --folder DATA``: the data folder holds the identity
+files) the server is one more instance on the database, following the others' changes as the bots do.
 """
 
 from __future__ import annotations

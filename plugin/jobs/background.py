@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...memory.consolidation import ConsolidationSettings, Consolidator, Report
+from ...memory.store.opening import store_path
 from ...scheduler import (
     CONSOLIDATE,
     JobRecords,
@@ -49,9 +50,9 @@ class Jobs:
         self.registry.add(fade_job(service.memory))
         self.registry.add(merge_job(service.memory, service.providers.chat_model))
         self.registry.add(check_job(service.memory))
-        # a PostgreSQL memory is backed up with the server's own tools (docs/postgres.md)
-        if s.backup_keep > 0 and not s.database_url:  # off the reply path: the scheduler's task, a thread
-            self.registry.add(backup_job(service.path, s.backup_keep))
+        if s.backup_keep > 0:  # off the reply path: the scheduler's task, a thread
+            self.registry.add(backup_job(store_path(service.location, service.data_dir), s.backup_keep,
+                                         s.database_url or None))
         if s.ranking_learn:  # what replies used, learned from off the reply path
             self.registry.add(ranking_job(service))
         self.scheduler = Scheduler(self.registry, self._records, key=str(service.path.resolve()))

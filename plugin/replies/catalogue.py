@@ -424,12 +424,6 @@ TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "Engram: /mem backup answers only in the owner's private chat.",
         "Engram：/mem backup 只在主人私聊里回答。",
     ),
-    "backup_postgres": (
-        "Engram: the memory is in PostgreSQL (database_url): back it up with the server's own tools "
-        "(pg_dump); see docs/postgres.md.",
-        "Engram：记忆存放在数据库中（database_url），请用数据库自己的工具（pg_dump）备份，"
-        "见 docs/postgres.md。",
-    ),
     "backup_done": (
         "Engram: backed up to {path} ({n} backups kept beside the store).",
         "Engram：已备份到 {path}（存储旁共保留 {n} 份备份）。",

@@ -79,6 +79,10 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "err_store_needs_psycopg": (
         "a postgresql:// memory needs the psycopg driver: {command} (docs/postgres.md)",
         "数据库里的记忆需要先安装数据库驱动：{command}（见 docs/postgres.md）"),
+    "err_store_in_use": (
+        "{path} is open in another Engram instance (a bot, the MCP server, a dashboard or a command): stop "
+        "them all first; nothing was changed",
+        "{path} 正被另一个 Engram 实例打开（机器人、记忆服务、仪表盘或命令）：请先全部停止；什么都没有改动"),
     "err_migrate_not_empty": ("the database to copy into is not empty: nothing was copied",
                               "要复制进去的数据库不是空的：什么都没有复制"),
     "err_store_missing": ("no store at {path} to open read-only", "{path} 没有存储文件可以只读打开"),

@@ -153,5 +153,5 @@ def test_the_command_line_records_and_recalls_in_postgres(postgres_server: Any, 
     assert "Ferdinand" in capsys.readouterr().out
     assert main([*base, "recall", "lighthouse keeper", "--place", "qq:group:6"]) == 0
     assert "Ferdinand" not in capsys.readouterr().out
-    assert main([*base, "backup"]) == 2
-    assert "pg_dump" in capsys.readouterr().err
+    assert main([*base, "backup"]) == 0  # without --folder: into the working directory's backups/
+    assert "backed up to" in capsys.readouterr().out and len(list((tmp_path / "backups").glob("*.db"))) == 1

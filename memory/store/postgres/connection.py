@@ -15,6 +15,10 @@ from ..opening import shown
 log = logging.getLogger("engram.store")
 WRITING = 0x656E6772616D01  # held by the transaction that writes (one at a time across instances)
 TURNS = 0x656E6774  # the first half of a turn's two-part advisory lock key (``PostgresStore.turn``)
+# held shared by every open store's reader for as long as it is open, and alone by a restore: a restore
+# is refused while any instance has the database open, and an instance opening meanwhile waits for it
+OPEN = 0x656E6772616D02
+HOLD_OPEN = f"SELECT pg_advisory_lock_shared({OPEN})"
 
 
 async def connect(url: str, *, read_only: bool = False) -> psycopg.AsyncConnection:
@@ -34,15 +38,23 @@ class Link:
     cut): the next read or transaction finds it broken and reconnects, instead of every later read
     failing until the plugin is reloaded."""
 
-    def __init__(self, url: str, conn: psycopg.AsyncConnection, *, read_only: bool = False):
+    def __init__(self, url: str, conn: psycopg.AsyncConnection, *, read_only: bool = False,
+                 hold: str = "", reconnect: bool = True):
         self.url = url
         self.conn = conn
         self._read_only = read_only
+        self._hold = hold  # a lock the connection holds, taken again on a new one
+        self._reconnect = reconnect  # False: a snapshot's transaction, which a new connection would not be
 
     async def get(self) -> psycopg.AsyncConnection:
         if self.conn.closed or self.conn.broken:
+            if not self._reconnect:
+                raise StoreError(f"the connection to {shown(self.url)} was lost in the middle of a snapshot",
+                                 code="store_unreachable", path=shown(self.url))
             log.warning("Engram: the connection to %s was lost; connecting again", shown(self.url))
             self.conn = await connect(self.url, read_only=self._read_only)
+            if self._hold:
+                await self.conn.execute(self._hold)  # type: ignore[arg-type]
         return self.conn
 
     async def rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:

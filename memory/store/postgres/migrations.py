@@ -319,6 +319,15 @@ async def m013_ranking(db: psycopg.AsyncConnection) -> None:
         """)
 
 
+@migration
+async def pg002_erase_list(db: psycopg.AsyncConnection) -> None:
+    """PostgreSQL's own (several instances): the erase list in the database, written by each hard
+    forget in its own transaction (``store/erase_records``), so a restore run on any host erases again
+    what any instance forgot. A restore leaves it as it is."""
+    await db.execute("CREATE TABLE erase_list (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                     " record text NOT NULL)")
+
+
 _M014_PAGE = 16_384
 _M014_ROWS = {
     "e": ("SELECT v.item, s.id, v.vec FROM vectors v JOIN episodes e ON e.id = v.item"

@@ -24,6 +24,10 @@ class Reads:
     def __init__(self, reader: Link):
         self._db = reader
 
+    async def erase_list_records(self) -> list[str]:
+        """The database's erase list (``store/erase_records``), its salt first."""
+        return [r[0] for r in await rows(self._db, "SELECT record FROM erase_list ORDER BY n")]
+
     # ---- progress --------------------------------------------------------------------------
     async def cursor(self, name: str) -> int:
         found = await rows(self._db, "SELECT value FROM cursors WHERE name = %s", (name,))

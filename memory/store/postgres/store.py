@@ -19,9 +19,9 @@ from typing import Any
 import psycopg
 
 from ...errors import StoreError
-from ..opening import shown
+from ..opening import STORE_NAME, shown
 from .browse import Browse, check_summaries
-from .connection import TURNS, Link, connect, rows, value
+from .connection import HOLD_OPEN, OPEN, TURNS, Link, connect, rows, value
 from .following import Following
 from .migrations import MIGRATIONS, migrate, pending
 from .reads import Reads
@@ -30,7 +30,6 @@ from .transactions import ERASED_TABLES, Transactions
 
 log = logging.getLogger("engram.store")
 SECTION_GAP = timedelta(hours=3)  # as the SQLite store: a silence this long starts a new section
-STORE_NAME = "engram.postgres"  # the store's ``path`` in the data folder (nothing is written there)
 
 
 class PostgresStore:
@@ -77,6 +76,7 @@ class PostgresStore:
         self.memory_vectors = recall.memory_vectors
         # ProgressReads, PeopleReads, DayReads, MetabolismReads, ForgettingReads, BundleReads, JobRuns
         self.cursor = reads.cursor
+        self.erase_list_records = reads.erase_list_records
         self.cursors = reads.cursors
         self.episode_backlog = reads.episode_backlog
         self.episodes_after = reads.episodes_after
@@ -161,15 +161,18 @@ class PostgresStore:
     # ---- opening -------------------------------------------------------------------------
     @classmethod
     async def open(cls, url: str, folder: str | Path | None = None, *,
-                   read_only: bool = False) -> PostgresStore:
+                   read_only: bool = False, alone: bool = False) -> PostgresStore:
         """Open the database at ``url`` (its tables created or migrated); ``read_only``: one Engram
         made, without a writer. ``folder``: the data folder beside it (diaries, identity; default
-        the working directory)."""
+        the working directory). Every open store holds the database open (a shared advisory lock, for
+        as long as it is open; an open waits while a restore runs); ``alone``: refused while any other
+        store has it open, and none can open it until this one closes (a restore)."""
         where = shown(url)
         folder = Path(folder) if folder is not None else Path.cwd()
         reader = await connect(url, read_only=read_only)
         writer = None
         try:
+            await _hold_open(reader, where, alone)
             if read_only:
                 await _check_known(reader, where)
                 if await pending(reader):
@@ -180,7 +183,7 @@ class PostgresStore:
                 await _check_known(writer, where)
                 await migrate(writer)
             self = cls(url, folder, None if writer is None else Link(url, writer),
-                       Link(url, reader, read_only=read_only))
+                       Link(url, reader, read_only=read_only, hold="" if alone else HOLD_OPEN))
             if writer is not None:
                 await self.following.start()
                 self.listen(self.following.heard)
@@ -191,6 +194,26 @@ class PostgresStore:
             if writer is not None:
                 await writer.close()
             raise
+
+    @classmethod
+    @asynccontextmanager
+    async def snapshot(cls, url: str, folder: str | Path | None = None) -> AsyncIterator[PostgresStore]:
+        """The database as one moment: a read-only store whose every read runs in one REPEATABLE READ
+        transaction on a connection of its own (what any instance commits meanwhile is not in it), for
+        a backup. It takes no lock: the instances record and reply meanwhile."""
+        where = shown(url)
+        conn = await connect(url, read_only=True)
+        try:
+            await _check_known(conn, where)
+            if await pending(conn):
+                raise StoreError(f"no Engram store at {where} to copy (or one not migrated)",
+                                 code="store_missing", path=where)
+            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            await conn.execute("SELECT 1")  # the moment is taken at the first statement: now
+            yield cls(url, Path(folder) if folder is not None else Path.cwd(), None,
+                      Link(url, conn, read_only=True, reconnect=False))
+        finally:
+            await conn.close()
 
     async def close(self) -> None:
         await self.following.stop()
@@ -234,6 +257,16 @@ class PostgresStore:
         if problems:
             raise StoreError(f"{self.where}: " + "; ".join(problems), code="store_damaged", path=self.where)
         return {"seconds": round(time.monotonic() - started)}
+
+
+async def _hold_open(db: psycopg.AsyncConnection, where: str, alone: bool) -> None:
+    """The shared hold every open store keeps (waiting while a restore runs), or, ``alone``, the whole."""
+    if not alone:
+        await db.execute(HOLD_OPEN)  # type: ignore[arg-type]
+    elif not await value(db, "SELECT pg_try_advisory_lock(%s)", (OPEN,)):
+        raise StoreError(f"{where} is open in another Engram instance (a bot, the MCP server, a dashboard or "
+                         "a command): stop them all first; nothing was changed", code="store_in_use",
+                         path=where)
 
 
 async def _check_known(db: psycopg.AsyncConnection, where: str) -> None:

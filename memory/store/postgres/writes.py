@@ -32,6 +32,7 @@ from .. import (
     int8_factor,
     normalise,
 )
+from ..erase_records import erase_record, new_salt, parse_records, salt_record
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -42,6 +43,12 @@ from .codec import (
 )
 from .connection import rows as fetch
 from .connection import value as fetch_value
+
+# what a restore replaces: every table of the store but ``_migrations`` and ``erase_list``
+RESTORED_TABLES = ("episodes", "episodes_kw", "episode_words", "memories", "memories_kw", "memory_words",
+                   "sources", "vectors", "vector_codes", "vector_scales", "cursors", "aliases", "spaces",
+                   "place_names", "place_titles", "job_runs", "kept_apart", "episode_days", "place_counts",
+                   "speaker_counts", "talk_pairs", "change_log", "ranking", "recall_feedback")
 
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 TITLE_CHARS = 200
@@ -316,7 +323,37 @@ class PostgresWrites:
         if places:
             self._changed(PlacesDeleted(list(places)), "p-", keys)
         self.erased = self.erased or bool(eps or mems or places)
+        if eps or mems or people or places:
+            await self._note_erased(eps, mems, people, places)
         return eps, mems
+
+    async def empty_for_restore(self) -> tuple[int, int]:
+        """Every Engram table emptied for a restore (``postgres/backups``), all but the erase list and
+        the migrations; the highest episode and memory ids given out so far (never given out again).
+        TRUNCATE, in this transaction: a failure leaves every row as it was."""
+        high = (await self._next_id("episodes") - 1, await self._next_id("memories") - 1)
+        await self._db.execute("TRUNCATE " + ", ".join(RESTORED_TABLES)  # type: ignore[arg-type]
+                               + " RESTART IDENTITY")
+        self._places.clear()
+        return high
+
+    async def keep_ids_past(self, episodes: int, memories: int) -> None:
+        """No episode id up to ``episodes`` nor memory id up to ``memories`` given out again (a restored
+        backup older than ids the store gave out since)."""
+        for table, high in (("episodes", episodes), ("memories", memories)):
+            await self.set_cursor(f"erased:{table}", max(high, await self._erased(table)))
+
+    async def _note_erased(self, eps: Sequence[int], mems: Sequence[int], people: Sequence[str],
+                           places: Sequence[str]) -> None:
+        """The forget on the database's erase list, in its own transaction (``erase_records``): a
+        restore run from any instance's host erases it again. Its salt is the list's first record."""
+        first = await fetch_value(self._db, "SELECT record FROM erase_list ORDER BY n LIMIT 1")
+        salt = parse_records([first]).salt if first is not None else ""
+        if not salt:
+            salt = new_salt()
+            await self._db.execute("INSERT INTO erase_list (record) VALUES (%s)", (salt_record(salt),))
+        await self._db.execute("INSERT INTO erase_list (record) VALUES (%s)",
+                               (erase_record(salt, eps, mems, people, places),))
 
     async def _drop_unspoken_names(self, person: str) -> None:
         await self._db.execute("DELETE FROM aliases WHERE person = %s AND NOT EXISTS (SELECT 1 FROM episodes"

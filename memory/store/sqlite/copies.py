@@ -66,17 +66,32 @@ def ids_in(path: Path, which: str) -> list[str]:
 
 
 def settle(path: Path, *, always: bool = False) -> None:
-    """A backup made one file again: an erase in it stopped by a kill left its write-ahead log beside it
-    (committed, or to be dropped), which a read-only open cannot apply ("attempt to write a readonly
-    database"): opened for writing, SQLite finishes or drops that erase; the file goes back to a
-    rollback journal, and the files beside it (and the store's clean-close mark) are removed."""
+    """A backup made one file again: an erase in it stopped by a kill left its journal beside it (a
+    hot rollback journal, or a write-ahead log), which a read-only open cannot apply ("attempt to
+    write a readonly database"): opened for writing, SQLite finishes or undoes that erase; the file
+    goes back to a rollback journal, and the files beside it (and the store's clean-close mark) are
+    removed. ``always``: also when nothing is beside it (after an erase, to leave one file)."""
     beside = [path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal", "-clean")]
     if not always and not any(p.exists() for p in beside):
         return
-    db = sqlite3.connect(path)
     try:
-        db.execute("PRAGMA journal_mode=DELETE").fetchall()
-    finally:
-        db.close()
+        db = sqlite3.connect(path)
+        try:
+            db.execute("PRAGMA journal_mode=DELETE").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise StoreError(f"{path} could not be made whole again: {e}", code="backup_unsettled", path=path,
+                         error=str(e)) from e
     for side in beside:
         side.unlink(missing_ok=True)
+
+
+def is_engram_store(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` holds Engram's tables (a backup to restore must)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                          ).fetchone() is not None
+    finally:
+        db.close()

@@ -555,6 +555,11 @@ class SQLiteWrites:
             [(model, kind, r.id, places.get(r.id), c.tobytes()) for r, c in zip(rows, codes)])
         self.changes.append(VectorsSaved(model, kind, list(rows), vectors, codes, factor))
 
+    async def keep_vector_scale(self, model: str, factor: float) -> None:
+        """``model``'s int8 factor as another store fixed it (a copy between stores: the same codes,
+        so recall scores the same), before its vectors."""
+        await self._writer.execute("INSERT OR IGNORE INTO vector_scales VALUES (?, ?)", (model, factor))
+
     async def _place_keys(self, ids: list[int]) -> dict[int, int]:
         """Each episode's place key (``spaces.id``)."""
         out: dict[int, int] = {}
