@@ -37,6 +37,9 @@ from .codec import (
     MEMORY_COLUMNS,
     compact_vector_blob,
     distinct_words,
+    float_array,
+    id_array,
+    text_array,
     vector_blob,
     word_count,
 )
@@ -54,12 +57,37 @@ _INSERT_EPISODES = (f"INSERT INTO episodes ({EPISODE_COLUMNS}) SELECT * FROM unn
                     " %s::text[], %s::text[], %s::text[], %s::text[], %s::int[])")
 
 
+_EPISODE_TYPES = "ifitiitttttti"  # each column of EPISODE_COLUMNS: an int, a float or a text
+
+
+def _arrays(rows: Sequence[Sequence[Any]], types: str) -> list[str]:
+    """The columns of ``rows``, each as an array literal of its type (``codec.id_array``)."""
+    write = {"i": id_array, "f": float_array, "t": text_array}
+    return [write[t](column) for t, column in zip(types, zip(*rows))]  # type: ignore[operator]
+
+
 @dataclass
 class PlaceCursor:
     key: int
     seq: int
     section: int
     last_time: float
+
+
+class WriterView:
+    """What this instance's writer knows of the database between its transactions: each place's key,
+    last sequence number, section and time, and the newest episode id. Valid only while no other
+    instance has committed since (``Transactions`` forgets it when the change log shows one did), and
+    forgotten after a transaction that failed, an erase or a restore."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, PlaceCursor] = {}
+        self.last_episode: int | None = None  # None: read it from the database
+        self.others = 0  # the other instances' change log entries followed when it was last valid
+
+    def forget(self) -> None:
+        self.places.clear()
+        self.last_episode = None
 
 
 def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
@@ -76,13 +104,14 @@ def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
 
 class PostgresWrites:
     """Writes inside one open transaction that holds the database's write lock (``transactions``):
-    ids and each place's sequence numbers are read from the database, not from a cache, since
-    another instance may have written since this one last did."""
+    ids and each place's sequence numbers come from the writer's ``view``, read from the database
+    whenever another instance may have written since this one last did."""
 
-    def __init__(self, db: psycopg.AsyncConnection, section_gap: float):
+    def __init__(self, db: psycopg.AsyncConnection, section_gap: float, view: WriterView | None = None):
         self._db = db
         self._section_gap = section_gap
-        self._places: dict[str, PlaceCursor] = {}
+        self._view = view if view is not None else WriterView()
+        self._places = self._view.places
         self.changes: list[Change] = []
         self.log: list[LogEntry] = []
         self.erased = False
@@ -106,7 +135,8 @@ class PostgresWrites:
             raise ValueError("one (words, shape) per episode")
         if not episodes:
             return []
-        next_id = await self._next_id("episodes")
+        view = self._view
+        next_id = view.last_episode + 1 if view.last_episode is not None else await self._next_id("episodes")
         await self._read_places([ep.place for ep in episodes])
         data, kw, postings, aliases, names, columns, keys, lengths = [], [], [], [], [], [], [], []
         for n, ep in enumerate(episodes):
@@ -142,6 +172,7 @@ class PostgresWrites:
             titles = titles_of(episodes)
             if titles:
                 await cur.executemany(UPSERT_TITLES, titles)
+        view.last_episode = next_id - 1
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
         return [c.id for c in columns]
 
@@ -150,13 +181,13 @@ class PostgresWrites:
                                kw: list[tuple[int, int, str]], postings: list[tuple[str, int, int]]) -> None:
         """Episodes, their words and postings, each table in one statement (a column an array): the
         rows in order, so each one's counting trigger sees the lines before it."""
-        await cur.execute(_INSERT_EPISODES, [list(c) for c in zip(*data)])
+        await cur.execute(_INSERT_EPISODES, _arrays(data, _EPISODE_TYPES))
         await cur.execute("INSERT INTO episodes_kw (id, key, words) SELECT * FROM"
-                          " unnest(%s::bigint[], %s::int[], %s::text[])", [list(c) for c in zip(*kw)])
+                          " unnest(%s::bigint[], %s::int[], %s::text[])", _arrays(kw, "iit"))
         if postings:
             await cur.execute("INSERT INTO episode_words (word, key, id)"
                               " SELECT * FROM unnest(%s::text[], %s::int[], %s::bigint[])",
-                              [list(c) for c in zip(*postings)])
+                              _arrays(postings, "tii"))
 
     async def _read_places(self, places: Sequence[str]) -> None:
         """Each new place's key (given now if it has none), last sequence number, section and time."""
@@ -315,6 +346,8 @@ class PostgresWrites:
             self._changed(MemoriesDeleted(mems), "m-", mems)
         if places:
             self._changed(PlacesDeleted(list(places)), "p-", keys)
+        if eps or places:  # each place's last line and key are read again (as before any cache)
+            self._view.forget()
         self.erased = self.erased or bool(eps or mems or places)
         return eps, mems
 
@@ -447,7 +480,7 @@ class PostgresWrites:
             lengths.append(word_count(ws))
         async with self._db.pipeline(), self._db.cursor() as cur:
             await self._insert_episodes(cur, data, kw, postings)
-        self._places.clear()  # each place's next sequence number is read again
+        self._view.forget()  # each place's next sequence number (and the next id) is read again
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
 
     async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
