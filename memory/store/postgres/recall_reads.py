@@ -17,8 +17,10 @@ from .codec import (
     compact_vectors,
     dt,
     episode_row,
+    id_array,
     memory_row,
     meta_names_image,
+    text_array,
     vectors_of,
 )
 from .connection import Link, rows
@@ -29,6 +31,8 @@ _RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, vali
 _COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
                 " CASE WHEN meta != '{}' AND strpos(meta, '\"image\"') > 0 THEN meta END"
                 " FROM episodes WHERE id > %s ORDER BY id LIMIT %s")
+_MEMORIES_WITH_SOURCES = (f"SELECT {MEMORY_COLUMNS}, ARRAY(SELECT episode_id FROM sources s WHERE s.memory_id = m.id"
+                          " ORDER BY episode_id) FROM memories m WHERE id = ANY(%s::bigint[])")
 _LENGTH = "length(words) - length(replace(words, ' ', '')) + (words != '')::int"
 # each word's newest rows (one statement for all the words of a query)
 _POSTINGS = ("SELECT w.n, ARRAY(SELECT id FROM {table} p WHERE p.word = w.word {where}"
@@ -44,29 +48,24 @@ class RecallReads:
 
     # ---- items ---------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
-        found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ANY(%s)",
-                           (list(map(int, ids)),))
+        found = await rows(self._db, f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ANY(%s::bigint[])",
+                           (id_array(ids),))
         return {r[0]: episode_row(r) for r in found}
 
     async def get_memories(self, ids: Sequence[int]) -> dict[int, Memory]:
-        ids = list(map(int, ids))
-        found = await rows(self._db, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(%s)", (ids,))
-        srcs: dict[int, list[int]] = {}
-        for mid, eid in await rows(self._db, "SELECT memory_id, episode_id FROM sources"
-                                   " WHERE memory_id = ANY(%s) ORDER BY memory_id, episode_id", (ids,)):
-            srcs.setdefault(mid, []).append(eid)
-        return {r[0]: memory_row(r, srcs.get(r[0], [])) for r in found}
+        found = await rows(self._db, _MEMORIES_WITH_SOURCES, (id_array(ids),))  # one trip for both
+        return {r[0]: memory_row(r[:-1], list(r[-1])) for r in found}
 
     async def episode_index_words(self, ids: Sequence[int]) -> dict[int, list[str]]:
-        found = await rows(self._db, "SELECT id, words FROM episodes_kw WHERE id = ANY(%s)",
-                           (list(map(int, ids)),))
+        found = await rows(self._db, "SELECT id, words FROM episodes_kw WHERE id = ANY(%s::bigint[])",
+                           (id_array(ids),))
         return {i: words.split(" ") for i, words in found if words}
 
     async def memory_rank_rows(self, ids: Sequence[int]) -> list[MemoryRankRow]:
         if not ids:
             return []
-        found = await rows(self._db, f"SELECT {_RANK_COLUMNS} FROM memories WHERE id = ANY(%s)",
-                           (list(map(int, ids)),))
+        found = await rows(self._db, f"SELECT {_RANK_COLUMNS} FROM memories WHERE id = ANY(%s::bigint[])",
+                           (id_array(ids),))
         return [MemoryRankRow(*r) for r in found]
 
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
@@ -78,12 +77,12 @@ class RecallReads:
 
     async def columns_of(self, ids: Sequence[int]) -> list[EpisodeColumnRow]:
         """``episode_columns`` of the episodes ``ids`` that exist, in id order (``following``)."""
-        sql = _COLUMN_ROWS.replace("id > %s ORDER BY id LIMIT %s", "id = ANY(%s) ORDER BY id")
+        sql = _COLUMN_ROWS.replace("id > %s ORDER BY id LIMIT %s", "id = ANY(%s::bigint[]) ORDER BY id")
         return [EpisodeColumnRow(i, t, tz, place, seq, section, shape, name,
                                  kind == "image" or (meta is not None and meta_names_image(meta)),
                                  kind == "message_out")
                 for i, t, tz, place, seq, section, shape, name, kind, meta in await rows(
-                    self._db, sql, (list(map(int, ids)),))]
+                    self._db, sql, (id_array(ids),))]
 
     async def last_episode_id(self) -> int:
         return int((await rows(self._db, "SELECT coalesce(max(id), 0) FROM episodes"))[0][0])
@@ -115,8 +114,8 @@ class RecallReads:
             found = await self._postings("episode_words", words, "AND p.key = %s", [place_keys[0]])
             return Postings(found, True)
         if place_keys is not None and len(place_keys) <= KEYED_PLACES:
-            return Postings(await self._postings("episode_words", words, "AND p.key = ANY(%s)",
-                                                 [list(place_keys)]), True)
+            return Postings(await self._postings("episode_words", words, "AND p.key = ANY(%s::int[])",
+                                                 [id_array(place_keys)]), True)
         return Postings(await self._postings("episode_words", words, "", []), place_keys is None)
 
     async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
@@ -125,8 +124,10 @@ class RecallReads:
     async def _postings(self, table: str, words: list[str], where: str, args: list[Any]) -> list[np.ndarray]:
         if not words:
             return []
-        found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where), [*args, words]))
-        return [np.array(found[n][::-1], np.int64) if found.get(n) else _NONE
+        # in binary: each word's ids arrive as a numpy array (``connection.IdArrayLoader``)
+        found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where), [*args, text_array(words)],
+                                binary=True))
+        return [np.ascontiguousarray(found[n][::-1]) if n in found and len(found[n]) else _NONE
                 for n in range(1, len(words) + 1)]
 
     async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
@@ -135,8 +136,8 @@ class RecallReads:
             found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id > %s"
                                " ORDER BY id LIMIT %s", (after, limit))
         else:
-            found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id = ANY(%s)"
-                               " ORDER BY id", (list(map(int, ids)),))
+            found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id = ANY(%s::bigint[])"
+                               " ORDER BY id", (id_array(ids),))
         return [KeywordRow(i, key, n) for i, key, n in found]
 
     async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
@@ -146,7 +147,7 @@ class RecallReads:
         if ids is None:
             found = await rows(self._db, sql.format("> %s") + " LIMIT %s", (after, limit))
         else:
-            found = await rows(self._db, sql.format("= ANY(%s)"), (list(map(int, ids)),))
+            found = await rows(self._db, sql.format("= ANY(%s::bigint[])"), (id_array(ids),))
         return [KeywordRow(i, (scope, status), n) for i, scope, status, n in found]
 
     # ---- vectors ---------------------------------------------------------------------------
@@ -208,8 +209,8 @@ class RecallReads:
         table, group, status = (("episodes", "space", "'active'") if kind == "e"
                                 else ("memories", "scope", "x.status"))
         found = await rows(self._db, f"SELECT x.id, x.{group}, {status}, v.vec FROM vectors v JOIN {table} x"
-                           " ON x.id = v.item WHERE v.model = %s AND v.kind = %s AND v.item = ANY(%s)"
-                           " ORDER BY v.item", (model, kind, list(map(int, ids))))
+                           " ON x.id = v.item WHERE v.model = %s AND v.kind = %s AND v.item = ANY(%s::bigint[])"
+                           " ORDER BY v.item", (model, kind, id_array(ids)))
         return ([EmbedRow(i, g, s, "") for i, g, s, _ in found], vectors_of([bytes(r[3]) for r in found]))
 
     async def query_vectors_page(self, model: str, kind: str, after: int, limit: int
@@ -220,12 +221,12 @@ class RecallReads:
 
     async def query_vectors(self, model: str, kind: str, ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
         found = await rows(self._db, "SELECT item, vec FROM vectors WHERE model = %s AND kind = %s"
-                           " AND item = ANY(%s)", (model, kind, list(map(int, ids))))
+                           " AND item = ANY(%s::bigint[])", (model, kind, id_array(ids)))
         return [i for i, _ in found], compact_vectors([bytes(b) for _, b in found])
 
     async def memory_vectors(self, model: str, ids: Sequence[int]) -> dict[int, bytes]:
         found = await rows(self._db, "SELECT item, vec FROM vectors WHERE model = %s AND kind = 'm'"
-                           " AND item = ANY(%s)", (model, list(map(int, ids))))
+                           " AND item = ANY(%s::bigint[])", (model, id_array(ids)))
         return {i: bytes(v) for i, v in found}
 
 

@@ -66,6 +66,36 @@ def _arrays(rows: Sequence[Sequence[Any]], types: str) -> list[str]:
     return [write[t](column) for t, column in zip(types, zip(*rows))]  # type: ignore[operator]
 
 
+# a batch's names in one statement each (an upsert may touch a row once: ``_aliases_once``, ``_names_once``)
+_UPSERT_ALIASES = ("INSERT INTO aliases SELECT * FROM unnest(%s::text[], %s::text[], %s::float8[], %s::float8[])"
+                   " ON CONFLICT (person, alias) DO UPDATE SET"
+                   " last_seen = greatest(aliases.last_seen, excluded.last_seen)")
+_UPSERT_NAMES = ("INSERT INTO place_names SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::float8[])"
+                 " ON CONFLICT (space, person) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen"
+                 " WHERE excluded.last_seen >= place_names.last_seen")
+
+
+def _aliases_once(rows: list[tuple[str, str, float, float]]) -> list[tuple[str, str, float, float]]:
+    """One row per (person, alias), as the rows upserted one by one would leave it: the first one's
+    first sighting, the latest last sighting."""
+    out: dict[tuple[str, str], tuple[str, str, float, float]] = {}
+    for person, alias, first, last in rows:
+        had = out.get((person, alias))
+        out[(person, alias)] = (person, alias, first, last) if had is None else (*had[:3], max(had[3], last))
+    return list(out.values())
+
+
+def _names_once(rows: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
+    """One row per (place, person), as the rows upserted one by one would leave it: the last of those
+    seen latest (each replaced the name when it was seen no earlier than the one before)."""
+    out: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+    for row in rows:
+        had = out.get(row[:2])
+        if had is None or row[3] >= had[3]:
+            out[row[:2]] = row
+    return list(out.values())
+
+
 @dataclass
 class PlaceCursor:
     key: int
@@ -161,14 +191,9 @@ class PostgresWrites:
         async with self._db.pipeline(), self._db.cursor() as cur:  # one trip to the server for all of it
             await self._insert_episodes(cur, data, kw, postings)
             if aliases:
-                await cur.executemany(
-                    "INSERT INTO aliases VALUES (%s,%s,%s,%s) ON CONFLICT (person, alias) DO UPDATE SET"
-                    " last_seen = greatest(aliases.last_seen, excluded.last_seen)", aliases)
+                await cur.execute(_UPSERT_ALIASES, _arrays(_aliases_once(aliases), "ttff"))
             if names:
-                await cur.executemany(
-                    "INSERT INTO place_names VALUES (%s,%s,%s,%s) ON CONFLICT (space, person) DO UPDATE SET"
-                    " name = excluded.name, last_seen = excluded.last_seen"
-                    " WHERE excluded.last_seen >= place_names.last_seen", names)
+                await cur.execute(_UPSERT_NAMES, _arrays(_names_once(names), "tttf"))
             titles = titles_of(episodes)
             if titles:
                 await cur.executemany(UPSERT_TITLES, titles)
