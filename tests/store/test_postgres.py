@@ -155,3 +155,35 @@ def test_the_command_line_records_and_recalls_in_postgres(postgres_server: Any, 
     assert "Ferdinand" not in capsys.readouterr().out
     assert main([*base, "backup"]) == 2
     assert "pg_dump" in capsys.readouterr().err
+
+
+async def test_a_writer_numbers_lines_after_another_instances_it_has_followed(postgres_server: Any,
+                                                                              tmp_path: Path) -> None:
+    """Each instance keeps each place's last sequence number between its transactions; another
+    instance's lines (followed by the log's poll, not at a transaction's start) and its forgetting
+    of the place are seen before the next line is numbered."""
+    from astrbot_plugin_engram.memory import open_store
+
+    url = postgres_server.fresh_database()
+    a, b = await open_store(url, folder=tmp_path), await open_store(url, folder=tmp_path)
+    line = [Episode(place="qq:group:1", content=f"line {i}", time=T0 + timedelta(minutes=i)) for i in range(6)]
+    try:
+        async with a.transaction() as tx:
+            ids = await tx.add_episodes(line[:2])
+        async with b.transaction() as tx:
+            ids += await tx.add_episodes(line[2:3])
+        async with a.writing.lock:  # type: ignore[attr-defined]
+            await a.following.catch_up()  # type: ignore[attr-defined]  # as its poll does
+        async with a.transaction() as tx:
+            ids += await tx.add_episodes(line[3:4])
+        assert [e.seq for e in (await a.get_episodes(ids)).values()] == [1, 2, 3, 4]
+        async with b.transaction() as tx:
+            await tx.erase(ids, [], places=["qq:group:1"])
+        async with a.transaction() as tx:
+            new = await tx.add_episodes(line[4:5])
+        assert (await a.get_episodes(new))[new[0]].seq == 1 and new[0] > ids[-1]
+        key = await a.place_key("qq:group:1")
+        assert key is not None and [r.group for r in await a.episode_keyword_rows(0, 0, new)] == [key]
+    finally:
+        await a.close()
+        await b.close()
