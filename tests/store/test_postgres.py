@@ -166,7 +166,8 @@ async def test_a_writer_numbers_lines_after_another_instances_it_has_followed(po
 
     url = postgres_server.fresh_database()
     a, b = await open_store(url, folder=tmp_path), await open_store(url, folder=tmp_path)
-    line = [Episode(place="qq:group:1", content=f"line {i}", time=T0 + timedelta(minutes=i)) for i in range(6)]
+    line = [Episode(place="qq:group:1", content=f"line {i}", time=T0 + timedelta(minutes=i))
+            for i in range(6)]
     try:
         async with a.transaction() as tx:
             ids = await tx.add_episodes(line[:2])

@@ -31,8 +31,9 @@ _RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, vali
 _COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
                 " CASE WHEN meta != '{}' AND strpos(meta, '\"image\"') > 0 THEN meta END"
                 " FROM episodes WHERE id > %s ORDER BY id LIMIT %s")
-_MEMORIES_WITH_SOURCES = (f"SELECT {MEMORY_COLUMNS}, ARRAY(SELECT episode_id FROM sources s WHERE s.memory_id = m.id"
-                          " ORDER BY episode_id) FROM memories m WHERE id = ANY(%s::bigint[])")
+_MEMORIES_WITH_SOURCES = (f"SELECT {MEMORY_COLUMNS}, ARRAY(SELECT episode_id FROM sources s"
+                          " WHERE s.memory_id = m.id ORDER BY episode_id)"
+                          " FROM memories m WHERE id = ANY(%s::bigint[])")
 _LENGTH = "length(words) - length(replace(words, ' ', '')) + (words != '')::int"
 # each word's newest rows (one statement for all the words of a query)
 _POSTINGS = ("SELECT w.n, ARRAY(SELECT id FROM {table} p WHERE p.word = w.word {where}"
@@ -125,8 +126,8 @@ class RecallReads:
         if not words:
             return []
         # in binary: each word's ids arrive as a numpy array (``connection.IdArrayLoader``)
-        found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where), [*args, text_array(words)],
-                                binary=True))
+        found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where),
+                                [*args, text_array(words)], binary=True))
         return [np.ascontiguousarray(found[n][::-1]) if n in found and len(found[n]) else _NONE
                 for n in range(1, len(words) + 1)]
 
@@ -136,8 +137,8 @@ class RecallReads:
             found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id > %s"
                                " ORDER BY id LIMIT %s", (after, limit))
         else:
-            found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id = ANY(%s::bigint[])"
-                               " ORDER BY id", (id_array(ids),))
+            found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw"
+                               " WHERE id = ANY(%s::bigint[]) ORDER BY id", (id_array(ids),))
         return [KeywordRow(i, key, n) for i, key, n in found]
 
     async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
@@ -209,7 +210,8 @@ class RecallReads:
         table, group, status = (("episodes", "space", "'active'") if kind == "e"
                                 else ("memories", "scope", "x.status"))
         found = await rows(self._db, f"SELECT x.id, x.{group}, {status}, v.vec FROM vectors v JOIN {table} x"
-                           " ON x.id = v.item WHERE v.model = %s AND v.kind = %s AND v.item = ANY(%s::bigint[])"
+                           " ON x.id = v.item WHERE v.model = %s AND v.kind = %s"
+                           " AND v.item = ANY(%s::bigint[])"
                            " ORDER BY v.item", (model, kind, id_array(ids)))
         return ([EmbedRow(i, g, s, "") for i, g, s, _ in found], vectors_of([bytes(r[3]) for r in found]))
 

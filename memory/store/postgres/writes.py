@@ -66,12 +66,16 @@ def _arrays(rows: Sequence[Sequence[Any]], types: str) -> list[str]:
     return [write[t](column) for t, column in zip(types, zip(*rows))]  # type: ignore[operator]
 
 
-# a batch's names in one statement each (an upsert may touch a row once: ``_aliases_once``, ``_names_once``)
-_UPSERT_ALIASES = ("INSERT INTO aliases SELECT * FROM unnest(%s::text[], %s::text[], %s::float8[], %s::float8[])"
+# a batch's names in one statement each (an upsert may touch a row once: ``_aliases_once``,
+# ``_names_once``)
+_UPSERT_ALIASES = ("INSERT INTO aliases SELECT * FROM"
+                   " unnest(%s::text[], %s::text[], %s::float8[], %s::float8[])"
                    " ON CONFLICT (person, alias) DO UPDATE SET"
                    " last_seen = greatest(aliases.last_seen, excluded.last_seen)")
-_UPSERT_NAMES = ("INSERT INTO place_names SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::float8[])"
-                 " ON CONFLICT (space, person) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen"
+_UPSERT_NAMES = ("INSERT INTO place_names SELECT * FROM"
+                 " unnest(%s::text[], %s::text[], %s::text[], %s::float8[])"
+                 " ON CONFLICT (space, person) DO UPDATE SET name = excluded.name,"
+                 " last_seen = excluded.last_seen"
                  " WHERE excluded.last_seen >= place_names.last_seen")
 
 
