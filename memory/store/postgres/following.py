@@ -136,12 +136,14 @@ class Following:
             await db.execute("DELETE FROM change_log WHERE at < %s", (now - KEEP_LOG,))
         return cur
 
-    async def committed(self, written: psycopg.AsyncCursor[Any] | None) -> None:
+    async def committed(self, written: psycopg.AsyncCursor[Any] | None) -> int | None:
         """This instance's own entries (``written``) were committed: its listeners hear them from the
-        writes."""
-        if written is not None:
-            found = await written.fetchall()
-            self.seen = max(self.seen, int(found[0][0]))
+        writes. The last entry's number (None: the transaction wrote none)."""
+        if written is None:
+            return None
+        last = int((await written.fetchall())[0][0])
+        self.seen = max(self.seen, last)
+        return last
 
     async def _change_of(self, kind: str, ids: list[int], model: str, fields: str) -> Change | None:
         """The change an entry stands for, read back from the tables (rows erased since: left out)."""

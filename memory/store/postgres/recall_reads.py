@@ -24,6 +24,7 @@ from .codec import (
     vectors_of,
 )
 from .connection import Link, rows
+from .postings import PostingsCache
 
 KEYED_PLACES = 16  # audiences seeing more chats than this read each word in any chat, then filter
 _NONE = np.zeros(0, np.int64)
@@ -35,8 +36,9 @@ _MEMORIES_WITH_SOURCES = (f"SELECT {MEMORY_COLUMNS}, ARRAY(SELECT episode_id FRO
                           " WHERE s.memory_id = m.id ORDER BY episode_id)"
                           " FROM memories m WHERE id = ANY(%s::bigint[])")
 _LENGTH = "length(words) - length(replace(words, ' ', '')) + (words != '')::int"
-# each word's newest rows (one statement for all the words of a query)
-_POSTINGS = ("SELECT w.n, ARRAY(SELECT id FROM {table} p WHERE p.word = w.word {where}"
+# each word's newest rows (one statement for all the words of a query), with the log's number
+_STAMP = "SELECT coalesce(max(n), 0) FROM change_log"  # moves with every commit that changes postings
+_POSTINGS = ("SELECT (" + _STAMP + "), w.n, ARRAY(SELECT id FROM {table} p WHERE p.word = w.word {where}"
              f" ORDER BY id DESC LIMIT {DOCLIST_CAP + 1})"
              " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, n)")
 
@@ -46,6 +48,7 @@ class RecallReads:
 
     def __init__(self, reader: Link):
         self._db = reader
+        self.postings = PostingsCache()
 
     # ---- items ---------------------------------------------------------------------------
     async def get_episodes(self, ids: Sequence[int]) -> dict[int, Episode]:
@@ -110,26 +113,53 @@ class RecallReads:
 
     # ---- keywords --------------------------------------------------------------------------
     async def episode_postings(self, words: list[str], place_keys: list[int] | None) -> Postings:
-        """Each word's episodes: only in the places ``place_keys`` when they are few, else in any."""
+        """Each word's episodes: only in the places ``place_keys`` when they are few, else in any (in
+        one place through the cache of recent doclists, ``postings``)."""
         if place_keys is not None and len(place_keys) == 1:  # one place: the index's order, read backwards
-            found = await self._postings("episode_words", words, "AND p.key = %s", [place_keys[0]])
+            found = await self._cached("episode_words", place_keys[0], words, "AND p.key = %s",
+                                       [place_keys[0]])
             return Postings(found, True)
         if place_keys is not None and len(place_keys) <= KEYED_PLACES:
-            return Postings(await self._postings("episode_words", words, "AND p.key = ANY(%s::int[])",
+            return Postings(await self._uncached("episode_words", words, "AND p.key = ANY(%s::int[])",
                                                  [id_array(place_keys)]), True)
-        return Postings(await self._postings("episode_words", words, "", []), place_keys is None)
+        return Postings(await self._uncached("episode_words", words, "", []), place_keys is None)
 
     async def memory_postings(self, words: list[str]) -> list[np.ndarray]:
-        return await self._postings("memory_words", words, "", [])
+        return await self._cached("memory_words", 0, words, "", [])
 
-    async def _postings(self, table: str, words: list[str], where: str, args: list[Any]) -> list[np.ndarray]:
+    async def _cached(self, table: str, place: int, words: list[str], where: str, args: list[Any]
+                      ) -> list[np.ndarray]:
+        """``_postings`` of the words not in the cache, with the change log's number in the same read:
+        if it moved since the cache was filled, the words found there are read again too."""
         if not words:
             return []
+        cache = self.postings
+        out = [cache.get((table, place, w)) for w in words]
+        todo = [n for n, got in enumerate(out) if got is None]
+        stamp, found = await self._postings(table, [words[n] for n in todo], where, args)
+        if not cache.at(stamp) and len(todo) < len(words):  # another commit since: all of them afresh
+            todo = list(range(len(words)))
+            stamp, found = await self._postings(table, words, where, args)
+            cache.at(stamp)
+        for n, ids in zip(todo, found):
+            out[n] = ids
+            cache.keep((table, place, words[n]), ids)
+        return out  # type: ignore[return-value]
+
+    async def _uncached(self, table: str, words: list[str], where: str, args: list[Any]) -> list[np.ndarray]:
+        return (await self._postings(table, words, where, args))[1] if words else []
+
+    async def _postings(self, table: str, words: list[str], where: str, args: list[Any]
+                        ) -> tuple[int, list[np.ndarray]]:
+        """The change log's newest number and each word's newest postings, ascending, in one read."""
+        if not words:
+            return int((await rows(self._db, _STAMP))[0][0]), []
         # in binary: each word's ids arrive as a numpy array (``connection.IdArrayLoader``)
-        found = dict(await rows(self._db, _POSTINGS.format(table=table, where=where),
-                                [*args, text_array(words)], binary=True))
-        return [np.ascontiguousarray(found[n][::-1]) if n in found and len(found[n]) else _NONE
-                for n in range(1, len(words) + 1)]
+        found = await rows(self._db, _POSTINGS.format(table=table, where=where), [*args, text_array(words)],
+                           binary=True)
+        lists = {n: ids for _, n, ids in found}
+        return int(found[0][0]), [np.ascontiguousarray(lists[n][::-1]) if len(lists[n]) else _NONE
+                                  for n in range(1, len(words) + 1)]
 
     async def episode_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                    ) -> list[KeywordRow]:

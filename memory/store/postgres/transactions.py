@@ -17,6 +17,7 @@ from ...errors import StoreError, StoreUnwritable
 from .. import Listener
 from .connection import WRITING, Link
 from .following import Following
+from .postings import PostingsCache
 from .writes import PostgresWrites, WriterView
 
 log = logging.getLogger("engram.store")
@@ -27,7 +28,7 @@ ERASED_TABLES = ("episodes", "episodes_kw", "episode_words", "memories", "memori
 
 class Transactions:
     def __init__(self, where: str, path: Path, writer: Link | None, following: Following,
-                 listeners: list[Listener], section_gap: float):
+                 listeners: list[Listener], section_gap: float, postings: PostingsCache):
         self.where = where  # the database, as it may be shown (no password)
         self.path = path
         self._writer = writer  # None: opened read-only
@@ -35,6 +36,7 @@ class Transactions:
         self._listeners = listeners
         self._section_gap = section_gap
         self.lock = asyncio.Lock()  # one transaction of this instance at a time (and the follower's look)
+        self._postings = postings  # the recall reads' cache of doclists: it follows each commit
         self._view = WriterView()  # places and ids between this instance's transactions
 
     def listen(self, listener: Listener) -> None:
@@ -67,7 +69,10 @@ class Transactions:
                     raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",
                                           path=self.where) from e
                 raise
-            await self._following.committed(written)
+            last = await self._following.committed(written)
+            if last is not None:
+                self._postings.committed(last - len(writes.log) + 1, last, writes.postings_added,
+                                         writes.postings_cleared)
         for change in writes.changes:
             self._following.heard(change)
             for listener in self._listeners:

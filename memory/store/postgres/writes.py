@@ -148,6 +148,11 @@ class PostgresWrites:
         self._places = self._view.places
         self.changes: list[Change] = []
         self.log: list[LogEntry] = []
+        # what this transaction did to the postings (the recall reads' cache follows it after COMMIT):
+        # (table, place key or 0, word, id) added, each id the newest; tables deleted from or written
+        # out of order
+        self.postings_added: list[tuple[str, int, str, int]] = []
+        self.postings_cleared: set[str] = set()
         self.erased = False
 
     def _changed(self, change: Change, kind: str, ids: Sequence[int], model: str = "",
@@ -202,6 +207,7 @@ class PostgresWrites:
             if titles:
                 await cur.executemany(UPSERT_TITLES, titles)
         view.last_episode = next_id - 1
+        self.postings_added += [("episode_words", key, w, i) for w, key, i in postings]
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
         return [c.id for c in columns]
 
@@ -276,12 +282,18 @@ class PostgresWrites:
                       [mid] if supersedes is None else [mid, supersedes])
         return mid
 
-    async def _index_memories(self, items: Sequence[tuple[int, str]]) -> None:
+    async def _index_memories(self, items: Sequence[tuple[int, str]], newest: bool = True) -> None:
+        """``items``' words and postings (``newest``: each id past every memory's before it)."""
+        postings = [(w, i) for i, words in items for w in distinct_words(words)]
         await self._copy("COPY memories_kw (id, words) FROM STDIN", items)
-        await self._copy("COPY memory_words (word, id) FROM STDIN",
-                         [(w, i) for i, words in items for w in distinct_words(words)])
+        await self._copy("COPY memory_words (word, id) FROM STDIN", postings)
+        if newest:
+            self.postings_added += [("memory_words", 0, w, i) for w, i in postings]
+        elif postings:
+            self.postings_cleared.add("memory_words")
 
     async def _unindex_memories(self, ids: Sequence[int]) -> None:
+        self.postings_cleared.add("memory_words")
         await self._db.execute(
             "DELETE FROM memory_words p USING (SELECT k.id, unnest(string_to_array(k.words, ' ')) AS word"
             " FROM memories_kw k WHERE k.id = ANY(%s) AND k.words != '') d WHERE p.word = d.word AND p.id = "
@@ -339,6 +351,7 @@ class PostgresWrites:
                                              " AND actor != ''", (eps,))}
         if eps:
             await db.execute("DELETE FROM sources WHERE episode_id = ANY(%s)", (eps,))
+            self.postings_cleared.add("episode_words")
             await db.execute(
                 "DELETE FROM episode_words p USING (SELECT k.id, k.key, unnest(string_to_array(k.words, ' "
                 "')) AS word"
@@ -509,6 +522,7 @@ class PostgresWrites:
             lengths.append(word_count(ws))
         async with self._db.pipeline(), self._db.cursor() as cur:
             await self._insert_episodes(cur, data, kw, postings)
+        self.postings_cleared.add("episode_words")  # old ids: not appended at the end of a list
         self._view.forget()  # each place's next sequence number (and the next id) is read again
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
 
@@ -539,7 +553,7 @@ class PostgresWrites:
             self._changed(MemoryAdded(m.id, m.scope, m.status, word_count(words), m.supersedes), "m+",
                           [m.id] if m.supersedes is None else [m.id, m.supersedes])
         await self._copy(f"COPY memories ({MEMORY_COLUMNS}) FROM STDIN", data)
-        await self._index_memories(kw)
+        await self._index_memories(kw, newest=False)
         await self._add_sources(sources)
 
     async def restore_superseded(self, rows: Sequence[tuple[int, int, datetime | None]]) -> None:
