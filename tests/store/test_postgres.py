@@ -216,6 +216,7 @@ async def test_the_postings_cache_follows_this_instances_commits_and_sees_the_ot
         async with a.transaction() as tx:
             first = await tx.add_episodes([line("apple pie"), line("apple tart", 1)])
         key = await a.place_key(place)
+        assert key is not None
         assert await same_as_the_tables() == [first, first[:1], []]
         cache = a.recall.postings  # type: ignore[attr-defined]
         async with a.transaction() as tx:
