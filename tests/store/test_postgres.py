@@ -207,6 +207,7 @@ async def test_the_postings_cache_follows_this_instances_commits_and_sees_the_ot
         return Episode(place=place, content=text, time=T0 + timedelta(seconds=i))
 
     async def same_as_the_tables() -> list[list[int]]:
+        assert key is not None
         got = [x.tolist() for x in (await a.episode_postings(words, [key])).lists]
         table = await a.recall._uncached("episode_words", words, "AND p.key = %s", [key])  # type: ignore[attr-defined]
         assert got == [x.tolist() for x in table]
