@@ -134,10 +134,11 @@ class RecallReads:
         if not words:
             return []
         cache = self.postings
+        held = cache.stamp  # what the words found here are exact at (a commit may move it meanwhile)
         out = [cache.get((table, place, w)) for w in words]
         todo = [n for n, got in enumerate(out) if got is None]
         stamp, found = await self._postings(table, [words[n] for n in todo], where, args)
-        if not cache.at(stamp) and len(todo) < len(words):  # another commit since: all of them afresh
+        if (not cache.at(stamp) or held != stamp) and len(todo) < len(words):  # a commit since: all afresh
             todo = list(range(len(words)))
             stamp, found = await self._postings(table, words, where, args)
             cache.at(stamp)
