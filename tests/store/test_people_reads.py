@@ -38,3 +38,23 @@ async def test_each_place_knows_the_name_a_person_last_went_by_there(store: Stor
     assert await store.people_named("Annie") == ["qq:1"]  # ... which people_named still knows
     assert sorted(await store.people_mentioned_in(A, "I saw bo and ANN (AWAY) today")) == ["qq:1", "qq:2"]
     assert await store.people_mentioned_in(A, "Annie was there, and a bonbon") == []  # B's name; not a word
+
+
+async def test_a_batch_out_of_time_order_keeps_names_as_one_line_at_a_time(store: Store) -> None:
+    """A person seen several times in one batch, not in time order and under the same name twice:
+    the batch leaves the names as writing its lines one by one would (the PostgreSQL store writes a
+    batch's names in one statement)."""
+    async with store.transaction() as tx:
+        await tx.add_episodes([ep("a", minutes=10, actor="qq:1", actor_name="Ann"),
+                               ep("b", minutes=5, actor="qq:1", actor_name="Annie"),
+                               ep("c", minutes=20, actor="qq:1", actor_name="Ann"),
+                               ep("d", minutes=20, actor="qq:1", actor_name="Anna"),
+                               ep("e", minutes=1, actor="qq:1", actor_name="Ann")])
+    at = {m: (T0 + timedelta(minutes=m)).timestamp() for m in (5, 10, 20)}
+    assert await store.alias_rows() == [("qq:1", "Ann", at[10], at[20]), ("qq:1", "Anna", at[20], at[20]),
+                                        ("qq:1", "Annie", at[5], at[5])]
+    assert await store.place_name_rows() == [(A, "qq:1", "Anna", at[20])]  # the last seen latest
+    async with store.transaction() as tx:  # an earlier sighting later on changes neither
+        await tx.add_episodes([ep("f", minutes=2, actor="qq:1", actor_name="Ann")])
+    assert (await store.alias_rows())[0] == ("qq:1", "Ann", at[10], at[20])
+    assert await store.place_name_rows() == [(A, "qq:1", "Anna", at[20])]

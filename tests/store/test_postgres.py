@@ -155,3 +155,89 @@ def test_the_command_line_records_and_recalls_in_postgres(postgres_server: Any, 
     assert "Ferdinand" not in capsys.readouterr().out
     assert main([*base, "backup"]) == 0  # without --folder: into the working directory's backups/
     assert "backed up to" in capsys.readouterr().out and len(list((tmp_path / "backups").glob("*.db"))) == 1
+
+
+async def test_a_writer_numbers_lines_after_another_instances_it_has_followed(postgres_server: Any,
+                                                                              tmp_path: Path) -> None:
+    """Each instance keeps each place's last sequence number between its transactions; another
+    instance's lines (followed by the log's poll, not at a transaction's start) and its forgetting
+    of the place are seen before the next line is numbered."""
+    from astrbot_plugin_engram.memory import open_store
+
+    url = postgres_server.fresh_database()
+    a, b = await open_store(url, folder=tmp_path), await open_store(url, folder=tmp_path)
+    line = [Episode(place="qq:group:1", content=f"line {i}", time=T0 + timedelta(minutes=i))
+            for i in range(6)]
+    try:
+        async with a.transaction() as tx:
+            ids = await tx.add_episodes(line[:2])
+        async with b.transaction() as tx:
+            ids += await tx.add_episodes(line[2:3])
+        async with a.writing.lock:  # type: ignore[attr-defined]
+            await a.following.catch_up()  # type: ignore[attr-defined]  # as its poll does
+        async with a.transaction() as tx:
+            ids += await tx.add_episodes(line[3:4])
+        assert [e.seq for e in (await a.get_episodes(ids)).values()] == [1, 2, 3, 4]
+        async with b.transaction() as tx:
+            await tx.erase(ids, [], places=["qq:group:1"])
+        async with a.transaction() as tx:
+            new = await tx.add_episodes(line[4:5])
+        assert (await a.get_episodes(new))[new[0]].seq == 1 and new[0] > ids[-1]
+        key = await a.place_key("qq:group:1")
+        assert key is not None and [r.group for r in await a.episode_keyword_rows(0, 0, new)] == [key]
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_the_postings_cache_follows_this_instances_commits_and_sees_the_others(
+        postgres_server: Any, tmp_path: Path) -> None:
+    """Recent doclists are kept between recalls (``store/postgres/postings``): after this instance's
+    own commit they are followed, not read again; another instance's commit, a forget and a batch
+    past the doclist cap give what a read from the tables gives."""
+    from astrbot_plugin_engram.memory import open_store
+    from astrbot_plugin_engram.memory.store import DOCLIST_CAP
+    from astrbot_plugin_engram.memory.text.words import query_words
+
+    url = postgres_server.fresh_database()
+    a, b = await open_store(url, folder=tmp_path), await open_store(url, folder=tmp_path)
+    place, words = "qq:group:1", query_words("apple pie nothing")
+
+    def line(text: str, i: int = 0) -> Episode:
+        return Episode(place=place, content=text, time=T0 + timedelta(seconds=i))
+
+    async def same_as_the_tables() -> list[list[int]]:
+        assert key is not None
+        got = [x.tolist() for x in (await a.episode_postings(words, [key])).lists]
+        table = await a.recall._uncached("episode_words", words, "AND p.key = %s", [key])  # type: ignore[attr-defined]
+        assert got == [x.tolist() for x in table]
+        return got
+
+    try:
+        async with a.transaction() as tx:
+            first = await tx.add_episodes([line("apple pie"), line("apple tart", 1)])
+        key = await a.place_key(place)
+        assert key is not None
+        assert await same_as_the_tables() == [first, first[:1], []]
+        cache = a.recall.postings  # type: ignore[attr-defined]
+        async with a.transaction() as tx:
+            mine = await tx.add_episodes([line("apple crumble", 2)])
+        hits = cache.hits
+        assert (await same_as_the_tables())[0] == first + mine
+        assert cache.hits == hits + len(words)  # followed: every word from the cache
+        async with b.transaction() as tx:
+            theirs = await tx.add_episodes([line("pie chart", 3)])
+        assert (await same_as_the_tables())[1] == first[:1] + theirs
+        async with a.transaction() as tx:
+            await tx.erase(first[:1], [])
+        assert (await same_as_the_tables())[:2] == [first[1:] + mine, theirs]
+        async with a.transaction() as tx:
+            many = await tx.add_episodes([line(f"apple {i}", 10 + i) for i in range(DOCLIST_CAP + 5)])
+        assert (await same_as_the_tables())[0] == many[-(DOCLIST_CAP + 1):]
+        assert (await a.memory_postings(words))[0].tolist() == []
+        async with a.transaction() as tx:
+            mid = await tx.add_memory(Memory(text="likes apple pie", scope="public"))
+        assert (await a.memory_postings(words))[0].tolist() == [mid]
+    finally:
+        await a.close()
+        await b.close()

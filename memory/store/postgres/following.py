@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -40,6 +41,7 @@ _WRITE_LOG = ("WITH e AS (SELECT * FROM unnest(%s::float8[], %s::text[], %s::tex
               " WITH ORDINALITY AS e(at, kind, ids, model, fields, k)),"
               " w AS (INSERT INTO change_log SELECT coalesce((SELECT max(n) FROM change_log), 0) + e.k, e.at,"
               " e.kind, e.ids::bigint[], e.model, e.fields FROM e RETURNING n) SELECT max(n) FROM w")
+_UNREAD = "SELECT n, kind, ids, model, fields FROM change_log WHERE n > %s ORDER BY n"
 FOLLOW_EVERY = 1.0  # seconds between two looks at the change log
 KEEP_LOG = 3600.0  # seconds an entry stays: an instance stalled longer reloads (``Engram.open``)
 
@@ -55,7 +57,7 @@ class Following:
         self.places: dict[int, str] = {}  # each place's key: a forgotten place is logged by its key
         self._task: asyncio.Task[None] | None = None
         self._commits = 0
-        self._pending = 0  # the last entry of the transaction under way (``write``, then ``committed``)
+        self.others = 0  # how many entries of the other instances' this one has followed
 
     async def start(self) -> None:
         """Begin after what is committed now (what an opening loads from the tables)."""
@@ -93,10 +95,16 @@ class Following:
             for key, r in zip(change.place_keys, change.rows):
                 self.places[key] = r.place
 
-    async def catch_up(self) -> int:
-        """Hand the listeners every entry past ``seen`` (others', committed); how many there were."""
-        entries = await rows(self._db, "SELECT n, kind, ids, model, fields FROM change_log WHERE n > %s"
-                             " ORDER BY n", (self.seen,))
+    def unread(self) -> tuple[str, tuple[int]]:
+        """The read of every entry past ``seen`` (a transaction sends it with its BEGIN: one trip)."""
+        return _UNREAD, (self.seen,)
+
+    async def catch_up(self, entries: list[Any] | None = None) -> int:
+        """Hand the listeners every entry past ``seen`` (others', committed: ``entries`` when they were
+        read already under the write lock); how many there were."""
+        if entries is None:
+            entries = await rows(self._db, *self.unread())
+        self.others += len(entries)
         if entries and entries[0][0] > self.seen + 1 and self.seen:
             log.warning("Engram: change log entries %d-%d were pruned before this instance read them; "
                         "reopen it to reload its indexes", self.seen + 1, entries[0][0] - 1)
@@ -109,27 +117,33 @@ class Following:
             self.seen = n
         return len(entries)
 
-    async def write(self, db: psycopg.AsyncConnection, entries: list[LogEntry]) -> None:
-        """This transaction's entries, numbered after the last (the write lock is held: no race)."""
-        self._pending = 0  # a transaction that failed at its COMMIT left its numbers unused
+    async def write(self, db: psycopg.AsyncConnection, entries: list[LogEntry]
+                    ) -> psycopg.AsyncCursor[Any] | None:
+        """This transaction's entries, numbered after the last (the write lock is held: no race):
+        sent, not waited for (the COMMIT goes in the same trip); the cursor whose row is the last
+        number, for ``committed``."""
         if not entries:
-            return
+            return None
         now = time.time()
         kinds, ids, models, fields = zip(*entries)
-        # numbered after the last in the same statement (one trip); ids as text: arrays of arrays
-        # do not unnest into rows
+        # numbered after the last in the same statement; ids as text: arrays of arrays do not unnest
+        # into rows
         texts = ["{" + ",".join(map(str, i)) + "}" for i in ids]
-        found = await rows(db, _WRITE_LOG,
-                           ([now] * len(entries), list(kinds), texts, list(models), list(fields)))
-        self._pending = int(found[0][0])
+        cur = await db.execute(_WRITE_LOG, ([now] * len(entries), list(kinds), texts, list(models),
+                                            list(fields)))
         self._commits += 1
         if self._commits % 200 == 1:
             await db.execute("DELETE FROM change_log WHERE at < %s", (now - KEEP_LOG,))
+        return cur
 
-    def committed(self) -> None:
-        """This instance's own entries were committed: its listeners hear them from the writes."""
-        self.seen = max(self.seen, self._pending)
-        self._pending = 0
+    async def committed(self, written: psycopg.AsyncCursor[Any] | None) -> int | None:
+        """This instance's own entries (``written``) were committed: its listeners hear them from the
+        writes. The last entry's number (None: the transaction wrote none)."""
+        if written is None:
+            return None
+        last = int((await written.fetchall())[0][0])
+        self.seen = max(self.seen, last)
+        return last
 
     async def _change_of(self, kind: str, ids: list[int], model: str, fields: str) -> Change | None:
         """The change an entry stands for, read back from the tables (rows erased since: left out)."""

@@ -48,7 +48,7 @@ class PostgresStore:
         self.browse = browse = Browse(reader, recall)
         self.following = Following(reader, recall, self._listeners)
         self.writing = Transactions(self.where, self.path, writer, self.following, self._listeners,
-                                    SECTION_GAP.total_seconds())
+                                    SECTION_GAP.total_seconds(), recall.postings)
         self.transaction = self.writing.transaction
         self.listen = self.writing.listen
         # RecallReads (and the indexer's reads)

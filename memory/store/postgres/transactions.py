@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -16,7 +17,8 @@ from ...errors import StoreError, StoreUnwritable
 from .. import Listener
 from .connection import WRITING, Link
 from .following import Following
-from .writes import PostgresWrites
+from .postings import PostingsCache
+from .writes import PostgresWrites, WriterView
 
 log = logging.getLogger("engram.store")
 # the tables a hard forget deletes from: vacuumed after it (docs/postgres.md says what that does)
@@ -26,7 +28,7 @@ ERASED_TABLES = ("episodes", "episodes_kw", "episode_words", "memories", "memori
 
 class Transactions:
     def __init__(self, where: str, path: Path, writer: Link | None, following: Following,
-                 listeners: list[Listener], section_gap: float):
+                 listeners: list[Listener], section_gap: float, postings: PostingsCache):
         self.where = where  # the database, as it may be shown (no password)
         self.path = path
         self._writer = writer  # None: opened read-only
@@ -34,6 +36,8 @@ class Transactions:
         self._listeners = listeners
         self._section_gap = section_gap
         self.lock = asyncio.Lock()  # one transaction of this instance at a time (and the follower's look)
+        self._postings = postings  # the recall reads' cache of doclists: it follows each commit
+        self._view = WriterView()  # places and ids between this instance's transactions
 
     def listen(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -43,14 +47,19 @@ class Transactions:
         if self._writer is None:
             raise StoreError(f"{self.where} was opened read-only", code="store_read_only", path=self.where)
         async with self.lock:
-            db = await self._begin()
-            writes = PostgresWrites(db, self._section_gap)
+            db, unread = await self._begin()
+            writes = PostgresWrites(db, self._section_gap, self._view)
             try:
-                await self._following.catch_up()  # others' commits first, in their order
+                await self._following.catch_up(unread)  # others' commits first, in their order
+                if self._following.others != self._view.others:  # another instance wrote since
+                    self._view.forget()
+                    self._view.others = self._following.others
                 yield writes
-                await self._following.write(db, writes.log)
-                await db.execute("COMMIT")
+                async with db.pipeline():  # the change log and the COMMIT in one trip
+                    written = await self._following.write(db, writes.log)
+                    await db.execute("COMMIT")
             except BaseException as e:
+                self._view.forget()  # its cached numbers may be ahead of the database now
                 if not (db.closed or db.broken):
                     try:
                         await db.execute("ROLLBACK")
@@ -60,7 +69,10 @@ class Transactions:
                     raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",
                                           path=self.where) from e
                 raise
-            self._following.committed()
+            last = await self._following.committed(written)
+            if last is not None:
+                self._postings.committed(last - len(writes.log) + 1, last, writes.postings_added,
+                                         writes.postings_cleared)
         for change in writes.changes:
             self._following.heard(change)
             for listener in self._listeners:
@@ -68,16 +80,19 @@ class Transactions:
         if writes.erased:
             await self.vacuum_erased()
 
-    async def _begin(self) -> psycopg.AsyncConnection:
-        """BEGIN and the write lock on the writer; a connection the server dropped since the last
+    async def _begin(self) -> tuple[psycopg.AsyncConnection, list[Any]]:
+        """BEGIN, the write lock and the change log's entries this instance has not followed yet (read
+        under the lock), in one trip to the writer; a connection the server dropped since the last
         transaction is opened again once (nothing was written on it yet)."""
         assert self._writer is not None
         for attempt in (1, 2):
             try:
                 db = await self._writer.get()
-                await db.execute("BEGIN")
-                await db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITING,))
-                return db
+                async with db.pipeline():
+                    await db.execute("BEGIN")
+                    await db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITING,))
+                    unread = await db.execute(*self._following.unread())  # type: ignore[arg-type]
+                return db, await unread.fetchall()
             except (psycopg.OperationalError, StoreError) as e:
                 if attempt == 2 or isinstance(e, StoreError):  # the server is away: the journal keeps it
                     raise StoreUnwritable(f"{self.where} cannot be written now: {e}", code="store_unwritable",

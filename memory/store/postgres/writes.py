@@ -38,6 +38,9 @@ from .codec import (
     MEMORY_COLUMNS,
     compact_vector_blob,
     distinct_words,
+    float_array,
+    id_array,
+    text_array,
     vector_blob,
     word_count,
 )
@@ -61,12 +64,71 @@ _INSERT_EPISODES = (f"INSERT INTO episodes ({EPISODE_COLUMNS}) SELECT * FROM unn
                     " %s::text[], %s::text[], %s::text[], %s::text[], %s::int[])")
 
 
+_EPISODE_TYPES = "ifitiitttttti"  # each column of EPISODE_COLUMNS: an int, a float or a text
+
+
+def _arrays(rows: Sequence[Sequence[Any]], types: str) -> list[str]:
+    """The columns of ``rows``, each as an array literal of its type (``codec.id_array``)."""
+    write = {"i": id_array, "f": float_array, "t": text_array}
+    return [write[t](column) for t, column in zip(types, zip(*rows))]  # type: ignore[operator]
+
+
+# a batch's names in one statement each (an upsert may touch a row once: ``_aliases_once``,
+# ``_names_once``)
+_UPSERT_ALIASES = ("INSERT INTO aliases SELECT * FROM"
+                   " unnest(%s::text[], %s::text[], %s::float8[], %s::float8[])"
+                   " ON CONFLICT (person, alias) DO UPDATE SET"
+                   " last_seen = greatest(aliases.last_seen, excluded.last_seen)")
+_UPSERT_NAMES = ("INSERT INTO place_names SELECT * FROM"
+                 " unnest(%s::text[], %s::text[], %s::text[], %s::float8[])"
+                 " ON CONFLICT (space, person) DO UPDATE SET name = excluded.name,"
+                 " last_seen = excluded.last_seen"
+                 " WHERE excluded.last_seen >= place_names.last_seen")
+
+
+def _aliases_once(rows: list[tuple[str, str, float, float]]) -> list[tuple[str, str, float, float]]:
+    """One row per (person, alias), as the rows upserted one by one would leave it: the first one's
+    first sighting, the latest last sighting."""
+    out: dict[tuple[str, str], tuple[str, str, float, float]] = {}
+    for person, alias, first, last in rows:
+        had = out.get((person, alias))
+        out[(person, alias)] = (person, alias, first, last) if had is None else (*had[:3], max(had[3], last))
+    return list(out.values())
+
+
+def _names_once(rows: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
+    """One row per (place, person), as the rows upserted one by one would leave it: the last of those
+    seen latest (each replaced the name when it was seen no earlier than the one before)."""
+    out: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+    for row in rows:
+        had = out.get(row[:2])
+        if had is None or row[3] >= had[3]:
+            out[row[:2]] = row
+    return list(out.values())
+
+
 @dataclass
 class PlaceCursor:
     key: int
     seq: int
     section: int
     last_time: float
+
+
+class WriterView:
+    """What this instance's writer knows of the database between its transactions: each place's key,
+    last sequence number, section and time, and the newest episode id. Valid only while no other
+    instance has committed since (``Transactions`` forgets it when the change log shows one did), and
+    forgotten after a transaction that failed, an erase or a restore."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, PlaceCursor] = {}
+        self.last_episode: int | None = None  # None: read it from the database
+        self.others = 0  # the other instances' change log entries followed when it was last valid
+
+    def forget(self) -> None:
+        self.places.clear()
+        self.last_episode = None
 
 
 def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
@@ -83,15 +145,21 @@ def titles_of(episodes: Sequence[Episode]) -> list[tuple[str, str, float]]:
 
 class PostgresWrites:
     """Writes inside one open transaction that holds the database's write lock (``transactions``):
-    ids and each place's sequence numbers are read from the database, not from a cache, since
-    another instance may have written since this one last did."""
+    ids and each place's sequence numbers come from the writer's ``view``, read from the database
+    whenever another instance may have written since this one last did."""
 
-    def __init__(self, db: psycopg.AsyncConnection, section_gap: float):
+    def __init__(self, db: psycopg.AsyncConnection, section_gap: float, view: WriterView | None = None):
         self._db = db
         self._section_gap = section_gap
-        self._places: dict[str, PlaceCursor] = {}
+        self._view = view if view is not None else WriterView()
+        self._places = self._view.places
         self.changes: list[Change] = []
         self.log: list[LogEntry] = []
+        # what this transaction did to the postings (the recall reads' cache follows it after COMMIT):
+        # (table, place key or 0, word, id) added, each id the newest; tables deleted from or written
+        # out of order
+        self.postings_added: list[tuple[str, int, str, int]] = []
+        self.postings_cleared: set[str] = set()
         self.erased = False
 
     def _changed(self, change: Change, kind: str, ids: Sequence[int], model: str = "",
@@ -113,7 +181,8 @@ class PostgresWrites:
             raise ValueError("one (words, shape) per episode")
         if not episodes:
             return []
-        next_id = await self._next_id("episodes")
+        view = self._view
+        next_id = view.last_episode + 1 if view.last_episode is not None else await self._next_id("episodes")
         await self._read_places([ep.place for ep in episodes])
         data, kw, postings, aliases, names, columns, keys, lengths = [], [], [], [], [], [], [], []
         for n, ep in enumerate(episodes):
@@ -138,17 +207,14 @@ class PostgresWrites:
         async with self._db.pipeline(), self._db.cursor() as cur:  # one trip to the server for all of it
             await self._insert_episodes(cur, data, kw, postings)
             if aliases:
-                await cur.executemany(
-                    "INSERT INTO aliases VALUES (%s,%s,%s,%s) ON CONFLICT (person, alias) DO UPDATE SET"
-                    " last_seen = greatest(aliases.last_seen, excluded.last_seen)", aliases)
+                await cur.execute(_UPSERT_ALIASES, _arrays(_aliases_once(aliases), "ttff"))
             if names:
-                await cur.executemany(
-                    "INSERT INTO place_names VALUES (%s,%s,%s,%s) ON CONFLICT (space, person) DO UPDATE SET"
-                    " name = excluded.name, last_seen = excluded.last_seen"
-                    " WHERE excluded.last_seen >= place_names.last_seen", names)
+                await cur.execute(_UPSERT_NAMES, _arrays(_names_once(names), "tttf"))
             titles = titles_of(episodes)
             if titles:
                 await cur.executemany(UPSERT_TITLES, titles)
+        view.last_episode = next_id - 1
+        self.postings_added += [("episode_words", key, w, i) for w, key, i in postings]
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
         return [c.id for c in columns]
 
@@ -157,13 +223,13 @@ class PostgresWrites:
                                kw: list[tuple[int, int, str]], postings: list[tuple[str, int, int]]) -> None:
         """Episodes, their words and postings, each table in one statement (a column an array): the
         rows in order, so each one's counting trigger sees the lines before it."""
-        await cur.execute(_INSERT_EPISODES, [list(c) for c in zip(*data)])
+        await cur.execute(_INSERT_EPISODES, _arrays(data, _EPISODE_TYPES))
         await cur.execute("INSERT INTO episodes_kw (id, key, words) SELECT * FROM"
-                          " unnest(%s::bigint[], %s::int[], %s::text[])", [list(c) for c in zip(*kw)])
+                          " unnest(%s::bigint[], %s::int[], %s::text[])", _arrays(kw, "iit"))
         if postings:
             await cur.execute("INSERT INTO episode_words (word, key, id)"
                               " SELECT * FROM unnest(%s::text[], %s::int[], %s::bigint[])",
-                              [list(c) for c in zip(*postings)])
+                              _arrays(postings, "tii"))
 
     async def _read_places(self, places: Sequence[str]) -> None:
         """Each new place's key (given now if it has none), last sequence number, section and time."""
@@ -223,12 +289,18 @@ class PostgresWrites:
                       [mid] if supersedes is None else [mid, supersedes])
         return mid
 
-    async def _index_memories(self, items: Sequence[tuple[int, str]]) -> None:
+    async def _index_memories(self, items: Sequence[tuple[int, str]], newest: bool = True) -> None:
+        """``items``' words and postings (``newest``: each id past every memory's before it)."""
+        postings = [(w, i) for i, words in items for w in distinct_words(words)]
         await self._copy("COPY memories_kw (id, words) FROM STDIN", items)
-        await self._copy("COPY memory_words (word, id) FROM STDIN",
-                         [(w, i) for i, words in items for w in distinct_words(words)])
+        await self._copy("COPY memory_words (word, id) FROM STDIN", postings)
+        if newest:
+            self.postings_added += [("memory_words", 0, w, i) for w, i in postings]
+        elif postings:
+            self.postings_cleared.add("memory_words")
 
     async def _unindex_memories(self, ids: Sequence[int]) -> None:
+        self.postings_cleared.add("memory_words")
         await self._db.execute(
             "DELETE FROM memory_words p USING (SELECT k.id, unnest(string_to_array(k.words, ' ')) AS word"
             " FROM memories_kw k WHERE k.id = ANY(%s) AND k.words != '') d WHERE p.word = d.word AND p.id = "
@@ -286,6 +358,7 @@ class PostgresWrites:
                                              " AND actor != ''", (eps,))}
         if eps:
             await db.execute("DELETE FROM sources WHERE episode_id = ANY(%s)", (eps,))
+            self.postings_cleared.add("episode_words")
             await db.execute(
                 "DELETE FROM episode_words p USING (SELECT k.id, k.key, unnest(string_to_array(k.words, ' "
                 "')) AS word"
@@ -322,6 +395,8 @@ class PostgresWrites:
             self._changed(MemoriesDeleted(mems), "m-", mems)
         if places:
             self._changed(PlacesDeleted(list(places)), "p-", keys)
+        if eps or places:  # each place's last line and key are read again (as before any cache)
+            self._view.forget()
         self.erased = self.erased or bool(eps or mems or places)
         if eps or mems or people or places:
             await self._note_erased(eps, mems, people, places)
@@ -484,7 +559,8 @@ class PostgresWrites:
             lengths.append(word_count(ws))
         async with self._db.pipeline(), self._db.cursor() as cur:
             await self._insert_episodes(cur, data, kw, postings)
-        self._places.clear()  # each place's next sequence number is read again
+        self.postings_cleared.add("episode_words")  # old ids: not appended at the end of a list
+        self._view.forget()  # each place's next sequence number (and the next id) is read again
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
 
     async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
@@ -514,7 +590,7 @@ class PostgresWrites:
             self._changed(MemoryAdded(m.id, m.scope, m.status, word_count(words), m.supersedes), "m+",
                           [m.id] if m.supersedes is None else [m.id, m.supersedes])
         await self._copy(f"COPY memories ({MEMORY_COLUMNS}) FROM STDIN", data)
-        await self._index_memories(kw)
+        await self._index_memories(kw, newest=False)
         await self._add_sources(sources)
 
     async def restore_superseded(self, rows: Sequence[tuple[int, int, datetime | None]]) -> None:
