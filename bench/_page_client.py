@@ -38,9 +38,6 @@ async def page_forever(base: str, token: str, pages: int, place: str = "") -> No
                 done += 1
                 if done == 1:
                     print("ready", flush=True)
-            done += 1
-            if done == 1:
-                print("ready", flush=True)
     print(done, flush=True)
 
 
