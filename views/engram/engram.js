@@ -107,6 +107,10 @@
     show(current());  // the page the address names: a reload of the frame stays where it was
   }
 
-  if (!view) { say("AstrBot's plugin bridge is missing: open this page from AstrBot's WebUI."); return; }
+  if (!view) {
+    say(/^zh/i.test(navigator.language || "") ? "缺少 AstrBot 的插件桥接脚本：请在 AstrBot 的 WebUI 中打开此页面。"
+        : "AstrBot's plugin bridge is missing: open this page from AstrBot's WebUI.");
+    return;
+  }
   view.ready().then(start);
 })();
