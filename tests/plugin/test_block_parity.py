@@ -48,8 +48,10 @@ async def recorded(svc: EngramService) -> None:
     for text in ("Bob bakes sourdough every Sunday.", "The bakery on Elm street sells rye.",
                  "Bob's starter is called Doughbert.", "Is the rye any good?",
                  "Alice prefers croissants to any bread."):
-        svc.record_message(event(text, "bob" if "Bob" in text else "alice", "g1", name="Bob"))
+        svc.record_message(event(text, "bob" if "Bob" in text else "alice", "g1",
+                                 name="Bob" if "Bob" in text else "Alice"))
     await svc.flush()
+    await (await svc.memory()).embed_pending()  # the vectors in the file, as the indexer leaves them
 
 
 async def command_line_recall(svc: EngramService, block: BlockDefaults, person: str) -> dict[str, Any]:
@@ -79,11 +81,13 @@ async def test_the_command_lines_block_is_the_plugins_to_the_character(make_serv
     seed_self(svc.data_dir)
     await recorded(svc)
     await within_one_minute()
+    # first the pages (showing changes nothing), then the reply's injection (which strengthens what it
+    # recalled: the next recall may rank differently, in the plugin and in the file alike)
+    shown = await command_line_recall(svc, BlockDefaults(inject_budget_tokens=420, recall_k=5), BOB)
+    explained = (await svc.explain(PLACE, QUESTION, person=BOB)).text
     req = request(QUESTION)
     await svc.inject(event(QUESTION, "bob", "g1", name="Bob", timestamp=int(time.time()) + 1), req)
     injected = "\n".join(p.text for p in req.extra_user_content_parts)
-    explained = (await svc.explain(PLACE, QUESTION, person=BOB)).text
-    shown = await command_line_recall(svc, BlockDefaults(inject_budget_tokens=420, recall_k=5), BOB)
     assert shown["block"] == explained == injected  # the same code, budget and k: the same characters
     for line in ("I am Crumb", "How you see yourself lately (your own words): I like slow mornings",
                  "content", "sourdough"):
