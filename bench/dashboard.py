@@ -12,8 +12,9 @@ plugin does (same process as the memory), and measures over real HTTP:
   and while a client in another process (``_page_client.py``) polls every page in turn (overview,
   memories, a memory, a place, recall explained, the graph, the diary, the identity) as fast as they
   are answered; the ratio of the two medians, in one run, is what the pages cost a reply.
-  Rounds alternate (alone, paging, alone, ...) so both sides share the same stretch of a busy machine;
-  each round's ratio is printed too, to tell a change from the machine's noise.
+  The client is paused (SIGSTOP) and resumed every ``--block`` injections, so the two sides alternate
+  every few tenths of a second and share each stretch of a busy machine; each round's ratio is
+  printed too, to tell a change from the machine's noise.
 
 A 100k store takes a few minutes to build: keep one outside the repository and pass it with ``--db``
 (built there on the first run, with its description in ``PATH.json``, and reused after), e.g.
@@ -27,6 +28,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -52,6 +54,7 @@ from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults, Selfhood  
 TOKEN = "bench-token-0123456789"
 CLIENT = Path(__file__).resolve().with_name("_page_client.py")
 MEMORY_PAGES = ["", "kind=fact", "status=active", "scope=public", "q=the", "q=喜欢"]
+SETTLE = 0.2  # seconds after pausing or resuming the paging client before a block is timed
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -80,7 +83,24 @@ async def inject(engram: Engram, composer: Composer, qs: list[str], place: str) 
     return out
 
 
-async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
+async def paired(engram: Engram, composer: Composer, qs: list[str], place: str, client: int,
+                 block: int) -> tuple[list[float], list[float]]:
+    """The injection with the paging client paused and polling, in alternating blocks of ``block``
+    questions (ABBA: paused first, then polling first): both sides share each moment of a busy machine.
+    After each switch the server is given ``SETTLE`` seconds, to answer a page asked before a pause."""
+    alone: list[float] = []
+    polled: list[float] = []
+    for n, i in enumerate(range(0, len(qs), block)):
+        chunk = qs[i:i + block]
+        for polling in ((False, True) if n % 2 == 0 else (True, False)):
+            os.kill(client, signal.SIGCONT if polling else signal.SIGSTOP)
+            await asyncio.sleep(SETTLE)
+            (polled if polling else alone).extend(await inject(engram, composer, chunk, place))
+    os.kill(client, signal.SIGCONT)
+    return alone, polled
+
+
+async def measure(db: str, place: str, nq: int, rounds: int, block: int) -> dict[str, Any]:
     qs = queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
@@ -113,13 +133,12 @@ async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
         pages_served = 0
         res["rounds"] = []
         for _ in range(rounds):
-            one = await inject(engram, composer, qs, place)
-            alone += one
             client = await asyncio.create_subprocess_exec(
                 sys.executable, str(CLIENT), base, TOKEN, str(pages), place, stdout=asyncio.subprocess.PIPE)
             assert client.stdout is not None
             assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
-            other = await inject(engram, composer, qs, place)
+            one, other = await paired(engram, composer, qs, place, client.pid, block)
+            alone += one
             paging += other
             client.terminate()
             out, _ = await client.communicate()
@@ -142,7 +161,9 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000, help="items in the store")
     ap.add_argument("--db", help="reuse (or build once) the store at this path")
     ap.add_argument("--queries", type=int, default=200, help="requests / injections per measurement")
-    ap.add_argument("--rounds", type=int, default=3, help="alone / paging rounds for the injection")
+    ap.add_argument("--rounds", type=int, default=3, help="paging client sessions (each: --queries injections"
+                    " paused and as many polling)")
+    ap.add_argument("--block", type=int, default=10, help="injections in a row before the client is switched")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="engram-dash-") as tmp:
@@ -153,7 +174,7 @@ def main() -> None:
         else:
             build = run("build", db, a.size, 0)
             meta.write_text(json.dumps(build))
-        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds))
+        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds, a.block))
     res["build"] = build
     print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
           f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
