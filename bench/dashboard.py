@@ -100,7 +100,7 @@ async def paired(engram: Engram, composer: Composer, qs: list[str], place: str, 
     return alone, polled
 
 
-async def measure(db: str, place: str, nq: int, rounds: int, block: int) -> dict[str, Any]:
+async def measure(db: str, place: str, nq: int, rounds: int, block: int, interval: float) -> dict[str, Any]:
     qs = queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
@@ -134,7 +134,8 @@ async def measure(db: str, place: str, nq: int, rounds: int, block: int) -> dict
         res["rounds"] = []
         for _ in range(rounds):
             client = await asyncio.create_subprocess_exec(
-                sys.executable, str(CLIENT), base, TOKEN, str(pages), place, stdout=asyncio.subprocess.PIPE)
+                sys.executable, str(CLIENT), base, TOKEN, str(pages), place, str(interval),
+                stdout=asyncio.subprocess.PIPE)
             assert client.stdout is not None
             assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
             one, other = await paired(engram, composer, qs, place, client.pid, block)
@@ -164,6 +165,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="paging client sessions (each: --queries injections"
                     " paused and as many polling)")
     ap.add_argument("--block", type=int, default=10, help="injections in a row before the client is switched")
+    ap.add_argument("--interval", type=float, default=0.0,
+                    help="seconds the client waits between pages (default 0: as fast as they are answered)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="engram-dash-") as tmp:
@@ -174,7 +177,7 @@ def main() -> None:
         else:
             build = run("build", db, a.size, 0)
             meta.write_text(json.dumps(build))
-        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds, a.block))
+        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds, a.block, a.interval))
     res["build"] = build
     print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
           f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
@@ -183,7 +186,9 @@ def main() -> None:
                 "graph", "inject_alone", "inject_while_paging"):
         r = res[key]
         print(f"  {key:<22} p50 {r['p50_ms']:7.1f} ms   p99 {r['p99_ms']:7.1f} ms   (n={r['n']})")
-    print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}")
+    pace = f"a page {a.interval:g} s after each answer" if a.interval else "as fast as answered"
+    print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}"
+          f" ({pace})")
     paging, alone = res["inject_while_paging"], res["inject_alone"]
     print(f"  injection ratio paging/alone: p50 {paging['p50_ms'] / alone['p50_ms']:.2f}, "
           f"p99 {paging['p99_ms'] / alone['p99_ms']:.2f}")

@@ -155,8 +155,9 @@ def wrong_way(root: Path = ROOT) -> list[str]:
 
 def test_imports_run_one_way() -> None:
     """main.py -> plugin -> scheduler/dashboard -> memory; in the core, no capability (consolidation/,
-    metabolism/, self/, bundle/, compose) and nothing under them imports the facade (engram.py); the kernel and what it
-    stands on import no capability; recall, index, store, recording, text and prompts not the kernel."""
+    metabolism/, self/, bundle/, compose) and nothing under them imports the facade (engram.py); the
+    kernel and what it stands on import no capability; recall, index, store, recording, text and
+    prompts not the kernel."""
     assert len(project_imports(MEMORY / "engram.py")) > 10
     assert wrong_way() == []
 
