@@ -1,6 +1,6 @@
 """The polling client of bench/dashboard.py, in its own process: every page in turn (overview,
 memories, a memory, a place, recall explained, the graph, the diary, the identity), as fast as
-answers come, as an owner with the pages open and refreshing would.
+answers come (or one every ``interval`` seconds: a person clicking through, a page refreshing).
 
 Prints ``ready`` after its first page and, on SIGTERM, how many pages it was served.
 """
@@ -16,7 +16,7 @@ from urllib.parse import quote
 import aiohttp
 
 
-async def page_forever(base: str, token: str, pages: int, place: str = "") -> None:
+async def page_forever(base: str, token: str, pages: int, place: str = "", interval: float = 0.0) -> None:
     done = 0
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -38,11 +38,11 @@ async def page_forever(base: str, token: str, pages: int, place: str = "") -> No
                 done += 1
                 if done == 1:
                     print("ready", flush=True)
-            done += 1
-            if done == 1:
-                print("ready", flush=True)
+                if interval:
+                    await asyncio.sleep(interval)
     print(done, flush=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(page_forever(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:5]))
+    place, interval = (sys.argv[4:5] or [""])[0], float((sys.argv[5:6] or ["0"])[0])
+    asyncio.run(page_forever(sys.argv[1], sys.argv[2], int(sys.argv[3]), place, interval))

@@ -89,10 +89,11 @@ def conversation_windows(n: int, turns: int = 4, seed: int = 11) -> list[tuple[s
 
 
 def dialogue_queries(n: int, seed: int = 7) -> list[str]:
-    """``n`` queries of the shape the plugin sends before a reply (``plugin.query.recall_query``):
+    """``n`` queries of the shape the plugin sends before a reply (``memory.compose.recall_query``):
     a latest message with the turns before it, from LoCoMo sessions and MemoryBank chats (English
     and Chinese), about as long as the plugin makes them."""
-    from astrbot_plugin_engram.plugin.hooks.query import QUERY_TURNS, recall_query  # no AstrBot import
+    from astrbot_plugin_engram.memory.compose import recall_query
+    from astrbot_plugin_engram.plugin.hooks.query import QUERY_TURNS  # no AstrBot import
 
     lines = _texts()
     rng = random.Random(seed)

@@ -7,11 +7,18 @@ plugin does (same process as the memory), and measures over real HTTP:
 - render time of the memories page (HTML, random pages, with and without filters and a text search)
   and of recall explained (HTML, questions asked in the largest chat), p50/p99; also a place's
   timeline (random pages of the largest chat), the overview and the graph;
-- injection latency (what the plugin runs before a reply: ``Engram.recall`` + ``memory_block``) alone
+- injection latency (what the plugin runs before a reply: ``memory.compose.Composer``'s recall of the
+  notes worth one and its block, with the plugin's default budget and k) alone
   and while a client in another process (``_page_client.py``) polls every page in turn (overview,
   memories, a memory, a place, recall explained, the graph, the diary, the identity) as fast as they
   are answered; the ratio of the two medians, in one run, is what the pages cost a reply.
-  Rounds alternate (alone, paging, alone, ...) so both sides share the same stretch of a busy machine.
+  The client is paused (SIGSTOP) and resumed every ``--block`` injections, so the two sides alternate
+  every few tenths of a second and share each stretch of a busy machine; each round's ratio is
+  printed too, to tell a change from the machine's noise.
+
+A 100k store takes a few minutes to build: keep one outside the repository and pass it with ``--db``
+(built there on the first run, with its description in ``PATH.json``, and reused after), e.g.
+``nice -n 5 .venv/bin/python bench/dashboard.py --db /work/cache/NAME/dash100k.db``.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -37,11 +45,16 @@ from _perf_corpus import queries  # noqa: E402
 from perf import DIM, RandomEmbedder, run  # noqa: E402
 
 from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app  # noqa: E402
-from astrbot_plugin_engram.memory import Audience, Engram, memory_block  # noqa: E402
+from astrbot_plugin_engram.memory import Audience, Engram  # noqa: E402
+from astrbot_plugin_engram.memory.compose import Composer  # noqa: E402
+from astrbot_plugin_engram.memory.model import now_utc  # noqa: E402
+from astrbot_plugin_engram.memory.self.diary_files import data_folder  # noqa: E402
+from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults, Selfhood  # noqa: E402
 
 TOKEN = "bench-token-0123456789"
 CLIENT = Path(__file__).resolve().with_name("_page_client.py")
 MEMORY_PAGES = ["", "kind=fact", "status=active", "scope=public", "q=the", "q=喜欢"]
+SETTLE = 0.2  # seconds after pausing or resuming the paging client before a block is timed
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -59,27 +72,40 @@ async def timed_gets(http: aiohttp.ClientSession, urls: list[str]) -> list[float
     return out
 
 
-async def inject(engram: Engram, qs: list[str], place: str) -> list[float]:
-    aud, out = Audience(place=place), []
+async def inject(engram: Engram, composer: Composer, qs: list[str], place: str) -> list[float]:
+    """The plugin's injection for each question (wall time: waiting behind a page counts)."""
+    aud, out, k = Audience(place=place), [], composer.selfhood.settings.recall_k
     for q in qs:
         t = time.perf_counter()
-        hits = await engram.recall(q, aud, k=8)
-        await memory_block(engram, place, hits, time_now(), budget=600)
+        hits, _ = await composer.recall_worth(engram, aud, q, k, seen=[q])
+        await composer.render(engram, place, hits, now_utc(), audience=aud)
         out.append((time.perf_counter() - t) * 1000)
     return out
 
 
-def time_now() -> Any:
-    from astrbot_plugin_engram.memory.model import now_utc
+async def paired(engram: Engram, composer: Composer, qs: list[str], place: str, client: int,
+                 block: int) -> tuple[list[float], list[float]]:
+    """The injection with the paging client paused and polling, in alternating blocks of ``block``
+    questions (ABBA: paused first, then polling first): both sides share each moment of a busy machine.
+    After each switch the server is given ``SETTLE`` seconds, to answer a page asked before a pause."""
+    alone: list[float] = []
+    polled: list[float] = []
+    for n, i in enumerate(range(0, len(qs), block)):
+        chunk = qs[i:i + block]
+        for polling in ((False, True) if n % 2 == 0 else (True, False)):
+            os.kill(client, signal.SIGCONT if polling else signal.SIGSTOP)
+            await asyncio.sleep(SETTLE)
+            (polled if polling else alone).extend(await inject(engram, composer, chunk, place))
+    os.kill(client, signal.SIGCONT)
+    return alone, polled
 
-    return now_utc()
 
-
-async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
+async def measure(db: str, place: str, nq: int, rounds: int, block: int, interval: float) -> dict[str, Any]:
     qs = queries(nq)
     rng = np.random.default_rng(1)
     table = {q: v / np.linalg.norm(v) for q in qs for v in [rng.standard_normal(DIM).astype(np.float32)]}
     engram = await Engram.open(db, RandomEmbedder(table), background=False)
+    composer = Composer(Selfhood(data_folder(engram), BlockDefaults(), read_only=True))
     server = DashboardServer(make_app(engram, DashboardSettings(token=TOKEN)), "127.0.0.1", 0)
     assert await server.start()
     base = server.url.rstrip("/")
@@ -101,20 +127,26 @@ async def measure(db: str, place: str, nq: int, rounds: int) -> dict[str, Any]:
                               ("overview", [f"{base}/"] * 20), ("graph", [f"{base}/graph"] * 20)):
                 lat = await timed_gets(http, urls)
                 res[key] = {"p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "n": len(lat)}
-        await inject(engram, qs[:20], place)  # warm up
+        await inject(engram, composer, qs[:20], place)  # warm up
         alone: list[float] = []
         paging: list[float] = []
         pages_served = 0
+        res["rounds"] = []
         for _ in range(rounds):
-            alone += await inject(engram, qs, place)
             client = await asyncio.create_subprocess_exec(
-                sys.executable, str(CLIENT), base, TOKEN, str(pages), place, stdout=asyncio.subprocess.PIPE)
+                sys.executable, str(CLIENT), base, TOKEN, str(pages), place, str(interval),
+                stdout=asyncio.subprocess.PIPE)
             assert client.stdout is not None
             assert (await client.stdout.readline()).strip() == b"ready"  # paging before the first injection
-            paging += await inject(engram, qs, place)
+            one, other = await paired(engram, composer, qs, place, client.pid, block)
+            alone += one
+            paging += other
             client.terminate()
             out, _ = await client.communicate()
-            pages_served += int(out.decode().split()[-1])
+            served = int(out.decode().split()[-1])
+            pages_served += served
+            res["rounds"].append({"p50": pct(other, 50) / pct(one, 50), "p99": pct(other, 99) / pct(one, 99),
+                                  "pages": served, "load": os.getloadavg()[0]})
         res["inject_alone"] = {"p50_ms": pct(alone, 50), "p99_ms": pct(alone, 99), "n": len(alone)}
         res["inject_while_paging"] = {"p50_ms": pct(paging, 50), "p99_ms": pct(paging, 99), "n": len(paging),
                                       "pages_served": pages_served}
@@ -130,7 +162,11 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000, help="items in the store")
     ap.add_argument("--db", help="reuse (or build once) the store at this path")
     ap.add_argument("--queries", type=int, default=200, help="requests / injections per measurement")
-    ap.add_argument("--rounds", type=int, default=3, help="alone / paging rounds for the injection")
+    ap.add_argument("--rounds", type=int, default=3, help="paging client sessions (each: --queries injections"
+                    " paused and as many polling)")
+    ap.add_argument("--block", type=int, default=10, help="injections in a row before the client is switched")
+    ap.add_argument("--interval", type=float, default=0.0,
+                    help="seconds the client waits between pages (default 0: as fast as they are answered)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="engram-dash-") as tmp:
@@ -141,7 +177,7 @@ def main() -> None:
         else:
             build = run("build", db, a.size, 0)
             meta.write_text(json.dumps(build))
-        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds))
+        res = asyncio.run(measure(db, build["largest_space"], a.queries, a.rounds, a.block, a.interval))
     res["build"] = build
     print(f"{a.size:,} items ({build['episodes']:,} episodes, {build['memories']:,} memories), "
           f"recall in {build['largest_space']} ({build['largest_count']:,} episodes); "
@@ -150,9 +186,15 @@ def main() -> None:
                 "graph", "inject_alone", "inject_while_paging"):
         r = res[key]
         print(f"  {key:<22} p50 {r['p50_ms']:7.1f} ms   p99 {r['p99_ms']:7.1f} ms   (n={r['n']})")
-    print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}")
-    print(f"  injection p50 ratio paging/alone: "
-          f"{res['inject_while_paging']['p50_ms'] / res['inject_alone']['p50_ms']:.2f}")
+    pace = f"a page {a.interval:g} s after each answer" if a.interval else "as fast as answered"
+    print(f"  pages served to the paging client meanwhile: {res['inject_while_paging']['pages_served']}"
+          f" ({pace})")
+    paging, alone = res["inject_while_paging"], res["inject_alone"]
+    print(f"  injection ratio paging/alone: p50 {paging['p50_ms'] / alone['p50_ms']:.2f}, "
+          f"p99 {paging['p99_ms'] / alone['p99_ms']:.2f}")
+    for i, r in enumerate(res["rounds"], 1):
+        print(f"    round {i}: p50 {r['p50']:.2f}, p99 {r['p99']:.2f} "
+              f"({r['pages']} pages served; load {r['load']:.1f})")
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=2))
 

@@ -3,7 +3,7 @@
 
 Each conversation is recorded as episodes in its own space (``locomo:<sample_id>``), each question
 is recalled with that space's audience. A query that is a piece of dialogue (MADial's
-``<Speaker>:"line"`` contexts) is sent as the plugin sends one (``plugin.inject.recall_query``: the
+``<Speaker>:"line"`` contexts) is sent as the plugin sends one (``memory.compose.recall_query``: the
 latest message first, then the turns before it; ``--query raw`` sends the file's text as it is).
 Rankers: ``keyword`` (BM25 alone), ``embedding`` (cosine alone) and ``hybrid`` (the LinearRanker
 with weights fitted by pairwise logistic regression over recall's candidate pools — each question's
@@ -36,9 +36,9 @@ from _embed_cache import CachingEmbedder
 from _locomo_data import Conversation, Question, load
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, FeatureRanker, LocalE5, NoEmbedder
+from astrbot_plugin_engram.memory.compose import recall_query
 from astrbot_plugin_engram.memory.recall.ranker import DEFAULT_WEIGHTS, HAND_SET, LinearRanker, Ranker
 from astrbot_plugin_engram.memory.recall.training import FITTED, fit_logistic, fit_pairwise
-from astrbot_plugin_engram.plugin.hooks.inject import recall_query
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"

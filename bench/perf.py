@@ -61,8 +61,8 @@ from astrbot_plugin_engram.memory import (  # noqa: E402
     Memory,
     RecallSettings,
 )
+from astrbot_plugin_engram.memory.compose import pool_depth, recall_query  # noqa: E402
 from astrbot_plugin_engram.plugin.config import Settings  # noqa: E402
-from astrbot_plugin_engram.plugin.hooks.query import pool_depth, recall_query  # noqa: E402
 
 DIM = 384
 MODEL = "bench/random-384"

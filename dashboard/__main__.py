@@ -1,4 +1,4 @@
-"""``python -m astrbot_plugin_engram.dashboard --db PATH [--host 127.0.0.1] [--port 8765]``.
+"""``python -m astrbot_plugin_engram.dashboard --db PATH [--host 127.0.0.1] [--port 8765] [--budget N]``.
 
 Serves the dashboard over a store opened read-only. The token comes from ``$ENGRAM_DASHBOARD_TOKEN``;
 when it is unset one is generated and printed (on this machine's loopback only).
@@ -11,16 +11,32 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
 from ..memory.self.diary_files import day_rule
 from ..memory.self.identity import IdentityFolder, read_document
+from ..memory.self.selfhood import BUDGET_RANGE, RECALL_K_RANGE, BlockDefaults, BlockSettings
 from .app import make_app
 from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings
 
 TOKEN_ENV = "ENGRAM_DASHBOARD_TOKEN"
+DEFAULTS = BlockDefaults()  # the plugin's
+
+
+def bounded(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``, as the plugin's config bounds it (else argparse's error)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"{n} is not from {low} to {high}")
+        return n
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,13 +51,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "but loopback is refused")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--embedder", default="local", help="for recall explained: local (default) or none")
+    p.add_argument("--budget", type=bounded(*BUDGET_RANGE), default=BlockDefaults.inject_budget_tokens,
+                   help="for recall explained: the plugin's inject_budget_tokens (default "
+                        f"{BlockDefaults.inject_budget_tokens}, the plugin's default)")
+    p.add_argument("--recall-k", type=bounded(*RECALL_K_RANGE), default=BlockDefaults.recall_k,
+                   help=f"for recall explained: the plugin's recall_k (default {BlockDefaults.recall_k})")
     return p
 
 
-def command_line_settings(db: Path, token: str) -> DashboardSettings:
+def command_line_settings(db: Path, token: str, block: BlockSettings = DEFAULTS) -> DashboardSettings:
     """The settings of the dashboard served from the command line: times in the zone the bot's
     diaries were written in (``diary/.days.json`` beside the store), else UTC; recall explained's block
-    with the bot's core identity (``identity/self.md`` beside the store), as the plugin injects it."""
+    made as the plugin makes it (``memory.compose``) with ``block``'s budget and k, from the identity,
+    self-image and inner state in the data folder beside the store (``data.folder_explain``)."""
     folder = Path(db).resolve().parent
     tz, _ = day_rule(folder)
     core = IdentityFolder(folder).self_path
@@ -49,12 +71,14 @@ def command_line_settings(db: Path, token: str) -> DashboardSettings:
     def identity() -> str:  # read as it is now, never migrated (the store is opened read-only)
         return read_document(core).text
 
-    return DashboardSettings(token=token, chat_model="none (command line)", tz=tz, identity=identity)
+    return DashboardSettings(token=token, block=block, chat_model="none (command line)", tz=tz,
+                             identity=identity, data_dir=folder)
 
 
 async def serve(args: argparse.Namespace, token: str) -> int:
     engram = await Engram.open(args.db, make_embedder(args.embedder), read_only=True)
-    settings = command_line_settings(args.db, token)
+    block = BlockDefaults(inject_budget_tokens=args.budget, recall_k=args.recall_k)
+    settings = command_line_settings(args.db, token, block)
     server = DashboardServer(make_app(engram, settings), args.host, args.port)
     try:
         if not await server.start():

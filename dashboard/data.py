@@ -14,15 +14,16 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..memory import Audience, Block, BrowseReads, Engram, Episode, Hit, Memory, memory_block
-from ..memory.model import now_utc
+from ..memory import Audience, Block, BrowseReads, Engram, Episode, Hit, Memory
+from ..memory.compose import Composed, Composer
 from ..memory.self.diary_files import data_folder, diary_day
+from ..memory.self.selfhood import Selfhood
 from ..memory.strength import strength_now
 from ..memory.wording import Said
 from . import identity_files
 from .i18n import MESSAGES
 from .params import DEFAULT_PAGE_SIZE, BadParam, MemoryFilter
-from .settings import DashboardSettings
+from .settings import DashboardSettings, Explain
 
 GRAPH_PEOPLE = 12  # people the graph draws (the ones the bot knows most about)
 GRAPH_MAX_PEOPLE = 60
@@ -296,38 +297,48 @@ def hit_json(h: Hit, injected: bool) -> dict[str, Any]:
     }
 
 
+def folder_explain(engram: Engram, settings: DashboardSettings) -> Explain:
+    """The block as the plugin would make it, from what the data folder holds (no plugin running:
+    the command line): the same ``Composer``, with the identity, self-image and inner state read
+    from the folder, never written. The abilities line lists AstrBot's tools, which only a running
+    plugin knows: it is left out, and the page says so."""
+    folder = settings.data_dir or data_folder(engram)
+    composer = Composer(Selfhood(folder, settings.block, read_only=True), settings.tz)
+
+    async def explain(place: str, query: str, owner: bool | None, person: str) -> Composed:
+        audience = Audience(place=place, owner_private=bool(owner), people=(person,) if person else ())
+        return await composer.explain(engram, audience, query)
+
+    return explain
+
+
 async def recall(
     engram: Engram, browser: BrowseReads, settings: DashboardSettings, query: str, place: str,
     owner: bool | None, person: str = ""
 ) -> dict[str, Any]:
-    """What ``space`` would recall for ``query`` and exactly the block the host would inject there: the
-    plugin's own injection path when it gives one (``settings.explain``), else the core's block."""
+    """What ``space`` would recall for ``query`` and exactly the block the host would inject there,
+    made by ``memory.compose``: through the plugin's own injection path when it runs
+    (``settings.explain``), else from the data folder (``folder_explain``)."""
     if not query:
         raise BadParam("query_empty")
     if not place or not await browser.has_place(place):
         raise BadParam("unknown_audience", place=place[:80])
     if owner is None:
         owner = settings.owner_places(place) if settings.owner_places else False
-    if settings.explain is not None:
-        shown = await settings.explain(place, query, owner, person)
-        hits, text = list(shown.hits), shown.text
-        taken = {h.key for h in shown.injected}
-        injected = [h.key in taken for h in hits]
-    else:
-        audience = Audience(place=place, owner_private=owner, people=(person,) if person else ())
-        now = now_utc()
-        hits = await engram.recall(query, audience, k=settings.recall_k, now=now)
-        block = await memory_block(
-            engram, place, hits, now, budget=settings.budget, identity=settings.identity(), tz=settings.tz
-        )
-        text, injected = block.text, [i in set(block.taken) for i in range(len(hits))]
+    explain = settings.explain or folder_explain(engram, settings)
+    shown = await explain(place, query, owner, person)
+    taken = {h.key for h in shown.injected}
+    block = settings.block
     return {
         "query": query,
         "audience": {"space": place, "owner_private": owner, "person": person},
-        "hits": [hit_json(h, i) for h, i in zip(hits, injected)],
-        "block": text,
-        "tokens": Block(text, []).tokens,
-        "budget": settings.budget,
+        "hits": [hit_json(h, h.key in taken) for h in shown.hits],
+        "block": shown.text,
+        "tokens": Block(shown.text, []).tokens,
+        "budget": block.inject_budget_tokens,
+        "recall_k": block.recall_k,
+        # lines only the running plugin can add (the command line has no AstrBot tools to list)
+        "left_out": [] if settings.explain is not None or not block.abilities_enabled else ["abilities"],
     }
 
 

@@ -88,6 +88,12 @@ LABELS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
     "over_budget": ("over budget", "超出预算"),
     "block": ("The block that would be injected", "将被注入的内容"),
     "tokens": ("tokens", "词元"),
+    "no_abilities_line": (
+        "Made from the data folder (no plugin running): the same block the plugin makes, with its "
+        "budget ({budget} tokens) and {k} hits, but without the line on what the bot can do, which "
+        "lists AstrBot's tools and goes in only inside the running plugin.",
+        "由数据文件夹生成（插件未运行）：与插件生成的内容相同，预算 {budget} 词元、{k} 条召回，"
+        "但不含“能力”一行：它列出 AstrBot 的工具，只有运行中的插件才会加入。"),
     "no_hits": ("Nothing this audience may see matches.", "该受众可见的内容中没有匹配项。"),
     "graph_help": (
         "People (circles) and what the bot knows about them (squares, each labelled; the whole text on"

@@ -61,9 +61,10 @@ def recall(
             f'<h2>{esc(label(lang, "block"))} — <span id="tokens">{d["tokens"]}</span> / {d["budget"]}'
             f' {esc(label(lang, "tokens"))}</h2><pre class="block">{esc(d["block"])}</pre>'
         )
+        if d.get("left_out"):
+            note = label(lang, "no_abilities_line").format(budget=d["budget"], k=d["recall_k"])
+            body += f'<p class="hint" id="left-out">{esc(note)}</p>'
     return layout(lang, label(lang, "recall"), body, "recall")
-
-
 
 
 def _feature_head(lang: str, name: str) -> str:

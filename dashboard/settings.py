@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..memory import Engram, Hit
+from ..memory.self.selfhood import BlockDefaults, BlockSettings
 
 EngramSource = Engram | Callable[[], Awaitable[Engram]]  # the memory, or how to get it when it opens
 
@@ -41,9 +42,9 @@ class DashboardSettings:
     """The token, and what recall explained needs to render exactly what the plugin injects."""
 
     token: str
-    budget: int = 600  # tokens of the injected block (the plugin's inject_budget_tokens)
-    recall_k: int = 8  # hits recalled for a reply (the plugin's recall_k)
-    identity: Callable[[], str] = no_identity  # the identity note the plugin adds to the block
+    # what shapes the block (budget, recall_k, which lines go in): the plugin's settings, or its defaults
+    block: BlockSettings = BlockDefaults()
+    identity: Callable[[], str] = no_identity  # the core identity the identity page falls back on
     tz: tzinfo | None = None
     chat_model: str = ""  # the chat model the plugin's own calls use, as the host names it
     owner_places: Callable[[str], bool] | None = None  # whether a place is the owner's private chat
@@ -52,7 +53,11 @@ class DashboardSettings:
     jobs: Callable[[], Iterable[str]] = no_jobs
     # the bot's data folder (identity/, diary/); None: the folder holding the store file
     data_dir: Path | None = None
-    # how the host makes the block it injects (the plugin: its own injection path, so recall explained
-    # shows exactly that block, with its self-image, inner state and abilities lines); None (the
-    # command line): the core's block with the identity note (``memory.memory_block``)
+    # how the host makes the block it injects (the plugin: its own injection path, ``service.explain``,
+    # which knows AstrBot's tools for the abilities line); None (the command line): the same
+    # ``memory.compose.Composer`` over the data folder's identity, self-image and inner state
     explain: Explain | None = None
+
+    @property
+    def budget(self) -> int:
+        return self.block.inject_budget_tokens

@@ -20,14 +20,14 @@ from .metabolism.merging import MergeSettings
 from .model import EPISODE_KINDS, MEMORY_KINDS, MEMORY_STATUSES, SELF, Audience, Episode, Hit, Memory
 from .recall import RecallSettings
 from .recall.ranker import FeatureRanker, LinearRanker, Ranker
-from .render import Block, memory_block
+from .render import Block
 from .scopes import narrow_scope, parse_scope, place_scope, visibility
 from .store import BrowseReads, Store
 from .store.opening import open_store
 from .strength import MetabolismSettings
 
 __all__ = [
-    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block", "memory_block",
+    "EPISODE_KINDS", "MEMORY_KINDS", "MEMORY_STATUSES", "Block",
     "SELF", "Audience", "BrowseReads", "ChatError", "ChatModel", "ChatResult", "Embedder", "EmbeddingError",
     "Engram",
     "EngramError", "ErasedMeanwhile", "Episode", "Forgetting", "MergeSettings", "MetabolismSettings",

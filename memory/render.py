@@ -249,17 +249,3 @@ async def hit_names(engram: Kernel, place: str, hits: Sequence[Hit]) -> dict[str
     people = {p for h in hits for p in (h.item.subjects if isinstance(h.item, Memory) else ())}
     people |= {h.item.actor for h in hits if isinstance(h.item, Episode) and not h.item.actor_name}
     return await engram.people.names_in_place(place, sorted(people))
-
-
-async def memory_block(engram: Kernel, place: str, hits: Sequence[Hit], now: datetime, *, budget: int,
-                       identity: str = "", tz: tzinfo | None = None,
-                       before: datetime | None = None) -> Block:
-    """The block the plugin injects for ``hits`` in ``space`` (``before``: the time of the message
-    replied to); the dashboard's recall explained shows exactly this."""
-    names = await hit_names(engram, place, hits)
-    last = await engram.last_episode_time(place, before=before or now)
-    lines = notes(hits, names, now, tz)
-    identity = plain(identity)
-    fitted = fit_identity(identity, budget) if identity else ""
-    text, taken = build_block(lines, time_line(now, last, tz), fitted, budget)
-    return Block(text, taken)

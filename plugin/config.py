@@ -13,6 +13,7 @@ from typing import Any
 
 from ..memory.errors import InvalidInputError
 from ..memory.scopes import DEFAULT_PUBLIC_PLACES, place_listed
+from ..memory.self.selfhood import BUDGET_RANGE, RECALL_K_RANGE
 from ..memory.text.redaction import MAX_PATTERNS, Redactor, redactor
 
 log = logging.getLogger("engram.plugin")
@@ -93,7 +94,7 @@ def sole_platform(platforms: Sequence[str]) -> str | None:
 
 
 # key -> (low, high) for numbers, or the allowed values for strings
-BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": (50, 8000), "recall_k": (1, 50),
+BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": BUDGET_RANGE, "recall_k": RECALL_K_RANGE,
                                       "dashboard_port": (1024, 65535),
                                       "consolidate_every_minutes": (0, 1440),
                                       "consolidate_after_episodes": (0, 10000),

@@ -43,8 +43,7 @@ def dashboard_settings(service: EngramService, token: str = "") -> DashboardSett
     s = service.settings
     return DashboardSettings(
         token=token,
-        budget=s.inject_budget_tokens,
-        recall_k=s.recall_k,
+        block=s,
         identity=service.identity,
         tz=service.tz,
         chat_model=s.chat_provider_id or "the chat's current provider",

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..memory import Audience, Embedder, Engram, EngramError, Episode, Forgetting, Hit, RecallSettings
+from ..memory.compose import Composer, recall_query
 from ..memory.errors import UnknownIdError
 from ..memory.model import now_utc
 from ..memory.outage import Outage
 from ..memory.recall.ranking import LearnedRanking
 from ..memory.recording.journal import kept_path
-from ..memory.render import build_block, fit_identity, hit_names, notes, plain, time_line
+from ..memory.render import hit_names
+from ..memory.self.selfhood import Selfhood
 from ..memory.store.opening import shown
 from .abilities import asks_abilities
 from .commands.confirmations import Confirmations
@@ -38,13 +40,12 @@ from .events import (
     reply_episode,
 )
 from .hooks.echo import own_words
-from .hooks.inject import Injection, already_in_context, apply, people_turns, pool_depth, recall_query, said
+from .hooks.inject import Injection, apply
+from .hooks.query import people_turns, said
 from .hooks.record_queue import RecordingQueue
-from .hooks.worth import asks, worth_notes
 from .jobs.days_lock import DaysLock
 from .place_lists import read_in_both
 from .providers import Providers
-from .selfhood import Selfhood
 
 if TYPE_CHECKING:
     from .jobs.background import Jobs
@@ -83,8 +84,8 @@ class EngramService:
         self.unmatched_places: list[str] = []  # config entries that name no place (``place_lists``)
         self._places_read: tuple[Settings, dict[str, str]] | None = None
         self.selfhood = Selfhood(self.data_dir, settings, abilities, tz=self.tz)
+        self.composer = Composer(self.selfhood, tz=self.tz)  # the block: one path with recall explained
         self._opening: asyncio.Task[Engram] | None = None
-        self._shortened_identity = ""
         self._abilities_shown: dict[str, str] = {}  # place -> the abilities line last injected there
         self.dashboard: Any = None  # the running dashboard server, if any (plugin/dashboard.py)
         self.jobs: Jobs | None = None  # the background jobs, once attached (attach_jobs)
@@ -244,13 +245,8 @@ class EngramService:
                           include_archived: bool = False) -> tuple[list[Hit], list[Hit]]:
         """``recall``'s hits, and up to ``k`` more worth a note that came next (held back: what the
         learned ranking compares the injected ones with; no extra work, they were recalled anyway)."""
-        mem = await self.memory()
-        hits = await mem.recall(query, audience, k=pool_depth(k, len(seen)),
-                                include_archived=include_archived)
-        fresh = [h for h in hits if not already_in_context(h, seen)]
-        chosen = worth_notes(fresh, k)
-        taken = {h.key for h in chosen}
-        return chosen, worth_notes([h for h in fresh if h.key not in taken], k)
+        return await self.composer.recall_worth(await self.memory(), audience, query, k, seen,
+                                                include_archived=include_archived)
 
     def touch(self, hits: Sequence[Hit | str]) -> None:
         """Strengthen the memories among ``hits`` (injected, returned or shown); written later, together."""
@@ -391,8 +387,8 @@ class EngramService:
                       person: tuple[str, str] = ("", ""), before: datetime | None = None,
                       injecting: bool = True) -> Injection:
         """The block for ``query`` in the audience's place: recall, the notes worth it, the block within
-        the budget. The one path of both the injection and the dashboard's recall explained
-        (``injecting`` False: nothing is remembered of it, so showing it never changes the next block)."""
+        the budget, through the ``Composer`` recall explained uses too (``injecting`` False: nothing is
+        remembered of it, and the learned ranking does not explore)."""
         now = now_utc()
         k = self.settings.recall_k
         hits, held = await self.recall_held(audience, query, k, seen=seen)
@@ -406,20 +402,19 @@ class EngramService:
 
     async def explain(self, place: str, query: str, owner: bool | None = None, person: str = "") -> Injection:
         """What the next message saying ``query`` in ``place`` would have injected (by ``person``, an
-        id, when given; a message that starts a conversation: no earlier turns): for recall explained.
-        ``owner`` None: whether the place is the owner's private chat, as the plugin decides it."""
+        id, when given; a message that starts a conversation: no earlier turns): for recall explained,
+        through the same ``Composer`` as the injection. ``owner`` None: whether the place is the
+        owner's private chat, as the plugin decides it."""
         audience = place_audience(place, self.settings, self.providers.platforms())
         if self.settings.is_blacklisted(place):  # an opted-out place is given nothing: shown as nothing
             return Injection(place, query, now_utc())
         if owner is not None:
             audience = replace(audience, owner_private=owner)
-        name = ""
         if person:
             audience = replace(audience, people=(person,))
-            name = (await (await self.memory()).names_in_place(place, [person])).get(person, "")
-        # the query as the injection makes it from a message saying ``query`` (hooks/query.py)
-        return await self.compose(audience, recall_query(query, []), [query], person=(person, name),
-                                  injecting=False)
+        shown = await self.composer.explain(await self.memory(), audience, query,
+                                            abilities=self._abilities_due(place, query, remember=False))
+        return Injection(place, query, now_utc(), shown.hits, shown.injected, shown.text, shown.held)
 
     def recorded(self, event: Any, place: str, shown: Sequence[Hit], held: Sequence[Hit], *,
                  injection: bool) -> None:
@@ -481,30 +476,17 @@ class EngramService:
                      audience: Audience | None = None,
                      person: tuple[str, str] = ("", ""), query: str | None = None,
                      injecting: bool = True) -> tuple[str, list[int]]:
-        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit.
+        """The memory block for ``hits`` in ``space`` and the indexes of the hits that fit
+        (``memory.compose``).
 
         ``person``: (id, name) of who wrote the message being answered, for the sense of time;
         ``query``: what the people said (the abilities line goes in when it is asked about), None
         when the block is only shown (``/mem why``), not injected; ``injecting`` False: a block shown
         (recall explained), which leaves no trace (the abilities line is not marked as given).
         """
-        mem = await self.memory()
-        names = await self.names(place, hits)
-        lines = notes(hits, names, now, self.tz)
-        budget = self.settings.inject_budget_tokens
-        identity = plain(self.identity())
-        fitted = fit_identity(identity, budget) if identity else ""
-        if fitted != identity and identity != self._shortened_identity:
-            self._shortened_identity = identity
-            log.warning("Engram: the core identity (identity/self.md; an old identity.md is copied there "
-                        "once) has %d characters, more than half the injection budget "
-                        "(inject_budget_tokens=%d): "
-                        "only its beginning is injected (%d characters)", len(identity), budget,
-                        len(fitted) - 1)
-        extras = self.selfhood.extras(now, owner_private=bool(audience and audience.owner_private),
-                                      abilities=self._abilities_due(place, query, injecting))
-        return build_block(lines, await self._time_line(mem, place, now, before or now, audience, person),
-                           fitted, budget, extras, {i for i, h in enumerate(hits) if asks(h)})
+        return await self.composer.render(await self.memory(), place, hits, now, before=before,
+                                          audience=audience, person=person,
+                                          abilities=self._abilities_due(place, query, injecting))
 
     def _abilities_due(self, place: str, query: str | None, remember: bool = True) -> bool:
         """Whether the abilities line goes into this block: the first time in a place, when what the
@@ -522,15 +504,3 @@ class EngramService:
             return True
         return False
 
-    async def _time_line(self, mem: Engram, place: str, now: datetime, before: datetime,
-                         audience: Audience | None, person: tuple[str, str]) -> str:
-        if not self.settings.time_enabled:
-            return ""
-        last = await mem.last_episode_time(place, before=before)
-        actor, name = person
-        if not actor:
-            return time_line(now, last, self.tz)
-        # in a group, only this place's lines count (a person's private chat is not the group's business)
-        private = audience is not None and (audience.owner_private or ":private:" in place)
-        last_person = await mem.last_time_with(actor, before=before, place=None if private else place)
-        return time_line(now, last, self.tz, last_person, name or "This person")

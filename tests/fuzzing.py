@@ -296,6 +296,7 @@ async def _dashboard(tmp: Path) -> Any:
     from aiohttp.test_utils import TestClient, TestServer
 
     from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
+    from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults
 
     from .conftest import HashEmbedder
     from .dashboard.conftest import GROUP, JOBS, OWNER_DM, TOKEN, seed
@@ -304,7 +305,8 @@ async def _dashboard(tmp: Path) -> Any:
     await seed(path)
     engram = await Engram.open(path, HashEmbedder(), background=False)
     client = TestClient(TestServer(make_app(engram, DashboardSettings(
-        token=TOKEN, budget=300, recall_k=5, jobs=lambda: JOBS, identity=lambda: "我是小记",
+        token=TOKEN, block=BlockDefaults(inject_budget_tokens=300, recall_k=5), jobs=lambda: JOBS,
+        identity=lambda: "我是小记",
         owner_places=lambda s: s in (OWNER_DM, GROUP)))))
     await client.start_server()
     return client, engram

@@ -9,9 +9,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Hit, Memory, memory_block
+from astrbot_plugin_engram.memory import SELF, Audience, Engram, Episode, Hit, Memory
+from astrbot_plugin_engram.memory.compose import Composer
 from astrbot_plugin_engram.memory.prompts.templates import messages
 from astrbot_plugin_engram.memory.render import CLOSE, NOTES_HEAD, OPEN, build_block, note, time_line
+from astrbot_plugin_engram.memory.self.diary_files import data_folder
+from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults, Selfhood
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 GROUP = "qq:group:1"
@@ -47,7 +50,8 @@ async def block_for(engram: Engram, *eps: Episode, query: str = "hi PIN owner") 
     await engram.record_many(list(eps))
     await engram.embed_pending()
     hits = await engram.recall(query, Audience(GROUP), k=10)
-    return (await memory_block(engram, GROUP, hits, NOW, budget=2000, tz=timezone.utc)).text
+    selfhood = Selfhood(data_folder(engram), BlockDefaults(inject_budget_tokens=2000), read_only=True)
+    return (await Composer(selfhood, tz=timezone.utc).render(engram, GROUP, hits, NOW))[0]
 
 
 async def test_a_display_name_cannot_close_the_block_or_forge_a_note(engram: Engram) -> None:

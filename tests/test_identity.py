@@ -121,8 +121,8 @@ def test_an_approved_proposal_is_dated_in_the_bots_timezone_not_utc(tmp_path: Pa
     """Approved at 07:30 in Shanghai (23:30 UTC the evening before): the section says the local date."""
     from zoneinfo import ZoneInfo
 
+    from astrbot_plugin_engram.memory.self.selfhood import Selfhood
     from astrbot_plugin_engram.plugin.config import Settings
-    from astrbot_plugin_engram.plugin.selfhood import Selfhood
 
     selfhood = Selfhood(tmp_path, Settings(), tz=ZoneInfo("Asia/Shanghai"))
     selfhood.folder.root.mkdir(parents=True)

@@ -93,7 +93,7 @@ MAY_IMPORT = {"main": {"plugin", "scheduler", "dashboard", "memory"},
               "scheduler": {"memory"}, "dashboard": {"memory"}, "memory": set()}
 FACADE = {"memory.engram", "memory", "memory.__main__"}  # the facade and what offers it
 # each takes the kernel
-CAPABILITIES = ("memory.consolidation", "memory.metabolism", "memory.self", "memory.bundle")
+CAPABILITIES = ("memory.consolidation", "memory.metabolism", "memory.self", "memory.bundle", "memory.compose")
 USERS = ("memory.cli", "memory.tools")  # the command line and the tools (MCP): users of the facade
 BELOW_KERNEL = ("memory.recall", "memory.index", "memory.store", "memory.recording", "memory.text",
                 "memory.prompts")
@@ -155,8 +155,9 @@ def wrong_way(root: Path = ROOT) -> list[str]:
 
 def test_imports_run_one_way() -> None:
     """main.py -> plugin -> scheduler/dashboard -> memory; in the core, no capability (consolidation/,
-    metabolism/, self/) and nothing under them imports the facade (engram.py); the kernel and what it
-    stands on import no capability; recall, index, store, recording, text and prompts not the kernel."""
+    metabolism/, self/, bundle/, compose) and nothing under them imports the facade (engram.py); the
+    kernel and what it stands on import no capability; recall, index, store, recording, text and
+    prompts not the kernel."""
     assert len(project_imports(MEMORY / "engram.py")) > 10
     assert wrong_way() == []
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from astrbot_plugin_engram.dashboard import DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Audience, Engram, Episode
 from astrbot_plugin_engram.memory.errors import InvalidInputError
+from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults
 from astrbot_plugin_engram.memory.text.redaction import DEFAULT, MATCH_SECONDS, REDACTED, Redactor, redactor
 
 from .conftest import HashEmbedder
@@ -160,7 +161,8 @@ async def test_the_dashboard_shows_the_line_redacted(tmp_path: Path) -> None:
     engram = await Engram.open(tmp_path / "engram.db", HashEmbedder(), background=False)
     await engram.record(Episode(GROUP, SAID[2][0], "qq:1", "Ann", time=NOW))
     token = "t" * 32
-    client = TestClient(TestServer(make_app(engram, DashboardSettings(token=token, budget=300, recall_k=5))))
+    client = TestClient(TestServer(make_app(engram, DashboardSettings(
+        token=token, block=BlockDefaults(inject_budget_tokens=300, recall_k=5)))))
     await client.start_server()
     try:
         for path, params in [("/api/place", {"space": GROUP}),

@@ -20,8 +20,8 @@ from astrbot_plugin_engram.memory.self.identity import IdentityFolder
 from astrbot_plugin_engram.memory.self.inner_state import InnerState, sentence
 from astrbot_plugin_engram.memory.self.self_image import write_self_image
 from astrbot_plugin_engram.memory.self.self_image_file import current_self_image
+from astrbot_plugin_engram.memory.self.selfhood import Selfhood
 from astrbot_plugin_engram.plugin.config import Settings
-from astrbot_plugin_engram.plugin.selfhood import Selfhood
 
 from .scripted_chat import ScriptedChat
 

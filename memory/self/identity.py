@@ -136,9 +136,14 @@ class IdentityFolder:
     def image_path(self) -> Path:
         return self.root / IMAGE_FILE
 
+    @property
+    def old_path(self) -> Path:
+        """The core identity's old place (``<data>/identity.md``), copied to ``self_path`` once."""
+        return self.data_dir / OLD_FILE
+
     def migrate(self) -> bool:
         """Copy the old ``identity.md`` to ``identity/self.md`` once (the old file stays); True if copied."""
-        old = self.data_dir / OLD_FILE
+        old = self.old_path
         if self.self_path.exists() or not old.is_file():
             return False
         self.root.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,9 @@
-"""Adding the memory block to an AstrBot model request: the recall query from the conversation, hits
-the model already sees left out, the block placed in the request (the block itself: ``memory.render``).
+"""Adding the memory block to an AstrBot model request: what one injection was, and the block placed
+in the request (the block itself: ``memory.compose``; the query's words: ``query.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -14,11 +13,7 @@ try:
 except ImportError:  # AstrBot before temporary user parts: the block goes into the system prompt
     TextPart = None  # type: ignore[assignment,misc]
 
-from ...memory import Episode, Hit
-from .query import people_turns, pool_depth, recall_query, said
-
-# the recall query's shape and the people's words live in query.py (no AstrBot import)
-__all__ = ["people_turns", "pool_depth", "recall_query", "said"]
+from ...memory import Hit
 
 
 @dataclass
@@ -36,14 +31,6 @@ class Injection:
     @property
     def keys(self) -> list[str]:
         return [h.key for h in self.injected]
-
-
-def already_in_context(hit: Hit, seen: Sequence[str]) -> bool:
-    """An episode the model is already shown (the current message or a recent turn)."""
-    if not isinstance(hit.item, Episode):
-        return False
-    text = " ".join(hit.item.content.split())
-    return bool(text) and any(text in " ".join(s.split()) for s in seen)
 
 
 def apply(req: Any, text: str, mode: str) -> None:

@@ -27,7 +27,6 @@ from ...memory.text.words import no_content, words
 from .echo import TOOL_HEAD, own_words
 
 QUERY_TURNS = 4  # earlier turns of the conversation that join the latest message in the recall query
-QUERY_CHARS = 1200
 
 # A part that is whole one of the framework's wrappers: "<tag ...>...</tag>" (AstrBot's
 # <system_reminder>, <Quoted Message>, <image_caption>, the plugin's <engram-memory>) or "[...]"
@@ -89,13 +88,3 @@ def people_turns(contexts: Sequence[Any], n: int = QUERY_TURNS, *, all_turns: bo
     return out[::-1]
 
 
-def recall_query(prompt: str | None, turns: Sequence[str]) -> str:
-    """The latest user message first, then the recent turns, newest first, capped."""
-    parts = [(prompt or "").strip(), *reversed([t[:300] for t in turns])]
-    return "\n".join(p for p in parts if p)[:QUERY_CHARS]
-
-
-def pool_depth(k: int, seen: int) -> int:
-    """How many hits to ask recall for, so that ``k`` remain after the ``seen`` lines the model already
-    reads are left out (``already_in_context``)."""
-    return min(200, 2 * k + min(seen, 40))

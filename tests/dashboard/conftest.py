@@ -15,6 +15,7 @@ from astrbot_plugin_engram.memory import Engram, Episode, Memory, Store
 from astrbot_plugin_engram.memory.cli.demo import episodes, load_sample, memories
 from astrbot_plugin_engram.memory.self.identity import IdentityFolder, atomic_write
 from astrbot_plugin_engram.memory.self.proposals import Proposals
+from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults
 from astrbot_plugin_engram.scheduler import Job, JobRegistry, Scheduler
 
 from ..conftest import HashEmbedder
@@ -123,8 +124,8 @@ async def dash(
     seeded: tuple[Path, dict[str, int]],
 ) -> AsyncIterator[tuple[TestClient, Engram, dict[str, int]]]:
     """A test client (unauthenticated) over the dashboard of the seeded store, opened as the bot would."""
-    settings = DashboardSettings(token=TOKEN, budget=300, recall_k=5, jobs=lambda: JOBS,
-                                 identity=lambda: "我是小记，读书会的助手。",
+    settings = DashboardSettings(token=TOKEN, block=BlockDefaults(inject_budget_tokens=300, recall_k=5),
+                                 jobs=lambda: JOBS, identity=lambda: "我是小记，读书会的助手。",
                                  owner_places=lambda s: s == OWNER_DM)
     async for served in serve(seeded, settings):
         yield served

@@ -12,6 +12,7 @@ import pytest
 
 from astrbot_plugin_engram.dashboard import DashboardServer, DashboardSettings, make_app
 from astrbot_plugin_engram.memory import Engram, Episode
+from astrbot_plugin_engram.memory.self.selfhood import BlockDefaults
 
 from ..conftest import HashEmbedder
 from .chrome import Chrome
@@ -31,8 +32,8 @@ async def site(seeded, tmp_path):
     server = DashboardServer(
         make_app(
             engram,
-            DashboardSettings(token=TOKEN, budget=400, recall_k=6, owner_places=lambda s: s == OWNER_DM,
-                              jobs=lambda: JOBS),
+            DashboardSettings(token=TOKEN, block=BlockDefaults(inject_budget_tokens=400, recall_k=6),
+                              owner_places=lambda s: s == OWNER_DM, jobs=lambda: JOBS),
         ),
         "127.0.0.1",
         free_port(),

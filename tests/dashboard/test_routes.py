@@ -345,7 +345,12 @@ async def test_recall_explained_shows_features_scores_and_the_exact_block(dash):
     d = await (await client.get("/api/recall?q=王磊 生日 火锅&space=qq:group:5150", headers=AUTH)).json()
     assert d["hits"] and d["audience"] == {"space": GROUP, "owner_private": False, "person": ""}
     assert all("kw" in h["features"] and "score" in h for h in d["hits"])
-    assert [h["score"] for h in d["hits"]] == sorted((h["score"] for h in d["hits"]), reverse=True)
+    # the block's order (memory.worth): the lines that state something, then the questions, each by score
+    asks = [h["text"].rstrip().endswith(("?", "？")) for h in d["hits"]]
+    assert asks == sorted(asks)
+    for question in (False, True):
+        scores = [h["score"] for h, q in zip(d["hits"], asks) if q == question]
+        assert scores == sorted(scores, reverse=True)
     assert d["block"].startswith("<engram-memory>") and "我是小记" in d["block"]
     injected = [h for h in d["hits"] if h["injected"]]
     assert injected and all(h["text"].split()[0][:6] in d["block"] for h in injected)

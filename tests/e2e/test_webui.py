@@ -231,6 +231,15 @@ async def test_a_person_logs_in_to_the_webui_and_sees_engrams_pages(site, tmp_pa
         assert "lemon cake" in await chrome.eval("document.querySelector('ol.timeline').innerText", frame)
         await chrome.screenshot(SHOTS / "place.png")
 
+        # the browser's back and forward buttons (the top page's history) step through Engram's pages
+        for step, page in (("back", "memory"), ("back", "memories"), ("forward", "memory"),
+                           ("forward", "place")):
+            await chrome.eval(f"history.{step}(); true")
+            await until(chrome, f"document.querySelector('#engram')?.dataset.page === {page!r}"
+                                " && !document.querySelector('#engram').hasAttribute('aria-busy')", frame)
+        assert "lemon cake" in await chrome.eval("document.querySelector('ol.timeline').innerText", frame)
+        assert await chrome.eval("location.hash.includes('/plugin-view/')")  # AstrBot's own page stayed
+
         await go("/recall", "recall")
         await chrome.eval("document.querySelector('input[name=q]').value = 'lemon cake'; "
                           f"document.querySelector('select[name=space]').value = {PLACE!r}; "

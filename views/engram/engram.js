@@ -1,6 +1,8 @@
 // Engram inside AstrBot's WebUI. The pages are the standalone dashboard's (made by the plugin, in
 // dashboard/pages.py); this script only asks for them through AstrBot's bridge (its login, its
 // token), shows them and keeps every link and form inside this frame. It writes nothing anywhere.
+// The page shown is kept in the frame's own address (#%2Fmemories%3Fpage%3D2), so the browser's back
+// and forward buttons step through the pages seen, as they do on the standalone dashboard.
 "use strict";
 (function () {
   var view = window.AstrBotPluginView;
@@ -55,19 +57,35 @@
     if (target) target.scrollIntoView(); else window.scrollTo(0, 0);
   }
 
+  // the page this frame's address names ("/" when it names none)
+  function current() {
+    var url = "";
+    try { url = decodeURIComponent(location.hash.slice(1)); } catch (e) { url = ""; }
+    return url.charAt(0) === "/" ? url : "/";
+  }
+
+  // a new page: a new entry in the browser's history (its hashchange shows it)
+  function go(url) {
+    var next = "#" + encodeURIComponent(url);
+    if (location.hash === next) { show(url); return; }  // the same page again: asked for afresh
+    try { location.hash = next; } catch (e) { show(url); }
+  }
+
+  window.addEventListener("hashchange", function () { show(current()); });
+
   document.addEventListener("click", function (e) {
     var a = e.target.closest ? e.target.closest("a") : null;
     var href = a && a.getAttribute("href");
     if (!href || href.charAt(0) !== "/") return;  // only the pages' own links
     e.preventDefault();
-    show(href);
+    go(href);
   });
 
   document.addEventListener("submit", function (e) {
     var form = e.target;
     e.preventDefault();
     var query = new URLSearchParams(new FormData(form)).toString();
-    show((form.getAttribute("action") || "/") + (query ? "?" + query : ""));
+    go((form.getAttribute("action") || "/") + (query ? "?" + query : ""));
   });
 
   async function start(context) {
@@ -85,10 +103,14 @@
       say(e && e.message ? e.message : String(e));
       return;
     }
-    window.EngramShow = show;  // for a test or the console: show("/memories?q=…")
-    show("/");
+    window.EngramShow = go;  // for a test or the console: EngramShow("/memories?q=…")
+    show(current());  // the page the address names: a reload of the frame stays where it was
   }
 
-  if (!view) { say("AstrBot's plugin bridge is missing: open this page from AstrBot's WebUI."); return; }
+  if (!view) {
+    say(/^zh/i.test(navigator.language || "") ? "缺少 AstrBot 的插件桥接脚本：请在 AstrBot 的 WebUI 中打开此页面。"
+        : "AstrBot's plugin bridge is missing: open this page from AstrBot's WebUI.");
+    return;
+  }
   view.ready().then(start);
 })();

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...memory import Episode, Hit, Memory
-from ...memory.text.words import no_content, words
+from .model import Episode, Hit, Memory
+from .text.words import no_content, words
 
 
 def empty(hit: Hit) -> bool:
