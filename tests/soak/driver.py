@@ -260,6 +260,7 @@ class Day:
     executor: int  # the default executor's threads
     log_lines: int
     top_log: tuple[str, int]  # the most repeated log message of the day
+    rewritten: int  # diary days written again after a forget that day (each says so in the log)
     prompt_chars: int  # the largest consolidation prompt of the day
     job_runs: dict[str, int] = field(default_factory=dict)
     held: dict[str, int] = field(default_factory=dict)  # sizes of in-process dicts and caches
@@ -268,6 +269,9 @@ class Day:
 
 
 def fds() -> int:
+    """Open files, after a collection: a connection let go of in a cycle is closed only by the collector
+    (bounded, not a leak); counted before it, two months drifted by four now and then."""
+    gc.collect()
     try:
         return len(os.listdir("/proc/self/fd"))
     except OSError:  # not Linux
@@ -307,6 +311,7 @@ class Soak:
         self.users = load_users(self.s.langs)
         self.days: list[Day] = []
         self.logs = LogCount()
+        self.rewritten = 0
         self.text_bytes = 0
         self.early_ids: list[int] = []
         self.secret_ids: list[int] = []
@@ -407,6 +412,7 @@ class Soak:
     async def _live(self, day: int, server: FakeOpenAI, down: bool = False) -> None:
         e = self.engram
         self.logs.today.clear()
+        self.rewritten = 0
         self.model.prompt_chars.clear()
         if down:
             self.clock.advance(timedelta(days=1))
@@ -470,6 +476,7 @@ class Soak:
     async def _after_forget(self, plan: Any) -> None:
         """As plugin/self_jobs.SelfJobs.rewrite_after_forget: the diaries and self-image written again."""
         if plan.diary_days:
+            self.rewritten += len(plan.diary_days)
             await end_days(self.engram, self.chat, self.day_settings, folder=self.folder,
                            now=self.clock(), days=list(plan.diary_days))
         if plan.self_image:
@@ -522,7 +529,7 @@ class Soak:
                 threads=sum(1 for t in threading.enumerate() if not t.name.startswith("asyncio_")),
                 executor=sum(1 for t in threading.enumerate() if t.name.startswith("asyncio_")),
                 log_lines=sum(self.logs.today.values()),
-                top_log=(" ".join(top[0][0]), top[0][1]) if top else ("", 0),
+                top_log=(" ".join(top[0][0]), top[0][1]) if top else ("", 0), rewritten=self.rewritten,
                 prompt_chars=self.model.prompt_chars.get("actions", 0),
                 job_runs={k: v.get("runs", 0) for k, v in status.items()},
                 held=held(self), rows=rows, archived_early=early)
@@ -591,7 +598,7 @@ def _flat(days: list[Day]) -> list[str]:
     for d in days:
         if d.archived_early:
             out.append(f"day {d.day}: archived before they could have faded: {d.archived_early}")
-        if d.log_lines > 20 or d.top_log[1] > 4:
+        if d.log_lines > 20 + d.rewritten or d.top_log[1] > 4 + d.rewritten:
             out.append(f"day {d.day}: {d.log_lines} log lines, {d.top_log[1]}x {d.top_log[0]!r}")
         if d.backlog > 120:
             out.append(f"day {d.day}: {d.backlog} lines not consolidated")
