@@ -73,6 +73,11 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
         "{path} could not be backed up ({error}); no backup was kept",
         "{path} 无法备份（{error}）；没有保留这份备份",
     ),
+    "err_backup_unsettled": (
+        "the backup {path} was left mid-erase by a stopped process and could not be made whole ({error}); "
+        "nothing was changed",
+        "备份 {path} 在一次擦除中途被中断，无法恢复完整（{error}）；什么也没有改变",
+    ),
     "err_store_cannot_open": ("cannot open {path}", "无法打开 {path}"),
     "err_store_unreachable": ("{path} could not be read now (the database server is away?); try again",
                               "现在读不到 {path}（数据库服务器连不上？），请稍后再试"),
