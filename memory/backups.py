@@ -330,7 +330,7 @@ async def _erase_in(path: Path, erased: EraseList, episodes: Sequence[int] = (),
     """Erase from the backup at ``path`` what ``erased`` lists and the ids, people and places given;
     it stays one file in a rollback journal's mode, readable read-only (``settle``)."""
     await asyncio.to_thread(settle, path)
-    await _erase_again(path, [erased], episodes, memories, people, places)
+    await _erase_again(path, [erased], episodes, memories, people, places, checked=False)
     await asyncio.to_thread(settle, path, always=True)
 
 
@@ -421,9 +421,11 @@ async def _checked_copy(backup: Path, copy: Path) -> None:
 
 async def _erase_again(copy: Path, lists: Sequence[EraseList], episodes: Sequence[int] = (),
                        memories: Sequence[int] = (), named: Sequence[str] = (),
-                       places_named: Sequence[str] = ()) -> tuple[list[str], list[str], list[int], list[int]]:
+                       places_named: Sequence[str] = (), *, checked: bool = True
+                       ) -> tuple[list[str], list[str], list[int], list[int]]:
     """Every erase list (and the ids, people and places given) applied to the store file at ``copy``:
-    the people and places it matched, the lines and memories it erased."""
+    the people and places it matched, the lines and memories it erased. ``checked=False``: a backup,
+    opened without the full check (``SQLiteStore.open``)."""
     people: set[str] = set(named)
     places: set[str] = set(places_named)
     for erased in lists:
@@ -431,7 +433,7 @@ async def _erase_again(copy: Path, lists: Sequence[EraseList], episodes: Sequenc
         places.update(await asyncio.to_thread(_matching, copy, "places", erased.places, erased.salt))
     every_episode = sorted(set(episodes).union(*(e.episodes for e in lists)))
     every_memory = sorted(set(memories).union(*(e.memories for e in lists)))
-    opened = await open_store(copy)
+    opened = await open_store(copy, checked=checked)
     try:
         async with opened.transaction() as tx:
             eps, mems = await tx.erase(every_episode, every_memory, people=sorted(people),

@@ -7,6 +7,8 @@ from pathlib import Path
 from .store import SQLiteStore
 
 
-async def open_store(path: str | Path, *, durable: bool = False, read_only: bool = False) -> SQLiteStore:
-    """Open (or create) the store file at ``path``; ``read_only``: an existing store, no writer."""
-    return await SQLiteStore.open(path, durable=durable, read_only=read_only)
+async def open_store(path: str | Path, *, durable: bool = False, read_only: bool = False,
+                     checked: bool = True) -> SQLiteStore:
+    """Open (or create) the store file at ``path``; ``read_only``: an existing store, no writer;
+    ``checked``: the full check of a file not closed cleanly (``SQLiteStore.open``)."""
+    return await SQLiteStore.open(path, durable=durable, read_only=read_only, checked=checked)
