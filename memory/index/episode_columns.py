@@ -75,12 +75,14 @@ class EpisodeColumns:
         self._grow(int(ids.max()) + 1)
         new = self.place[ids] < 0
         cols = list(zip(*rows))
-        keys = np.fromiter((self._keys[s] for s in cols[3]), np.int64, len(rows))
+        keys = np.fromiter(map(self._keys.__getitem__, cols[3]), np.int64, len(rows))
         seqs = np.fromiter(cols[4], np.int64, len(rows))
         self.time[ids], self.tz[ids], self.place[ids] = cols[1], cols[2], keys
         self.seq[ids], self.section[ids], self.shape[ids] = seqs, cols[5], cols[6]
         at = self._name_at
-        self.name[ids] = [at[n] if n in at else self._name(n) for n in cols[7]]
+        for n in [n for n in dict.fromkeys(cols[7]) if n not in at]:  # new names, numbered in order met
+            self._name(n)
+        self.name[ids] = np.fromiter(map(at.__getitem__, cols[7]), np.int32, len(rows))
         self.image[ids], self.own[ids] = cols[8], cols[9]
         self._line_up(ids[new], keys[new], seqs[new])
 

@@ -24,7 +24,7 @@ from .vectors import VectorIndex
 log = logging.getLogger("engram")
 
 EMBED_BATCH = 32
-LOAD_PAGE = 16_384  # vectors read per query at open (a page spans most places: fewer, larger adds)
+LOAD_PAGE = 65_536  # vectors read per query at open (a page spans most places: fewer, larger adds)
 
 
 def cursor_name(model: str, kind: str) -> str:

@@ -45,8 +45,8 @@ class KeywordIndex:
             return
         ids = np.asarray(rowids, np.int64)
         self.drop(ids)
-        self._grow(int(ids.max()) + 1, int(max(groups)) + 1)
         g, n = np.asarray(groups, np.int64), np.asarray(lengths, np.float64)
+        self._grow(int(ids.max()) + 1, int(g.max()) + 1)
         self._group[ids], self._length[ids] = g, n
         np.add.at(self._rows, g, 1)
         np.add.at(self._words, g, n)
@@ -193,9 +193,12 @@ class Keywords:
                 after = rows[-1][0]
 
     def _put(self, index: KeywordIndex, rows: Sequence[KeywordRow]) -> None:
+        if not rows:
+            return
+        ids, groups, lengths = zip(*rows)  # columns in C, not a Python step per row
         if index is self.memories:
-            rows = [(i, self.memory_group(*group), n) for i, group, n in rows]  # type: ignore[misc]
-        index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+            groups = tuple(self.memory_group(*group) for group in groups)
+        index.put(np.array(ids, np.int64), np.array(groups, np.int64), np.array(lengths, np.float64))
 
     async def _learn(self, store: Store, index: KeywordIndex, lists: list[np.ndarray]) -> None:
         """Index the rows of ``lists`` another process wrote since open, as ``load`` would have."""

@@ -85,8 +85,8 @@ class _Block:
         need = self.n + len(ids)
         if need > len(self.ids):
             self.reserve(max(need, len(self.ids) + len(self.ids) // 4, 64))  # +25 %: RSS over copy count
-        if self.raw is not None:
-            self.raw[self.n:need] = codes.astype(np.int16) + 128
+        if self.raw is not None:  # value + 128 is the value's byte with its top bit flipped
+            np.bitwise_xor(codes.view(np.uint8), 128, out=self.raw[self.n:need])
         elif self.ivf is not None:
             self.ivf.add_with_ids(codes.astype(np.float32), np.arange(self.n, need, dtype=np.int64))
         else:
@@ -94,7 +94,10 @@ class _Block:
             self.flat.add(codes.astype(np.float32))  # rows are positions: row r is the r-th added
         self.ids[self.n:need] = ids
         self.live[self.n:need] = live
-        self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]
+        if len(live) and live[0] == 1 and bool((live == 1).all()):  # the usual case (all of a load's episodes)
+            self.count[1] += len(live)
+        else:
+            self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]
         self.n = need
 
     def reserve(self, cap: int) -> None:
@@ -286,7 +289,7 @@ class _Locator:
         blocks[inside], rows[inside] = self.block[items[inside]], self.row[items[inside]]
         return blocks, rows
 
-    def put(self, items: np.ndarray, block: int, rows: np.ndarray) -> None:
+    def put(self, items: np.ndarray, block: int | np.ndarray, rows: np.ndarray) -> None:
         top = int(items.max()) + 1 if len(items) else 0
         if top > len(self.block):  # ids are the store's rowids: dense, so arrays by id stay small
             cap = max(top, len(self.block) + len(self.block) // 4, 1024)
@@ -373,24 +376,26 @@ class VectorIndex:
         if not len(sel):
             return
         live_of = np.array([STATUS_CODE.get(s, 1) for s in page.statuses], np.int8)
-        lives = live_of[page.status_at[sel]] if len(live_of) else np.ones(len(sel), np.int8)
-        codes = page.codes[sel]
         # groups by first appearance among the rows kept: blocks are made in that order
         first = np.full(len(page.groups), len(sel), np.int64)
         np.minimum.at(first, page.group_at[sel], np.arange(len(sel)))
         rank = np.empty(len(page.groups), np.int64)
         rank[np.argsort(first, kind="stable")] = np.arange(len(page.groups))
         at = rank[page.group_at[sel]]
-        order = np.argsort(at, kind="stable")
+        order = np.argsort(at, kind="stable")  # the rows by block, each block's in page order
         bounds = np.searchsorted(at[order], np.arange(len(page.groups) + 1))
+        taken = sel[order]
+        items, codes = arr[taken], page.codes[taken]  # one gather: each block's rows are a slice
+        lives = live_of[page.status_at[taken]] if len(live_of) else np.ones(len(taken), np.int8)
+        blocks, rows = np.empty(len(taken), np.int32), np.empty(len(taken), np.int64)
         for g in np.argsort(first, kind="stable").tolist():
-            r = int(rank[g])
-            part = order[bounds[r] : bounds[r + 1]]
-            if not len(part):
+            lo, hi = int(bounds[rank[g]]), int(bounds[rank[g] + 1])
+            if lo == hi:
                 continue
             b, block = self._block(kind, page.groups[g])
-            loc.put(arr[sel[part]], b, np.arange(block.n, block.n + len(part)))
-            block.add(arr[sel[part]], codes[part], lives[part])
+            blocks[lo:hi], rows[lo:hi] = b, np.arange(block.n, block.n + hi - lo)
+            block.add(items[lo:hi], codes[lo:hi], lives[lo:hi])
+        loc.put(items, blocks, rows)
 
     def reserve(self, kind: str, group: str, n: int) -> None:
         """Make room for ``n`` more vectors in one block (loading at open: no regrowth, no slack)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Sequence
+from functools import partial
 
 import aiosqlite
 import numpy as np
@@ -79,6 +80,9 @@ _MEMORY_ROWS = (f"SELECT m.id, m.scope, m.status, {_LENGTH.format('f.c0')} FROM 
                 " JOIN memories_fts_content f ON f.id = m.id WHERE m.id {} ORDER BY m.id LIMIT ?")
 
 
+_KEYWORD_ROW = partial(tuple.__new__, KeywordRow)
+
+
 class Keywords:
     """The keyword tables' doclists and row lengths, read on the event loop's thread (``_quick``)."""
 
@@ -122,5 +126,5 @@ class Keywords:
         else:
             rows = quick_rows(self._quick, sql.format(f"IN ({','.join('?' * len(ids))})"), [*ids, len(ids)])
         if table == "episodes":
-            return [KeywordRow(i, key, n) for i, key, n in rows]
+            return list(map(_KEYWORD_ROW, rows))  # as they come: no Python call per row
         return [KeywordRow(i, (scope, status), n) for i, scope, status, n in rows]

@@ -3,6 +3,7 @@ memories' vectors merging compares."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -55,9 +56,14 @@ class Vectors:
             if not rows:
                 return _NO_CODES
             ids, keys, blobs = zip(*rows)
-            names = dict(await fetch_rows(self._reader, "SELECT id, name FROM spaces"))
-            known = np.fromiter((k if k is not None else -1 for k in keys), np.int64, len(keys))
+            try:
+                known = np.array(keys, np.int64)
+            except TypeError:  # a vector whose episode has no place key (None): no place's
+                known = np.fromiter((k if k is not None else -1 for k in keys), np.int64, len(keys))
             at, inverse = np.unique(known, return_inverse=True)
+            # the names of this page's places only (a page of a big store spans most of its places)
+            names = dict(await fetch_rows(self._reader, "SELECT id, name FROM spaces WHERE id IN"
+                                          " (SELECT value FROM json_each(?))", (json.dumps(at.tolist()),)))
             groups = [names.get(int(k), "") for k in at.tolist()]
             statuses, status_at = ["active"], np.zeros(len(ids), np.int64)
         else:
@@ -73,7 +79,7 @@ class Vectors:
         if len(set(map(len, blobs))) > 1:  # a damaged row: the index's load says so, recall keeps keywords
             raise ValueError(f"the stored codes of {model} differ in length")
         codes = np.frombuffer(b"".join(blobs), np.int8).reshape(len(blobs), -1)
-        return CodesPage(np.fromiter(ids, np.int64, len(ids)), codes, groups, inverse.astype(np.int64),
+        return CodesPage(np.array(ids, np.int64), codes, groups, inverse.astype(np.int64),
                          statuses, status_at)
 
     async def vectors_page(self, model: str, kind: str, after: int, limit: int
