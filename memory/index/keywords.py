@@ -184,13 +184,15 @@ class Keywords:
         self._mgroups: dict[tuple[str, str], int] = {}  # (scope, status) -> a memory's group
 
     async def load(self, store: Store) -> None:
-        """Fill both indexes from the store, a page at a time."""
-        for index, read in ((self.episodes, store.episode_keyword_rows),
-                            (self.memories, store.memory_keyword_rows)):
-            after = 0
-            while rows := await read(after, LOAD_PAGE):
-                self._put(index, rows)
-                after = rows[-1][0]
+        """Fill both indexes from the store, a page at a time (episodes' pages as columns)."""
+        after = 0
+        while len((page := await store.episode_keyword_page(after, LOAD_PAGE)).ids):
+            self.episodes.put(page.ids, page.groups, page.lengths)
+            after = int(page.ids[-1])
+        after = 0
+        while rows := await store.memory_keyword_rows(after, LOAD_PAGE):
+            self._put(self.memories, rows)
+            after = rows[-1][0]
 
     def _put(self, index: KeywordIndex, rows: Sequence[KeywordRow]) -> None:
         if not rows:
