@@ -149,9 +149,10 @@ class _Block:
             self._flatten()
         elif not BUILD_BESIDE:
             self.approximate()
-        elif self.building is None:
+        elif self.building is None:  # the builder gets the codes the flat index no longer needs, or a copy
+            stored = self.raw[: self.n] if self.raw is not None else self._stored().copy()
             self._flatten()
-            self.building, self.built_from = _build_beside(self._stored().copy()), self.n
+            self.building, self.built_from = _build_beside(stored), self.n
 
     def _flatten(self) -> None:
         if self.raw is not None:
