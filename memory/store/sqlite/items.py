@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import aiosqlite
@@ -34,6 +35,7 @@ _COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name,"
                 " CASE WHEN kind = 'image' THEN 1 WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta"
                 " ELSE 0 END, kind = 'message_out' FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
 _COLUMN_ROW = partial(tuple.__new__, EpisodeColumnRow)  # a row as it comes: no Python call per row
+_IMAGE = itemgetter(8)
 
 
 class Items:
@@ -81,8 +83,9 @@ class Items:
         reader's thread: a page of thousands costs more than the trip there, and at open SQLite reads
         the next page while the event loop's thread files this one (and the vectors' meanwhile)."""
         rows = list(map(_COLUMN_ROW, await fetch_rows(self._reader, _COLUMN_ROWS, (after, limit))))
-        for n in [n for n, r in enumerate(rows) if r[8].__class__ is str]:  # a meta that may name one
-            rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))
+        if str in set(map(type, map(_IMAGE, rows))):  # a meta that may name an image: judged here
+            for n in [n for n, r in enumerate(rows) if r.image.__class__ is str]:
+                rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))
         return rows
 
     async def last_episode_id(self) -> int:
