@@ -115,14 +115,21 @@ class Indexer:
         if factor is not None:
             index.use_factor(factor)
         for kind in ("e", "m") if factor is not None else ():
-            after = 0
-            while len((page := await self.store.vector_codes_page(model, kind, after, LOAD_PAGE)).ids):
-                if index.dim is None:
-                    index.dim = page.codes.shape[1]
-                    for k, group, n in sizes:
-                        index.reserve(k, group, n)
-                index.add_page(kind, page)
-                after = int(page.ids[-1])
+            page = await self.store.vector_codes_page(model, kind, 0, LOAD_PAGE)
+            while len(page.ids):  # the next page is read while this one is filed
+                following = asyncio.ensure_future(
+                    self.store.vector_codes_page(model, kind, int(page.ids[-1]), LOAD_PAGE))
+                try:
+                    if index.dim is None:
+                        index.dim = page.codes.shape[1]
+                        for k, group, n in sizes:
+                            index.reserve(k, group, n)
+                    index.add_page(kind, page)
+                except BaseException:
+                    following.cancel()
+                    await asyncio.gather(following, return_exceptions=True)
+                    raise
+                page = await following
         # a place past ``vectors.APPROX_FROM`` gets its inverted file at its first search (trained
         # on all its vectors by then), not here: a store of many big places opens without waiting
         # for every one of them

@@ -17,6 +17,7 @@ against the file keeps them from showing where they may not.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -185,10 +186,16 @@ class Keywords:
 
     async def load(self, store: Store) -> None:
         """Fill both indexes from the store, a page at a time (episodes' pages as columns)."""
-        after = 0
-        while len((page := await store.episode_keyword_page(after, LOAD_PAGE)).ids):
-            self.episodes.put(page.ids, page.groups, page.lengths)
-            after = int(page.ids[-1])
+        page = await store.episode_keyword_page(0, LOAD_PAGE)
+        while len(page.ids):  # the next page is read while this one is filed
+            following = asyncio.ensure_future(store.episode_keyword_page(int(page.ids[-1]), LOAD_PAGE))
+            try:
+                self.episodes.put(page.ids, page.groups, page.lengths)
+            except BaseException:
+                following.cancel()
+                await asyncio.gather(following, return_exceptions=True)
+                raise
+            page = await following
         after = 0
         while rows := await store.memory_keyword_rows(after, LOAD_PAGE):
             self._put(self.memories, rows)

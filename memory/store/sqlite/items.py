@@ -80,9 +80,10 @@ class Items:
 
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
         """The in-memory columns of up to ``limit`` episodes past ``after``, in id order. Read on the
-        reader's thread: a page of thousands costs more than the trip there, and at open SQLite reads
-        the next page while the event loop's thread files this one (and the vectors' meanwhile)."""
-        rows = list(map(_COLUMN_ROW, await fetch_rows(self._reader, _COLUMN_ROWS, (after, limit))))
+        event loop's thread (``quick``): at open, the keyword and vector pages are read on the
+        reader's meanwhile, each in one step of SQLite that runs without the GIL; read there too,
+        these rows (one GIL hand-off each) would keep the two threads taking turns."""
+        rows = list(map(_COLUMN_ROW, quick_rows(self._quick, _COLUMN_ROWS, (after, limit))))
         if str in set(map(type, map(_IMAGE, rows))):  # a meta that may name an image: judged here
             for n in [n for n, r in enumerate(rows) if r.image.__class__ is str]:
                 rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))
