@@ -40,7 +40,8 @@ class KeywordIndex:
         self._rows = np.zeros(0, np.int64)  # by group
         self._words = np.zeros(0, np.float64)  # by group
 
-    def put(self, rowids: Sequence[int], groups: Sequence[int], lengths: Sequence[float]) -> None:
+    def put(self, rowids: Sequence[int] | np.ndarray, groups: Sequence[int] | np.ndarray,
+            lengths: Sequence[float] | np.ndarray) -> None:
         """Index rows (or move them to another group), each with its number of words."""
         if not len(rowids):
             return

@@ -94,7 +94,7 @@ class _Block:
             self.flat.add(codes.astype(np.float32))  # rows are positions: row r is the r-th added
         self.ids[self.n:need] = ids
         self.live[self.n:need] = live
-        if len(live) and live[0] == 1 and bool((live == 1).all()):  # the usual case (all of a load's episodes)
+        if len(live) and live[0] == 1 and bool((live == 1).all()):  # the usual case (a load's episodes)
             self.count[1] += len(live)
         else:
             self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]

@@ -91,7 +91,8 @@ def test_rows_forgotten_added_and_hidden_while_the_file_is_made_hold_in_it(held:
     assert block(index).ivf is not None
     assert 42 not in ids(index.search(vecs[41], BIG, 50)) and index.similarity("e", 42, vecs[41]) is None
     assert 43 not in ids(index.search(vecs[42], BIG, 50))
-    assert block(index).ivf.ntotal == 3000 - 2 + 1  # the forgotten and the superseded row left out
+    ivf = block(index).ivf
+    assert ivf is not None and ivf.ntotal == 3000 - 2 + 1  # the forgotten and the superseded left out
 
 
 def test_a_row_forgotten_after_the_build_ended_but_before_any_search_is_never_found(

@@ -20,7 +20,6 @@ from .codec import (
     chunks,
     dt,
     episode_row,
-    fetch_rows,
     in_list,
     memory_row,
     meta_names_image,
@@ -86,7 +85,7 @@ class Items:
         rows = list(map(_COLUMN_ROW, quick_rows(self._quick, _COLUMN_ROWS, (after, limit))))
         if str in set(map(type, map(_IMAGE, rows))):  # a meta that may name an image: judged here
             for n in [n for n, r in enumerate(rows) if r.image.__class__ is str]:
-                rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))
+                rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))  # type: ignore[arg-type]
         return rows
 
     async def last_episode_id(self) -> int:

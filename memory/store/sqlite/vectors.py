@@ -135,9 +135,10 @@ class Vectors:
 
 
 # a page of episodes' codes in one row (``_episode_codes_page``); a vector without a place: key -1
-_EPISODE_CODES = ("SELECT group_concat(item), group_concat(coalesce(place, -1)), CAST(group_concat(codes, '')"
-                  " AS BLOB), count(*), min(length(codes)), max(length(codes)) FROM (SELECT item, place, codes"
-                  " FROM vector_codes WHERE model = ? AND kind = 'e' AND item > ? ORDER BY item LIMIT ?)")
+_EPISODE_CODES = ("SELECT group_concat(item), group_concat(coalesce(place, -1)),"
+                  " CAST(group_concat(codes, '') AS BLOB), count(*), min(length(codes)), max(length(codes))"
+                  " FROM (SELECT item, place, codes FROM vector_codes WHERE model = ? AND kind = 'e'"
+                  " AND item > ? ORDER BY item LIMIT ?)")
 _NO_CODES = CodesPage(np.zeros(0, np.int64), np.zeros((0, 0), np.int8), [], np.zeros(0, np.int64), [],
                       np.zeros(0, np.int64))
 
