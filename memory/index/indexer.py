@@ -130,9 +130,9 @@ class Indexer:
                     await asyncio.gather(following, return_exceptions=True)
                     raise
                 page = await following
-        # a place past ``vectors.APPROX_FROM`` gets its inverted file at its first search (trained
-        # on all its vectors by then), not here: a store of many big places opens without waiting
-        # for every one of them
+        # a place past ``vectors.APPROX_FROM`` gets its inverted file from its first search on (made
+        # on a thread, the place scanned whole meanwhile), not here: a store of many big places
+        # opens without waiting for any of them
         second = self.indexes.second
         if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
             second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD
