@@ -307,7 +307,7 @@ def main() -> None:
     if args.approx:
         from astrbot_plugin_engram.memory.index import vectors
 
-        vectors.APPROX_FROM = 0
+        vectors.APPROX_FROM, vectors.BUILD_BESIDE = 0, False  # every search through its file
     out = asyncio.run(run(args))
     print(table(out))
     print("\nweights fitted on all conversations (the registry's weights in memory/recall/features.py):")

@@ -97,8 +97,9 @@ class Engram(Kernel):
                        clock, redactor)
             self._path = path if is_database_url(path) else Path(path)
             self._folder = folder
-            # the keyword and column loads read on this thread, the vectors' on the reader's: together,
-            # one's file reads run beside the other's decoding (a million items: ~30 % sooner)
+            # the keyword and vector pages are read on the store's reader thread, a page in one SQLite
+            # step without the GIL, while the episode columns are read and filed on this one: the
+            # loads overlap (``Indexes.load``)
             await asyncio.gather(self.indexes.load(store), self.indexer.start(background and not read_only))
             if not read_only:
                 await finish_pending(self)  # a forget killed between its erase and its files

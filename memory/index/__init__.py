@@ -10,6 +10,8 @@ exactly when it is durable.
 
 from __future__ import annotations
 
+import asyncio
+
 from ..store import (
     Change,
     EpisodesAdded,
@@ -39,9 +41,10 @@ class Indexes:
         self.second: SecondVectors | None = None
 
     async def load(self, store: Store) -> None:
-        """Fill the keyword statistics and the episode columns from the store (vectors: ``indexing``)."""
-        await self.keywords.load(store)
-        await self.episodes.load(store)
+        """Fill the keyword statistics and the episode columns from the store (vectors: ``indexing``),
+        side by side: the keyword pages are read on the store's reader thread while the columns are
+        read and filed on this one."""
+        await asyncio.gather(self.keywords.load(store), self.episodes.load(store))
 
     def after_commit(self, change: Change) -> None:
         """Follow one committed change of the store."""

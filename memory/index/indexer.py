@@ -24,7 +24,7 @@ from .vectors import VectorIndex
 log = logging.getLogger("engram")
 
 EMBED_BATCH = 32
-LOAD_PAGE = 16_384  # vectors read per query at open (a page spans most places: fewer, larger adds)
+LOAD_PAGE = 65_536  # vectors read per query at open (a page spans most places: fewer, larger adds)
 
 
 def cursor_name(model: str, kind: str) -> str:
@@ -115,17 +115,24 @@ class Indexer:
         if factor is not None:
             index.use_factor(factor)
         for kind in ("e", "m") if factor is not None else ():
-            after = 0
-            while len((page := await self.store.vector_codes_page(model, kind, after, LOAD_PAGE)).ids):
-                if index.dim is None:
-                    index.dim = page.codes.shape[1]
-                    for k, group, n in sizes:
-                        index.reserve(k, group, n)
-                index.add_page(kind, page)
-                after = int(page.ids[-1])
-        # a place past ``vectors.APPROX_FROM`` gets its inverted file at its first search (trained
-        # on all its vectors by then), not here: a store of many big places opens without waiting
-        # for every one of them
+            page = await self.store.vector_codes_page(model, kind, 0, LOAD_PAGE)
+            while len(page.ids):  # the next page is read while this one is filed
+                following = asyncio.ensure_future(
+                    self.store.vector_codes_page(model, kind, int(page.ids[-1]), LOAD_PAGE))
+                try:
+                    if index.dim is None:
+                        index.dim = page.codes.shape[1]
+                        for k, group, n in sizes:
+                            index.reserve(k, group, n)
+                    index.add_page(kind, page)
+                except BaseException:
+                    following.cancel()
+                    await asyncio.gather(following, return_exceptions=True)
+                    raise
+                page = await following
+        # a place past ``vectors.APPROX_FROM`` gets its inverted file from its first search on (made
+        # on a thread, the place scanned whole meanwhile), not here: a store of many big places
+        # opens without waiting for any of them
         second = self.indexes.second
         if second is not None:  # a big store's stay on file (``second_vectors.HELD``)
             second.on_file = sum(n for _, _, n in sizes) > second_vectors.HELD

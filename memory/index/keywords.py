@@ -17,6 +17,7 @@ against the file keeps them from showing where they may not.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -39,14 +40,15 @@ class KeywordIndex:
         self._rows = np.zeros(0, np.int64)  # by group
         self._words = np.zeros(0, np.float64)  # by group
 
-    def put(self, rowids: Sequence[int], groups: Sequence[int], lengths: Sequence[float]) -> None:
+    def put(self, rowids: Sequence[int] | np.ndarray, groups: Sequence[int] | np.ndarray,
+            lengths: Sequence[float] | np.ndarray) -> None:
         """Index rows (or move them to another group), each with its number of words."""
         if not len(rowids):
             return
         ids = np.asarray(rowids, np.int64)
         self.drop(ids)
-        self._grow(int(ids.max()) + 1, int(max(groups)) + 1)
         g, n = np.asarray(groups, np.int64), np.asarray(lengths, np.float64)
+        self._grow(int(ids.max()) + 1, int(g.max()) + 1)
         self._group[ids], self._length[ids] = g, n
         np.add.at(self._rows, g, 1)
         np.add.at(self._words, g, n)
@@ -184,18 +186,29 @@ class Keywords:
         self._mgroups: dict[tuple[str, str], int] = {}  # (scope, status) -> a memory's group
 
     async def load(self, store: Store) -> None:
-        """Fill both indexes from the store, a page at a time."""
-        for index, read in ((self.episodes, store.episode_keyword_rows),
-                            (self.memories, store.memory_keyword_rows)):
-            after = 0
-            while rows := await read(after, LOAD_PAGE):
-                self._put(index, rows)
-                after = rows[-1][0]
+        """Fill both indexes from the store, a page at a time (episodes' pages as columns)."""
+        page = await store.episode_keyword_page(0, LOAD_PAGE)
+        while len(page.ids):  # the next page is read while this one is filed
+            following = asyncio.ensure_future(store.episode_keyword_page(int(page.ids[-1]), LOAD_PAGE))
+            try:
+                self.episodes.put(page.ids, page.groups, page.lengths)
+            except BaseException:
+                following.cancel()
+                await asyncio.gather(following, return_exceptions=True)
+                raise
+            page = await following
+        after = 0
+        while rows := await store.memory_keyword_rows(after, LOAD_PAGE):
+            self._put(self.memories, rows)
+            after = rows[-1][0]
 
     def _put(self, index: KeywordIndex, rows: Sequence[KeywordRow]) -> None:
+        if not rows:
+            return
+        ids, groups, lengths = zip(*rows)  # columns in C, not a Python step per row
         if index is self.memories:
-            rows = [(i, self.memory_group(*group), n) for i, group, n in rows]  # type: ignore[misc]
-        index.put([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+            groups = tuple(self.memory_group(*group) for group in groups)
+        index.put(np.array(ids, np.int64), np.array(groups, np.int64), np.array(lengths, np.float64))
 
     async def _learn(self, store: Store, index: KeywordIndex, lists: list[np.ndarray]) -> None:
         """Index the rows of ``lists`` another process wrote since open, as ``load`` would have."""

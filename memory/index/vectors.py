@@ -16,8 +16,10 @@ scans the ``nlist // 10`` lists nearest the query. At 16k vectors the whole scan
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -32,6 +34,10 @@ _STATUS_NAME = {v: k for k, v in STATUS_CODE.items()}
 APPROX_FROM = 50_000  # a block this large is searched through an inverted file (0: every block)
 _DIRECT = faiss.ScalarQuantizer.QT_8bit_direct_signed  # each code is the int8 value itself
 _IP = faiss.METRIC_INNER_PRODUCT
+BUILD_BESIDE = True  # inverted files made on a thread, the block scanned whole meanwhile (False: at once)
+_builder: ThreadPoolExecutor | None = None  # one file at a time: the other core stays the event loop's
+
+log = logging.getLogger("engram")
 
 
 @contextmanager
@@ -67,6 +73,9 @@ class _Block:
     flat: faiss.IndexScalarQuantizer | None = None  # the codes, scanned whole
     ivf: faiss.IndexIVFScalarQuantizer | None = None  # or the codes in an inverted file
     nprobe: int = 1
+    building: Future[faiss.IndexIVFScalarQuantizer] | None = None  # the inverted file being made
+    built_from: int = 0  # rows it is made of (those added since are added when it is put in place)
+    failed: bool = False  # its making failed: scanned whole from then on
 
     def __post_init__(self) -> None:
         self.raw = np.zeros((0, self.dim), np.uint8)
@@ -76,8 +85,8 @@ class _Block:
         need = self.n + len(ids)
         if need > len(self.ids):
             self.reserve(max(need, len(self.ids) + len(self.ids) // 4, 64))  # +25 %: RSS over copy count
-        if self.raw is not None:
-            self.raw[self.n:need] = codes.astype(np.int16) + 128
+        if self.raw is not None:  # value + 128 is the value's byte with its top bit flipped
+            np.bitwise_xor(codes.view(np.uint8), 128, out=self.raw[self.n:need])
         elif self.ivf is not None:
             self.ivf.add_with_ids(codes.astype(np.float32), np.arange(self.n, need, dtype=np.int64))
         else:
@@ -85,7 +94,10 @@ class _Block:
             self.flat.add(codes.astype(np.float32))  # rows are positions: row r is the r-th added
         self.ids[self.n:need] = ids
         self.live[self.n:need] = live
-        self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]
+        if len(live) and live[0] == 1 and bool((live == 1).all()):  # the usual case (a load's episodes)
+            self.count[1] += len(live)
+        else:
+            self.count = [c + int(x) for c, x in zip(self.count, np.bincount(live, minlength=3))]
         self.n = need
 
     def reserve(self, cap: int) -> None:
@@ -107,7 +119,7 @@ class _Block:
         """The codes of ``rows`` as float32 (zeros for an erased row)."""
         if self.ivf is not None:
             return self.ivf.reconstruct_batch(rows) if len(rows) else np.zeros((0, self.dim), np.float32)
-        return (self._stored()[rows].astype(np.int16) - 128).astype(np.float32)
+        return _floats(self._stored()[rows])
 
     def _stored(self) -> np.ndarray:
         """The codes + 128 of every row, in place: the array, or the flat index's (valid until the
@@ -118,18 +130,32 @@ class _Block:
         return faiss.rev_swig_ptr(self.flat.codes.data(), self.n * self.dim).reshape(self.n, self.dim)
 
     def erase(self, row: int) -> None:
-        """Forget a row's vector in memory (hard forgetting): its codes are gone, not just hidden."""
+        """Forget a row's vector in memory (hard forgetting): its codes are gone, not just hidden (an
+        inverted file being made of a copy of them gets this row removed before its first search)."""
+        if self.building is not None and self.building.done():
+            self._swap_in()
         if self.ivf is not None:
             self.ivf.remove_ids(faiss.IDSelectorArray(np.array([row], np.int64)))
         else:
             self._stored()[row] = 128  # the value 0
 
     def ready(self) -> None:
-        """The codes into faiss, before a search: an inverted file past ``APPROX_FROM`` rows, else
-        the flat index (its code array filled from ours in one copy)."""
-        if self.n >= APPROX_FROM and self.ivf is None:
+        """The codes into faiss, before a search: the flat index (its code array filled from ours in
+        one copy), and past ``APPROX_FROM`` rows an inverted file, made beside the event loop
+        (``BUILD_BESIDE``) and put in place at the first search after it is done."""
+        if self.building is not None and self.building.done():
+            self._swap_in()
+        if self.n < APPROX_FROM or self.ivf is not None or self.failed:
+            self._flatten()
+        elif not BUILD_BESIDE:
             self.approximate()
-        elif self.raw is not None:
+        elif self.building is None:  # the builder gets the codes the flat index no longer needs, or a copy
+            stored = self.raw[: self.n] if self.raw is not None else self._stored().copy()
+            self._flatten()
+            self.building, self.built_from = _build_beside(stored), self.n
+
+    def _flatten(self) -> None:
+        if self.raw is not None:
             flat = faiss.IndexScalarQuantizer(self.dim, _DIRECT, _IP)
             flat.codes.resize(self.n * self.dim)
             faiss.rev_swig_ptr(flat.codes.data(), self.n * self.dim)[:] = self.raw[: self.n].reshape(-1)
@@ -137,28 +163,37 @@ class _Block:
             self.flat, self.raw = flat, None
 
     def approximate(self) -> None:
-        """Move the codes into an inverted file of ~sqrt(n) lists, trained on a sample of them."""
+        """Move the codes into an inverted file now, on this thread (a build beside it is waited for)."""
+        if self.building is not None:
+            wait([self.building])
+            self._swap_in()
         if self.ivf is not None or not self.n:
             return
-        nlist = max(1, min(4096, round(math.sqrt(self.n))))
-        quantizer = faiss.IndexFlatIP(self.dim)
-        ivf = faiss.IndexIVFScalarQuantizer(quantizer, self.dim, nlist, _DIRECT, _IP, False)
-        ivf.cp.niter, ivf.cp.max_points_per_centroid = 8, 32
-        ivf.cp.spherical = True  # cosines: centroids back on the sphere
-        ivf.verbose = False
-        rng = np.random.default_rng(self.n)  # the same lists for the same block at every open
-        sample = np.sort(rng.choice(self.n, min(self.n, 32 * nlist), replace=False))
-        ivf.train(self.codes(sample))
-        # rows by id: lookups and erasing (swig's class: no stub for mypy)
-        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
-        for start in range(0, self.n, 16_384):
+        self.building, self.built_from = Future(), self.n
+        self.building.set_result(_inverted_file(self._stored()))
+        self._swap_in()
+
+    def _swap_in(self) -> None:
+        """The finished inverted file takes the flat index's place: the rows added since its build
+        began are added to it and every dead row (forgotten, superseded) is removed from it, so it
+        holds exactly what it would had it been made now. A failed build leaves the block scanned
+        whole (exact) for good."""
+        assert self.building is not None
+        done, self.building = self.building, None
+        try:
+            ivf = done.result()
+        except Exception:
+            log.exception("an inverted file could not be made; the place's vectors are scanned whole")
+            self.failed = True
+            return
+        for start in range(self.built_from, self.n, 16_384):
             rows = np.arange(start, min(self.n, start + 16_384), dtype=np.int64)
             ivf.add_with_ids(self.codes(rows), rows)
         erased = np.flatnonzero(self.live[: self.n] == 0)
         if len(erased):  # dead rows (superseded, forgotten) are never searched: not carried over
             ivf.remove_ids(faiss.IDSelectorArray(erased))
         self.ivf, self.flat, self.raw = ivf, None, None
-        self.nprobe = max(1, min(nlist, max(8, nlist // 10)))
+        self.nprobe = max(1, min(ivf.nlist, max(8, ivf.nlist // 10)))
 
     def search(self, q: np.ndarray, k: int, shown: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Rows and inner products (of codes) of the ``k`` best rows; ``shown``: only these rows."""
@@ -183,6 +218,47 @@ class _Block:
             sims, rows = index.search(codes[None, :], min(k, self.n), params=params)
         keep = rows[0] >= 0
         return rows[0][keep], sims[0][keep]
+
+
+def _build_beside(stored: np.ndarray) -> Future[faiss.IndexIVFScalarQuantizer]:
+    """``_inverted_file`` of a copy of a block's codes, on the builder's thread (faiss lets go of the
+    GIL while it trains and adds)."""
+    global _builder
+    if _builder is None:
+        _builder = ThreadPoolExecutor(1, thread_name_prefix="engram-ivf")
+    return _builder.submit(_on_one_thread, _inverted_file, stored)
+
+
+def _on_one_thread(make: Callable[[np.ndarray], faiss.IndexIVFScalarQuantizer],
+                   stored: np.ndarray) -> faiss.IndexIVFScalarQuantizer:
+    with _one_thread():  # the other core stays the event loop's
+        return make(stored)
+
+
+def _inverted_file(stored: np.ndarray) -> faiss.IndexIVFScalarQuantizer:
+    """An inverted file of ~sqrt(n) lists over a block's codes (+ 128, row r with id r), trained on a
+    sample of them: the same file for the same codes, on any thread, with any number of threads."""
+    n, dim = stored.shape
+    nlist = max(1, min(4096, round(math.sqrt(n))))
+    quantizer = faiss.IndexFlatIP(dim)
+    ivf = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, _DIRECT, _IP, False)
+    ivf.cp.niter, ivf.cp.max_points_per_centroid = 8, 32
+    ivf.cp.spherical = True  # cosines: centroids back on the sphere
+    ivf.verbose = False
+    rng = np.random.default_rng(n)  # the same lists for the same block at every open
+    sample = np.sort(rng.choice(n, min(n, 32 * nlist), replace=False))
+    ivf.train(_floats(stored[sample]))
+    # rows by id: lookups and erasing (swig's class: no stub for mypy)
+    ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
+    for start in range(0, n, 16_384):
+        rows = np.arange(start, min(n, start + 16_384), dtype=np.int64)
+        ivf.add_with_ids(_floats(stored[rows]), rows)
+    return ivf
+
+
+def _floats(stored: np.ndarray) -> np.ndarray:
+    """Codes + 128 (uint8) as the int8 values in float32, as faiss takes them."""
+    return (stored.astype(np.int16) - 128).astype(np.float32)
 
 
 def _grow(a: np.ndarray, cap: int) -> np.ndarray:
@@ -214,7 +290,7 @@ class _Locator:
         blocks[inside], rows[inside] = self.block[items[inside]], self.row[items[inside]]
         return blocks, rows
 
-    def put(self, items: np.ndarray, block: int, rows: np.ndarray) -> None:
+    def put(self, items: np.ndarray, block: int | np.ndarray, rows: np.ndarray) -> None:
         top = int(items.max()) + 1 if len(items) else 0
         if top > len(self.block):  # ids are the store's rowids: dense, so arrays by id stay small
             cap = max(top, len(self.block) + len(self.block) // 4, 1024)
@@ -301,24 +377,26 @@ class VectorIndex:
         if not len(sel):
             return
         live_of = np.array([STATUS_CODE.get(s, 1) for s in page.statuses], np.int8)
-        lives = live_of[page.status_at[sel]] if len(live_of) else np.ones(len(sel), np.int8)
-        codes = page.codes[sel]
         # groups by first appearance among the rows kept: blocks are made in that order
         first = np.full(len(page.groups), len(sel), np.int64)
         np.minimum.at(first, page.group_at[sel], np.arange(len(sel)))
         rank = np.empty(len(page.groups), np.int64)
         rank[np.argsort(first, kind="stable")] = np.arange(len(page.groups))
         at = rank[page.group_at[sel]]
-        order = np.argsort(at, kind="stable")
+        order = np.argsort(at, kind="stable")  # the rows by block, each block's in page order
         bounds = np.searchsorted(at[order], np.arange(len(page.groups) + 1))
+        taken = sel[order]
+        items, codes = arr[taken], page.codes[taken]  # one gather: each block's rows are a slice
+        lives = live_of[page.status_at[taken]] if len(live_of) else np.ones(len(taken), np.int8)
+        blocks, rows = np.empty(len(taken), np.int32), np.empty(len(taken), np.int64)
         for g in np.argsort(first, kind="stable").tolist():
-            r = int(rank[g])
-            part = order[bounds[r] : bounds[r + 1]]
-            if not len(part):
+            lo, hi = int(bounds[rank[g]]), int(bounds[rank[g] + 1])
+            if lo == hi:
                 continue
             b, block = self._block(kind, page.groups[g])
-            loc.put(arr[sel[part]], b, np.arange(block.n, block.n + len(part)))
-            block.add(arr[sel[part]], codes[part], lives[part])
+            blocks[lo:hi], rows[lo:hi] = b, np.arange(block.n, block.n + hi - lo)
+            block.add(items[lo:hi], codes[lo:hi], lives[lo:hi])
+        loc.put(items, blocks, rows)
 
     def reserve(self, kind: str, group: str, n: int) -> None:
         """Make room for ``n`` more vectors in one block (loading at open: no regrowth, no slack)."""

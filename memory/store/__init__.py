@@ -58,6 +58,14 @@ class MemoryRankRow(NamedTuple):
     last_recalled: float | None = None  # when it was last injected, returned or shown (None: never)
 
 
+class KeywordPage(NamedTuple):
+    """Episodes' keyword rows as columns (``episode_keyword_page``: a million are read at open)."""
+
+    ids: np.ndarray  # int64, ascending
+    groups: np.ndarray  # int64: each one's space key
+    lengths: np.ndarray  # int64: its number of index words
+
+
 class KeywordRow(NamedTuple):
     """An indexed row's keyword group (an episode's space key, a memory's scope and status) and its
     number of index words (BM25's document length)."""
@@ -262,6 +270,7 @@ class RecallReads(Protocol):
                                    ) -> list[KeywordRow]: ...
     async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                   ) -> list[KeywordRow]: ...
+    async def episode_keyword_page(self, after: int, limit: int) -> KeywordPage: ...
     async def vector_counts(self, model: str) -> list[tuple[str, str, int]]: ...
     async def vector_scale(self, model: str) -> float | None: ...
     async def vector_codes_page(self, model: str, kind: str, after: int, limit: int) -> CodesPage: ...

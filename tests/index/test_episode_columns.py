@@ -139,7 +139,10 @@ async def test_a_place_added_between_two_reads_is_looked_up_again() -> None:
     rows: list[list[EpisodeColumnRow]] = [[ann, bob], []]
 
     class Reads:
-        """The two reads ``load`` makes of a store, answered in turn."""
+        """The reads ``load`` makes of a store, answered in turn."""
+
+        async def last_episode_id(self) -> int:
+            return 2
 
         async def keyed_places(self) -> dict[int, str]:
             return places.pop(0)

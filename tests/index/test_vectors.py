@@ -141,6 +141,7 @@ def test_a_large_block_is_an_inverted_file_that_finds_the_best_and_forgets_what_
     from astrbot_plugin_engram.memory.index import vectors
 
     monkeypatch.setattr(vectors, "APPROX_FROM", 2000)
+    monkeypatch.setattr(vectors, "BUILD_BESIDE", False)  # made at once (beside: test_inverted_file_build)
     rng = np.random.default_rng(7)
     vecs = clustered(rng, 3000)
     index = VectorIndex("test")

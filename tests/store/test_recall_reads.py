@@ -81,6 +81,19 @@ async def test_keyword_rows_give_each_rows_group_and_length(store: Store) -> Non
         (mid, ("self", "active"), 3)]
 
 
+async def test_a_keyword_page_is_the_keyword_rows_as_columns(store: Store) -> None:
+    async with store.transaction() as tx:
+        await tx.add_episodes([ep("the lighthouse keeper waved", A), ep("rain", B), ep("Lighthouses shine", B,
+                               actor_name="Ann"), ep("一个 灯塔 守护者", A), ep("", A)])
+    rows = await store.episode_keyword_rows(0, 10)
+    page = await store.episode_keyword_page(0, 10)
+    assert list(zip(page.ids.tolist(), page.groups.tolist(), page.lengths.tolist())) == [
+        (r.id, r.group, r.length) for r in rows]
+    second = await store.episode_keyword_page(2, 2)  # a page past an id, of a limited size
+    assert second.ids.tolist() == [3, 4] and second.lengths.tolist() == [r.length for r in rows[2:4]]
+    assert (await store.episode_keyword_page(5, 10)).ids.tolist() == []
+
+
 async def test_index_words_of_episodes_read_back(store: Store) -> None:
     async with store.transaction() as tx:
         [eid] = await tx.add_episodes([ep("Lighthouses shine", actor_name="Ann")])

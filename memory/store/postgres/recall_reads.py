@@ -10,7 +10,16 @@ from typing import Any
 import numpy as np
 
 from ...model import Episode, Memory, timestamp
-from .. import DOCLIST_CAP, CodesPage, EmbedRow, EpisodeColumnRow, KeywordRow, MemoryRankRow, Postings
+from .. import (
+    DOCLIST_CAP,
+    CodesPage,
+    EmbedRow,
+    EpisodeColumnRow,
+    KeywordPage,
+    KeywordRow,
+    MemoryRankRow,
+    Postings,
+)
 from .codec import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
@@ -171,6 +180,13 @@ class RecallReads:
             found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw"
                                " WHERE id = ANY(%s::bigint[]) ORDER BY id", (id_array(ids),))
         return [KeywordRow(i, key, n) for i, key, n in found]
+
+    async def episode_keyword_page(self, after: int, limit: int) -> KeywordPage:
+        """As ``SQLiteStore.episode_keyword_page``: a page of episodes' keyword rows as columns."""
+        found = await rows(self._db, f"SELECT id, key, {_LENGTH} FROM episodes_kw WHERE id > %s"
+                           " ORDER BY id LIMIT %s", (after, limit))
+        cols = [np.array(c, np.int64) for c in zip(*found)] if found else [_NONE, _NONE, _NONE]
+        return KeywordPage(*cols)
 
     async def memory_keyword_rows(self, after: int, limit: int, ids: Sequence[int] | None = None
                                   ) -> list[KeywordRow]:

@@ -64,6 +64,7 @@ class PostgresStore:
         self.memory_postings = recall.memory_postings
         self.episode_keyword_rows = recall.episode_keyword_rows
         self.memory_keyword_rows = recall.memory_keyword_rows
+        self.episode_keyword_page = recall.episode_keyword_page
         self.vector_counts = recall.vector_counts
         self.vectors_page = recall.vectors_page
         self.vector_scale = recall.vector_scale

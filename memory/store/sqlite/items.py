@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import aiosqlite
@@ -18,7 +20,6 @@ from .codec import (
     chunks,
     dt,
     episode_row,
-    fetch_rows,
     in_list,
     memory_row,
     meta_names_image,
@@ -27,10 +28,13 @@ from .codec import (
 
 # recall's candidate memories: what it checks and ranks them by
 _RANK_COLUMNS = "id, text, scope, status, importance, strength, created_at, valid_from, last_recalled"
-# each episode's columns kept in memory; meta only when it may name an image
-_COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name, kind,"
-                " CASE WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta END"
-                " FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
+# each episode's columns kept in memory, as ``EpisodeColumnRow`` has them (image and own as 1 / 0),
+# but a meta that may name an image in place of the image flag (JSON's truth is judged in Python)
+_COLUMN_ROWS = ("SELECT id, time, tz, space, seq, section, shape, actor_name,"
+                " CASE WHEN kind = 'image' THEN 1 WHEN meta != '{}' AND instr(meta, '\"image\"') THEN meta"
+                " ELSE 0 END, kind = 'message_out' FROM episodes WHERE id > ? ORDER BY id LIMIT ?")
+_COLUMN_ROW = partial(tuple.__new__, EpisodeColumnRow)  # a row as it comes: no Python call per row
+_IMAGE = itemgetter(8)
 
 
 class Items:
@@ -75,13 +79,14 @@ class Items:
 
     async def episode_columns(self, after: int, limit: int) -> list[EpisodeColumnRow]:
         """The in-memory columns of up to ``limit`` episodes past ``after``, in id order. Read on the
-        reader's thread: a page of thousands costs more than the trip there, and at open SQLite reads
-        the next page while the event loop's thread files this one (and the vectors' meanwhile)."""
-        return [EpisodeColumnRow(i, t, tz, place, seq, section, shape, name,
-                                 kind == "image" or (meta is not None and meta_names_image(meta)),
-                                 kind == "message_out")
-                for i, t, tz, place, seq, section, shape, name, kind, meta in await fetch_rows(
-                    self._reader, _COLUMN_ROWS, (after, limit))]
+        event loop's thread (``quick``): at open, the keyword and vector pages are read on the
+        reader's meanwhile, each in one step of SQLite that runs without the GIL; read there too,
+        these rows (one GIL hand-off each) would keep the two threads taking turns."""
+        rows = list(map(_COLUMN_ROW, quick_rows(self._quick, _COLUMN_ROWS, (after, limit))))
+        if str in set(map(type, map(_IMAGE, rows))):  # a meta that may name an image: judged here
+            for n in [n for n, r in enumerate(rows) if r.image.__class__ is str]:
+                rows[n] = rows[n]._replace(image=meta_names_image(rows[n].image))  # type: ignore[arg-type]
+        return rows
 
     async def last_episode_id(self) -> int:
         return int(quick_rows(self._quick, "SELECT max(id) FROM episodes")[0][0] or 0)

@@ -94,6 +94,7 @@ class SQLiteStore:
         self.memory_postings = self.keywords.memory_postings
         self.episode_keyword_rows = self.keywords.episode_keyword_rows
         self.memory_keyword_rows = self.keywords.memory_keyword_rows
+        self.episode_keyword_page = self.keywords.episode_keyword_page
         self.vector_counts = self.vectors.vector_counts
         self.vectors_page = self.vectors.vectors_page
         self.vector_scale = self.vectors.vector_scale
