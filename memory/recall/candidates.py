@@ -265,16 +265,17 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
 
 
 def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
-    """``out[w, j]``: ``ids[j]`` is in ``lists[w]`` (the ids distinct; one search for all lists)."""
+    """``out[w, j]``: ``ids[j]`` is in ``lists[w]`` (the ids distinct, each list ascending): the pool's
+    ~100 ids looked up in each list, not each of a large place's ~50k postings among the ids."""
     out = np.zeros((len(lists), len(ids)), bool)
-    rows = np.concatenate(lists)
-    if not len(rows):
+    if not len(ids):
         return out
-    term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
     order = np.argsort(ids)
-    pos = np.minimum(np.searchsorted(ids[order], rows), len(ids) - 1)
-    hit = ids[order[pos]] == rows
-    out[term[hit], order[pos[hit]]] = True
+    ordered = ids[order]
+    for w, rows in enumerate(lists):
+        if len(rows):
+            at = np.minimum(np.searchsorted(rows, ordered), len(rows) - 1)
+            out[w, order] = rows[at] == ordered
     return out
 
 
