@@ -9,15 +9,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jieba
+from hypothesis import given
+from hypothesis import strategies as st
 
 from astrbot_plugin_engram.memory.text.words import (
     _RUNS,
     MONTHS,
     STOP_ZH,
     asks_when,
+    content_free,
     date_words,
     has_date,
     named_dates,
+    no_content,
     query_words,
     words,
 )
@@ -128,3 +132,16 @@ def test_the_quick_no_date_check_agrees_with_the_full_patterns_on_the_real_data(
     assert len(texts) > 10_000
     wrong = [t for t in texts if has_date(t) != bool(full.search(t) or _DATE_ZH.search(t))]
     assert not wrong, wrong[:5]
+
+
+_ACKS = ["thanks", "Thank you", "okay", "OK", "lol", "the", "is", "good morning", "好的", "哈哈", "谢谢",
+         "记住了", "大家好", "👍", "!", "?", "，", "。", "ok好的"]
+_OTHERS = ["hiking", "Paris", "2023", "我们", "去", "北京", "爬山", "Ünïcode", "café", "noted123", "好的北京",
+           "哈哈爬山", "谢谢你去爬山"]
+
+
+@given(st.tuples(st.lists(st.sampled_from(_ACKS), max_size=5), st.lists(st.sampled_from(_OTHERS), max_size=1))
+       .map(lambda parts: " ".join(parts[0] + parts[1])) | st.text(max_size=40))
+def test_content_free_says_what_no_content_of_every_word_says(text: str) -> None:
+    """The shortcut a memory's shape takes (stop at the first word of content) agrees with the whole cut."""
+    assert content_free(text) == no_content(words(text))

@@ -265,19 +265,31 @@ async def _columns(store: Store, episodes: EpisodeColumns, pool: Pool, mem_rows:
 
 
 def _holding(ids: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
-    """``out[w, j]``: ``ids[j]`` is in ``lists[w]`` (the ids distinct; one search for all lists)."""
+    """``out[w, j]``: ``ids[j]`` is in ``lists[w]`` (the ids distinct, each list ascending).
+
+    Short lists: each posting looked up among the ids, one search for all. Long ones (a large place's
+    common words, ~50k postings for ~100 ids): the ids looked up in each list instead.
+    """
     out = np.zeros((len(lists), len(ids)), bool)
-    rows = np.concatenate(lists)
-    if not len(rows):
+    if not len(ids) or not lists:
         return out
-    term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
     order = np.argsort(ids)
-    pos = np.minimum(np.searchsorted(ids[order], rows), len(ids) - 1)
-    hit = ids[order[pos]] == rows
+    ordered = ids[order]
+    if sum(len(r) for r in lists) > _PER_LIST * len(lists):
+        for w, rows in enumerate(lists):
+            if len(rows):
+                at = np.minimum(np.searchsorted(rows, ordered), len(rows) - 1)
+                out[w, order] = rows[at] == ordered
+        return out
+    rows = np.concatenate(lists)
+    term = np.repeat(np.arange(len(lists)), [len(r) for r in lists])
+    pos = np.minimum(np.searchsorted(ordered, rows), len(ids) - 1)
+    hit = ordered[pos] == rows
     out[term[hit], order[pos[hit]]] = True
     return out
 
 
+_PER_LIST = 400  # a list's own lookups cost about as much as this many postings searched among the ids
 _NONE = np.zeros(0, np.int64)
 _memory_shape = lru_cache(maxsize=20_000)(text_shape)  # the same memories come back in recalls
 

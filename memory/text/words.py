@@ -190,6 +190,21 @@ def no_content(content_words: list[str]) -> bool:
     return all(w in ACK_WORDS for w in content_words)
 
 
+def content_free(text: str) -> bool:
+    """``no_content(words(text))``, cut no further than the first word of content: a memory's shape
+    is worked out at every recall that meets it, and most texts say something in their first words."""
+    text = text.lower()
+    if not _ANY_CJK.search(text):  # as ``words``
+        return all(_stem(w) in ACK_WORDS for w in _WORD.findall(text) if w not in STOP_EN)
+    for cjk, other in _RUNS.findall(text):
+        if cjk:
+            if not all(w in ACK_WORDS for w in _cjk_words(cjk)):
+                return False
+        elif other not in STOP_EN and _stem(other) not in ACK_WORDS:
+            return False
+    return True
+
+
 def text_shape(text: str, content_words: list[str] | None = None) -> int:
     """A number for what recall's text features need of a text: its length in tokens (capped at
     80), whether it asks a question, whether it names a time: ``(tokens * 2 + question) * 2 + dated``,
@@ -197,7 +212,7 @@ def text_shape(text: str, content_words: list[str] | None = None) -> int:
     at hand). Stored with each episode (``episodes.shape``) so recall never reads a candidate's text."""
     text = text.strip()
     question = text.endswith(("?", "？"))
-    empty = no_content(words(text) if content_words is None else content_words)
+    empty = content_free(text) if content_words is None else no_content(content_words)
     return (min(approx_tokens(text), 80) * 2 + question) * 2 + has_date(text) + EMPTY_SHAPE * empty
 
 
