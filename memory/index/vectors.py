@@ -436,6 +436,12 @@ class VectorIndex:
         loc.block[item] = -1
         loc.size -= 1
 
+    def wait_built(self) -> None:
+        """Wait for the inverted files being made beside the event loop (not needed for correct
+        answers: a place is scanned whole until its file is done; a benchmark waits to time the
+        settled index apart from the first seconds after open)."""
+        wait([b.building for b in self._blocks if b.building is not None])
+
     def has(self, kind: str, item: int) -> bool:
         return self._loc[kind].get(item) is not None
 

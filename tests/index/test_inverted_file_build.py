@@ -166,3 +166,15 @@ def test_a_failed_build_leaves_the_place_scanned_whole(monkeypatch: pytest.Monke
 def normalise_one(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v)).astype(np.float32)
 
+
+
+def test_wait_built_returns_once_every_file_under_way_is_done(held: threading.Event) -> None:
+    rng = np.random.default_rng(9)
+    index, vecs = big_index(rng)
+    index.wait_built()  # nothing under way: returns at once
+    index.search(vecs[0], BIG, 5)  # the build starts (and waits for the event)
+    b = block(index)
+    assert b.building is not None and not b.building.done()
+    threading.Timer(0.2, held.set).start()
+    index.wait_built()
+    assert b.building is not None and b.building.done()  # done; the next search puts it in place
