@@ -1,29 +1,34 @@
-"""``python -m astrbot_plugin_engram.dashboard --db PATH [--host 127.0.0.1] [--port 8765] [--budget N]``.
+"""``python -m astrbot_plugin_engram.dashboard --db PATH [--host 127.0.0.1] [--port 8765] [--config FILE]``.
 
 Serves the dashboard over a store opened read-only. The token comes from ``$ENGRAM_DASHBOARD_TOKEN``;
-when it is unset one is generated and printed (on this machine's loopback only).
+when it is unset one is generated and printed (on this machine's loopback only). Recall explained
+makes its block with the plugin's settings as AstrBot saved them (``--config``, else found beside an
+AstrBot data folder's store), else the plugin's defaults; ``--budget``/``--recall-k`` override.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..memory import Engram, EngramError, make_embedder
 from ..memory.self.diary_files import day_rule
 from ..memory.self.identity import IdentityFolder, read_document
-from ..memory.self.selfhood import BUDGET_RANGE, RECALL_K_RANGE, BlockDefaults, BlockSettings
+from ..memory.self.selfhood import BUDGET_RANGE, RECALL_K_RANGE, BlockDefaults, BlockSettings, block_settings
 from .app import make_app
 from .server import DEFAULT_HOST, DEFAULT_PORT, MIN_TOKEN, DashboardServer, is_loopback, new_token
 from .settings import DashboardSettings
 
 TOKEN_ENV = "ENGRAM_DASHBOARD_TOKEN"
 DEFAULTS = BlockDefaults()  # the plugin's
+CONFIG_NAME = "astrbot_plugin_engram_config.json"  # AstrBot's data/config/<plugin>_config.json
 
 
 def bounded(low: int, high: int) -> Callable[[str], int]:
@@ -51,12 +56,46 @@ def build_parser() -> argparse.ArgumentParser:
                         "but loopback is refused")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--embedder", default="local", help="for recall explained: local (default) or none")
-    p.add_argument("--budget", type=bounded(*BUDGET_RANGE), default=BlockDefaults.inject_budget_tokens,
-                   help="for recall explained: the plugin's inject_budget_tokens (default "
-                        f"{BlockDefaults.inject_budget_tokens}, the plugin's default)")
-    p.add_argument("--recall-k", type=bounded(*RECALL_K_RANGE), default=BlockDefaults.recall_k,
-                   help=f"for recall explained: the plugin's recall_k (default {BlockDefaults.recall_k})")
+    p.add_argument("--config", type=Path,
+                   help="for recall explained: the plugin's config as AstrBot saves it (default: "
+                        f"data/config/{CONFIG_NAME} when the store is data/plugin_data/<plugin>/'s; "
+                        "else the plugin's defaults)")
+    p.add_argument("--budget", type=bounded(*BUDGET_RANGE),
+                   help="for recall explained: inject_budget_tokens, over the config's (the plugin's "
+                        f"default: {BlockDefaults.inject_budget_tokens})")
+    p.add_argument("--recall-k", type=bounded(*RECALL_K_RANGE),
+                   help="for recall explained: recall_k, over the config's (the plugin's default: "
+                        f"{BlockDefaults.recall_k})")
     return p
+
+
+def plugin_config(db: Path, given: Path | None) -> Path | None:
+    """The plugin's saved config: ``given``, else AstrBot's beside a store in its data folder
+    (``data/plugin_data/<plugin>/engram.db`` -> ``data/config/<plugin>_config.json``), else None."""
+    if given is not None:
+        return given
+    found = Path(db).resolve().parent.parent.parent / "config" / CONFIG_NAME
+    return found if found.is_file() else None
+
+
+def block_from(args: argparse.Namespace) -> tuple[BlockDefaults, list[str]]:
+    """The block's settings recall explained uses, and what was said of them: the plugin's saved
+    config (each bad key keeps its default and is reported, as in the plugin), then the command
+    line's ``--budget`` and ``--recall-k``. A config file that cannot be read is an error."""
+    block, said = DEFAULTS, list[str]()
+    path = plugin_config(args.db, args.config)
+    if path is not None:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise EngramError(f"cannot read the plugin's config {path}: {e}") from None
+        if not isinstance(raw, dict):
+            raise EngramError(f"the plugin's config {path} is not a JSON object")
+        block, said = block_settings(raw)
+        said.insert(0, f"recall explained uses the plugin's settings in {path}")
+    changed = {k: v for k, v in (("inject_budget_tokens", args.budget), ("recall_k", args.recall_k))
+               if v is not None}
+    return (replace(block, **changed) if changed else block), said
 
 
 def command_line_settings(db: Path, token: str, block: BlockSettings = DEFAULTS) -> DashboardSettings:
@@ -76,8 +115,10 @@ def command_line_settings(db: Path, token: str, block: BlockSettings = DEFAULTS)
 
 
 async def serve(args: argparse.Namespace, token: str) -> int:
+    block, said = block_from(args)
+    for line in said:
+        logging.getLogger("engram.dashboard").info("%s", line)
     engram = await Engram.open(args.db, make_embedder(args.embedder), read_only=True)
-    block = BlockDefaults(inject_budget_tokens=args.budget, recall_k=args.recall_k)
     settings = command_line_settings(args.db, token, block)
     server = DashboardServer(make_app(engram, settings), args.host, args.port)
     try:

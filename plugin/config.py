@@ -13,7 +13,7 @@ from typing import Any
 
 from ..memory.errors import InvalidInputError
 from ..memory.scopes import DEFAULT_PUBLIC_PLACES, place_listed
-from ..memory.self.selfhood import BUDGET_RANGE, RECALL_K_RANGE
+from ..memory.self.selfhood import BUDGET_RANGE, MOOD_LIMIT, RECALL_K_RANGE
 from ..memory.text.redaction import MAX_PATTERNS, Redactor, redactor
 
 log = logging.getLogger("engram.plugin")
@@ -101,7 +101,7 @@ BOUNDS: dict[str, tuple[int, int]] = {"inject_budget_tokens": BUDGET_RANGE, "rec
                                       "strength_half_life_days": (1, 3650),
                                       "diary_boundary_hour": (0, 23), "backup_keep": (0, 365)}
 CHOICES: dict[str, tuple[str, ...]] = {"inject_mode": INJECT_MODES, "reply_language": REPLY_LANGUAGES}
-TEXT_LIMITS: dict[str, int] = {"baseline_mood": 40}  # a mood word, not a paragraph (it goes into every reply)
+TEXT_LIMITS: dict[str, int] = {"baseline_mood": MOOD_LIMIT}
 # Lists that keep places out: written wrongly, they keep what can be read of them (a string is one
 # place, a bad item is dropped) instead of falling back to the default, which would let those places in.
 OPT_OUT_LISTS = ("blacklist_spaces",)

@@ -11,10 +11,11 @@ mind is said only in the owner's private chat.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..render import fit_identity, plain
 from ..text.display import flat
@@ -51,6 +52,7 @@ class BlockSettings(Protocol):
 
 BUDGET_RANGE = (50, 8000)  # inject_budget_tokens, wherever it is set (the plugin's config, the command line)
 RECALL_K_RANGE = (1, 50)
+MOOD_LIMIT = 40  # baseline_mood's characters: a mood word, not a paragraph (it goes into every reply)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,40 @@ class BlockDefaults:
     inner_state_enabled: bool = True
     abilities_enabled: bool = True
     baseline_mood: str = "calm"
+
+
+def block_settings(raw: Mapping[str, Any]) -> tuple[BlockDefaults, list[str]]:
+    """The block's settings from the plugin's config as AstrBot saves it (``data/config/
+    astrbot_plugin_engram_config.json``), for the dashboard from the command line, and one message
+    per bad key: a value of the wrong type or out of bounds keeps its default, as the plugin's own
+    parsing does (``plugin/config.py``; a property test holds the two equal)."""
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for f in fields(BlockDefaults):
+        if f.name in raw:
+            try:
+                values[f.name] = _block_value(f.name, raw[f.name], f.default)
+            except ValueError as e:
+                errors.append(f"config key {f.name!r}: {e}; using the default {f.default!r}")
+    return BlockDefaults(**values), errors
+
+
+def _block_value(key: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool):  # before int: bool is an int
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+        if isinstance(value, bool) or not whole:
+            raise ValueError(f"expected a whole number, got {type(value).__name__} {value!r}")
+        low, high = BUDGET_RANGE if key == "inject_budget_tokens" else RECALL_K_RANGE
+        if not low <= int(value) <= high:
+            raise ValueError(f"must be between {low} and {high}, got {int(value)}")
+        return int(value)
+    if not isinstance(value, str) or not 0 < len(value.strip()) <= MOOD_LIMIT:
+        raise ValueError(f"expected 1 to {MOOD_LIMIT} characters of text, got {value!r}")
+    return value.strip()
 
 
 class AbilitiesText(Protocol):
