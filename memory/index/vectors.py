@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -225,8 +228,23 @@ def _build_beside(stored: np.ndarray) -> Future[faiss.IndexIVFScalarQuantizer]:
     GIL while it trains and adds)."""
     global _builder
     if _builder is None:
-        _builder = ThreadPoolExecutor(1, thread_name_prefix="engram-ivf")
+        _builder = ThreadPoolExecutor(1, thread_name_prefix="engram-ivf", initializer=_behind_the_bot)
     return _builder.submit(_on_one_thread, _inverted_file, stored)
+
+
+BUILDER_NICE = 10  # how far behind the bot's own threads the builder runs (Linux: per thread)
+
+
+def _behind_the_bot() -> None:
+    """The builder's thread yields the cores to the event loop's (a reply's recall, the writer) on a
+    busy host: its niceness raised, on Linux, where it is the thread's own (elsewhere it would be
+    the whole process's: left as it is)."""
+    if sys.platform.startswith("linux"):
+        try:
+            me = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, me, min(19, os.getpriority(os.PRIO_PROCESS, me) + BUILDER_NICE))
+        except OSError:  # not allowed here: the build runs all the same
+            log.debug("the inverted files' thread keeps its priority")
 
 
 def _on_one_thread(make: Callable[[np.ndarray], faiss.IndexIVFScalarQuantizer],

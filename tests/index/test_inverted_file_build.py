@@ -7,6 +7,8 @@ forgotten vector is never found again, before, during or after.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from concurrent.futures import wait
 
@@ -178,3 +180,25 @@ def test_wait_built_returns_once_every_file_under_way_is_done(held: threading.Ev
     threading.Timer(0.2, held.set).start()
     index.wait_built()
     assert b.building is not None and b.building.done()  # done; the next search puts it in place
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is Linux's")
+def test_the_builders_thread_runs_behind_the_bots_threads(small_big: None) -> None:
+    """On a busy host the build must not take the cores from a reply: its thread's niceness is raised,
+    the calling thread's (the event loop's) left as it was."""
+    seen: dict[str, int] = {}
+    make = vectors._inverted_file
+
+    def spy(stored: np.ndarray):  # type: ignore[no-untyped-def]
+        seen["builder"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return make(stored)
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(vectors, "_inverted_file", spy)
+        mp.setattr(vectors, "_builder", None)  # a fresh builder: its thread starts under this test
+        index, vecs = big_index(np.random.default_rng(11))
+        index.search(vecs[0], BIG, 5)
+        index.wait_built()
+    assert seen["builder"] == min(19, before + vectors.BUILDER_NICE)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
