@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from contextlib import aclosing
+from functools import partial
 
 import numpy as np
 
 from ..embedders import Embedder, Kind, NoEmbedder, as_query_model
 from ..errors import EmbeddingError
 from ..outage import Outage
-from ..store import Store
+from ..store import Store, pages_ahead
 from . import Indexes, second_vectors
 from .second_vectors import SecondVectors
 from .vectors import VectorIndex
@@ -115,21 +117,14 @@ class Indexer:
         if factor is not None:
             index.use_factor(factor)
         for kind in ("e", "m") if factor is not None else ():
-            page = await self.store.vector_codes_page(model, kind, 0, LOAD_PAGE)
-            while len(page.ids):  # the next page is read while this one is filed
-                following = asyncio.ensure_future(
-                    self.store.vector_codes_page(model, kind, int(page.ids[-1]), LOAD_PAGE))
-                try:
+            read = partial(self.store.vector_codes_page, model, kind, limit=LOAD_PAGE)
+            async with aclosing(pages_ahead(read)) as pages:
+                async for page in pages:  # the next page is read while this one is filed
                     if index.dim is None:
                         index.dim = page.codes.shape[1]
                         for k, group, n in sizes:
                             index.reserve(k, group, n)
                     index.add_page(kind, page)
-                except BaseException:
-                    following.cancel()
-                    await asyncio.gather(following, return_exceptions=True)
-                    raise
-                page = await following
         # a place past ``vectors.APPROX_FROM`` gets its inverted file from its first search on (made
         # on a thread, the place scanned whole meanwhile), not here: a store of many big places
         # opens without waiting for any of them

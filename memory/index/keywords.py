@@ -17,13 +17,13 @@ against the file keeps them from showing where they may not.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection, Sequence
+from contextlib import aclosing
 
 import numpy as np
 
 from ..scopes import Visibility
-from ..store import DOCLIST_CAP, KeywordRow, Store
+from ..store import DOCLIST_CAP, KeywordRow, Store, pages_ahead
 
 K1, B = 1.2, 0.75
 NO_GROUP = -1
@@ -228,16 +228,9 @@ class Keywords:
 
     async def load(self, store: Store) -> None:
         """Fill both indexes from the store, a page at a time (episodes' pages as columns)."""
-        page = await store.episode_keyword_page(0, LOAD_PAGE)
-        while len(page.ids):  # the next page is read while this one is filed
-            following = asyncio.ensure_future(store.episode_keyword_page(int(page.ids[-1]), LOAD_PAGE))
-            try:
+        async with aclosing(pages_ahead(lambda after: store.episode_keyword_page(after, LOAD_PAGE))) as pages:
+            async for page in pages:  # the next page is read while this one is filed
                 self.episodes.put(page.ids, page.groups, page.lengths)
-            except BaseException:
-                following.cancel()
-                await asyncio.gather(following, return_exceptions=True)
-                raise
-            page = await following
         after = 0
         while rows := await store.memory_keyword_rows(after, LOAD_PAGE):
             self._put(self.memories, rows)

@@ -15,13 +15,14 @@ in-memory indexes (``memory/index``) follow the file that way, and only after th
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -188,6 +189,27 @@ class CodesPage(NamedTuple):
     group_at: np.ndarray  # int64, into ``groups``
     statuses: list[str]
     status_at: np.ndarray  # int64, into ``statuses``
+
+
+P = TypeVar("P", KeywordPage, CodesPage)
+
+
+async def pages_ahead(read: Callable[[int], Awaitable[P]]) -> AsyncGenerator[P, None]:
+    """The pages ``read(after)`` gives, from the first past 0 to the first empty one, each next page
+    asked for before this one is handed out: the store reads it (on its reader's thread, a page in
+    one step without the GIL) while the caller files this one. A caller that stops early, or fails,
+    leaves no read behind (use it in ``contextlib.aclosing``)."""
+    page = await read(0)
+    while len(page.ids):
+        following = asyncio.ensure_future(read(int(page.ids[-1])))
+        try:
+            await asyncio.sleep(0)  # its first step: the read handed to the store's thread, not just planned
+            yield page
+        except BaseException:  # the caller's error, or the generator closed early
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+            raise
+        page = await following
 
 
 @dataclass(frozen=True)
