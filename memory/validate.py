@@ -10,6 +10,7 @@ import json
 import logging
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any
 
 from .errors import InvalidInputError
 from .model import (
@@ -191,3 +192,29 @@ def _check_time(what: str, t: datetime | None) -> None:
     if not 1 < year < 9999:
         raise InvalidInputError(f"{what} {t.isoformat()} is out of range (years 2 to 9998)",
                                 code="time_range", time=t.isoformat())
+
+
+def setting_value(value: Any, default: Any, bounds: tuple[int, int] | None = None,
+                  limit: int | None = None) -> Any:
+    """A config value read as its default's kind: true or false, a whole number (within ``bounds``),
+    or text (stripped; 1 to ``limit`` characters when given); else a ValueError saying what was
+    expected. The plugin's config (``plugin/config.py``) and the dashboard's reading of the plugin's
+    saved config (``self/selfhood.block_settings``) both read their values so."""
+    if isinstance(default, bool):  # before int: bool is an int
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+        if isinstance(value, bool) or not whole:
+            raise ValueError(f"expected a whole number, got {type(value).__name__} {value!r}")
+        number = int(value)
+        if bounds is not None and not bounds[0] <= number <= bounds[1]:
+            raise ValueError(f"must be between {bounds[0]} and {bounds[1]}, got {number}")
+        return number
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {type(value).__name__} {value!r}")
+    value = value.strip()
+    if limit is not None and not 0 < len(value) <= limit:
+        raise ValueError(f"expected 1 to {limit} characters, got {len(value)}")
+    return value

@@ -15,6 +15,7 @@ from ..memory.errors import InvalidInputError
 from ..memory.scopes import DEFAULT_PUBLIC_PLACES, place_listed
 from ..memory.self.selfhood import BUDGET_RANGE, MOOD_LIMIT, RECALL_K_RANGE
 from ..memory.text.redaction import MAX_PATTERNS, Redactor, redactor
+from ..memory.validate import setting_value
 
 log = logging.getLogger("engram.plugin")
 
@@ -145,33 +146,14 @@ def _convert(key: str, value: Any, default: Any) -> Any:
             raise ValueError(f"{bare[0]!r} is not a full place id like qq:private:{bare[0]} "
                              "(a bare id could be someone else's on another platform)")
         return places
-    if isinstance(default, bool):  # before int: bool is an int
-        if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+    if key in CHOICES or key == "database_url":  # text with rules of its own
+        value = setting_value(value, default)
+        if key in CHOICES and value not in CHOICES[key]:
+            raise ValueError(f"expected one of {', '.join(CHOICES[key])}, got {value!r}")
+        if key == "database_url" and value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("expected a postgresql://user@host/database URL, or nothing for the SQLite file")
         return value
-    if isinstance(default, int):
-        return _bounded_int(key, value)
-    if not isinstance(value, str):
-        raise ValueError(f"expected text, got {type(value).__name__} {value!r}")
-    value = value.strip()
-    if key in CHOICES and value not in CHOICES[key]:
-        raise ValueError(f"expected one of {', '.join(CHOICES[key])}, got {value!r}")
-    if key == "database_url" and value and not value.startswith(("postgresql://", "postgres://")):
-        raise ValueError("expected a postgresql://user@host/database URL, or nothing for the SQLite file")
-    if key in TEXT_LIMITS and not 0 < len(value) <= TEXT_LIMITS[key]:
-        raise ValueError(f"expected 1 to {TEXT_LIMITS[key]} characters, got {len(value)}")
-    return value
-
-
-def _bounded_int(key: str, value: Any) -> int:
-    integral_float = isinstance(value, float) and value.is_integer()
-    if isinstance(value, bool) or not (isinstance(value, int) or integral_float):
-        raise ValueError(f"expected a whole number, got {type(value).__name__} {value!r}")
-    number = int(value)
-    low, high = BOUNDS[key]
-    if not low <= number <= high:
-        raise ValueError(f"must be between {low} and {high}, got {number}")
-    return number
+    return setting_value(value, default, BOUNDS.get(key), TEXT_LIMITS.get(key))
 
 
 def _opt_out_list(value: Any) -> tuple[tuple[str, ...], str]:

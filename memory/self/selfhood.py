@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..render import fit_identity, plain
 from ..text.display import flat
+from ..validate import setting_value
 from .identity import IdentityFolder, read_document
 from .inner_state import Baseline, current, load_state, sentence
 from .proposals import Proposals
@@ -53,6 +54,7 @@ class BlockSettings(Protocol):
 BUDGET_RANGE = (50, 8000)  # inject_budget_tokens, wherever it is set (the plugin's config, the command line)
 RECALL_K_RANGE = (1, 50)
 MOOD_LIMIT = 40  # baseline_mood's characters: a mood word, not a paragraph (it goes into every reply)
+_BLOCK_BOUNDS = {"inject_budget_tokens": BUDGET_RANGE, "recall_k": RECALL_K_RANGE}
 
 
 @dataclass(frozen=True)
@@ -74,34 +76,18 @@ def block_settings(raw: Mapping[str, Any]) -> tuple[BlockDefaults, list[str]]:
     """The block's settings from the plugin's config as AstrBot saves it (``data/config/
     astrbot_plugin_engram_config.json``), for the dashboard from the command line, and one message
     per bad key: a value of the wrong type or out of bounds keeps its default, as the plugin's own
-    parsing does (``plugin/config.py``; a property test holds the two equal)."""
+    parsing does (``plugin/config.py``, through the same ``validate.setting_value``; a property test
+    holds the two equal)."""
     values: dict[str, Any] = {}
     errors: list[str] = []
     for f in fields(BlockDefaults):
         if f.name in raw:
             try:
-                values[f.name] = _block_value(f.name, raw[f.name], f.default)
+                values[f.name] = setting_value(raw[f.name], f.default, _BLOCK_BOUNDS.get(f.name),
+                                               MOOD_LIMIT if f.name == "baseline_mood" else None)
             except ValueError as e:
                 errors.append(f"config key {f.name!r}: {e}; using the default {f.default!r}")
     return BlockDefaults(**values), errors
-
-
-def _block_value(key: str, value: Any, default: Any) -> Any:
-    if isinstance(default, bool):  # before int: bool is an int
-        if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
-        return value
-    if isinstance(default, int):
-        whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
-        if isinstance(value, bool) or not whole:
-            raise ValueError(f"expected a whole number, got {type(value).__name__} {value!r}")
-        low, high = BUDGET_RANGE if key == "inject_budget_tokens" else RECALL_K_RANGE
-        if not low <= int(value) <= high:
-            raise ValueError(f"must be between {low} and {high}, got {int(value)}")
-        return int(value)
-    if not isinstance(value, str) or not 0 < len(value.strip()) <= MOOD_LIMIT:
-        raise ValueError(f"expected 1 to {MOOD_LIMIT} characters of text, got {value!r}")
-    return value.strip()
 
 
 class AbilitiesText(Protocol):
