@@ -192,7 +192,7 @@ async def test_a_writer_numbers_lines_after_another_instances_it_has_followed(po
 
 async def test_the_postings_cache_follows_this_instances_commits_and_sees_the_others(
         postgres_server: Any, tmp_path: Path) -> None:
-    """Recent doclists are kept between recalls (``store/postgres/postings``): after this instance's
+    """Recent doclists are kept between recalls (``store/postgres/postings_cache``): after this instance's
     own commit they are followed, not read again; another instance's commit, a forget and a batch
     past the doclist cap give what a read from the tables gives."""
     from astrbot_plugin_engram.memory import open_store

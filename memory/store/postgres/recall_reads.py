@@ -33,7 +33,7 @@ from .codec import (
     vectors_of,
 )
 from .connection import Link, rows
-from .postings import PostingsCache
+from .postings_cache import PostingsCache
 
 KEYED_PLACES = 16  # audiences seeing more chats than this read each word in any chat, then filter
 _NONE = np.zeros(0, np.int64)

@@ -17,7 +17,7 @@ from ...errors import StoreError, StoreUnwritable
 from .. import Listener
 from .connection import WRITING, Link
 from .following import Following
-from .postings import PostingsCache
+from .postings_cache import PostingsCache
 from .writes import PostgresWrites, WriterView
 
 log = logging.getLogger("engram.store")
