@@ -1,0 +1,120 @@
+#!/usr/bin/env python
+"""Where recording's time goes, by thread and statement: `bench/recording_threads.py [--store DB]`.
+
+64 chats each await their previous message's acknowledgement (perf.py's ``record_64_producers``),
+into a fresh store and, with ``--store``, into a copy of that store (e.g. perf.py's million,
+``DIR/1000000-spread.db``; the copy is deleted after). Printed for each: episodes/s, the batches'
+sizes, the CPU of the event loop's thread and of the others (from /proc: the writer's thread is the
+busiest of them), and the writer thread's CPU per episode for each deferred statement and the
+COMMIT (the store's ``transactions._finish`` timed statement by statement). Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench helpers (bench/ is not a package)
+
+from _perf_corpus import items  # noqa: E402
+from perf import RandomEmbedder  # noqa: E402
+
+from astrbot_plugin_engram.memory import Engram, Episode  # noqa: E402
+from astrbot_plugin_engram.memory.recording import recorder  # noqa: E402
+from astrbot_plugin_engram.memory.store.sqlite import transactions  # noqa: E402
+from astrbot_plugin_engram.memory.store.sqlite.codec import insert_rows  # noqa: E402
+
+PRODUCERS = 64
+
+
+def thread_cpu() -> dict[int, float]:
+    """CPU seconds of each thread of this process, by thread id."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+async def measure(path: Path, n: int) -> dict[str, Any]:
+    spent: Counter[str] = Counter()
+    sizes: list[int] = []
+    finish, count = transactions._finish, recorder._count_redacted
+
+    def timed_finish(conn: Any, deferred: Any) -> int:  # the writer's thread: each statement's CPU
+        for sql, rows in deferred:
+            t = time.thread_time()
+            insert_rows(conn, sql, rows)
+            spent[" ".join(sql.split()[:3])] += time.thread_time() - t
+        t = time.thread_time()
+        stamp = finish(conn, [])  # the count's read and COMMIT
+        spent["COMMIT"] += time.thread_time() - t
+        return stamp
+
+    async def counted(tx: Any, eps: Any) -> None:
+        sizes.append(len(eps))
+        await count(tx, eps)
+
+    eps = [e for e in items(n + 10, seed=5) if isinstance(e, Episode)][: n + 1]
+    eng = await Engram.open(path, RandomEmbedder(), background=False, folder=path.parent)
+    transactions._finish, recorder._count_redacted = timed_finish, counted
+    try:
+        await eng.record(eps[0])  # the segmenter loaded, the file opened
+        spent.clear()
+        sizes.clear()
+
+        async def produce(mine: list[Episode]) -> None:
+            for e in mine:
+                await eng.record(e)
+
+        chunk = eps[1:]
+        before, t = thread_cpu(), time.perf_counter()
+        await asyncio.gather(*(produce(chunk[i::PRODUCERS]) for i in range(PRODUCERS)))
+        wall, after = time.perf_counter() - t, thread_cpu()
+    finally:
+        transactions._finish, recorder._count_redacted = finish, count
+        await eng.close()
+    me = os.getpid()
+    others = sorted((after[k] - before.get(k, 0.0) for k in after if k != me), reverse=True)
+    return {"per_s": len(chunk) / wall, "wall_s": wall, "batch_mean": sum(sizes) / len(sizes),
+            "loop_cpu_s": after[me] - before[me], "writer_cpu_s": others[0] if others else 0.0,
+            "statements_us": {k: v / len(chunk) * 1e6 for k, v in spent.most_common()}}
+
+
+def show(name: str, r: dict[str, Any]) -> None:
+    print(f"{name}: {r['per_s']:,.0f} episodes/s, wall {r['wall_s']:.2f} s, "
+          f"batches of {r['batch_mean']:.1f}; CPU of the event loop's thread {r['loop_cpu_s']:.2f} s, "
+          f"of the busiest other (the writer's) {r['writer_cpu_s']:.2f} s")
+    for k, v in r["statements_us"].items():
+        print(f"    {v:6.1f} µs an episode  {k}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--store", type=Path, help="also record into a copy of this store file")
+    ap.add_argument("--records", type=int, default=15_000, help="episodes recorded into each store")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="engram-rec-") as tmp:
+        show("a fresh store", asyncio.run(measure(Path(tmp) / "fresh.db", a.records)))
+        if a.store:
+            copy = a.store.parent / f"{a.store.stem}-threads.db"
+            shutil.copy(a.store, copy)
+            try:
+                show(f"a copy of {a.store.name}", asyncio.run(measure(copy, a.records)))
+            finally:
+                for tail in ("", "-wal", "-shm", "-clean"):
+                    Path(f"{copy}{tail}").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
