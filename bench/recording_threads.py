@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from perf import RandomEmbedder  # noqa: E402
 
 from astrbot_plugin_engram.memory import Engram, Episode  # noqa: E402
 from astrbot_plugin_engram.memory.recording import recorder  # noqa: E402
+from astrbot_plugin_engram.memory.store import Writes  # noqa: E402
 from astrbot_plugin_engram.memory.store.sqlite import transactions  # noqa: E402
 from astrbot_plugin_engram.memory.store.sqlite.codec import insert_rows  # noqa: E402
 
@@ -47,7 +48,7 @@ def thread_cpu() -> dict[int, float]:
 
 
 async def measure(path: Path, n: int) -> dict[str, Any]:
-    spent: Counter[str] = Counter()
+    spent: dict[str, float] = {}
     sizes: list[int] = []
     finish, count = transactions._finish, recorder._count_redacted
 
@@ -55,19 +56,21 @@ async def measure(path: Path, n: int) -> dict[str, Any]:
         for sql, rows in deferred:
             t = time.thread_time()
             insert_rows(conn, sql, rows)
-            spent[" ".join(sql.split()[:3])] += time.thread_time() - t
+            key = " ".join(sql.split()[:3])
+            spent[key] = spent.get(key, 0.0) + time.thread_time() - t
         t = time.thread_time()
         stamp = finish(conn, [])  # the count's read and COMMIT
-        spent["COMMIT"] += time.thread_time() - t
+        spent["COMMIT"] = spent.get("COMMIT", 0.0) + time.thread_time() - t
         return stamp
 
-    async def counted(tx: Any, eps: Any) -> None:
+    async def counted(tx: Writes, eps: Sequence[Episode]) -> None:
         sizes.append(len(eps))
         await count(tx, eps)
 
     eps = [e for e in items(n + 10, seed=5) if isinstance(e, Episode)][: n + 1]
     eng = await Engram.open(path, RandomEmbedder(), background=False, folder=path.parent)
-    transactions._finish, recorder._count_redacted = timed_finish, counted
+    transactions._finish = timed_finish
+    recorder._count_redacted = counted  # type: ignore[assignment]  # the same signature, wrapped
     try:
         await eng.record(eps[0])  # the segmenter loaded, the file opened
         spent.clear()
@@ -86,9 +89,10 @@ async def measure(path: Path, n: int) -> dict[str, Any]:
         await eng.close()
     me = os.getpid()
     others = sorted((after[k] - before.get(k, 0.0) for k in after if k != me), reverse=True)
+    ranked = sorted(spent.items(), key=lambda kv: -kv[1])
     return {"per_s": len(chunk) / wall, "wall_s": wall, "batch_mean": sum(sizes) / len(sizes),
             "loop_cpu_s": after[me] - before[me], "writer_cpu_s": others[0] if others else 0.0,
-            "statements_us": {k: v / len(chunk) * 1e6 for k, v in spent.most_common()}}
+            "statements_us": {k: v / len(chunk) * 1e6 for k, v in ranked}}
 
 
 def show(name: str, r: dict[str, Any]) -> None:
