@@ -351,6 +351,30 @@ async def test_an_older_store_gets_each_vector_s_codes_under_the_factor_its_inde
     assert [p for k, i, p, _ in codes] == [keys[i] if k == "e" else None for k, i, _, _ in codes]
 
 
+async def test_an_older_store_merges_its_episode_words_eight_segments_at_a_time(db_path: Path) -> None:
+    """m015 widens the episodes' FTS5 merges (4 -> 8 segments a level) on a store made before it; the
+    words recorded after it, one small transaction each (a segment each, merged as they pile up), are
+    found exactly as before."""
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    await e.record(Episode(place=GROUP, content="first line about cats", time=T0))
+    await e.close()
+    with sqlite3.connect(db_path) as db:  # as the file was before m015
+        db.execute("DELETE FROM _migrations WHERE name = 'm015_episode_keyword_merges'")
+        db.execute("DELETE FROM episodes_fts_config WHERE k = 'automerge'")
+    e = await Engram.open(db_path, HashEmbedder(), background=False)
+    try:
+        for i in range(60):
+            await e.record(Episode(place=GROUP, content=f"line {i} about {'miso' if i % 3 else 'tofu'}",
+                                   time=T0 + timedelta(minutes=i + 1)))
+        found = await e.store.episode_postings(["miso", "tofu"], None)
+    finally:
+        await e.close()
+    assert rows(db_path, "SELECT v FROM episodes_fts_config WHERE k = 'automerge'") == [(8,)]
+    ids = dict(rows(db_path, "SELECT content, id FROM episodes"))
+    assert list(found.lists[0]) == sorted(i for c, i in ids.items() if "miso" in c)
+    assert list(found.lists[1]) == sorted(i for c, i in ids.items() if "tofu" in c)
+
+
 class _Spread(HashEmbedder):
     """Words hashed, plus a spread of small components: each batch's largest component differs, as
     a real model's do (a hashed short text alone has a few large ones)."""

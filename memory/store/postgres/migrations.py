@@ -372,6 +372,13 @@ async def m014_vector_codes(db: psycopg.AsyncConnection) -> None:
                         [(model, kind, r[0], r[1], k.tobytes()) for r, k in zip(found, codes)])
                 after = found[-1][0]
 
+@migration
+async def m015_episode_keyword_merges(db: psycopg.AsyncConnection) -> None:
+    """SQLite's m015 widens its FTS5 merges; the PostgreSQL store's keywords are postings tables (a
+    word and a row each, in B-trees), which have no segments to merge: nothing to change, the name
+    recorded so that both backends' migrations stay the same list."""
+
+
 async def migrate(db: psycopg.AsyncConnection) -> None:
     """Apply the migrations not yet applied, each in its own transaction (``db`` in autocommit)."""
     await db.execute("SELECT pg_advisory_lock(%s)", (MIGRATING,))

@@ -6,7 +6,7 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
-``m013_learned``, ``m014_codes`` (``base``: the registry they add themselves to, in the order they are
+``m013_learned``, ``m014_codes``, ``m015_merges`` (``base``: the registry they add themselves to, in the order they are
 imported here).
 """
 
@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (each registers its own, in order)
     m012_titles,
     m013_learned,
     m014_codes,
+    m015_merges,
 )
 from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
 from .m001_m004_core import (
@@ -48,6 +49,7 @@ from .m011_summaries import m011_episode_summaries
 from .m012_titles import m012_place_titles
 from .m013_learned import m013_ranking
 from .m014_codes import m014_vector_codes
+from .m015_merges import m015_episode_keyword_merges
 
 log = logging.getLogger("engram.store")
 
@@ -56,7 +58,7 @@ __all__ = ["APPEND_ONLY", "MIGRATIONS", "Migration", "_m002_keyed_words", "_m003
            "m003_episode_shape", "m004_empty_lines", "m005_job_runs", "m006_latin_beside_chinese",
            "m007_episode_time_indexes", "m008_kept_apart", "m009_unique_space_seq",
            "m010_names_per_place", "m011_episode_summaries", "m012_place_titles", "m013_ranking",
-           "m014_vector_codes", "migrate", "migration", "run_script"]
+           "m014_vector_codes", "m015_episode_keyword_merges", "migrate", "migration", "run_script"]
 
 
 async def migrate(db: aiosqlite.Connection) -> None:
