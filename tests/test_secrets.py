@@ -68,7 +68,9 @@ def test_ordinary_text_is_kept(said: str) -> None:
 # messages the patterns must never let a secret through
 PIECES = [s for said, secret in SAID for s in (said, secret, secret[:12], secret[-14:])] + ORDINARY + [
     " ", "\n", "的", "PIN码是", "pin: ", "Pwd=", "passcode ", "-----BEGIN RSA PRIVATE KEY-----", "4539",
-    " 1488", "-", "sk-", "eyJ", ".", "Bearer ", "AKIA", "xoxb-", "/", "+", "０", "١٢٣", "happiness "]
+    " 1488", "-", "sk-", "eyJ", ".", "Bearer ", "AKIA", "xoxb-", "/", "+", "０", "١٢٣", "happiness ",
+    "ghp_", "github_pat_", "rk_live_", "AIza", "ASIA", "bearer\t", "pin", "PIN码", "password", ":", "：",
+    "relationships", "a1B2" * 5, "Zz/+09" * 4]
 
 
 @settings(max_examples=400, deadline=None)

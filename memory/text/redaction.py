@@ -87,14 +87,19 @@ def _card(found: str, before: str) -> bool:
     return bool(_CARD_GROUPS.fullmatch(found)) or bool(_CARD_WORDS.search(before[-CARD_CONTEXT:]))
 
 
-# A text none of the default patterns can match has none of these: a password's label (matched as
-# loosely as the patterns match it), a run of 12 or more key characters (every key and token pattern
-# needs one: keys, tokens, JWTs, a bearer token's value, a 40-character key), 13 digits of a card.
-# Most messages have none, so three quick scans spare them the fourteen patterns (13 -> ~2.5 µs a
-# message; redaction was a fifth of recording's CPU). Checked against the patterns themselves by a
-# property test (tests/test_secrets.py).
-_SCREENS = (re.compile(r"(?i)p(?:as|wd|in)|-----BEGIN|密码|口令|密碼|验证码"),
-            re.compile(r"[A-Za-z0-9_\-./+=~]{12}"), re.compile(r"\d(?:[ -]?\d){12}"))
+# A text none of the default patterns can match has none of these: a password's label followed by
+# what follows one in the patterns (a space, ":", "=" or "："; a Chinese label as it is), a private key's
+# first line, the fixed start of each key and token format (sk-, ghp_, AIza, eyJ, bearer...), a run
+# of 40 characters of a 40-character key, 13 digits of a card. Most messages have none, so three quick
+# scans spare them the fourteen patterns (13 -> ~2.5 µs a message; redaction was a fifth of
+# recording's CPU). Only the fixed starts, not any run of 12 key characters: a long English word
+# ("relationship") sent a fifth of ordinary messages through all fourteen. Checked against the
+# patterns themselves by property tests (tests/test_secrets.py).
+_SCREENS = (re.compile(r"(?i)\b(?:passw(?:or)?d|passphrase|passcode|pwd|pin)[\s:=：]|-----BEGIN"
+                       r"|密码|口令|密碼|验证码|PIN码|pin码"),
+            re.compile(r"sk-|[srp]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abposr]-|AIza"
+                       r"|A(?:KIA|SIA|GPA|IDA|ROA)|eyJ|(?i:bearer)|[A-Za-z0-9/+]{40}"),
+            re.compile(r"\d(?:[ -]?\d){12}"))
 
 
 def _may_hold_secret(text: str) -> bool:
