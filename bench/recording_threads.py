@@ -99,7 +99,8 @@ async def measure(path: Path, n: int) -> dict[str, Any]:
 def show(name: str, r: dict[str, Any]) -> None:
     print(f"{name}: {r['per_s']:,.0f} episodes/s, wall {r['wall_s']:.2f} s, "
           f"batches of {r['batch_mean']:.1f}; CPU of the event loop's thread {r['loop_cpu_s']:.2f} s, "
-          f"of the busiest other (the writer's) {r['writer_cpu_s']:.2f} s, of the rest {r['other_cpu_s']:.2f} s")
+          f"of the busiest other (the writer's) {r['writer_cpu_s']:.2f} s, "
+          f"of the rest {r['other_cpu_s']:.2f} s")
     for k, v in r["statements_us"].items():
         print(f"    {v:6.1f} µs an episode  {k}")
 

@@ -6,8 +6,8 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
-``m013_learned``, ``m014_codes``, ``m015_merges`` (``base``: the registry they add themselves to, in the order they are
-imported here).
+``m013_learned``, ``m014_codes``, ``m015_merges`` (``base``: the registry they add themselves to,
+in the order they are imported here).
 """
 
 from __future__ import annotations
