@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from astrbot_plugin_engram.memory.store.sqlite.migrations import (
     _m004_text_shape,
 )
 from astrbot_plugin_engram.memory.store.sqlite.store import SQLiteStore
+from astrbot_plugin_engram.memory.store.sqlite.transactions import Transactions
 from astrbot_plugin_engram.memory.text.words import EMPTY_SHAPE, text_shape
 
 from ..conftest import HashEmbedder, hash_vector, stable_id
@@ -373,6 +376,42 @@ async def test_an_older_store_merges_its_episode_words_eight_segments_at_a_time(
     ids = dict(rows(db_path, "SELECT content, id FROM episodes"))
     assert list(found.lists[0]) == sorted(i for c, i in ids.items() if "miso" in c)
     assert list(found.lists[1]) == sorted(i for c, i in ids.items() if "tofu" in c)
+
+
+async def test_two_writers_taking_turns_on_one_file_number_each_place_without_a_gap_or_a_clash(
+        db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recording's shortcut (``append_episodes``: one trip to the writer's thread) gives out ids and
+    sequence numbers from what this writer wrote last, checked after BEGIN. Another writer on the
+    file in between (the command line's, another process's) makes that guess wrong: the batch is then
+    written the long way, in a transaction that reads them from the file. Taking turns at random,
+    nothing is lost, and each place's numbers run 1, 2, 3... in the order written."""
+    taken: list[bool] = []
+    real = Transactions.append_episodes
+
+    async def counted(self: Transactions, *args: Any) -> list[int] | None:
+        ids = await real(self, *args)
+        taken.append(ids is not None)
+        return ids
+
+    monkeypatch.setattr(Transactions, "append_episodes", counted)
+    one = await Engram.open(db_path, HashEmbedder(), background=False)
+    other = await Engram.open(db_path, HashEmbedder(), background=False)
+    rng, said = random.Random(7), []
+    try:
+        for i in range(60):
+            writer, place = rng.choice((one, other)), rng.choice(("qq:group:1", "qq:group:2", "qq:group:3"))
+            lines = [f"line {i}.{j}" for j in range(rng.randint(1, 3))]
+            said += [(place, line) for line in lines]
+            await asyncio.gather(*(writer.record(Episode(place=place, content=line, time=T0))
+                                   for line in lines))
+    finally:
+        await one.close()
+        await other.close()
+    assert True in taken and False in taken  # both ways were taken
+    found = rows(db_path, "SELECT space, content, seq FROM episodes ORDER BY id")
+    assert [(p, c) for p, c, _ in found] == said
+    for place in {p for p, _ in said}:
+        assert [s for p, _, s in found if p == place] == list(range(1, 1 + sum(p == place for p, _ in said)))
 
 
 class _Spread(HashEmbedder):

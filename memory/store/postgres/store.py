@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 
 from ...errors import StoreError
+from ...model import Episode
 from ..opening import STORE_NAME, shown
 from .browse import Browse, check_summaries
 from .connection import HOLD_OPEN, OPEN, TURNS, Link, connect, rows, value
@@ -134,6 +135,11 @@ class PostgresStore:
     @property
     def read_only(self) -> bool:
         return self._writer is None
+
+    async def append_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]]
+                              ) -> list[int] | None:
+        """No shortcut here: recording uses a ``transaction`` (``Store.append_episodes``)."""
+        return None
 
     @asynccontextmanager
     async def turn(self, name: str) -> AsyncIterator[bool]:

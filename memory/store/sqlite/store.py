@@ -78,6 +78,7 @@ class SQLiteStore:
 
         # the one door for writes
         self.transaction = self.writing.transaction
+        self.append_episodes = self.writing.append_episodes
         self.listen = self.writing.listen
         self.checkpoint = self.writing.checkpoint
         self.vacuum = self.writing.vacuum

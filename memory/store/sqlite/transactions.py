@@ -8,7 +8,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,12 +16,13 @@ from typing import Any
 import aiosqlite
 
 from ...errors import StoreError, StoreUnwritable
+from ...model import Episode
 from .. import Listener
 from .codec import fetch_rows, insert_rows
 from .damage import StoreDamaged
 from .log_copier import LogCopier
 from .postings_cache import STAMP, STAMP_SQL, PostingsCache
-from .writes import Deferred, SQLiteWrites, WriterView
+from .writes import NEXT_ID, Deferred, SQLiteWrites, WriterView
 
 log = logging.getLogger("engram.store")
 BUSY_WAIT = 60.0  # seconds a write waits for another process holding the file (SQLite's own wait is 5 s)
@@ -64,36 +65,80 @@ class Transactions:
         refused with what it found, but for ``bookkeeping`` (the jobs' records: the dashboard shows
         the failed check from them); they go into the log, not into the store file.
         """
-        db = self._writer
-        if db is None:
-            raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
-        if self.damage is not None and not bookkeeping:
-            raise StoreDamaged(self.damage, path=self.path)
+        db = self._writable(bookkeeping)
         async with self._lock:
             writes = SQLiteWrites(db, self._view, self.section_gap)
             try:
                 await _begin(db, STAMP_SQL)  # counted for the postings cache, in the same trip
-                try:
-                    yield writes
-                    stamp = await _commit(db, writes.deferred)
-                    if self.copier is not None:
-                        self.copier.committed()
-                except BaseException as e:
-                    full = isinstance(e, sqlite3.Error) and cannot_write(e)
-                    # no transaction left: a cancel that arrived after the COMMIT went through (a task
-                    # stopped by a reload), or a COMMIT refused for a full disk (SQLite rolled it back)
-                    if db.in_transaction:
-                        try:
-                            await db.execute("ROLLBACK")
-                        except sqlite3.Error as e2:
-                            log.warning("rollback failed (%s); the transaction had already ended", e2)
-                    if full:
-                        raise StoreUnwritable(f"{self.path} cannot be written: {e}", code="store_unwritable",
-                                              path=self.path) from e
-                    raise
             except BaseException:
-                self._view.forget()  # the cached seq/section may be ahead of the file now
+                self._view.forget()
                 raise
+            try:
+                yield writes
+                stamp = await _commit(db, writes.deferred)
+            except BaseException as e:
+                self._view.forget()  # the cached seq/section may be ahead of the file now
+                await self._undo(db, e)
+                raise
+        await self._committed(writes, stamp)
+
+    async def append_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]]
+                              ) -> list[int] | None:
+        """Record ``episodes`` in one trip to the writer's thread (BEGIN, their rows, COMMIT) where a
+        ``transaction`` takes three: recording's hot path (each trip is two threads waking each other).
+        The writer's view gives out the ids and sequence numbers without reading the file
+        (``SQLiteWrites.guess_episodes``), so this works once the view knows the file's last episode
+        and every place of the batch; the trip checks, after BEGIN, that no other process wrote
+        since. None, with nothing written, when the view cannot tell, another process wrote, or
+        another holds the file's lock: the caller writes them in a ``transaction`` then (which reads
+        what it needs, and waits for the lock)."""
+        db = self._writable(False)
+        trip = _one_trip(db)
+        if trip is None:
+            return None
+        async with self._lock:
+            writes = SQLiteWrites(db, self._view, self.section_gap)
+            ids = writes.guess_episodes(episodes, prepared)
+            if ids is None:
+                return None
+            try:
+                stamp = await trip[0](_finish, trip[1], writes.deferred, writes.guessed)
+            except BaseException as e:
+                self._view.forget()
+                if isinstance(e, _Guessed) or isinstance(e, sqlite3.OperationalError) and _busy(e):
+                    return None  # nothing was written
+                await self._undo(db, e)
+                raise
+        await self._committed(writes, stamp)
+        return ids
+
+    def _writable(self, bookkeeping: bool) -> aiosqlite.Connection:
+        """The writer connection, unless the store was opened read-only or found damaged."""
+        if self._writer is None:
+            raise StoreError(f"{self.path} was opened read-only", code="store_read_only", path=self.path)
+        if self.damage is not None and not bookkeeping:
+            raise StoreDamaged(self.damage, path=self.path)
+        return self._writer
+
+    async def _undo(self, db: aiosqlite.Connection, e: BaseException) -> None:
+        """Roll back what is left of a failed transaction; a full disk or a read-only file is raised
+        as ``StoreUnwritable`` (the same write may succeed later)."""
+        # no transaction left: a cancel that arrived after the COMMIT went through (a task stopped by
+        # a reload), or a COMMIT refused for a full disk (SQLite rolled it back)
+        if db.in_transaction:
+            try:
+                await db.execute("ROLLBACK")
+            except sqlite3.Error as e2:
+                log.warning("rollback failed (%s); the transaction had already ended", e2)
+        if isinstance(e, sqlite3.Error) and cannot_write(e):
+            raise StoreUnwritable(f"{self.path} cannot be written: {e}", code="store_unwritable",
+                                  path=self.path) from e
+
+    async def _committed(self, writes: SQLiteWrites, stamp: int) -> None:
+        """After a COMMIT: the postings cache and the listeners follow it; the log is truncated if it
+        erased anything."""
+        if self.copier is not None:
+            self.copier.committed()
         # before any listener; nothing else runs on this loop in between
         self._postings.committed(stamp, writes.keyword_inserts, writes.keyword_deletes)
         for change in writes.changes:
@@ -197,8 +242,25 @@ def _one_trip(db: aiosqlite.Connection) -> tuple[Any, sqlite3.Connection] | None
 _STAMP_READ = "SELECT value FROM cursors WHERE name = ?"
 
 
-def _finish(conn: sqlite3.Connection, deferred: Deferred) -> int:
-    """``_commit`` in the writer's thread."""
+def _open(conn: sqlite3.Connection, guessed: int) -> None:
+    """BEGIN, counted for the postings cache, in the writer's thread; rolled back (``_Guessed``) unless
+    the next episode id is ``guessed``."""
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(STAMP_SQL)
+    if conn.execute(NEXT_ID.format("episodes")).fetchone()[0] != guessed:
+        conn.execute("ROLLBACK")
+        raise _Guessed
+
+
+class _Guessed(Exception):
+    """The ids ``append_episodes`` gave out were not the file's next: another process wrote."""
+
+
+def _finish(conn: sqlite3.Connection, deferred: Deferred, guessed: int | None = None) -> int:
+    """``_commit`` in the writer's thread; with ``guessed`` (``append_episodes``), the transaction
+    begins here too (``_open``)."""
+    if guessed is not None:
+        _open(conn, guessed)
     for sql, rows in deferred:
         insert_rows(conn, sql, rows)
     stamp = conn.execute(_STAMP_READ, (STAMP,)).fetchone()[0]

@@ -51,6 +51,9 @@ from .names import (
     titles_of,
 )
 
+# the id the next row of a table ({0}) gets: past every row there is and every one erased
+NEXT_ID = ("SELECT max((SELECT coalesce(max(id), 0) FROM {0}),"
+           " coalesce((SELECT value FROM cursors WHERE name = 'erased:{0}'), 0)) + 1")
 SETTABLE = frozenset({"status", "strength", "last_recalled", "scope", "importance", "created_at"})
 # statements run with the COMMIT, in its trip to the writer's thread: (sql, each row's parameters)
 Deferred = list[tuple[str, list[tuple[Any, ...]]]]
@@ -96,6 +99,7 @@ class SQLiteWrites:
         self.keyword_deletes: list[tuple[str, list[int]]] = []
         # writes whose result nothing in the transaction reads: run with the COMMIT (``later``)
         self.deferred: Deferred = []
+        self.guessed: int | None = None  # the next episode id ``guess_episodes`` assumed (checked at COMMIT)
 
     def later(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """``executemany(sql, rows)`` with the COMMIT, in its trip; only for what nothing here reads after."""
@@ -113,14 +117,37 @@ class SQLiteWrites:
         if prepared is not None and len(prepared) != len(episodes):
             raise ValueError("one (words, shape) per episode")
         next_id = await self._next_id("episodes")  # past every row there is and every one erased
-        last = next_id - 1
-        if last != self._view.last_episode:  # another process wrote (the CLI beside a bot), or we never did
-            await self._forget_places_written_since(last)
+        if next_id - 1 != self._view.last_episode:  # another process wrote (a CLI beside a bot), or none yet
+            await self._forget_places_written_since(next_id - 1)
+        for ep in episodes:
+            if ep.place not in self._places:
+                self._places[ep.place] = await self._read_place(ep.place, aware(ep.time).timestamp())
+        self._view.last_episode = next_id - 1
+        return self._episode_rows(episodes, prepared, next_id)
+
+    def guess_episodes(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]]
+                       ) -> list[int] | None:
+        """``add_episodes`` without reading the file, for a transaction that has not begun
+        (``Transactions.append_episodes``): ids from the view's last episode on, each place's numbers
+        from its cursor; None, with nothing changed, when the view does not know the last episode or
+        one of the places. The ids are right only if no other process wrote since this one did: the
+        commit checks that first (``guessed``, the next id) and writes nothing if not."""
+        last = self._view.last_episode
+        if (last is None or len(prepared) != len(episodes)
+                or any(ep.place not in self._places for ep in episodes)):
+            return None
+        self.guessed = last + 1
+        return self._episode_rows(episodes, prepared, last + 1)
+
+    def _episode_rows(self, episodes: Sequence[Episode], prepared: Sequence[tuple[str, int]] | None,
+                      next_id: int) -> list[int]:
+        """The rows of ``episodes`` from the id ``next_id`` on, every place's cursor known: deferred to
+        the COMMIT (one trip for the batch: nothing in this transaction reads them back)."""
         rows, fts, aliases, names, columns, keys, lengths = [], [], [], [], [], [], []
         for n, ep in enumerate(episodes):
             t = aware(ep.time)
             stamp, meta = t.timestamp(), json.dumps(ep.meta, ensure_ascii=False) if ep.meta else "{}"
-            key, seq, section = await self._place(ep.place, stamp, bool(ep.meta.get("section_break")))
+            key, seq, section = self._step(self._places[ep.place], stamp, bool(ep.meta.get("section_break")))
             ws, shape = prepare_episode(ep) if prepared is None else prepared[n]
             row = (next_id, stamp, zone_minutes(t), ep.place, seq, section, ep.source, ep.actor,
                    ep.actor_name, ep.kind, ep.content, meta, shape)
@@ -135,7 +162,6 @@ class SQLiteWrites:
                 aliases.append((ep.actor, ep.actor_name, stamp, stamp))
                 names.append((ep.place, ep.actor, ep.actor_name, stamp))
             next_id += 1
-        # appended with the COMMIT: one trip for the batch (nothing in this transaction reads them back)
         self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
@@ -145,8 +171,8 @@ class SQLiteWrites:
                    " name = excluded.name, last_seen = excluded.last_seen"
                    " WHERE excluded.last_seen >= place_names.last_seen", names)
         self.later(UPSERT_TITLES, titles_of(episodes))
-        self._view.last_episode = last + len(rows)
         if columns:
+            self._view.last_episode = columns[-1].id
             self.changes.append(EpisodesAdded(columns, keys, lengths))
         return [c.id for c in columns]
 
@@ -162,21 +188,21 @@ class SQLiteWrites:
                                          (known,)):
             self._places.pop(place, None)
 
-    async def _place(self, place: str, stamp: float, section_break: bool) -> tuple[int, int, int]:
+    async def _read_place(self, place: str, stamp: float) -> PlaceCursor:
+        """The place's cursor from the file: its key (given now if it has none) and its last episode's
+        sequence number, section and time (``stamp`` for a place with none yet)."""
+        db = self._writer
+        rows = await fetch_rows(db, "SELECT id FROM spaces WHERE name = ?", (place,))
+        if rows:
+            key = rows[0][0]
+        else:
+            key = (await db.execute("INSERT INTO spaces(name) VALUES (?)", (place,))).lastrowid
+        rows = await fetch_rows(
+            db, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1", (place,))
+        return PlaceCursor(key, *rows[0]) if rows else PlaceCursor(key, 0, 0, stamp)  # type: ignore[arg-type]
+
+    def _step(self, cursor: PlaceCursor, stamp: float, section_break: bool) -> tuple[int, int, int]:
         """The place's key, the next sequence number in it and its section (new after a silence)."""
-        cursor = self._places.get(place)
-        if cursor is None:
-            db = self._writer
-            rows = await fetch_rows(db, "SELECT id FROM spaces WHERE name = ?", (place,))
-            if rows:
-                key = rows[0][0]
-            else:
-                key = (await db.execute("INSERT INTO spaces(name) VALUES (?)", (place,))).lastrowid
-            rows = await fetch_rows(
-                db, "SELECT seq, section, time FROM episodes WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                (place,))
-            cursor = PlaceCursor(key, *rows[0]) if rows else PlaceCursor(key, 0, 0, stamp)  # type: ignore[arg-type]
-            self._places[place] = cursor
         if section_break or stamp - cursor.last_time > self._section_gap:
             cursor.section += 1
         cursor.seq += 1
@@ -347,9 +373,7 @@ class SQLiteWrites:
 
     async def _next_id(self, table: str) -> int:
         """The id the next row of ``table`` gets: past every row there is and every one erased (one read)."""
-        sql = (f"SELECT max((SELECT coalesce(max(id), 0) FROM {table}),"
-               " coalesce((SELECT value FROM cursors WHERE name = ?), 0)) + 1")
-        return int((await fetch_rows(self._writer, sql, (f"erased:{table}",)))[0][0])
+        return int((await fetch_rows(self._writer, NEXT_ID.format(table)))[0][0])
 
     # ---- metabolism (issue 14): strength, archiving, merging ---------------------------------
     async def set_strengths(self, rows: Sequence[tuple[int, float, float, str]]) -> None:
