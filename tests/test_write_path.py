@@ -50,6 +50,7 @@ class GatedStore:
         if any("poison" in e.content for e in episodes):
             raise OSError("disk full")
         if tx is None:  # the shortcut's batch, which falls back to a transaction where it cannot
+            assert prepared is not None
             ids = await self.real_append(episodes, prepared)
             if ids is not None:
                 return list(ids)
