@@ -10,7 +10,10 @@ their medians holds when the machine's speed swings.
 
 ``--recording N`` also times recording the same way: perf.py's ``throughput`` phase (N episodes
 each through concurrent ``record()``, 64 producers awaiting their acks, and ``record_many``) on an
-empty store, both sides taking turns, ``--rounds`` times.
+empty store, both sides taking turns, ``--rounds`` times. With ``--into STORE`` (and no recall
+phase) each side records into a fresh copy of STORE instead: a store the earlier code opens, e.g.
+the million its perf.py built (``--sizes 1000000 --store-dir DIR``: ``DIR/1000000-spread.db``);
+this checkout migrates its copy when it opens it.
 """
 
 from __future__ import annotations
@@ -63,9 +66,15 @@ def main() -> None:
                          " then run this checkout's perf.py, the earlier one against its own package")
     ap.add_argument("--recording", type=int, default=0, metavar="N",
                     help="also time recording N episodes per mode, taking turns (0: no)")
+    ap.add_argument("--into", type=Path, metavar="STORE",
+                    help="with --recording: only recording, each run into a fresh copy of this store")
     a = ap.parse_args()
     rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", a.base], check=True,
                          capture_output=True, text=True).stdout.strip()
+    if a.into:
+        if not a.recording:
+            sys.exit("ab: --into goes with --recording N")
+        return recording(rev, a.recording, a.rounds, a.into)
     with tempfile.TemporaryDirectory(prefix="engram-ab-") as tmp:
         root, base_perf = checkout(rev, Path(tmp))
         old, new = f"{tmp}/base.db", f"{tmp}/this.db"
@@ -109,18 +118,30 @@ def main() -> None:
         recording(rev, a.recording, a.rounds)
 
 
-def recording(rev: str, n: int, rounds: int) -> None:
-    """Recording rates of both sides on empty stores, taking turns; the ratio of their medians."""
+def recording(rev: str, n: int, rounds: int, into: Path | None = None) -> None:
+    """Recording rates of both sides on empty stores (or copies of ``into``), taking turns; the ratio
+    of their medians."""
     rows: dict[str, list[dict[str, Any]]] = {rev: [], "this": []}
     with tempfile.TemporaryDirectory(prefix="engram-ab-") as tmp:
         root, base_perf = checkout(rev, Path(tmp))
         for r in range(rounds):
-            rows[rev].append(worker(base_perf, root, "throughput", f"{tmp}/b{r}.db", n, 0))
-            rows["this"].append(worker(HERE / "perf.py", None, "throughput", f"{tmp}/t{r}.db", n, 0))
-            print(f"recording round {r + 1}: {rev} {rows[rev][-1]['record_gather_per_s']:,.0f}/s, "
-                  f"this {rows['this'][-1]['record_gather_per_s']:,.0f}/s (concurrent record())", flush=True)
+            for side, perf, package in ((rev, base_perf, root), ("this", HERE / "perf.py", None)):
+                path = Path(tmp) / f"{side}{r}.db" if into is None else into.with_name(f"ab-{side}.db")
+                if into is not None:
+                    shutil.copy(into, path)
+                    os.sync()  # the copy's gigabytes written back now, not during the timing
+                try:
+                    rows[side].append(worker(perf, package, "throughput", path, n, 0))
+                finally:
+                    if into is not None:
+                        for tail in ("", "-wal", "-shm", "-clean"):
+                            Path(f"{path}{tail}").unlink(missing_ok=True)
+            print(f"recording round {r + 1}: {rev} {rows[rev][-1]['record_64_producers_per_s']:,.0f}/s, "
+                  f"this {rows['this'][-1]['record_64_producers_per_s']:,.0f}/s (64 chats awaiting acks)",
+                  flush=True)
     modes = ("record_gather", "record_64_producers", "record_many")
-    print(f"\nrecording {n:,} episodes per mode, episodes/s, each round")
+    where = f"into copies of {into.name}" if into is not None else "into empty stores"
+    print(f"\nrecording {n:,} episodes per mode {where}, episodes/s, each round")
     print("| code | " + " | ".join(modes) + " |\n|---|---|---|---|")
     for name, runs in rows.items():
         cells = (" / ".join(f"{q[m + '_per_s']:,.0f}" for q in runs) for m in modes)
