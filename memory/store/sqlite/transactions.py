@@ -107,9 +107,9 @@ class Transactions:
                 stamp = await trip[0](_finish, trip[1], writes.deferred, writes.guessed)
             except BaseException as e:
                 self._view.forget()
+                await self._undo(db, e)
                 if isinstance(e, _Guessed) or isinstance(e, sqlite3.OperationalError) and _busy(e):
                     return None  # nothing was written
-                await self._undo(db, e)
                 raise
         await self._committed(writes, stamp)
         return ids
