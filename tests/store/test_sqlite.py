@@ -15,7 +15,6 @@ import pytest
 
 from astrbot_plugin_engram.memory import Audience, Engram, Episode, Memory, UnknownIdError
 from astrbot_plugin_engram.memory.store import int8_codes, int8_factor, normalise
-from astrbot_plugin_engram.memory.store.sqlite.keyword_merges import KeywordMerger
 from astrbot_plugin_engram.memory.store.sqlite.migrations import (
     MIGRATIONS,
     _m003_text_shape,
@@ -355,39 +354,25 @@ async def test_an_older_store_gets_each_vector_s_codes_under_the_factor_its_inde
     assert [p for k, i, p, _ in codes] == [keys[i] if k == "e" else None for k, i, _, _ in codes]
 
 
-def segments(path: Path) -> int:
-    """How many FTS5 segments the episodes' keyword index holds (each has rows in its ``_idx``)."""
-    return rows(path, "SELECT count(DISTINCT segid) FROM episodes_fts_idx")[0][0]
-
-
-@pytest.mark.parametrize("merger", ["running", "stopped"])
-async def test_an_older_store_s_keyword_segments_are_merged_beside_the_writes_not_in_them(
-        db_path: Path, monkeypatch: pytest.MonkeyPatch, merger: str) -> None:
-    """m015 on a store made before it: a write merges no keyword segments itself (each transaction
-    leaves one more), the worker thread after each commit merges them eight at a time; the words
-    recorded, one small transaction each, are found exactly as before either way."""
+async def test_an_older_store_merges_its_episode_words_eight_segments_at_a_time(db_path: Path) -> None:
+    """m015 widens the episodes' FTS5 merges (4 -> 8 segments a level) on a store made before it; the
+    words recorded after it, one small transaction each (a segment each, merged as they pile up), are
+    found exactly as before."""
     e = await Engram.open(db_path, HashEmbedder(), background=False)
-    await e.record(Episode(place=GROUP, content="first line about miso", time=T0))
+    await e.record(Episode(place=GROUP, content="first line about cats", time=T0))
     await e.close()
     with sqlite3.connect(db_path) as db:  # as the file was before m015
         db.execute("DELETE FROM _migrations WHERE name = 'm015_episode_keyword_merges'")
-        db.execute("DELETE FROM episodes_fts_config WHERE k IN ('automerge', 'usermerge')")
-    if merger == "stopped":
-        monkeypatch.setattr(KeywordMerger, "committed", lambda self, rows: None)
+        db.execute("DELETE FROM episodes_fts_config WHERE k = 'automerge'")
     e = await Engram.open(db_path, HashEmbedder(), background=False)
     try:
-        for i in range(12):  # FTS5's own safety net merges a level of 16 segments inside a write
+        for i in range(60):
             await e.record(Episode(place=GROUP, content=f"line {i} about {'miso' if i % 3 else 'tofu'}",
                                    time=T0 + timedelta(minutes=i + 1)))
         found = await e.store.episode_postings(["miso", "tofu"], None)
     finally:
         await e.close()
-    assert dict(rows(db_path, "SELECT k, v FROM episodes_fts_config WHERE k LIKE '%merge'")) == {
-        "automerge": 0, "usermerge": 8}
-    if merger == "stopped":
-        assert segments(db_path) == 13  # a segment a transaction: no write merged any
-    else:
-        assert segments(db_path) <= 6  # eight of them merged into one at least
+    assert rows(db_path, "SELECT v FROM episodes_fts_config WHERE k = 'automerge'") == [(8,)]
     ids = dict(rows(db_path, "SELECT content, id FROM episodes"))
     assert list(found.lists[0]) == sorted(i for c, i in ids.items() if "miso" in c)
     assert list(found.lists[1]) == sorted(i for c, i in ids.items() if "tofu" in c)

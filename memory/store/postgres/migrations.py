@@ -374,9 +374,9 @@ async def m014_vector_codes(db: psycopg.AsyncConnection) -> None:
 
 @migration
 async def m015_episode_keyword_merges(db: psycopg.AsyncConnection) -> None:
-    """SQLite's m015 moves its FTS5 merges to a worker thread; the PostgreSQL store's keywords are
-    postings tables (a word and a row each, in B-trees), which have no segments to merge: nothing to
-    change, the name recorded so that both backends' migrations stay the same list."""
+    """SQLite's m015 widens its FTS5 merges; the PostgreSQL store's keywords are postings tables (a
+    word and a row each, in B-trees), which have no segments to merge: nothing to change, the name
+    recorded so that both backends' migrations stay the same list."""
 
 
 async def migrate(db: psycopg.AsyncConnection) -> None:

@@ -27,7 +27,6 @@ from .damage import check_intact, check_log, find_damage, found_damage
 from .days import Days
 from .forgetting import Forgetting
 from .items import Items
-from .keyword_merges import KeywordMerger
 from .keywords import Keywords
 from .log_copier import SAFETY_NET, LogCopier
 from .metabolism import Metabolism
@@ -64,7 +63,6 @@ class SQLiteStore:
         # recent keyword doclists (``postings_cache``): read by ``keywords``, followed after each commit
         self._postings = postings = PostingsCache()
         self.writing = Transactions(path, writer, postings, LogCopier(path) if writer is not None else None,
-                                    KeywordMerger(path) if writer is not None else None,
                                     SECTION_GAP.total_seconds())
         self.items = Items(reader, quick)
         self.keywords = Keywords(reader, quick, postings)
@@ -265,8 +263,6 @@ class SQLiteStore:
         return cls(path, None, reader, quick)
 
     async def close(self) -> None:
-        if self.writing.merger is not None:
-            await self.writing.merger.close()
         if self.writing.copier is not None:
             await self.writing.copier.close()
         self._quick.close()
@@ -300,9 +296,6 @@ class SQLiteStore:
                 if self.writing.copier is not None:  # the log is no longer copied into the damaged file
                     await self.writing.copier.close()
                     self.writing.copier = None
-                if self.writing.merger is not None:  # nor its keyword segments merged
-                    await self.writing.merger.close()
-                    self.writing.merger = None
             raise error
         return {"seconds": round(loop.time() - started)}
 

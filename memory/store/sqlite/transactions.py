@@ -20,7 +20,6 @@ from ...model import Episode
 from .. import Listener
 from .codec import fetch_rows, insert_rows
 from .damage import StoreDamaged
-from .keyword_merges import KeywordMerger
 from .log_copier import LogCopier
 from .postings_cache import STAMP, STAMP_SQL, PostingsCache
 from .writes import NEXT_ID, Deferred, SQLiteWrites, WriterView
@@ -33,12 +32,11 @@ class Transactions:
     """The writer's side of the store: the one door for writes (``transaction``) and the checkpoint."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection | None, postings: PostingsCache,
-                 copier: LogCopier | None, merger: KeywordMerger | None, section_gap: float):
+                 copier: LogCopier | None, section_gap: float):
         self.path = path
         self._writer = writer  # None when the store was opened read-only: every write is refused
         self._postings = postings  # follows each commit's keyword rows (``postings_cache``)
         self.copier = copier  # copies the write-ahead log into the file after commits (None: read-only)
-        self.merger = merger  # merges the episodes' keyword segments after commits (None: read-only)
         self._lock = asyncio.Lock()  # one transaction (or checkpoint) at a time
         self._view = WriterView()  # the writer's view of each place, across transactions
         self._listeners: list[Listener] = []
@@ -141,8 +139,6 @@ class Transactions:
         erased anything."""
         if self.copier is not None:
             self.copier.committed()
-        if self.merger is not None:
-            self.merger.committed(sum(table == "episodes_fts" for table, _, _ in writes.keyword_inserts))
         # before any listener; nothing else runs on this loop in between
         self._postings.committed(stamp, writes.keyword_inserts, writes.keyword_deletes)
         for change in writes.changes:
@@ -178,8 +174,6 @@ class Transactions:
         async with self._lock:
             if self.copier is not None:
                 await self.copier.idle()  # a copy under way holds the checkpoint lock
-            if self.merger is not None:
-                await self.merger.idle()  # as a merge step does the file's
             for attempt in range(5):
                 if await asyncio.to_thread(_checkpoint, self.path):
                     return True
