@@ -99,7 +99,7 @@ class SQLiteWrites:
         self.keyword_deletes: list[tuple[str, list[int]]] = []
         # writes whose result nothing in the transaction reads: run with the COMMIT (``later``)
         self.deferred: Deferred = []
-        self.guessed: int | None = None  # the next episode id ``guess_episodes`` assumed (checked at COMMIT)
+        self.guessed: int | None = None  # the next id ``guess_episodes`` assumed (checked after BEGIN)
 
     def later(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """``executemany(sql, rows)`` with the COMMIT, in its trip; only for what nothing here reads after."""
