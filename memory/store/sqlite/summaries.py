@@ -10,6 +10,32 @@ from .codec import fetch_rows
 # an episode's day in its own zone (capped as migration m011 caps it: date() ends at 9999-12-31)
 DAY = "date(min(time + tz * 60, 253402300799), 'unixepoch')"
 
+# A batch of new episodes (ids ?1 to ?2, each place's appended after its last) counted by one statement
+# a table, its rows' own triggers held off by the cursor BATCH_CURSOR (migration m016): the same
+# numbers m011's triggers give, row by row, for lines that each follow their place's last.
+BATCH_CURSOR = "batchcounts"  # no ':' in it: an erased place's cursors never match
+BATCH_ON = f"INSERT OR REPLACE INTO cursors VALUES ('{BATCH_CURSOR}', 1)"
+BATCH_OFF = f"DELETE FROM cursors WHERE name = '{BATCH_CURSOR}'"
+_NEW = "FROM episodes WHERE id BETWEEN ?1 AND ?2"
+BATCH_COUNTS = (
+    f"INSERT INTO episode_days SELECT {DAY} AS d, count(*) {_NEW} GROUP BY d"
+    " ON CONFLICT(day) DO UPDATE SET n = n + excluded.n",
+    f"INSERT INTO place_counts SELECT space, count(*) {_NEW} GROUP BY space"
+    " ON CONFLICT(space) DO UPDATE SET n = n + excluded.n",
+    f"INSERT INTO speaker_counts SELECT actor, count(*) {_NEW} AND actor != '' GROUP BY actor"
+    " ON CONFLICT(actor) DO UPDATE SET n = n + excluded.n",
+    # each new line said by someone with the line said before it in its place (the batch's own, or
+    # its place's last speaker before the batch), as m011's pairs count them
+    "INSERT INTO talk_pairs SELECT min(x, y), max(x, y), count(*) FROM (SELECT id, actor AS x,"
+    " lag(actor) OVER (PARTITION BY space ORDER BY seq) AS y FROM ("
+    f"SELECT id, space, seq, actor {_NEW} AND actor != '' UNION ALL"
+    " SELECT e.id, e.space, e.seq, e.actor FROM (SELECT space, min(seq) AS s"
+    f" {_NEW} GROUP BY space) p JOIN episodes e ON e.id = (SELECT id FROM episodes WHERE space = p.space"
+    " AND seq < p.s AND actor != '' ORDER BY seq DESC LIMIT 1)))"
+    " WHERE id BETWEEN ?1 AND ?2 AND y IS NOT NULL AND x != y GROUP BY 1, 2"
+    " ON CONFLICT(a, b) DO UPDATE SET n = n + excluded.n",
+)
+
 # each summary table and what it holds, counted from the episodes directly (a full scan: checks only)
 COUNTED: dict[str, tuple[str, str]] = {
     "episode_days": ("SELECT day, n FROM episode_days",

@@ -50,6 +50,7 @@ from .names import (
     speakers_of,
     titles_of,
 )
+from .summaries import BATCH_COUNTS, BATCH_OFF, BATCH_ON
 
 # the id the next row of a table ({0}) gets: past every row there is and every one erased
 NEXT_ID = ("SELECT max((SELECT coalesce(max(id), 0) FROM {0}),"
@@ -162,7 +163,12 @@ class SQLiteWrites:
                 aliases.append((ep.actor, ep.actor_name, stamp, stamp))
                 names.append((ep.place, ep.actor, ep.actor_name, stamp))
             next_id += 1
-        self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        if rows:  # counted as one batch, not row by row (``summaries.BATCH_COUNTS``)
+            self.later(BATCH_ON, [()])
+            self.later(f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            for sql in BATCH_COUNTS:
+                self.later(sql, [(rows[0][0], rows[-1][0])])
+            self.later(BATCH_OFF, [()])
         self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
         self.later("INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"

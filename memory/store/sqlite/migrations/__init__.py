@@ -6,8 +6,8 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
-``m013_learned``, ``m014_codes``, ``m015_merges`` (``base``: the registry they add themselves to,
-in the order they are imported here).
+``m013_learned``, ``m014_codes``, ``m015_merges``, ``m016_batch_counts`` (``base``: the registry
+they add themselves to, in the order they are imported here).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (each registers its own, in order)
     m013_learned,
     m014_codes,
     m015_merges,
+    m016_batch_counts,
 )
 from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
 from .m001_m004_core import (
@@ -50,6 +51,7 @@ from .m012_titles import m012_place_titles
 from .m013_learned import m013_ranking
 from .m014_codes import m014_vector_codes
 from .m015_merges import m015_episode_keyword_merges
+from .m016_batch_counts import m016_episode_batch_counts
 
 log = logging.getLogger("engram.store")
 
@@ -58,7 +60,8 @@ __all__ = ["APPEND_ONLY", "MIGRATIONS", "Migration", "_m002_keyed_words", "_m003
            "m003_episode_shape", "m004_empty_lines", "m005_job_runs", "m006_latin_beside_chinese",
            "m007_episode_time_indexes", "m008_kept_apart", "m009_unique_space_seq",
            "m010_names_per_place", "m011_episode_summaries", "m012_place_titles", "m013_ranking",
-           "m014_vector_codes", "m015_episode_keyword_merges", "migrate", "migration", "run_script"]
+           "m014_vector_codes", "m015_episode_keyword_merges", "m016_episode_batch_counts", "migrate",
+           "migration", "run_script"]
 
 
 async def migrate(db: aiosqlite.Connection) -> None:
