@@ -45,6 +45,7 @@ from astrbot_plugin_engram.memory.backups import erase_list_path, newest_backup,
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.copies import settle
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
+from astrbot_plugin_engram.memory.store.sqlite.summaries import PAIR_TOTALS, SPEAKER_TOTALS
 from astrbot_plugin_engram.memory.text.words import episode_words
 
 from ._kill_child import content_of, doomed_person, place_of
@@ -146,8 +147,9 @@ def check_file(path: Path, seen: Seen, cut_forget: str | None) -> None:
                                                      (m, k))} for m in MODELS for k in "em"}
         codes = {(m, k): dict(db.execute("SELECT item, place FROM vector_codes WHERE model = ? AND kind = ?",
                                          (m, k)).fetchall()) for m in MODELS for k in "em"}
-        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
-                for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
+        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {table}")} for t, table in (
+            ("episode_days", "episode_days"), ("place_counts", "place_counts"),
+            ("speaker_counts", SPEAKER_TOTALS), ("talk_pairs", PAIR_TOTALS))}  # m017: totals and rows beside
     seen.episodes, seen.memories = len(episodes), max(seen.memories, len(mem_ids))
     by_token = {ep.content.split(" ", 1)[0]: (i, ep) for i, ep in episodes.items()}
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from astrbot_plugin_engram.memory import Audience, NoEmbedder
 from astrbot_plugin_engram.memory.store.sqlite.codec import EPISODE_COLUMNS, episode_row
 from astrbot_plugin_engram.memory.store.sqlite.keywords import keyed_words
+from astrbot_plugin_engram.memory.store.sqlite.summaries import PAIR_TOTALS, SPEAKER_TOTALS
 from astrbot_plugin_engram.memory.text.words import episode_words
 
 from ._record_child import content_of, place_of
@@ -97,8 +98,9 @@ def check_file(path: Path, acked: dict[int, str]) -> int:
         vectors = {model: {i for (i,) in db.execute("SELECT item FROM vectors WHERE model = ? AND kind = 'e'",
                                                      (model,))} for model in ("tiny-8", "tiny-8#as-query")}
         cursors = dict(db.execute("SELECT name, value FROM cursors").fetchall())
-        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {t}")}
-                for t in ("episode_days", "place_counts", "speaker_counts", "talk_pairs")}
+        kept = {t: {r[:-1]: r[-1] for r in db.execute(f"SELECT * FROM {table}")} for t, table in (
+            ("episode_days", "episode_days"), ("place_counts", "place_counts"),
+            ("speaker_counts", SPEAKER_TOTALS), ("talk_pairs", PAIR_TOTALS))}  # m017: totals and rows beside
     finally:
         db.close()
     missing = [i for i in acked if i not in rows]

@@ -1,6 +1,7 @@
 """The counts the store keeps beside the episodes (migration m011; the dashboard's overview and graph
 read them) equal a count of every episode after any writes and erases, on a new store and on one
-migrated from before them; an erased person or place leaves no row behind in them."""
+migrated from before them, however often the speaker and talk-pair counts a batch appends beside
+the totals are folded in (m017); an erased person or place leaves no row behind in them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 from astrbot_plugin_engram import memory
 from astrbot_plugin_engram.memory import Episode, Store
-from astrbot_plugin_engram.memory.store.sqlite import migrations, writes
+from astrbot_plugin_engram.memory.store.sqlite import migrations, summaries, writes
+from astrbot_plugin_engram.memory.text import words
 
 from ..counting import count_episodes
 
@@ -81,9 +83,41 @@ async def writes_and_erases(store: Store, path: Path, seed: int, check: bool) ->
             await assert_counts_exact(store, path)
 
 
-async def test_the_counts_follow_every_write_and_erase(store: Store, path: Path) -> None:
+@pytest.mark.parametrize("span", [summaries.FOLD_SPAN, 16, 1])  # folded by erases alone, now and then, always
+async def test_the_counts_follow_every_write_and_erase(store: Store, path: Path, span: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(summaries, "FOLD_SPAN", span)
     await writes_and_erases(store, path, seed=11, check=True)
     assert (await store.count_episodes()) == 4 * (103 - 25)
+
+
+def rows_beside(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                   for t in ("speaker_counts_later", "talk_pairs_later"))
+
+
+async def test_the_counts_appended_beside_the_totals_are_folded_in_as_ids_pass_each_span(
+        store: Store, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recording's batches (the one-trip shortcut and a transaction alike) append their speaker and
+    pair counts; a batch whose ids reach a multiple of FOLD_SPAN folds them into the totals, so the
+    rows beside stay few however long the store records, and the totals stay exact."""
+    monkeypatch.setattr(summaries, "FOLD_SPAN", 100)
+    rng, start, most = random.Random(4), 0, 0
+    for size in [30] * 12:
+        eps = some_episodes(rng, size, start)
+        if start % 60:
+            async with store.transaction() as tx:
+                await tx.add_episodes(eps)
+        elif await store.append_episodes(eps, [words.prepare_episode(e) for e in eps]) is None:
+            async with store.transaction() as tx:  # the shortcut needs the places known first
+                await tx.add_episodes(eps)
+        start += size
+        most = max(most, rows_beside(path))
+        if start % 100 < 30:  # this batch's ids reached a multiple of 100
+            assert rows_beside(path) == 0
+    assert 0 < most <= 2 * 100
+    await assert_counts_exact(store, path)
 
 
 async def test_a_line_put_between_two_others_parts_them(store: Store, path: Path) -> None:
@@ -118,10 +152,12 @@ async def test_an_erased_person_or_place_leaves_no_row_in_the_counts(store: Stor
         left = [db.execute(sql, args).fetchone()[0] for sql, args in (
             ("SELECT count(*) FROM talk_pairs WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
             ("SELECT count(*) FROM speaker_counts WHERE actor = ?", ("qq:4",)),
+            ("SELECT count(*) FROM talk_pairs_later WHERE a = ? OR b = ?", ("qq:4", "qq:4")),
+            ("SELECT count(*) FROM speaker_counts_later WHERE actor = ?", ("qq:4",)),
             ("SELECT count(*) FROM place_counts WHERE space = ?", (SPACES[2],)),
             ("SELECT count(*) FROM episode_days WHERE n <= 0", ()),
         )]
-    assert left == [0, 0, 0, 0]
+    assert left == [0, 0, 0, 0, 0, 0]
     assert "qq:4" not in {p for p, _, _ in await store.people()}
     await assert_counts_exact(store, path)
 
@@ -132,7 +168,8 @@ async def test_the_integrity_check_finds_a_count_that_is_off(store: Store, path:
     assert await store.integrity() == []
     with sqlite3.connect(path) as db:
         db.execute("UPDATE place_counts SET n = n + 1 WHERE space = ?", (SPACES[0],))
-        db.execute("DELETE FROM talk_pairs WHERE a = 'qq:1' AND b = 'qq:2'")
+        for table in ("talk_pairs", "talk_pairs_later"):  # the pair's whole count, folded in or not
+            db.execute(f"DELETE FROM {table} WHERE a = 'qq:1' AND b = 'qq:2'")
     assert await store.integrity() == ["place_counts: 2 rows differ from a count of the episodes",
                                        "talk_pairs: 1 rows differ from a count of the episodes"]
 
@@ -144,7 +181,8 @@ async def test_a_store_from_before_the_counts_migrates_to_the_same_numbers(
         # (with m014's tables for the vectors' codes: today's writes erase them with their items)
         m.setattr(migrations, "MIGRATIONS", [mg for mg in migrations.MIGRATIONS
                                              if mg[0] < "m011" or "m014" <= mg[0] < "m016"])
-        m.setattr(writes, "BATCH_COUNTS", ())  # nor the batches' counts (m016)
+        m.setattr(writes, "BATCH_COUNTS", ())  # nor the batches' counts (m016), nor their rows (m017)
+        m.setattr(writes, "FOLD", ())
         old = await memory.open_store(old_path)
         try:
             await writes_and_erases(old, old_path, seed=7, check=False)

@@ -16,6 +16,7 @@ from ...scopes import Visibility
 from . import summaries
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
 from .items import Items
+from .summaries import PAIR_TOTALS, SPEAKER_TOTALS
 
 COUNTED = ("kind", "scope", "status")
 MAX_PAGE = 500
@@ -172,7 +173,8 @@ class Browse:
         rows = await fetch_rows(
             self._reader, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
             " ORDER BY last_seen DESC LIMIT 1), coalesce(c.n, 0)"
-            " FROM (SELECT DISTINCT person FROM aliases) a LEFT JOIN speaker_counts c ON c.actor = a.person"
+            f" FROM (SELECT DISTINCT person FROM aliases) a LEFT JOIN {SPEAKER_TOTALS} c"
+            " ON c.actor = a.person"
             " ORDER BY 3 DESC, 1")
         return [(r[0], r[1], r[2]) for r in rows]
 
@@ -191,13 +193,13 @@ class Browse:
 
     async def count_talks(self) -> int:
         """How many pairs of people answered each other."""
-        return int((await fetch_rows(self._reader, "SELECT count(*) FROM talk_pairs"))[0][0])
+        return int((await fetch_rows(self._reader, f"SELECT count(*) FROM {PAIR_TOTALS}"))[0][0])
 
     async def talks(self, limit: int) -> list[tuple[str, str, int]]:
         """(person, person, turns): who answers whom (consecutive lines by two people in one place),
         the most turns first."""
-        rows = await fetch_rows(self._reader, "SELECT a, b, n FROM talk_pairs ORDER BY n DESC, a, b LIMIT ?",
-                                (limit,))
+        rows = await fetch_rows(self._reader, f"SELECT a, b, n FROM {PAIR_TOTALS} ORDER BY n DESC, a, b"
+                                " LIMIT ?", (limit,))
         return [(r[0], r[1], r[2]) for r in rows]
 
     async def has_place(self, place: str) -> bool:

@@ -12,7 +12,11 @@ DAY = "date(min(time + tz * 60, 253402300799), 'unixepoch')"
 
 # A batch of new episodes (ids ?1 to ?2, each place's appended after its last) counted by one statement
 # a table, its rows' own triggers held off by the cursor BATCH_CURSOR (migration m016): the same
-# numbers m011's triggers give, row by row, for lines that each follow their place's last.
+# numbers m011's triggers give, row by row, for lines that each follow their place's last. Its speaker
+# and talk-pair counts are appended to the tables "_later" (migration m017) rather than upserted: 64
+# lines dirtied ~90 pages of the two totals at a million episodes, appended rows one or two. They are
+# folded into the totals (FOLD) every FOLD_SPAN ids and before an erase (whose triggers count the totals
+# down); readers sum both (SPEAKER_TOTALS, PAIR_TOTALS).
 BATCH_CURSOR = "batchcounts"  # no ':' in it: an erased place's cursors never match
 BATCH_ON = f"INSERT OR REPLACE INTO cursors VALUES ('{BATCH_CURSOR}', 1)"
 BATCH_OFF = f"DELETE FROM cursors WHERE name = '{BATCH_CURSOR}'"
@@ -22,19 +26,37 @@ BATCH_COUNTS = (
     " ON CONFLICT(day) DO UPDATE SET n = n + excluded.n",
     f"INSERT INTO place_counts SELECT space, count(*) {_NEW} GROUP BY space"
     " ON CONFLICT(space) DO UPDATE SET n = n + excluded.n",
-    f"INSERT INTO speaker_counts SELECT actor, count(*) {_NEW} AND actor != '' GROUP BY actor"
-    " ON CONFLICT(actor) DO UPDATE SET n = n + excluded.n",
+    f"INSERT INTO speaker_counts_later(actor, n) SELECT actor, count(*) {_NEW} AND actor != ''"
+    " GROUP BY actor",
     # each new line said by someone with the line said before it in its place (the batch's own, or
     # its place's last speaker before the batch), as m011's pairs count them
-    "INSERT INTO talk_pairs SELECT min(x, y), max(x, y), count(*) FROM (SELECT id, actor AS x,"
+    "INSERT INTO talk_pairs_later(a, b, n) SELECT min(x, y), max(x, y), count(*) FROM (SELECT id, actor AS x,"
     " lag(actor) OVER (PARTITION BY space ORDER BY seq) AS y FROM ("
     f"SELECT id, space, seq, actor {_NEW} AND actor != '' UNION ALL"
     " SELECT e.id, e.space, e.seq, e.actor FROM (SELECT space, min(seq) AS s"
     f" {_NEW} GROUP BY space) p JOIN episodes e ON e.id = (SELECT id FROM episodes WHERE space = p.space"
     " AND seq < p.s AND actor != '' ORDER BY seq DESC LIMIT 1)))"
-    " WHERE id BETWEEN ?1 AND ?2 AND y IS NOT NULL AND x != y GROUP BY 1, 2"
-    " ON CONFLICT(a, b) DO UPDATE SET n = n + excluded.n",
+    " WHERE id BETWEEN ?1 AND ?2 AND y IS NOT NULL AND x != y GROUP BY 1, 2",
 )
+FOLD_SPAN = 1 << 14  # a batch whose ids reach a multiple of this folds the rows appended so far
+FOLD = (
+    "INSERT INTO speaker_counts SELECT actor, sum(n) FROM speaker_counts_later GROUP BY actor"
+    " ON CONFLICT(actor) DO UPDATE SET n = n + excluded.n",
+    "DELETE FROM speaker_counts_later",
+    "INSERT INTO talk_pairs SELECT a, b, sum(n) FROM talk_pairs_later GROUP BY a, b"
+    " ON CONFLICT(a, b) DO UPDATE SET n = n + excluded.n",
+    "DELETE FROM talk_pairs_later",
+)
+SPEAKER_TOTALS = ("(SELECT actor, sum(n) AS n FROM (SELECT actor, n FROM speaker_counts UNION ALL"
+                  " SELECT actor, n FROM speaker_counts_later) GROUP BY actor)")
+PAIR_TOTALS = ("(SELECT a, b, sum(n) AS n FROM (SELECT a, b, n FROM talk_pairs UNION ALL"
+               " SELECT a, b, n FROM talk_pairs_later) GROUP BY a, b)")
+
+
+def folds(first: int, last: int) -> bool:
+    """Whether the batch of ids ``first`` to ``last`` folds the counts appended so far (``FOLD``)."""
+    return first // FOLD_SPAN != (last + 1) // FOLD_SPAN
+
 
 # each summary table and what it holds, counted from the episodes directly (a full scan: checks only)
 COUNTED: dict[str, tuple[str, str]] = {
@@ -42,9 +64,9 @@ COUNTED: dict[str, tuple[str, str]] = {
                      f"SELECT {DAY} AS day, count(*) FROM episodes GROUP BY day"),
     "place_counts": ("SELECT space, n FROM place_counts",
                      "SELECT space, count(*) FROM episodes GROUP BY space"),
-    "speaker_counts": ("SELECT actor, n FROM speaker_counts",
+    "speaker_counts": (f"SELECT actor, n FROM {SPEAKER_TOTALS}",
                        "SELECT actor, count(*) FROM episodes WHERE actor != '' GROUP BY actor"),
-    "talk_pairs": ("SELECT a, b, n FROM talk_pairs",
+    "talk_pairs": (f"SELECT a, b, n FROM {PAIR_TOTALS}",
                    "SELECT min(x, y), max(x, y), count(*) FROM (SELECT actor AS x, lag(actor) OVER"
                    " (PARTITION BY space ORDER BY seq) AS y FROM episodes WHERE actor != '')"
                    " WHERE y IS NOT NULL AND x != y GROUP BY 1, 2"),

@@ -50,7 +50,7 @@ from .names import (
     speakers_of,
     titles_of,
 )
-from .summaries import BATCH_COUNTS, BATCH_OFF, BATCH_ON
+from .summaries import BATCH_COUNTS, BATCH_OFF, BATCH_ON, FOLD, folds
 
 # the id the next row of a table ({0}) gets: past every row there is and every one erased
 NEXT_ID = ("SELECT max((SELECT coalesce(max(id), 0) FROM {0}),"
@@ -169,6 +169,9 @@ class SQLiteWrites:
             for sql in BATCH_COUNTS:
                 self.later(sql, [(rows[0][0], rows[-1][0])])
             self.later(BATCH_OFF, [()])
+            if folds(rows[0][0], rows[-1][0]):  # the counts appended beside the totals
+                for sql in FOLD:
+                    self.later(sql, [()])
         self.later("INSERT INTO episodes_fts(rowid, words) VALUES (?,?)", fts)
         self.keyword_inserts += [("episodes_fts", i, w) for i, w in fts]
         self.later("INSERT INTO aliases VALUES (?,?,?,?) ON CONFLICT(person, alias) DO UPDATE SET"
@@ -330,6 +333,9 @@ class SQLiteWrites:
         for chunk in chunks(eps):
             q, v = in_list(chunk)
             await db.execute(f"DELETE FROM sources WHERE episode_id IN {q}", v)
+        if eps:  # m011's delete triggers count down the totals: the rows appended beside them first
+            for sql in FOLD:
+                await db.execute(sql)
         await self._delete("episodes", "e", eps)
         await drop_unspoken_names(db, sorted(speakers - set(people)))
         for chunk in chunks(mems):
