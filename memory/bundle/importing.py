@@ -333,11 +333,13 @@ async def import_bundle(engram: Kernel, folder: Path, *, merge: bool = False,
                 if job not in jobs:
                     await tx.save_job_run(job, record)
     except StoreError as e:
-        if e.code != "restore_conflict":
+        if e.code not in ("restore_conflict", "restore_out_of_order"):
             raise
         ep = next(x for x in episodes if (x.place, x.seq) == (e.values["place"], e.values["seq"]))
+        clash = ("holds another line at" if e.code == "restore_conflict" else
+                f"has lines whose ids do not rise with their numbers around line {ep.id} at")
         raise b.at[("e", ep.id)].error(
-            f"the store holds another line at sequence number {ep.seq} of {ep.place!r}: the bundle is from "
+            f"the store {clash} sequence number {ep.seq} of {ep.place!r}: the bundle is from "
             "another store's history (import it into an empty store)") from None
     for target, data in documents:
         atomic_write(target, data)

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
+from ..errors import StoreError
 from ..model import Episode, Memory
 from ..scopes import Visibility
 
@@ -176,6 +177,21 @@ def int8_factor(first: np.ndarray) -> float:
 def int8_codes(unit: np.ndarray, factor: float) -> np.ndarray:
     """Unit vectors as their int8 codes under ``factor``: what the store keeps and the index searches."""
     return np.clip(np.rint(unit * factor), -127, 127).astype(np.int8)
+
+
+def out_of_place_order(place: str, pairs: Sequence[tuple[int, int]], stored: tuple[int, int] | None
+                       ) -> StoreError | None:
+    """The error (``restore_out_of_order``) for restoring the (sequence number, id) ``pairs`` (sorted)
+    in ``place`` when their ids do not rise with their numbers, among themselves or (``stored``: a
+    pair whose neighbours in the place's stored lines say otherwise) beside the place's lines: in a
+    place ids rise with sequence numbers (a line is appended with the next of both), which its reads
+    past a cursor rely on. Only a merge of two copies of one store that went on apart can break it."""
+    bad = next(((s, i) for (_, i0), (s, i) in zip(pairs, pairs[1:]) if i < i0), stored)
+    if bad is None:
+        return None
+    return StoreError(f"the episode {bad[1]} would stand out of {place!r}'s order at the sequence number"
+                      f" {bad[0]}: in a place ids rise with sequence numbers (a bundle from a copy of this"
+                      " store that went on apart?)", code="restore_out_of_order", place=place, seq=bad[0])
 
 
 class CodesPage(NamedTuple):

@@ -19,6 +19,8 @@ ERROR_TEXTS: dict[str, tuple[str, str]] = {  # key -> (English, Chinese)
                              "存储 {path} 不是空的；什么也没有导入"),
     "err_restore_conflict": ("another episode of {place} has the sequence number {seq}",
                              "{place} 里已有另一条序号为 {seq} 的消息"),
+    "err_restore_out_of_order": ("a line at the sequence number {seq} of {place} would stand out of order",
+                                 "{place} 里序号 {seq} 的消息会打乱它的先后顺序"),
     # ---- the store file -------------------------------------------------------------------------
     "err_store_folder": (
         "{path} is a folder; give the path of a store file inside it",

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from astrbot_plugin_engram.memory import Episode, Memory
+import pytest
+
+from astrbot_plugin_engram.memory import Episode, Memory, StoreError
 from astrbot_plugin_engram.memory.store import EpisodesAdded, MemoryAdded, Store
 
 from .conftest import Opener
@@ -91,3 +93,25 @@ async def test_restore_superseded_marks_an_active_version_superseded(store: Stor
     mems = {m.id: m for m, _ in await store.memories_page(0, 10)}
     assert mems[3].status == "superseded" and mems[3].valid_to == T0 + timedelta(days=1)
     assert mems[1].valid_to is not None  # left as it was
+
+
+async def test_a_restore_out_of_a_places_order_is_refused_and_writes_nothing(store: Store) -> None:
+    """In a place ids rise with sequence numbers (its reads past a cursor rely on it): a restored line
+    whose id would stand before a stored line's at a later number, or after one at an earlier number,
+    or two restored lines crossed, is refused, naming the place and number; one that fits is kept."""
+    def line(i: int, seq: int) -> Episode:
+        return Episode(place=A, content=f"line {i}", time=T0 + timedelta(minutes=i), id=i, seq=seq, section=0)
+
+    async with store.transaction() as tx:
+        await tx.restore_episodes([line(10, 5), line(20, 10)])
+    for crossed in ([line(30, 7)], [line(5, 12)], [line(14, 6), line(12, 8)]):
+        with pytest.raises(StoreError) as refused:
+            async with store.transaction() as tx:
+                await tx.restore_episodes(crossed)
+        assert refused.value.code == "restore_out_of_order" and refused.value.values["place"] == A
+        assert refused.value.values["seq"] in {e.seq for e in crossed}
+        assert [e.id for e in await store.episodes_page(0, 10)] == [10, 20]
+    async with store.transaction() as tx:
+        await tx.restore_episodes([line(15, 7), line(25, 11), line(3, 2)])
+    assert [(e.id, e.seq) for e in await store.episodes_page(0, 10)] == [(3, 2), (10, 5), (15, 7), (20, 10),
+                                                                          (25, 11)]

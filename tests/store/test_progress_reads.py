@@ -54,6 +54,24 @@ async def test_a_places_backlog_and_the_episodes_past_its_cursor(store: Store) -
     assert [e.content for e in await store.episodes_after(A, 0, 2)] == ["a", "c"]
 
 
+async def test_the_lines_past_a_cursor_whose_own_line_was_erased_or_is_another_places(store: Store) -> None:
+    """The cursor is an id: the place's lines past it are those after the place's last line at or
+    before it (read by sequence number), whether that line was forgotten or the id is another
+    place's."""
+    async with store.transaction() as tx:
+        ids = await tx.add_episodes([ep("a", A, 0), ep("b", B, 1), ep("c", A, 2), ep("d", B, 3),
+                                     ep("e", A, 4), ep("f", A, 5)])
+    async with store.transaction() as tx:
+        await tx.erase([ids[2]], [])  # "c", the cursor's own line
+    for cursor, left in ((ids[2], ["e", "f"]), (ids[3], ["e", "f"]), (ids[1], ["e", "f"]),
+                         (ids[0], ["e", "f"]), (0, ["a", "e", "f"]), (ids[4], ["f"]), (ids[5], []),
+                         (ids[5] + 9, [])):
+        assert [e.content for e in await store.episodes_after(A, cursor, 10)] == left, cursor
+        backlog = {row[0]: row[1:3] for row in await store.episode_backlog({A: cursor, B: ids[3]})}
+        assert backlog == ({A: (len(left), ids[5])} if left else {}), cursor
+    assert [e.content for e in await store.episodes_after(A, 0, 2)] == ["a", "e"]
+
+
 async def test_cursors_by_prefix_move_with_the_memories_of_one_transaction(store: Store) -> None:
     async with store.transaction() as tx:
         await tx.set_cursor("consolidate:x", 5)

@@ -393,6 +393,13 @@ async def m017_episode_counts_later(db: psycopg.AsyncConnection) -> None:
     recorded so that both backends' migrations stay the same list."""
 
 
+@migration
+async def m018_episode_place_order(db: psycopg.AsyncConnection) -> None:
+    """SQLite's m018 drops the (space, id) index, its readers reading (space, seq); PostgreSQL keeps
+    its index and its queries: nothing to change, the name recorded so that both backends'
+    migrations stay the same list."""
+
+
 async def migrate(db: psycopg.AsyncConnection) -> None:
     """Apply the migrations not yet applied, each in its own transaction (``db`` in autocommit)."""
     await db.execute("SELECT pg_advisory_lock(%s)", (MIGRATING,))

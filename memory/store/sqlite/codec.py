@@ -8,13 +8,15 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 import numpy as np
 
 from ...model import Episode, Memory
 from .. import quantise
+
+T = TypeVar("T")
 
 
 def dt(ts: float | None, tz_minutes: int = 0) -> datetime | None:
@@ -71,7 +73,7 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]
     db.executemany(sql, rows[at:])
 
 
-def chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
+def chunks(ids: list[T], n: int = 500) -> Iterable[list[T]]:
     for i in range(0, len(ids), n):
         yield ids[i : i + n]
 

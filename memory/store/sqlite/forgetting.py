@@ -56,7 +56,7 @@ class Forgetting:
     async def lines_of(self, actor: str, place: str, limit: int) -> list[int]:
         """The ids of the last ``limit`` lines ``actor`` said in ``place`` (not the bot's), newest first."""
         rows = await fetch_rows(self._reader, "SELECT id FROM episodes WHERE actor = ? AND space = ? AND"
-                                " kind != 'message_out' ORDER BY id DESC LIMIT ?", (actor, place, limit))
+                                " kind != 'message_out' ORDER BY seq DESC LIMIT ?", (actor, place, limit))
         return [r[0] for r in rows]
 
     async def memories_mentioning(self, names: Sequence[str]) -> list[tuple[int, str]]:

@@ -12,6 +12,18 @@ from ...model import Episode
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows
 from .transactions import Transactions
 
+# A place's lines past an id, found by sequence number (migration m018 dropped the (space, id) index;
+# in a place ids rise with sequence numbers, which ``SQLiteWrites.restore_episodes`` keeps true):
+# those after the place's last line at or before the id, which its (space, seq) index finds reading
+# back from the place's newest line over only those past it. Its arguments: ``past(place, id)``.
+PAST = ("space = ? AND seq > CASE WHEN ? <= 0 THEN -1 ELSE coalesce((SELECT seq FROM episodes"
+        " WHERE space = ? AND id <= ? ORDER BY seq DESC LIMIT 1), -1) END")
+
+
+def past(place: str, after: int) -> tuple[str, int, str, int]:
+    """The arguments of ``PAST``."""
+    return place, after, place, after
+
 
 class Progress:
     """What consolidation, the indexer and the scheduler read back of their own progress."""
@@ -36,13 +48,13 @@ class Progress:
 
     async def episode_backlog(self, after: dict[str, int]) -> list[tuple[str, int, int, float, float]]:
         """(space, episodes past ``after[space]`` (0 when absent), last id, first time, last time) of
-        every space that has any (read through the ``(space, id)`` index: a place's
+        every space that has any (read through the ``(space, seq)`` index, ``PAST``: a place's
         already-consolidated lines are skipped)."""
         db = self._latest
         out = []
         for (place,) in await fetch_rows(db, "SELECT name FROM spaces"):
-            rows = await fetch_rows(db, "SELECT count(*), max(id), min(time), max(time) FROM episodes"
-                                    " WHERE space = ? AND id > ?", (place, after.get(place, 0)))
+            rows = await fetch_rows(db, f"SELECT count(*), max(id), min(time), max(time) FROM episodes"
+                                    f" WHERE {PAST}", past(place, after.get(place, 0)))
             if rows and rows[0][0]:
                 out.append((place, *rows[0]))
         return out
@@ -50,7 +62,7 @@ class Progress:
     async def episodes_after(self, place: str, after: int, limit: int) -> list[Episode]:
         """The first ``limit`` episodes of ``space`` past the id ``after``, oldest first."""
         rows = await fetch_rows(self._latest, f"SELECT {EPISODE_COLUMNS} FROM episodes"
-                                " WHERE space = ? AND id > ? ORDER BY id LIMIT ?", (place, after, limit))
+                                f" WHERE {PAST} ORDER BY seq LIMIT ?", (*past(place, after), limit))
         return [episode_row(r) for r in rows]
 
     async def job_runs(self) -> dict[str, dict[str, Any]]:

@@ -30,6 +30,7 @@ from .. import (
     int8_codes,
     int8_factor,
     normalise,
+    out_of_place_order,
 )
 from .codec import (
     EPISODE_COLUMNS,
@@ -478,11 +479,16 @@ class SQLiteWrites:
 
     async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
         """Refuse (``StoreError`` ``restore_conflict``, naming the place and number) to restore an
-        episode at a place's sequence number another episode of the store has."""
+        episode at a place's sequence number another episode of the store has, or out of its place's
+        order (``restore_out_of_order``, ``store.out_of_place_order``: the place's reads past a cursor,
+        ``progress.PAST``, rely on it)."""
         by_place: dict[str, list[int]] = {}
+        pairs: dict[str, list[tuple[int, int]]] = {}
         for ep in episodes:
             by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
+            pairs.setdefault(ep.place, []).append((int(ep.seq or 0), int(ep.id or 0)))
         for place, seqs in by_place.items():
+            await self._in_place_order(place, sorted(pairs[place]))
             for chunk in chunks(seqs):
                 sql, vals = in_list(chunk)
                 taken = await fetch_rows(
@@ -491,6 +497,25 @@ class SQLiteWrites:
                 if taken:
                     raise StoreError(f"another episode of {place!r} has the sequence number {taken[0][0]}",
                                      code="restore_conflict", place=place, seq=taken[0][0])
+
+    async def _in_place_order(self, place: str, pairs: list[tuple[int, int]]) -> None:
+        """Refuse restoring the (sequence number, id) ``pairs`` (sorted) in ``place`` out of its order
+        (``store.out_of_place_order``): each one's neighbours among the place's stored lines, one
+        statement a chunk on the (space, seq) index."""
+        found = None
+        for chunk in chunks(pairs, 400):  # 802 variables: under the 999 of older SQLite builds
+            values = ", ".join("(?, ?)" for _ in chunk)
+            rows = await fetch_rows(
+                self._writer, f"WITH r(s, i) AS (VALUES {values}) SELECT s, i FROM r WHERE"
+                " (SELECT id FROM episodes WHERE space = ? AND seq < r.s ORDER BY seq DESC LIMIT 1) > r.i"
+                " OR (SELECT id FROM episodes WHERE space = ? AND seq > r.s ORDER BY seq LIMIT 1) < r.i"
+                " LIMIT 1", [v for pair in chunk for v in pair] + [place, place])
+            if rows:
+                found = (int(rows[0][0]), int(rows[0][1]))
+                break
+        error = out_of_place_order(place, pairs, found)
+        if error is not None:
+            raise error
 
     async def _place_key(self, place: str) -> int:
         """The place's key (``keywords.keyed_words``), given it now if it has none."""

@@ -6,8 +6,8 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
-``m013_learned``, ``m014_codes``, ``m015_merges``, ``m016_batch_counts``, ``m017_counts_later``
-(``base``: the registry they add themselves to, in the order they are imported here).
+``m013_learned``, ``m014_codes``, ``m015_merges``, ``m016_batch_counts``, ``m017_counts_later``,
+``m018_space_id`` (``base``: the registry they add themselves to, in the order they are imported here).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (each registers its own, in order)
     m015_merges,
     m016_batch_counts,
     m017_counts_later,
+    m018_space_id,
 )
 from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
 from .m001_m004_core import (
@@ -54,6 +55,7 @@ from .m014_codes import m014_vector_codes
 from .m015_merges import m015_episode_keyword_merges
 from .m016_batch_counts import m016_episode_batch_counts
 from .m017_counts_later import m017_episode_counts_later
+from .m018_space_id import m018_episode_place_order
 
 log = logging.getLogger("engram.store")
 
@@ -63,7 +65,7 @@ __all__ = ["APPEND_ONLY", "MIGRATIONS", "Migration", "_m002_keyed_words", "_m003
            "m007_episode_time_indexes", "m008_kept_apart", "m009_unique_space_seq",
            "m010_names_per_place", "m011_episode_summaries", "m012_place_titles", "m013_ranking",
            "m014_vector_codes", "m015_episode_keyword_merges", "m016_episode_batch_counts",
-           "m017_episode_counts_later", "migrate", "migration", "run_script"]
+           "m017_episode_counts_later", "m018_episode_place_order", "migrate", "migration", "run_script"]
 
 
 async def migrate(db: aiosqlite.Connection) -> None:
