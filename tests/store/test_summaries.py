@@ -63,6 +63,9 @@ async def assert_counts_exact(store: Store, path: Path) -> None:
     talks = await store.talks(10_000)
     assert {(a, b): n for a, b, n in talks} == c.talks
     assert [n for *_, n in talks] == sorted(c.talks.values(), reverse=True)
+    for k in (1, 2, 5):  # the first few alone: among the totals' first and the rows beside (m017)
+        assert await store.talks(k) == talks[:k]
+    assert await store.count_talks() == len(c.talks)
     assert (await store.counts())["spaces"] == len(c.places)
     assert await store.integrity() == []
 

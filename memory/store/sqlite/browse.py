@@ -16,7 +16,7 @@ from ...scopes import Visibility
 from . import summaries
 from .codec import EPISODE_COLUMNS, episode_row, fetch_rows, in_list
 from .items import Items
-from .summaries import PAIR_TOTALS, SPEAKER_TOTALS
+from .summaries import PAIR_COUNT, SPEAKERS_LATER, TOP_PAIRS
 
 COUNTED = ("kind", "scope", "status")
 MAX_PAGE = 500
@@ -172,9 +172,9 @@ class Browse:
         """(person, latest name, episodes said) of everyone with a name, the most talkative first."""
         rows = await fetch_rows(
             self._reader, "SELECT a.person, (SELECT alias FROM aliases b WHERE b.person = a.person"
-            " ORDER BY last_seen DESC LIMIT 1), coalesce(c.n, 0)"
-            f" FROM (SELECT DISTINCT person FROM aliases) a LEFT JOIN {SPEAKER_TOTALS} c"
-            " ON c.actor = a.person"
+            " ORDER BY last_seen DESC LIMIT 1), coalesce(c.n, 0) + coalesce(l.n, 0)"
+            " FROM (SELECT DISTINCT person FROM aliases) a LEFT JOIN speaker_counts c ON c.actor = a.person"
+            f" LEFT JOIN {SPEAKERS_LATER} l ON l.actor = a.person"
             " ORDER BY 3 DESC, 1")
         return [(r[0], r[1], r[2]) for r in rows]
 
@@ -193,13 +193,12 @@ class Browse:
 
     async def count_talks(self) -> int:
         """How many pairs of people answered each other."""
-        return int((await fetch_rows(self._reader, f"SELECT count(*) FROM {PAIR_TOTALS}"))[0][0])
+        return int((await fetch_rows(self._reader, PAIR_COUNT))[0][0])
 
     async def talks(self, limit: int) -> list[tuple[str, str, int]]:
         """(person, person, turns): who answers whom (consecutive lines by two people in one place),
         the most turns first."""
-        rows = await fetch_rows(self._reader, f"SELECT a, b, n FROM {PAIR_TOTALS} ORDER BY n DESC, a, b"
-                                " LIMIT ?", (limit,))
+        rows = await fetch_rows(self._reader, TOP_PAIRS, (limit, limit))
         return [(r[0], r[1], r[2]) for r in rows]
 
     async def has_place(self, place: str) -> bool:
