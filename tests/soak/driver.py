@@ -520,7 +520,7 @@ class Soak:
         early = await self._archived_early()
         rows = {}
         for table in ("sources", "cursors", "vectors", "kept_apart", "job_runs", "talk_pairs", "episode_days",
-                      "aliases", "memories_fts", "episodes_fts"):
+                      "aliases", "memories_fts", "episodes_fts", "talk_pairs_later", "speaker_counts_later"):
             rows[table] = (await self._sql().execute_fetchall(f"SELECT count(*) FROM {table}"))[0][0]
         m = Day(day=day, said=said, lines=counts["episodes"], text_bytes=self.text_bytes,
                 file_bytes=size, wal_bytes=wal_size,
