@@ -565,18 +565,17 @@ class PostgresWrites:
         self._changed(EpisodesAdded(columns, keys, lengths), "e+", [c.id for c in columns])
 
     async def _no_place_taken(self, episodes: Sequence[Episode]) -> None:
-        by_place: dict[str, list[int]] = {}
-        pairs: dict[str, list[tuple[int, int]]] = {}
+        by_place: dict[str, list[tuple[int, int]]] = {}  # (sequence number, id) of each place's
         for ep in episodes:
-            by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
-            pairs.setdefault(ep.place, []).append((int(ep.seq or 0), int(ep.id or 0)))
-        for place, seqs in by_place.items():
-            mine = sorted(pairs[place])  # in the place's order, as SQLite's store refuses it
+            by_place.setdefault(ep.place, []).append((int(ep.seq or 0), int(ep.id or 0)))
+        for place, pairs in by_place.items():
+            mine = sorted(pairs)  # in the place's order, as SQLite's store refuses it
+            seqs = [s for s, _ in mine]
             found = await fetch(
                 self._db, "SELECT s, i FROM unnest(%s::bigint[], %s::bigint[]) AS r(s, i) WHERE"
                 " (SELECT id FROM episodes WHERE space = %s AND seq < r.s ORDER BY seq DESC LIMIT 1) > r.i"
                 " OR (SELECT id FROM episodes WHERE space = %s AND seq > r.s ORDER BY seq LIMIT 1) < r.i"
-                " LIMIT 1", ([s for s, _ in mine], [i for _, i in mine], place, place))
+                " LIMIT 1", (seqs, [i for _, i in mine], place, place))
             error = out_of_place_order(place, mine, (int(found[0][0]), int(found[0][1])) if found else None)
             if error is not None:
                 raise error

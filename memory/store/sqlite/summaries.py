@@ -16,7 +16,8 @@ DAY = "date(min(time + tz * 60, 253402300799), 'unixepoch')"
 # and talk-pair counts are appended to the tables "_later" (migration m017) rather than upserted: 64
 # lines dirtied ~90 pages of the two totals at a million episodes, appended rows one or two. They are
 # folded into the totals (FOLD) every FOLD_SPAN ids and before an erase (whose triggers count the totals
-# down); readers sum both (SPEAKER_TOTALS, PAIR_TOTALS).
+# down). The integrity check sums both (SPEAKER_TOTALS, PAIR_TOTALS); the dashboard's reads add only
+# the rows beside to the totals' own (SPEAKERS_LATER, PAIR_COUNT, TOP_PAIRS).
 BATCH_CURSOR = "batchcounts"  # no ':' in it: an erased place's cursors never match
 BATCH_ON = f"INSERT OR REPLACE INTO cursors VALUES ('{BATCH_CURSOR}', 1)"
 BATCH_OFF = f"DELETE FROM cursors WHERE name = '{BATCH_CURSOR}'"

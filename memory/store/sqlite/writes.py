@@ -482,14 +482,12 @@ class SQLiteWrites:
         episode at a place's sequence number another episode of the store has, or out of its place's
         order (``restore_out_of_order``, ``store.out_of_place_order``: the place's reads past a cursor,
         ``progress.PAST``, rely on it)."""
-        by_place: dict[str, list[int]] = {}
-        pairs: dict[str, list[tuple[int, int]]] = {}
+        by_place: dict[str, list[tuple[int, int]]] = {}  # (sequence number, id) of each place's
         for ep in episodes:
-            by_place.setdefault(ep.place, []).append(int(ep.seq or 0))
-            pairs.setdefault(ep.place, []).append((int(ep.seq or 0), int(ep.id or 0)))
-        for place, seqs in by_place.items():
-            await self._in_place_order(place, sorted(pairs[place]))
-            for chunk in chunks(seqs):
+            by_place.setdefault(ep.place, []).append((int(ep.seq or 0), int(ep.id or 0)))
+        for place, pairs in by_place.items():
+            await self._in_place_order(place, sorted(pairs))
+            for chunk in chunks([seq for seq, _ in pairs]):
                 sql, vals = in_list(chunk)
                 taken = await fetch_rows(
                     self._writer, f"SELECT seq FROM episodes WHERE space = ? AND seq IN {sql} LIMIT 1",

@@ -7,7 +7,7 @@ The checks run before a file is touched (a foreign or newer file is refused) are
 This package is the runner (``migrate``); the migrations are in one module per group, each with its
 frozen code: ``m001_m004_core``, ``m005_m010_tables``, ``m011_summaries``, ``m012_titles``,
 ``m013_learned``, ``m014_codes``, ``m015_merges``, ``m016_batch_counts``, ``m017_counts_later``,
-``m018_space_id`` (``base``: the registry they add themselves to, in the order they are imported here).
+``m018_place_order`` (``base``: the registry they add themselves to, in the order they are imported here).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from . import (  # noqa: F401  (each registers its own, in order)
     m015_merges,
     m016_batch_counts,
     m017_counts_later,
-    m018_space_id,
+    m018_place_order,
 )
 from .base import APPEND_ONLY, MIGRATIONS, Migration, migration, run_script
 from .m001_m004_core import (
@@ -55,7 +55,7 @@ from .m014_codes import m014_vector_codes
 from .m015_merges import m015_episode_keyword_merges
 from .m016_batch_counts import m016_episode_batch_counts
 from .m017_counts_later import m017_episode_counts_later
-from .m018_space_id import m018_episode_place_order
+from .m018_place_order import m018_episode_place_order
 
 log = logging.getLogger("engram.store")
 

@@ -1,5 +1,5 @@
-"""m018: the episodes' (space, id) index dropped; a place's lines past an id are found through
-(space, seq) (issue 33)."""
+"""m018: a place's order kept by (space, seq) alone: the episodes' (space, id) index dropped, a place's
+lines past an id found through (space, seq) (issue 33)."""
 
 from __future__ import annotations
 
